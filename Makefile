@@ -1,0 +1,65 @@
+# convgpu — the front door. Everything a newcomer needs is one of:
+#   make demo    install missing packages, build, and run the demo on the emulated GPU
+#   make check   install missing packages, build, and run every test (plain + ASan/UBSan)
+# Other targets: all (build only), test (plain tests), asan, tsan, fuzz, bench, clean.
+
+BUILD      ?= build
+BUILD_ASAN ?= build-asan
+BUILD_TSAN ?= build-tsan
+BUILD_FUZZ ?= build-fuzz
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+CC         ?= cc
+CMAKE_GEN  := -G "Unix Makefiles"
+CTEST_ARGS ?= --output-on-failure -j $(JOBS)
+
+.PHONY: all deps build test check asan tsan fuzz demo bench clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD)/Makefile:
+	cmake -S . -B $(BUILD) $(CMAKE_GEN)
+
+build: $(BUILD)/Makefile
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && ctest $(CTEST_ARGS)
+
+asan:
+	cmake -S . -B $(BUILD_ASAN) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug \
+	      -DCONVGPU_SANITIZE=address,undefined
+	cmake --build $(BUILD_ASAN) -j $(JOBS)
+	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest $(CTEST_ARGS)
+
+tsan:
+	cmake -S . -B $(BUILD_TSAN) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug \
+	      -DCONVGPU_SANITIZE=thread
+	cmake --build $(BUILD_TSAN) -j $(JOBS)
+	cd $(BUILD_TSAN) && ctest $(CTEST_ARGS) -L tsan
+
+fuzz:
+	CC=clang cmake -S . -B $(BUILD_FUZZ) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug \
+	      -DCONVGPU_FUZZ=ON
+	cmake --build $(BUILD_FUZZ) -j $(JOBS)
+	cd $(BUILD_FUZZ) && ctest $(CTEST_ARGS) -L fuzz
+
+# The README's test command: every configuration CI runs.
+check: deps
+	$(MAKE) test
+	$(MAKE) asan
+	$(MAKE) tsan
+	$(MAKE) fuzz
+
+# The README's demo command.
+demo: deps build
+	$(BUILD)/bin/convgpu demo
+
+bench: deps build
+	bench/run-all.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_FUZZ)

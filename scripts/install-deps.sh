@@ -1,0 +1,30 @@
+#!/bin/sh
+# install-deps.sh — installs the Debian 12 packages convgpu builds and tests with.
+# Runs apt-get as root (directly or via sudo); otherwise prints exactly what to install.
+set -eu
+
+PACKAGES="build-essential cmake pkg-config clang libclang-rt-14-dev \
+libmicrohttpd-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev curl procps"
+
+missing=""
+for p in $PACKAGES; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+        missing="$missing $p"
+    fi
+done
+[ -z "$missing" ] && exit 0
+
+echo "install-deps: missing packages:$missing"
+if [ "$(id -u)" -eq 0 ]; then
+    SUDO=""
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    SUDO="sudo -n"
+else
+    echo "install-deps: not root and no password-less sudo; please run:" >&2
+    echo "  sudo apt-get update && sudo apt-get install -y$missing" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing

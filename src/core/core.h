@@ -1,0 +1,207 @@
+/* core.h — the pure scheduling core: devices, containers, assignments, suspended requests.
+ *
+ * One implementation serves the daemon (convgpud) and the simulator (convgpu sim), so every
+ * simulated result speaks about the real code. The core does no I/O, reads no clock (time is
+ * passed in as `now`, nanoseconds on any monotonic scale), keeps no globals and allocates only
+ * through malloc. Decisions are reported through a caller-supplied sink, in the order taken.
+ *
+ * Semantics (docs/SCHEDULING.md has the full argument):
+ *   capacity C = device total - reserve; a container has a limit L <= C, an assignment A
+ *   (0 <= A <= L) and a use U <= A (live allocations + one context charge per process that
+ *   has allocated on the device). free = C - sum(A). Every change of A leaves the device in
+ *   a banker's-safe state (maximum claim = L), so the suspended set can always drain.
+ */
+#ifndef CONVGPU_CORE_H
+#define CONVGPU_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CG_MAX_DEVICES 64
+
+typedef uint64_t cg_bytes;
+typedef uint64_t cg_time;        /* nanoseconds, caller's monotonic clock */
+typedef uint32_t cg_cid;         /* container handle, chosen by the core, never reused */
+typedef uint64_t cg_pid;         /* process key, chosen by the caller (host pid in the daemon) */
+typedef uint64_t cg_reqid;       /* request id, chosen by the caller, echoed in decisions */
+
+#define CG_CID_NONE 0u
+
+typedef enum {
+    CG_OK = 0,
+    CG_ERR_INVALID,        /* malformed argument (zero size, unknown policy, ...) */
+    CG_ERR_NO_DEVICE,      /* device index out of range, or no device can hold the limit */
+    CG_ERR_TOO_LARGE,      /* limit above the device capacity */
+    CG_ERR_NOT_FOUND,      /* unknown container or process */
+    CG_ERR_BELOW_USE,      /* limit lowered below current use */
+    CG_ERR_NOMEM,          /* the core itself could not allocate */
+    CG_ERR_EXISTS,         /* duplicate request id or process */
+} cg_status;
+
+const char *cg_status_str(cg_status s);
+
+typedef enum {
+    CG_RESUME_FIFO = 0,    /* oldest-created suspended container */
+    CG_RESUME_BEST_FIT,    /* shortfall closest to, not above, free; else smallest shortfall */
+    CG_RESUME_RECENT,      /* most recently suspended */
+    CG_RESUME_RANDOM,      /* uniform among suspended, seeded */
+    CG_RESUME_AGING_FIT,   /* ours: best-fit that ages waiting containers (docs/SCHEDULING.md) */
+    CG_RESUME__COUNT
+} cg_resume_policy;
+
+typedef enum {
+    CG_PLACE_FIRST_FIT = 0,  /* first device whose free memory holds the limit */
+    CG_PLACE_LEAST_LOADED,   /* most free memory (GSaaS Algorithm 1) */
+    CG_PLACE_BINPACK,        /* fullest device that still holds the limit */
+    CG_PLACE__COUNT
+} cg_placement_policy;
+
+/* Names used on command lines and in the API: "fifo", "best-fit", "recent", "random", ...;
+ * "first-fit", "least-loaded", "binpack". Lookups return false for unknown names. */
+const char *cg_resume_policy_name(cg_resume_policy p);
+bool cg_resume_policy_parse(const char *name, cg_resume_policy *out);
+const char *cg_placement_policy_name(cg_placement_policy p);
+bool cg_placement_policy_parse(const char *name, cg_placement_policy *out);
+
+/* What the core decided. Sent to the sink synchronously, inside the call that caused it. */
+typedef enum {
+    CG_EV_ADMIT,     /* container created: device, limit, initial assignment (bytes) */
+    CG_EV_ASSIGN,    /* assignment raised by `bytes` (creation, request or resume) */
+    CG_EV_UNASSIGN,  /* assignment lowered by `bytes` (limit lowered, removal) */
+    CG_EV_GRANT,     /* request `req` granted at once: `bytes` charged (incl. context) */
+    CG_EV_SUSPEND,   /* request `req` suspended; the container is suspended */
+    CG_EV_RESUME,    /* suspended request `req` granted now; `bytes` charged */
+    CG_EV_REJECT,    /* request `req` failed: over limit, or cancelled (see reason) */
+    CG_EV_RELEASE,   /* `bytes` of use returned (free or process exit) */
+    CG_EV_REMOVE,    /* container removed */
+    CG_EV_LIMIT,     /* limit changed to `bytes` (at once, or when a waiting raise is applied) */
+} cg_event_kind;
+
+typedef enum {
+    CG_WHY_NONE = 0,
+    CG_WHY_FITS_ASSIGNMENT,  /* granted within the existing assignment */
+    CG_WHY_RAISED,           /* granted after raising the assignment from free memory */
+    CG_WHY_NO_FREE,          /* suspended: not enough free memory */
+    CG_WHY_UNSAFE,           /* suspended: raising now would leave an unsafe state */
+    CG_WHY_OVER_LIMIT,       /* rejected: use + size > limit */
+    CG_WHY_PROCESS_EXIT,     /* cancelled/released: the process exited */
+    CG_WHY_REMOVED,          /* cancelled/released: the container was removed */
+    CG_WHY_POLICY,           /* assignment or resume chosen by the resume policy */
+    CG_WHY_LIMIT_CHANGED,    /* limit lowered */
+    CG_WHY_FREE,             /* bytes freed by the application */
+} cg_reason;
+
+const char *cg_event_kind_name(cg_event_kind k);
+const char *cg_reason_str(cg_reason r);
+
+typedef struct {
+    cg_event_kind kind;
+    cg_reason reason;
+    cg_cid cid;
+    unsigned device;
+    cg_pid pid;        /* 0 when not about one process */
+    cg_reqid req;      /* 0 when not about one request */
+    cg_bytes bytes;
+    cg_time now;
+} cg_event;
+
+typedef void (*cg_event_sink)(void *ctx, const cg_event *ev);
+
+typedef struct {
+    cg_resume_policy resume;
+    cg_placement_policy placement;
+    uint64_t seed;               /* for the random policy; same seed => same decisions */
+    cg_event_sink sink;          /* may be NULL */
+    void *sink_ctx;
+} cg_config;
+
+typedef struct cg_core cg_core;
+
+cg_core *cg_core_new(const cg_config *cfg);
+void cg_core_free(cg_core *core);
+
+/* Devices are added once, in index order, before containers are created.
+ * capacity = total - reserve; context_charge is what a process's first allocation adds. */
+cg_status cg_device_add(cg_core *core, cg_bytes total, cg_bytes reserve,
+                        cg_bytes context_charge, unsigned *index_out);
+cg_status cg_device_set_context_charge(cg_core *core, unsigned device, cg_bytes charge);
+
+cg_status cg_set_resume_policy(cg_core *core, cg_resume_policy p, cg_time now);
+cg_status cg_set_placement_policy(cg_core *core, cg_placement_policy p);
+
+/* Create a container with limit L. device < 0 lets the placement policy choose.
+ * Assignment at creation: the largest safe amount <= min(L, free). */
+cg_status cg_container_create(cg_core *core, int device, cg_bytes limit, cg_time now,
+                              cg_cid *cid_out);
+/* Remove: cancels pending requests (REJECT/REMOVED), returns the assignment, resumes others. */
+cg_status cg_container_remove(cg_core *core, cg_cid cid, cg_time now);
+/* Change the limit (GaiaGPU's elastic limits). Lowering below use -> CG_ERR_BELOW_USE, nothing
+ * changes; lowering otherwise returns assignment above the new limit to free memory (and resumes
+ * others). Raising raises the maximum claim: applied at once when the device stays safe, else it
+ * waits like a request (*pending_out = true) and is applied, in policy order, once it is safe;
+ * a later set_limit replaces a waiting one. Limit > capacity -> CG_ERR_TOO_LARGE. */
+cg_status cg_container_set_limit(cg_core *core, cg_cid cid, cg_bytes limit, cg_time now,
+                                 bool *pending_out);
+
+/* Ask for `bytes` on behalf of process `pid` of container `cid`. The first request of a pid on
+ * a container adds the device's context charge. Outcome goes to the sink (GRANT, SUSPEND or
+ * REJECT), and is also returned: */
+typedef enum { CG_GRANTED, CG_SUSPENDED, CG_REJECTED } cg_outcome;
+cg_status cg_request(cg_core *core, cg_cid cid, cg_pid pid, cg_reqid req, cg_bytes bytes,
+                     cg_time now, cg_outcome *outcome);
+/* Withdraw a suspended request (the caller gave up, e.g. a timeout): REJECT is not emitted. */
+cg_status cg_request_cancel(cg_core *core, cg_cid cid, cg_reqid req, cg_time now);
+/* Return `bytes` of process pid's use (a free). More than the process uses -> CG_ERR_INVALID. */
+cg_status cg_release(cg_core *core, cg_cid cid, cg_pid pid, cg_bytes bytes, cg_time now);
+/* Set process pid's use to an absolute value (the daemon reconciles use that processes charged
+ * within their assignment without asking). Must keep U <= A; else CG_ERR_INVALID, no change. */
+cg_status cg_process_set_use(cg_core *core, cg_cid cid, cg_pid pid, cg_bytes use, cg_time now);
+/* A process ended: its use and context charge return, its pending requests are cancelled. */
+cg_status cg_process_exit(cg_core *core, cg_cid cid, cg_pid pid, cg_time now);
+
+/* Read-only views. */
+typedef enum { CG_STATE_RUNNING, CG_STATE_SUSPENDED } cg_container_state;
+
+typedef struct {
+    cg_cid cid;
+    unsigned device;
+    cg_bytes limit, assigned, used;
+    cg_container_state state;
+    cg_time created_at;
+    cg_time suspended_since;       /* valid when state == SUSPENDED */
+    cg_time total_suspended;       /* completed suspensions + the current one up to `now` */
+    unsigned nprocesses, npending;
+    cg_bytes pending_bytes;        /* sum of suspended requests */
+} cg_container_info;
+
+typedef struct {
+    cg_bytes total, reserve, capacity, assigned, used, free, context_charge;
+    unsigned ncontainers, nsuspended;
+} cg_device_info;
+
+typedef struct {
+    cg_pid pid;
+    cg_bytes used;                 /* includes its context charge */
+    unsigned npending;
+} cg_process_info;
+
+unsigned cg_device_count(const cg_core *core);
+cg_status cg_device_get(const cg_core *core, unsigned device, cg_device_info *out);
+cg_status cg_container_get(const cg_core *core, cg_cid cid, cg_time now, cg_container_info *out);
+/* Iterate live containers in creation order: start with CG_CID_NONE, stop at CG_CID_NONE. */
+cg_cid cg_container_next(const cg_core *core, cg_cid after);
+/* Processes of a container; returns how many exist, fills up to `cap`. */
+size_t cg_container_processes(const cg_core *core, cg_cid cid, cg_process_info *out, size_t cap);
+cg_resume_policy cg_get_resume_policy(const cg_core *core);
+cg_placement_policy cg_get_placement_policy(const cg_core *core);
+
+/* Checks every invariant (conservation, bounds, safety, no all-suspended device, index
+ * consistency). Returns NULL when all hold, else a static description of the first violation.
+ * O(n); for tests and debug builds. */
+const char *cg_core_check(const cg_core *core);
+
+/* Bytes of core memory held per container and per process (for the benchmarks). */
+size_t cg_core_footprint(const cg_core *core);
+
+#endif
