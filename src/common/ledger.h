@@ -1,0 +1,123 @@
+/* ledger.h — the per-container ledger: a small shared file that lets a container allocate within
+ * what the daemon already assigned it without a round trip, while the daemon stays the authority.
+ *
+ * The daemon creates one ledger file per container (<runtime-dir>/containers/<id>/ledger, on
+ * tmpfs) and hands each connected process an fd to it. Each process owns one slot: a single
+ * 64-bit atomic word packing its quota and its use, in 4 KiB pages:
+ *
+ *     word = quota_pages << 32 | used_pages        (used <= quota, always)
+ *
+ * A process charges an allocation with a CAS on its own word when used + pages <= quota (the fast
+ * path: no system call, no lock, no sharing with other processes), and otherwise asks the daemon,
+ * which decides through the scheduling core and, on a grant, adds the pages to both halves of the
+ * word itself. The daemon keeps sum(quota) <= the container's assignment; it reclaims unused quota
+ * with a CAS (quota := used), which freezes a slot's fast path at once. Because use is one word,
+ * a process that dies (SIGKILL included) leaves an exact account behind; because the file lives on
+ * tmpfs, a restarted daemon reopens it and finds every process's use where it was.
+ *
+ * Frees never wait: a process lowers its own used half; when `waiters` is non-zero (a request of
+ * this container is suspended) it also sends the daemon a FREED notice so it can re-decide.
+ *
+ * Memory information is virtualised from the ledger alone: total = limit,
+ * free = limit - sum(used) (clamped at 0).
+ */
+#ifndef CONVGPU_LEDGER_H
+#define CONVGPU_LEDGER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CG_LEDGER_MAGIC 0x4c475643u /* "CVGL" */
+#define CG_LEDGER_VERSION 1u
+#define CG_LEDGER_PAGE 4096ull
+#define CG_LEDGER_SLOTS 1024u       /* processes per container that may hold a slot at once */
+#define CG_LEDGER_MAX_PAGES 0xffffffffull
+
+struct cg_ledger_slot {
+    _Atomic uint64_t word;      /* quota_pages << 32 | used_pages */
+    _Atomic uint32_t pid;       /* host pid of the owner (0 = free); written by the daemon */
+    _Atomic uint32_t generation;/* bumped by the daemon each time the slot is handed out */
+    uint64_t owner_start;       /* owner's start time (clock ticks since boot, /proc/pid/stat) */
+    uint8_t pad_[40];
+};
+
+struct cg_ledger {
+    uint32_t magic;
+    uint32_t version;
+    uint32_t nslots;
+    uint32_t device;            /* the node's device index this container lives on */
+    _Atomic uint64_t limit;     /* bytes; written by the daemon */
+    _Atomic uint64_t assigned;  /* bytes; written by the daemon */
+    _Atomic uint32_t waiters;   /* suspended requests in this container */
+    _Atomic uint32_t high_slot; /* slots [0, high_slot) may be in use */
+    uint64_t granularity;       /* allocation charges are rounded up to this */
+    uint64_t context_charge;    /* bytes a process's first allocation costs */
+    uint8_t pad_[8];
+    struct cg_ledger_slot slots[CG_LEDGER_SLOTS];
+};
+
+_Static_assert(sizeof(struct cg_ledger_slot) == 64, "one slot per cache line");
+_Static_assert(offsetof(struct cg_ledger, slots) == 64, "header is one cache line");
+
+#define CG_LEDGER_SIZE sizeof(struct cg_ledger)
+
+static inline uint64_t cg_ledger_pack(uint64_t quota_pages, uint64_t used_pages)
+{
+    return quota_pages << 32 | used_pages;
+}
+static inline uint64_t cg_ledger_quota(uint64_t word) { return word >> 32; }
+static inline uint64_t cg_ledger_used(uint64_t word) { return word & 0xffffffffull; }
+
+/* Bytes -> pages, rounding up; false when it does not fit in a slot half. */
+static inline bool cg_ledger_pages(uint64_t bytes, uint64_t *pages)
+{
+    uint64_t p = bytes / CG_LEDGER_PAGE + (bytes % CG_LEDGER_PAGE != 0);
+    if (p > CG_LEDGER_MAX_PAGES)
+        return false;
+    *pages = p;
+    return true;
+}
+
+/* Fast path: charge `pages` against the slot's quota. False = not enough quota (ask the daemon). */
+static inline bool cg_ledger_try_charge(struct cg_ledger_slot *s, uint64_t pages)
+{
+    uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
+    for (;;) {
+        uint64_t used = cg_ledger_used(w), quota = cg_ledger_quota(w);
+        if (pages > quota || used > quota - pages)
+            return false;
+        if (atomic_compare_exchange_weak_explicit(&s->word, &w, cg_ledger_pack(quota, used + pages),
+                                                  memory_order_acq_rel, memory_order_relaxed))
+            return true;
+    }
+}
+
+/* Return `pages` of use; the quota stays with the process for reuse. Clamps at zero so a
+ * corrupted caller cannot wrap the counter. */
+static inline void cg_ledger_uncharge(struct cg_ledger_slot *s, uint64_t pages)
+{
+    uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
+    for (;;) {
+        uint64_t used = cg_ledger_used(w), quota = cg_ledger_quota(w);
+        uint64_t nu = used >= pages ? used - pages : 0;
+        if (atomic_compare_exchange_weak_explicit(&s->word, &w, cg_ledger_pack(quota, nu),
+                                                  memory_order_acq_rel, memory_order_relaxed))
+            return;
+    }
+}
+
+/* Sum of use over live slots, in bytes: what the container uses now. */
+static inline uint64_t cg_ledger_used_bytes(struct cg_ledger *l)
+{
+    uint32_t high = atomic_load_explicit(&l->high_slot, memory_order_acquire);
+    if (high > CG_LEDGER_SLOTS)
+        high = CG_LEDGER_SLOTS;
+    uint64_t pages = 0;
+    for (uint32_t i = 0; i < high; i++)
+        pages += cg_ledger_used(atomic_load_explicit(&l->slots[i].word, memory_order_relaxed));
+    return pages * CG_LEDGER_PAGE;
+}
+
+#endif
