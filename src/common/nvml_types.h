@@ -1,0 +1,142 @@
+/* nvml_types.h — our own declarations of the NVML subset convgpu speaks.
+ *
+ * There is no nvml.h on the build machines, so the types, return codes and entry points are
+ * declared here from NVML's public ABI. Prototypes use the real exported symbol names
+ * (nvmlInit_v2, nvmlDeviceGetCount_v2, nvmlDeviceGetComputeRunningProcesses_v3, ...) and there
+ * are no renaming macros. For every entry point E there is a pointer type PFN_E.
+ *
+ * Defining CONVGPU_NVML_DECLS_ONLY skips the type section (see cuda_types.h for why). */
+#ifndef CONVGPU_NVML_TYPES_H
+#define CONVGPU_NVML_TYPES_H
+
+#include <stddef.h>
+
+#ifndef CONVGPU_NVML_DECLS_ONLY
+
+typedef enum nvmlReturn_enum {
+    NVML_SUCCESS = 0,
+    NVML_ERROR_UNINITIALIZED = 1,
+    NVML_ERROR_INVALID_ARGUMENT = 2,
+    NVML_ERROR_NOT_SUPPORTED = 3,
+    NVML_ERROR_NO_PERMISSION = 4,
+    NVML_ERROR_ALREADY_INITIALIZED = 5,
+    NVML_ERROR_NOT_FOUND = 6,
+    NVML_ERROR_INSUFFICIENT_SIZE = 7,
+    NVML_ERROR_INSUFFICIENT_POWER = 8,
+    NVML_ERROR_DRIVER_NOT_LOADED = 9,
+    NVML_ERROR_TIMEOUT = 10,
+    NVML_ERROR_IRQ_ISSUE = 11,
+    NVML_ERROR_LIBRARY_NOT_FOUND = 12,
+    NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+    NVML_ERROR_CORRUPTED_INFOROM = 14,
+    NVML_ERROR_GPU_IS_LOST = 15,
+    NVML_ERROR_RESET_REQUIRED = 16,
+    NVML_ERROR_OPERATING_SYSTEM = 17,
+    NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18,
+    NVML_ERROR_IN_USE = 19,
+    NVML_ERROR_MEMORY = 20,
+    NVML_ERROR_NO_DATA = 21,
+    NVML_ERROR_VGPU_ECC_NOT_SUPPORTED = 22,
+    NVML_ERROR_INSUFFICIENT_RESOURCES = 23,
+    NVML_ERROR_FREQ_NOT_SUPPORTED = 24,
+    NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
+    NVML_ERROR_DEPRECATED = 26,
+    NVML_ERROR_NOT_READY = 27,
+    NVML_ERROR_GPU_NOT_FOUND = 28,
+    NVML_ERROR_INVALID_STATE = 29,
+    NVML_ERROR_UNKNOWN = 999
+} nvmlReturn_t;
+
+typedef struct nvmlDevice_st *nvmlDevice_t;
+
+/* Buffer sizes the API documents for its string outputs. */
+#define NVML_DEVICE_NAME_BUFFER_SIZE           64
+#define NVML_DEVICE_NAME_V2_BUFFER_SIZE        96
+#define NVML_DEVICE_UUID_BUFFER_SIZE           80
+#define NVML_DEVICE_UUID_V2_BUFFER_SIZE        96
+#define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
+#define NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE   80
+
+/* "Not available" marker of unsigned fields (e.g. gpuInstanceId outside MIG). */
+#define NVML_VALUE_NOT_AVAILABLE 0xFFFFFFFFu
+
+/* nvmlInitWithFlags flags. */
+#define NVML_INIT_FLAG_NO_GPUS   1u
+#define NVML_INIT_FLAG_NO_ATTACH 2u
+
+typedef struct nvmlMemory_st {
+    unsigned long long total;
+    unsigned long long free;
+    unsigned long long used;
+} nvmlMemory_t;
+
+typedef struct nvmlMemory_v2_st {
+    unsigned int version;
+    unsigned long long total;
+    unsigned long long reserved;
+    unsigned long long free;
+    unsigned long long used;
+} nvmlMemory_v2_t;
+
+/* Versioned structs carry sizeof | version << 24 in their first field. */
+#define NVML_STRUCT_VERSION(data, ver) (unsigned int)(sizeof(nvml##data##_v##ver##_t) | ((ver) << 24U))
+#define nvmlMemory_v2 NVML_STRUCT_VERSION(Memory, 2)
+
+typedef struct nvmlProcessInfo_v1_st {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+} nvmlProcessInfo_v1_t;
+
+typedef struct nvmlProcessInfo_v2_st {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+} nvmlProcessInfo_v2_t;
+typedef nvmlProcessInfo_v2_t nvmlProcessInfo_t;
+
+typedef struct nvmlUtilization_st {
+    unsigned int gpu;
+    unsigned int memory;
+} nvmlUtilization_t;
+
+#endif /* CONVGPU_NVML_DECLS_ONLY */
+
+/* NVML_DECL(name, (params)) declares the exported function and PFN_name. */
+#define CG_NVML_DECL(name, params) \
+    nvmlReturn_t name params;      \
+    typedef nvmlReturn_t(*PFN_##name) params
+
+CG_NVML_DECL(nvmlInit, (void));
+CG_NVML_DECL(nvmlInit_v2, (void));
+CG_NVML_DECL(nvmlInitWithFlags, (unsigned int flags));
+CG_NVML_DECL(nvmlShutdown, (void));
+CG_NVML_DECL(nvmlSystemGetDriverVersion, (char *version, unsigned int length));
+CG_NVML_DECL(nvmlSystemGetNVMLVersion, (char *version, unsigned int length));
+CG_NVML_DECL(nvmlSystemGetCudaDriverVersion, (int *cudaDriverVersion));
+CG_NVML_DECL(nvmlSystemGetCudaDriverVersion_v2, (int *cudaDriverVersion));
+CG_NVML_DECL(nvmlDeviceGetCount, (unsigned int *deviceCount));
+CG_NVML_DECL(nvmlDeviceGetCount_v2, (unsigned int *deviceCount));
+CG_NVML_DECL(nvmlDeviceGetHandleByIndex, (unsigned int index, nvmlDevice_t *device));
+CG_NVML_DECL(nvmlDeviceGetHandleByIndex_v2, (unsigned int index, nvmlDevice_t *device));
+CG_NVML_DECL(nvmlDeviceGetHandleByUUID, (const char *uuid, nvmlDevice_t *device));
+CG_NVML_DECL(nvmlDeviceGetIndex, (nvmlDevice_t device, unsigned int *index));
+CG_NVML_DECL(nvmlDeviceGetName, (nvmlDevice_t device, char *name, unsigned int length));
+CG_NVML_DECL(nvmlDeviceGetUUID, (nvmlDevice_t device, char *uuid, unsigned int length));
+CG_NVML_DECL(nvmlDeviceGetMemoryInfo, (nvmlDevice_t device, nvmlMemory_t *memory));
+CG_NVML_DECL(nvmlDeviceGetMemoryInfo_v2, (nvmlDevice_t device, nvmlMemory_v2_t *memory));
+CG_NVML_DECL(nvmlDeviceGetComputeRunningProcesses, (nvmlDevice_t device, unsigned int *infoCount,
+                                                    nvmlProcessInfo_v1_t *infos));
+CG_NVML_DECL(nvmlDeviceGetComputeRunningProcesses_v2, (nvmlDevice_t device,
+                                                       unsigned int *infoCount,
+                                                       nvmlProcessInfo_v2_t *infos));
+CG_NVML_DECL(nvmlDeviceGetComputeRunningProcesses_v3, (nvmlDevice_t device,
+                                                       unsigned int *infoCount,
+                                                       nvmlProcessInfo_t *infos));
+CG_NVML_DECL(nvmlDeviceGetUtilizationRates, (nvmlDevice_t device, nvmlUtilization_t *utilization));
+
+/* nvmlErrorString is the one entry point that does not return nvmlReturn_t. */
+const char *nvmlErrorString(nvmlReturn_t result);
+typedef const char *(*PFN_nvmlErrorString)(nvmlReturn_t result);
+
+#endif
