@@ -66,7 +66,8 @@ bool cg_placement_policy_parse(const char *name, cg_placement_policy *out);
 
 /* What the core decided. Sent to the sink synchronously, inside the call that caused it. */
 typedef enum {
-    CG_EV_ADMIT,     /* container created: device, limit, initial assignment (bytes) */
+    CG_EV_ADMIT,     /* container created on `device`; `bytes` = its limit (an ASSIGN with the
+                      * initial assignment follows when it is not 0) */
     CG_EV_ASSIGN,    /* assignment raised by `bytes` (creation, request or resume) */
     CG_EV_UNASSIGN,  /* assignment lowered by `bytes` (limit lowered, removal) */
     CG_EV_GRANT,     /* request `req` granted at once: `bytes` charged (incl. context) */
@@ -112,8 +113,13 @@ typedef struct {
     cg_resume_policy resume;
     cg_placement_policy placement;
     uint64_t seed;               /* for the random policy; same seed => same decisions */
-    cg_event_sink sink;          /* may be NULL */
+    cg_event_sink sink;          /* may be NULL; must not call back into the core */
     void *sink_ctx;
+    /* Allocator (NULL: malloc/free). Tests inject failures here: every failure makes the call
+     * return CG_ERR_NOMEM with the state unchanged. */
+    void *(*mem_alloc)(void *ctx, size_t size);
+    void (*mem_free)(void *ctx, void *p);
+    void *mem_ctx;
 } cg_config;
 
 typedef struct cg_core cg_core;
@@ -173,6 +179,7 @@ typedef struct {
     cg_time total_suspended;       /* completed suspensions + the current one up to `now` */
     unsigned nprocesses, npending;
     cg_bytes pending_bytes;        /* sum of suspended requests */
+    cg_bytes limit_waiting;        /* target of a waiting limit raise; 0 when none */
 } cg_container_info;
 
 typedef struct {
@@ -197,11 +204,13 @@ cg_resume_policy cg_get_resume_policy(const cg_core *core);
 cg_placement_policy cg_get_placement_policy(const cg_core *core);
 
 /* Checks every invariant (conservation, bounds, safety, no all-suspended device, index
- * consistency). Returns NULL when all hold, else a static description of the first violation.
- * O(n); for tests and debug builds. */
+ * consistency, no suspended container that could safely be given its whole need). Returns NULL
+ * when all hold, else a static description of the first violation. Recomputes everything from
+ * scratch: O(n log n + k n) for k suspended containers; for tests and debug builds. */
 const char *cg_core_check(const cg_core *core);
 
-/* Bytes of core memory held per container and per process (for the benchmarks). */
+/* Bytes of memory the core holds now, itself included (the benchmarks divide it by the number
+ * of containers and processes). */
 size_t cg_core_footprint(const cg_core *core);
 
 #endif

@@ -1,0 +1,762 @@
+/* core.c — the scheduling core's operations: devices, containers, requests, limits, and the
+ * resume procedure that runs whenever free memory grows.
+ *
+ * Every operation first validates and secures all the memory it will need, and only then
+ * changes state and emits events, so an error (CG_ERR_NOMEM included) leaves nothing changed.
+ * Two invariants carry the deadlock-freedom argument of docs/SCHEDULING.md:
+ *   S: every device is banker's-safe (safety.h) after every operation;
+ *   P: every pending request is live: A < U + size <= L (drain_own restores it after any change
+ *      of U, A or L), and no suspended container could be given its whole need safely
+ *      (suspension only happens when the shortfall cannot be, and the resume pass offers each
+ *      suspended container the largest safe amount whenever free memory grows).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "safety.h"
+
+/* ---- memory ------------------------------------------------------------------------------ */
+
+void *cg_mem_alloc(cg_core *core, size_t size)
+{
+    void *p = core->cfg.mem_alloc ? core->cfg.mem_alloc(core->cfg.mem_ctx, size) : malloc(size);
+    if (p)
+        core->bytes_held += size;
+    return p;
+}
+
+void cg_mem_free(cg_core *core, void *p, size_t size)
+{
+    if (!p)
+        return;
+    core->bytes_held -= size;
+    if (core->cfg.mem_free)
+        core->cfg.mem_free(core->cfg.mem_ctx, p);
+    else
+        free(p);
+}
+
+uint64_t cg_rng_below(uint64_t *state, uint64_t n)
+{
+    /* Rejection sampling: draws in the incomplete last block would favour small values. */
+    uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+    uint64_t x;
+    do
+        x = cg_rng_next(state);
+    while (x >= limit);
+    return x % n;
+}
+
+/* ---- lifecycle --------------------------------------------------------------------------- */
+
+cg_core *cg_core_new(const cg_config *cfg)
+{
+    cg_config c = cfg ? *cfg : (cg_config){0};
+    if ((unsigned)c.resume >= CG_RESUME__COUNT || (unsigned)c.placement >= CG_PLACE__COUNT)
+        return NULL;
+    if (!c.mem_alloc != !c.mem_free)
+        return NULL;
+    cg_core *core = c.mem_alloc ? c.mem_alloc(c.mem_ctx, sizeof *core) : malloc(sizeof *core);
+    if (!core)
+        return NULL;
+    memset(core, 0, sizeof *core);
+    core->cfg = c;
+    core->resume = cg_resume_table[c.resume];
+    core->place = cg_place_table[c.placement];
+    core->next_cid = 1;
+    core->rng = c.seed;
+    core->bytes_held = sizeof *core;
+    return core;
+}
+
+static void free_container(cg_core *core, cg_container *c)
+{
+    for (cg_pending *r = c->phead, *n; r; r = n) {
+        n = r->next;
+        cg_mem_free(core, r, sizeof *r);
+    }
+    for (cg_process *p = c->procs, *n; p; p = n) {
+        n = p->next;
+        cg_mem_free(core, p, sizeof *p);
+    }
+    cg_mem_free(core, c, sizeof *c);
+}
+
+void cg_core_free(cg_core *core)
+{
+    if (!core)
+        return;
+    for (cg_container *c = core->head, *n; c; c = n) {
+        n = c->next;
+        free_container(core, c);
+    }
+    cg_hash_release(core, &core->by_cid);
+    cg_hash_release(core, &core->by_pid);
+    cg_hash_release(core, &core->by_req);
+    if (core->cfg.mem_free)
+        core->cfg.mem_free(core->cfg.mem_ctx, core);
+    else
+        free(core);
+}
+
+/* ---- small helpers ----------------------------------------------------------------------- */
+
+static void emit(cg_core *core, cg_event_kind kind, cg_reason why, const cg_container *c,
+                 cg_pid pid, cg_reqid req, cg_bytes bytes, cg_time now)
+{
+    if (!core->cfg.sink)
+        return;
+    cg_event ev = {kind, why, c->cid, c->dev, pid, req, bytes, now};
+    core->cfg.sink(core->cfg.sink_ctx, &ev);
+}
+
+static cg_container *find(const cg_core *core, cg_cid cid)
+{
+    return cid == CG_CID_NONE ? NULL : cg_hash_get(&core->by_cid, cid, 0);
+}
+
+static cg_process *find_proc(const cg_core *core, const cg_container *c, cg_pid pid)
+{
+    return cg_hash_get(&core->by_pid, c->cid, pid);
+}
+
+static void set_assigned(cg_device *d, cg_container *c, cg_bytes a)
+{
+    cg_safety_remove(d, c);
+    d->assigned = d->assigned - c->assigned + a;
+    c->assigned = a;
+    cg_safety_insert(d, c);
+}
+
+static void set_limit(cg_device *d, cg_container *c, cg_bytes l)
+{
+    cg_safety_remove(d, c);
+    c->limit = l;
+    cg_safety_insert(d, c);
+}
+
+/* Would container c with limit l and assignment a (device free adjusted) be safe? */
+static bool safe_if(cg_device *d, cg_container *c, cg_bytes l, cg_bytes a)
+{
+    cg_bytes free = dev_free(d) + c->assigned - a;
+    cg_safety_remove(d, c);
+    bool ok = cg_safety_probe(d, c->cid, l - a, a, free);
+    cg_safety_insert(d, c);
+    return ok;
+}
+
+static cg_time elapsed(cg_time from, cg_time to) { return to > from ? to - from : 0; }
+
+static void suspend_begin(cg_device *d, cg_container *c, cg_time now)
+{
+    c->suspended_since = now;
+    c->sprev = d->stail;
+    c->snext = NULL;
+    if (d->stail)
+        d->stail->snext = c;
+    else
+        d->shead = c;
+    d->stail = c;
+    d->nsuspended++;
+}
+
+static void suspend_end(cg_device *d, cg_container *c, cg_time now)
+{
+    c->total_suspended += elapsed(c->suspended_since, now);
+    if (c->sprev)
+        c->sprev->snext = c->snext;
+    else
+        d->shead = c->snext;
+    if (c->snext)
+        c->snext->sprev = c->sprev;
+    else
+        d->stail = c->sprev;
+    c->sprev = c->snext = NULL;
+    d->nsuspended--;
+}
+
+static void wait_link(cg_device *d, cg_container *c)
+{
+    c->wprev = d->wtail;
+    c->wnext = NULL;
+    if (d->wtail)
+        d->wtail->wnext = c;
+    else
+        d->whead = c;
+    d->wtail = c;
+}
+
+static void wait_unlink(cg_device *d, cg_container *c)
+{
+    if (c->wprev)
+        c->wprev->wnext = c->wnext;
+    else
+        d->whead = c->wnext;
+    if (c->wnext)
+        c->wnext->wprev = c->wprev;
+    else
+        d->wtail = c->wprev;
+    c->wprev = c->wnext = NULL;
+    c->limit_waiting = 0;
+}
+
+/* Forgets a pending request (granted, rejected or cancelled); ends the suspension with the
+ * last one. */
+static void req_drop(cg_core *core, cg_container *c, cg_pending *r, cg_time now)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        c->phead = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    else
+        c->ptail = r->prev;
+    cg_hash_del(&core->by_req, c->cid, r->req);
+    r->proc->npending--;
+    if (r->charges)
+        r->proc->charge_pending = false;
+    c->npending--;
+    c->pending_bytes -= r->bytes;
+    cg_mem_free(core, r, sizeof *r);
+    if (c->npending == 0)
+        suspend_end(&core->dev[c->dev], c, now);
+}
+
+static void charge(cg_core *core, cg_container *c, cg_process *p, cg_bytes bytes, bool charges)
+{
+    p->used += bytes;
+    if (charges)
+        p->charged = true;
+    c->used += bytes;
+    core->dev[c->dev].used += bytes;
+}
+
+/* Restores P for one container after its U, A or L changed: grants, in arrival order, the
+ * pending requests that now fit in A, then rejects those that can no longer fit in L. Two
+ * passes, because a grant raises U and can push an earlier request over the limit. */
+static void drain_own(cg_core *core, cg_container *c, cg_reason why, cg_time now)
+{
+    for (cg_pending *r = c->phead, *n; r; r = n) {
+        n = r->next;
+        if (c->used + r->bytes <= c->assigned) {
+            charge(core, c, r->proc, r->bytes, r->charges);
+            emit(core, CG_EV_RESUME, why, c, r->proc->pid, r->req, r->bytes, now);
+            req_drop(core, c, r, now);
+        }
+    }
+    for (cg_pending *r = c->phead, *n; r; r = n) {
+        n = r->next;
+        if (r->bytes > c->limit - c->used) {
+            emit(core, CG_EV_REJECT, CG_WHY_OVER_LIMIT, c, r->proc->pid, r->req, r->bytes, now);
+            req_drop(core, c, r, now);
+        }
+    }
+}
+
+/* ---- the resume procedure ---------------------------------------------------------------- */
+
+/* Runs after free memory grew or a need shrank. The policy orders the suspended containers;
+ * each, once per pass, is offered the largest safe amount up to its whole need ("assign until
+ * A = L") and its pending requests that now fit are granted. One pass suffices: memory given to
+ * one container never enlarges the safe amount of another (docs/SCHEDULING.md, Lemma 2). Then
+ * waiting limit raises that have become safe are applied, in arrival order. */
+static void reschedule(cg_core *core, unsigned dev, cg_time now)
+{
+    cg_device *d = &core->dev[dev];
+    uint64_t pass = ++core->pass;
+    cg_container *c;
+    while (dev_free(d) > 0 && (c = core->resume->pick(core, d, dev_free(d), pass, now))) {
+        c->pass = pass;
+        cg_bytes need = ctr_need(c), free = dev_free(d);
+        cg_bytes g = cg_safety_largest(d, c, need < free ? need : free);
+        if (g == 0)
+            continue;
+        set_assigned(d, c, c->assigned + g);
+        emit(core, CG_EV_ASSIGN, CG_WHY_POLICY, c, 0, 0, g, now);
+        drain_own(core, c, CG_WHY_POLICY, now);
+    }
+    for (cg_container *w = d->whead, *n; w; w = n) {
+        n = w->wnext;
+        cg_bytes target = w->limit_waiting;
+        if (safe_if(d, w, target, w->assigned)) {
+            wait_unlink(d, w);
+            set_limit(d, w, target);
+            emit(core, CG_EV_LIMIT, CG_WHY_LIMIT_CHANGED, w, 0, 0, target, now);
+        }
+    }
+}
+
+/* ---- devices and policies ---------------------------------------------------------------- */
+
+cg_status cg_device_add(cg_core *core, cg_bytes total, cg_bytes reserve, cg_bytes context_charge,
+                        unsigned *index_out)
+{
+    /* Sizes stay far below 2^62 so the safety index's signed sums cannot overflow. */
+    const cg_bytes max = (cg_bytes)1 << 62;
+    if (!core || core->ncontainers || total > max || reserve >= total || context_charge > total)
+        return CG_ERR_INVALID;
+    if (core->ndev >= CG_MAX_DEVICES)
+        return CG_ERR_NO_DEVICE;
+    cg_device *d = &core->dev[core->ndev];
+    memset(d, 0, sizeof *d);
+    d->total = total;
+    d->reserve = reserve;
+    d->capacity = total - reserve;
+    d->context_charge = context_charge;
+    if (index_out)
+        *index_out = core->ndev;
+    core->ndev++;
+    return CG_OK;
+}
+
+cg_status cg_device_set_context_charge(cg_core *core, unsigned device, cg_bytes charge)
+{
+    if (device >= core->ndev)
+        return CG_ERR_NO_DEVICE;
+    if (charge > core->dev[device].total)
+        return CG_ERR_INVALID;
+    core->dev[device].context_charge = charge;
+    return CG_OK;
+}
+
+cg_status cg_set_resume_policy(cg_core *core, cg_resume_policy p, cg_time now)
+{
+    if ((unsigned)p >= CG_RESUME__COUNT)
+        return CG_ERR_INVALID;
+    core->cfg.resume = p;
+    core->resume = cg_resume_table[p];
+    for (unsigned i = 0; i < core->ndev; i++)
+        reschedule(core, i, now);
+    return CG_OK;
+}
+
+cg_status cg_set_placement_policy(cg_core *core, cg_placement_policy p)
+{
+    if ((unsigned)p >= CG_PLACE__COUNT)
+        return CG_ERR_INVALID;
+    core->cfg.placement = p;
+    core->place = cg_place_table[p];
+    return CG_OK;
+}
+
+cg_resume_policy cg_get_resume_policy(const cg_core *core) { return core->cfg.resume; }
+cg_placement_policy cg_get_placement_policy(const cg_core *core) { return core->cfg.placement; }
+
+/* ---- containers -------------------------------------------------------------------------- */
+
+static int place(const cg_core *core, cg_bytes limit)
+{
+    int i = core->place->pick(core, limit);
+    if (i >= 0)
+        return i;
+    /* No device has the whole limit free: wait where the most is free (lowest index on ties). */
+    for (unsigned j = 0; j < core->ndev; j++) {
+        const cg_device *d = &core->dev[j];
+        if (d->capacity >= limit && (i < 0 || dev_free(d) > dev_free(&core->dev[i])))
+            i = (int)j;
+    }
+    return i;
+}
+
+cg_status cg_container_create(cg_core *core, int device, cg_bytes limit, cg_time now,
+                              cg_cid *cid_out)
+{
+    if (limit == 0)
+        return CG_ERR_INVALID;
+    if (core->ndev == 0 || (device >= 0 && (unsigned)device >= core->ndev))
+        return CG_ERR_NO_DEVICE;
+    if (core->next_cid == UINT32_MAX)
+        return CG_ERR_NOMEM;
+    int di = device;
+    if (di >= 0) {
+        if (limit > core->dev[di].capacity)
+            return CG_ERR_TOO_LARGE;
+    } else if ((di = place(core, limit)) < 0) {
+        return CG_ERR_TOO_LARGE;
+    }
+    cg_device *d = &core->dev[di];
+    cg_container *c = cg_mem_alloc(core, sizeof *c);
+    if (!c)
+        return CG_ERR_NOMEM;
+    if (!cg_hash_reserve(core, &core->by_cid, 1)) {
+        cg_mem_free(core, c, sizeof *c);
+        return CG_ERR_NOMEM;
+    }
+    memset(c, 0, sizeof *c);
+    c->cid = core->next_cid++;
+    c->dev = (unsigned)di;
+    c->limit = limit;
+    c->created_at = now;
+    c->prev = core->tail;
+    if (core->tail)
+        core->tail->next = c;
+    else
+        core->head = c;
+    core->tail = c;
+    core->ncontainers++;
+    d->ncontainers++;
+    cg_hash_put(&core->by_cid, c->cid, 0, c);
+    /* With A = 0 the new container can always go last in the safe order (L <= C), so this
+     * insertion keeps S; then it gets the largest safe amount up to min(L, free). */
+    cg_safety_insert(d, c);
+    cg_bytes free = dev_free(d);
+    cg_bytes g = cg_safety_largest(d, c, limit < free ? limit : free);
+    if (g)
+        set_assigned(d, c, g);
+    emit(core, CG_EV_ADMIT, CG_WHY_NONE, c, 0, 0, limit, now);
+    if (g)
+        emit(core, CG_EV_ASSIGN, CG_WHY_NONE, c, 0, 0, g, now);
+    if (cid_out)
+        *cid_out = c->cid;
+    return CG_OK;
+}
+
+cg_status cg_container_remove(cg_core *core, cg_cid cid, cg_time now)
+{
+    cg_container *c = find(core, cid);
+    if (!c)
+        return CG_ERR_NOT_FOUND;
+    cg_device *d = &core->dev[c->dev];
+    while (c->phead) {
+        cg_pending *r = c->phead;
+        emit(core, CG_EV_REJECT, CG_WHY_REMOVED, c, r->proc->pid, r->req, r->bytes, now);
+        req_drop(core, c, r, now);
+    }
+    for (cg_process *p = c->procs, *n; p; p = n) {
+        n = p->next;
+        if (p->used)
+            emit(core, CG_EV_RELEASE, CG_WHY_REMOVED, c, p->pid, 0, p->used, now);
+        c->used -= p->used;
+        d->used -= p->used;
+        cg_hash_del(&core->by_pid, c->cid, p->pid);
+        cg_mem_free(core, p, sizeof *p);
+    }
+    c->procs = NULL;
+    c->nprocs = 0;
+    if (c->limit_waiting)
+        wait_unlink(d, c);
+    if (c->assigned)
+        emit(core, CG_EV_UNASSIGN, CG_WHY_REMOVED, c, 0, 0, c->assigned, now);
+    cg_safety_remove(d, c);
+    d->assigned -= c->assigned;
+    d->ncontainers--;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        core->head = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    else
+        core->tail = c->prev;
+    core->ncontainers--;
+    cg_hash_del(&core->by_cid, c->cid, 0);
+    emit(core, CG_EV_REMOVE, CG_WHY_REMOVED, c, 0, 0, 0, now);
+    unsigned dev = c->dev;
+    free_container(core, c);
+    reschedule(core, dev, now);
+    return CG_OK;
+}
+
+cg_status cg_container_set_limit(cg_core *core, cg_cid cid, cg_bytes limit, cg_time now,
+                                 bool *pending_out)
+{
+    cg_container *c = find(core, cid);
+    if (!c)
+        return CG_ERR_NOT_FOUND;
+    cg_device *d = &core->dev[c->dev];
+    if (limit == 0)
+        return CG_ERR_INVALID;
+    if (limit > d->capacity)
+        return CG_ERR_TOO_LARGE;
+    if (limit < c->used)
+        return CG_ERR_BELOW_USE;
+    if (pending_out)
+        *pending_out = false;
+    if (c->limit_waiting)
+        wait_unlink(d, c);      /* a later set_limit replaces a waiting one */
+    if (limit > c->limit) {
+        if (!safe_if(d, c, limit, c->assigned)) {
+            c->limit_waiting = limit;
+            wait_link(d, c);
+            if (pending_out)
+                *pending_out = true;
+            return CG_OK;
+        }
+        set_limit(d, c, limit);
+        emit(core, CG_EV_LIMIT, CG_WHY_LIMIT_CHANGED, c, 0, 0, limit, now);
+        return CG_OK;
+    }
+    if (limit == c->limit)
+        return CG_OK;
+    /* Lowering: return the assignment above the new limit, drop pending requests that can no
+     * longer fit, and, since a need shrank (and free memory may have grown), reschedule. */
+    cg_bytes excess = c->assigned > limit ? c->assigned - limit : 0;
+    cg_safety_remove(d, c);
+    c->limit = limit;
+    c->assigned -= excess;
+    d->assigned -= excess;
+    cg_safety_insert(d, c);
+    emit(core, CG_EV_LIMIT, CG_WHY_LIMIT_CHANGED, c, 0, 0, limit, now);
+    if (excess)
+        emit(core, CG_EV_UNASSIGN, CG_WHY_LIMIT_CHANGED, c, 0, 0, excess, now);
+    drain_own(core, c, CG_WHY_FITS_ASSIGNMENT, now);
+    reschedule(core, c->dev, now);
+    return CG_OK;
+}
+
+/* ---- requests and processes -------------------------------------------------------------- */
+
+/* Creates and indexes a process; room in by_pid must have been reserved. */
+static void proc_link(cg_core *core, cg_container *c, cg_process *p, cg_pid pid)
+{
+    memset(p, 0, sizeof *p);
+    p->pid = pid;
+    p->next = c->procs;
+    if (c->procs)
+        c->procs->prev = p;
+    c->procs = p;
+    c->nprocs++;
+    cg_hash_put(&core->by_pid, c->cid, pid, p);
+}
+
+cg_status cg_request(cg_core *core, cg_cid cid, cg_pid pid, cg_reqid req, cg_bytes bytes,
+                     cg_time now, cg_outcome *outcome)
+{
+    cg_container *c = find(core, cid);
+    if (!c)
+        return CG_ERR_NOT_FOUND;
+    if (bytes == 0)
+        return CG_ERR_INVALID;
+    if (cg_hash_get(&core->by_req, cid, req))
+        return CG_ERR_EXISTS;
+    cg_device *d = &core->dev[c->dev];
+    cg_process *p = find_proc(core, c, pid);
+    bool charges = !p || (!p->charged && !p->charge_pending);
+    cg_bytes ctx = charges ? d->context_charge : 0;
+
+    /* Over the limit: fails at once, whatever the free memory. */
+    if (bytes > c->limit - c->used || ctx > c->limit - c->used - bytes) {
+        emit(core, CG_EV_REJECT, CG_WHY_OVER_LIMIT, c, pid, req, bytes + ctx, now);
+        if (outcome)
+            *outcome = CG_REJECTED;
+        return CG_OK;
+    }
+    cg_bytes total = bytes + ctx;
+    cg_bytes shortfall = c->used + total > c->assigned ? c->used + total - c->assigned : 0;
+    cg_reason why = CG_WHY_FITS_ASSIGNMENT;
+    if (shortfall) {
+        if (shortfall > dev_free(d))
+            why = CG_WHY_NO_FREE;
+        else if (safe_if(d, c, c->limit, c->assigned + shortfall))
+            why = CG_WHY_RAISED;
+        else
+            why = CG_WHY_UNSAFE;
+    }
+    bool suspend = why == CG_WHY_NO_FREE || why == CG_WHY_UNSAFE;
+
+    /* Secure memory before changing anything. */
+    cg_process *np = NULL;
+    cg_pending *r = NULL;
+    if (!p && (!(np = cg_mem_alloc(core, sizeof *np)) || !cg_hash_reserve(core, &core->by_pid, 1)))
+        goto nomem;
+    if (suspend && (!(r = cg_mem_alloc(core, sizeof *r)) || !cg_hash_reserve(core, &core->by_req, 1)))
+        goto nomem;
+    if (np) {
+        proc_link(core, c, np, pid);
+        p = np;
+    }
+
+    if (suspend) {
+        *r = (cg_pending){req, total, ctx > 0, p, c->ptail, NULL};
+        if (c->ptail)
+            c->ptail->next = r;
+        else
+            c->phead = r;
+        c->ptail = r;
+        cg_hash_put(&core->by_req, cid, req, r);
+        p->npending++;
+        if (ctx)
+            p->charge_pending = true;
+        if (c->npending++ == 0)
+            suspend_begin(d, c, now);
+        c->pending_bytes += total;
+        emit(core, CG_EV_SUSPEND, why, c, pid, req, total, now);
+        if (outcome)
+            *outcome = CG_SUSPENDED;
+        return CG_OK;
+    }
+    if (shortfall) {
+        set_assigned(d, c, c->assigned + shortfall);
+        emit(core, CG_EV_ASSIGN, CG_WHY_RAISED, c, pid, req, shortfall, now);
+    }
+    charge(core, c, p, total, ctx > 0);
+    emit(core, CG_EV_GRANT, why, c, pid, req, total, now);
+    if (outcome)
+        *outcome = CG_GRANTED;
+    drain_own(core, c, CG_WHY_FITS_ASSIGNMENT, now);   /* U grew: some pending may be over L */
+    return CG_OK;
+
+nomem:
+    cg_mem_free(core, np, sizeof *np);
+    cg_mem_free(core, r, sizeof *r);
+    return CG_ERR_NOMEM;
+}
+
+cg_status cg_request_cancel(cg_core *core, cg_cid cid, cg_reqid req, cg_time now)
+{
+    cg_container *c = find(core, cid);
+    if (!c)
+        return CG_ERR_NOT_FOUND;
+    cg_pending *r = cg_hash_get(&core->by_req, cid, req);
+    if (!r)
+        return CG_ERR_NOT_FOUND;
+    req_drop(core, c, r, now);
+    return CG_OK;
+}
+
+cg_status cg_release(cg_core *core, cg_cid cid, cg_pid pid, cg_bytes bytes, cg_time now)
+{
+    cg_container *c = find(core, cid);
+    if (!c)
+        return CG_ERR_NOT_FOUND;
+    cg_process *p = find_proc(core, c, pid);
+    if (!p)
+        return CG_ERR_NOT_FOUND;
+    if (bytes == 0 || bytes > p->used)
+        return CG_ERR_INVALID;
+    p->used -= bytes;
+    c->used -= bytes;
+    core->dev[c->dev].used -= bytes;
+    emit(core, CG_EV_RELEASE, CG_WHY_FREE, c, pid, 0, bytes, now);
+    drain_own(core, c, CG_WHY_FITS_ASSIGNMENT, now);
+    return CG_OK;
+}
+
+cg_status cg_process_set_use(cg_core *core, cg_cid cid, cg_pid pid, cg_bytes use, cg_time now)
+{
+    cg_container *c = find(core, cid);
+    if (!c)
+        return CG_ERR_NOT_FOUND;
+    cg_process *p = find_proc(core, c, pid);
+    cg_bytes old = p ? p->used : 0;
+    if (use > old && use - old > c->assigned - c->used)
+        return CG_ERR_INVALID;
+    if (!p) {
+        cg_process *np = cg_mem_alloc(core, sizeof *np);
+        if (!np || !cg_hash_reserve(core, &core->by_pid, 1)) {
+            cg_mem_free(core, np, sizeof *np);
+            return CG_ERR_NOMEM;
+        }
+        proc_link(core, c, np, pid);
+        p = np;
+        p->charged = true;      /* an absolute use includes whatever context it has */
+    }
+    cg_device *d = &core->dev[c->dev];
+    if (use > old) {
+        charge(core, c, p, use - old, false);
+        emit(core, CG_EV_GRANT, CG_WHY_FITS_ASSIGNMENT, c, pid, 0, use - old, now);
+        drain_own(core, c, CG_WHY_FITS_ASSIGNMENT, now);
+    } else if (use < old) {
+        p->used = use;
+        c->used -= old - use;
+        d->used -= old - use;
+        emit(core, CG_EV_RELEASE, CG_WHY_FREE, c, pid, 0, old - use, now);
+        drain_own(core, c, CG_WHY_FITS_ASSIGNMENT, now);
+    }
+    return CG_OK;
+}
+
+cg_status cg_process_exit(cg_core *core, cg_cid cid, cg_pid pid, cg_time now)
+{
+    cg_container *c = find(core, cid);
+    if (!c)
+        return CG_ERR_NOT_FOUND;
+    cg_process *p = find_proc(core, c, pid);
+    if (!p)
+        return CG_ERR_NOT_FOUND;
+    cg_device *d = &core->dev[c->dev];
+    for (cg_pending *r = c->phead, *n; r && p->npending; r = n) {
+        n = r->next;
+        if (r->proc == p) {
+            emit(core, CG_EV_REJECT, CG_WHY_PROCESS_EXIT, c, pid, r->req, r->bytes, now);
+            req_drop(core, c, r, now);
+        }
+    }
+    if (p->used)
+        emit(core, CG_EV_RELEASE, CG_WHY_PROCESS_EXIT, c, pid, 0, p->used, now);
+    c->used -= p->used;
+    d->used -= p->used;
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        c->procs = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+    c->nprocs--;
+    cg_hash_del(&core->by_pid, c->cid, pid);
+    cg_mem_free(core, p, sizeof *p);
+    drain_own(core, c, CG_WHY_FITS_ASSIGNMENT, now);
+    return CG_OK;
+}
+
+/* ---- views ------------------------------------------------------------------------------- */
+
+unsigned cg_device_count(const cg_core *core) { return core->ndev; }
+
+cg_status cg_device_get(const cg_core *core, unsigned device, cg_device_info *out)
+{
+    if (device >= core->ndev)
+        return CG_ERR_NO_DEVICE;
+    const cg_device *d = &core->dev[device];
+    *out = (cg_device_info){d->total, d->reserve, d->capacity, d->assigned, d->used,
+                            dev_free(d), d->context_charge, d->ncontainers, d->nsuspended};
+    return CG_OK;
+}
+
+cg_status cg_container_get(const cg_core *core, cg_cid cid, cg_time now, cg_container_info *out)
+{
+    const cg_container *c = find(core, cid);
+    if (!c)
+        return CG_ERR_NOT_FOUND;
+    bool susp = c->npending > 0;
+    *out = (cg_container_info){
+        .cid = c->cid,
+        .device = c->dev,
+        .limit = c->limit,
+        .assigned = c->assigned,
+        .used = c->used,
+        .state = susp ? CG_STATE_SUSPENDED : CG_STATE_RUNNING,
+        .created_at = c->created_at,
+        .suspended_since = susp ? c->suspended_since : 0,
+        .total_suspended = c->total_suspended + (susp ? elapsed(c->suspended_since, now) : 0),
+        .nprocesses = c->nprocs,
+        .npending = c->npending,
+        .pending_bytes = c->pending_bytes,
+        .limit_waiting = c->limit_waiting,
+    };
+    return CG_OK;
+}
+
+cg_cid cg_container_next(const cg_core *core, cg_cid after)
+{
+    if (after == CG_CID_NONE)
+        return core->head ? core->head->cid : CG_CID_NONE;
+    const cg_container *c = find(core, after);
+    return c && c->next ? c->next->cid : CG_CID_NONE;
+}
+
+size_t cg_container_processes(const cg_core *core, cg_cid cid, cg_process_info *out, size_t cap)
+{
+    const cg_container *c = find(core, cid);
+    if (!c)
+        return 0;
+    size_t n = 0;
+    for (const cg_process *p = c->procs; p; p = p->next, n++)
+        if (n < cap)
+            out[n] = (cg_process_info){p->pid, p->used, p->npending};
+    return n;
+}
+
+size_t cg_core_footprint(const cg_core *core) { return core->bytes_held; }

@@ -1,0 +1,119 @@
+/* internal.h — the core's private data structures, shared by the files of src/core only.
+ *
+ * Everything a container needs lives in one struct with intrusive links, so that creating a
+ * container is one allocation and removing it touches only its neighbours. Lookups by id go
+ * through the pair-keyed hash in hash.h; the per-device safety index lives in safety.h.
+ */
+#ifndef CONVGPU_CORE_INTERNAL_H
+#define CONVGPU_CORE_INTERNAL_H
+
+#include "core.h"
+#include "hash.h"
+
+typedef struct cg_container cg_container;
+typedef struct cg_process cg_process;
+typedef struct cg_pending cg_pending;
+
+/* A suspended allocation request, in its container's arrival-ordered list. */
+struct cg_pending {
+    cg_reqid req;
+    cg_bytes bytes;              /* size asked for + context charge when `charges` */
+    bool charges;                /* this request carries its process's first context charge */
+    cg_process *proc;
+    cg_pending *prev, *next;
+};
+
+struct cg_process {
+    cg_pid pid;
+    cg_bytes used;               /* includes the context charge once charged */
+    unsigned npending;
+    bool charged;                /* context charge taken */
+    bool charge_pending;         /* a pending request carries the charge */
+    cg_process *prev, *next;     /* the container's processes */
+};
+
+struct cg_container {
+    cg_cid cid;
+    unsigned dev;
+    cg_bytes limit, assigned, used;
+    cg_bytes limit_waiting;      /* target of a waiting raise; 0 when none */
+    cg_time created_at, suspended_since, total_suspended;
+    unsigned nprocs, npending;
+    cg_bytes pending_bytes;
+    uint64_t pass;               /* resume pass that last considered it */
+    cg_container *prev, *next;   /* all containers, creation order */
+    cg_container *sprev, *snext; /* device's suspended containers, suspension order */
+    cg_container *wprev, *wnext; /* device's containers with a waiting limit raise */
+    cg_process *procs;
+    cg_pending *phead, *ptail;   /* pending requests, arrival order */
+    /* Safety index node (safety.c): a treap keyed by (need, cid). */
+    cg_container *tl, *tr;
+    uint64_t prio;
+    cg_bytes tneed, tassigned;   /* the values the node was inserted with */
+    int64_t tsum;                /* sum of assignments in the subtree */
+    int64_t tmax;                /* max over the subtree of need - assignments before it */
+};
+
+typedef struct {
+    cg_bytes total, reserve, capacity, context_charge;
+    cg_bytes assigned, used;
+    unsigned ncontainers, nsuspended;
+    cg_container *root;                   /* safety index */
+    cg_container *shead, *stail;          /* suspended, suspension order */
+    cg_container *whead, *wtail;          /* waiting limit raises, arrival order */
+} cg_device;
+
+/* A resume policy picks, among the device's suspended containers not yet considered in this
+ * pass (c->pass != pass), the one to offer memory to next; NULL when none is left. */
+struct cg_resume_ops {
+    const char *name;
+    cg_container *(*pick)(cg_core *core, cg_device *dev, cg_bytes free, uint64_t pass,
+                          cg_time now);
+};
+
+/* A placement policy picks a device index for a new container of `limit` bytes among the
+ * devices whose free memory holds it; -1 when none does (the core then falls back). */
+struct cg_place_ops {
+    const char *name;
+    int (*pick)(const cg_core *core, cg_bytes limit);
+};
+
+struct cg_core {
+    cg_config cfg;
+    const struct cg_resume_ops *resume;
+    const struct cg_place_ops *place;
+    cg_device dev[CG_MAX_DEVICES];
+    unsigned ndev;
+    cg_cid next_cid;
+    uint64_t pass;
+    uint64_t rng;                         /* splitmix64 state for the random policy */
+    cg_container *head, *tail;            /* creation order */
+    unsigned ncontainers;
+    cg_hash by_cid, by_pid, by_req;
+    size_t bytes_held;                    /* what the core has allocated, for the footprint */
+};
+
+static inline cg_bytes dev_free(const cg_device *d) { return d->capacity - d->assigned; }
+static inline cg_bytes ctr_need(const cg_container *c) { return c->limit - c->assigned; }
+
+/* Allocation through the configured hooks; every failure is reported, never fatal. */
+void *cg_mem_alloc(cg_core *core, size_t size);
+void cg_mem_free(cg_core *core, void *p, size_t size);
+
+/* splitmix64: the core's only randomness, seeded from cg_config. */
+static inline uint64_t cg_rng_next(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [0, n), n > 0, without modulo bias. */
+uint64_t cg_rng_below(uint64_t *state, uint64_t n);
+
+/* Policy tables (policy.c, placement.c). */
+extern const struct cg_resume_ops *const cg_resume_table[CG_RESUME__COUNT];
+extern const struct cg_place_ops *const cg_place_table[CG_PLACE__COUNT];
+
+#endif

@@ -1,0 +1,52 @@
+/* names.c — printable names for statuses, event kinds and reasons (logs, the CLI, tests). */
+#include "core.h"
+
+const char *cg_status_str(cg_status s)
+{
+    switch (s) {
+    case CG_OK: return "ok";
+    case CG_ERR_INVALID: return "invalid argument";
+    case CG_ERR_NO_DEVICE: return "no such device";
+    case CG_ERR_TOO_LARGE: return "limit above device capacity";
+    case CG_ERR_NOT_FOUND: return "not found";
+    case CG_ERR_BELOW_USE: return "limit below current use";
+    case CG_ERR_NOMEM: return "out of memory";
+    case CG_ERR_EXISTS: return "already exists";
+    }
+    return "unknown status";
+}
+
+const char *cg_event_kind_name(cg_event_kind k)
+{
+    switch (k) {
+    case CG_EV_ADMIT: return "admit";
+    case CG_EV_ASSIGN: return "assign";
+    case CG_EV_UNASSIGN: return "unassign";
+    case CG_EV_GRANT: return "grant";
+    case CG_EV_SUSPEND: return "suspend";
+    case CG_EV_RESUME: return "resume";
+    case CG_EV_REJECT: return "reject";
+    case CG_EV_RELEASE: return "release";
+    case CG_EV_REMOVE: return "remove";
+    case CG_EV_LIMIT: return "limit";
+    }
+    return "unknown";
+}
+
+const char *cg_reason_str(cg_reason r)
+{
+    switch (r) {
+    case CG_WHY_NONE: return "";
+    case CG_WHY_FITS_ASSIGNMENT: return "fits assignment";
+    case CG_WHY_RAISED: return "assignment raised";
+    case CG_WHY_NO_FREE: return "not enough free memory";
+    case CG_WHY_UNSAFE: return "raise would be unsafe";
+    case CG_WHY_OVER_LIMIT: return "over limit";
+    case CG_WHY_PROCESS_EXIT: return "process exited";
+    case CG_WHY_REMOVED: return "container removed";
+    case CG_WHY_POLICY: return "resume policy";
+    case CG_WHY_LIMIT_CHANGED: return "limit changed";
+    case CG_WHY_FREE: return "freed";
+    }
+    return "unknown";
+}
