@@ -1,0 +1,22 @@
+/* cli.h — the convgpu command table: each subcommand is one function in its own file. */
+#ifndef CONVGPU_CLI_H
+#define CONVGPU_CLI_H
+
+#include <stdbool.h>
+
+/* Each returns the process exit status; argv[0] is the subcommand's name. */
+int cmd_run(int argc, char **argv);
+int cmd_devices(int argc, char **argv);
+int cmd_ps(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
+int cmd_create(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
+int cmd_set(int argc, char **argv);
+int cmd_policy(int argc, char **argv);
+int cmd_events(int argc, char **argv);
+int cg_sim_main(int argc, char **argv);
+
+/* True when argv holds -h or --help before any "--". */
+bool cli_wants_help(int argc, char **argv);
+
+#endif

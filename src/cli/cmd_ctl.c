@@ -1,0 +1,389 @@
+/* cmd_ctl.c — the operator's commands on the control API: devices, ps, inspect, create, rm,
+ * set, policy, events. Each prints a table for people and JSON with --json for scripts. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "http.h"
+#include "size.h"
+
+static const char *sz(json_t *v, char *buf)
+{
+    return cg_format_size((uint64_t)json_integer_value(v), buf, CG_SIZE_BUFLEN);
+}
+
+static bool has_flag(int argc, char **argv, const char *flag)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], flag) == 0)
+            return true;
+    return false;
+}
+
+/* Rejects anything but the allowed flags and exactly `npos` positional arguments. */
+static bool check_args(int argc, char **argv, const char *const *flags, int npos, const char *use)
+{
+    int pos = 0;
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-') {
+            bool ok = false;
+            for (const char *const *f = flags; f && *f; f++)
+                if (strcmp(argv[i], *f) == 0)
+                    ok = true;
+            if (!ok) {
+                fprintf(stderr, "convgpu %s: unknown option '%s'\nUsage: %s\n", argv[0], argv[i], use);
+                return false;
+            }
+        } else {
+            pos++;
+        }
+    }
+    if (pos != npos) {
+        fprintf(stderr, "convgpu %s: expected %d argument%s\nUsage: %s\n", argv[0], npos,
+                npos == 1 ? "" : "s", use);
+        return false;
+    }
+    return true;
+}
+
+static const char *positional(int argc, char **argv, int n)
+{
+    for (int i = 1; i < argc; i++)
+        if (argv[i][0] != '-' && n-- == 0)
+            return argv[i];
+    return NULL;
+}
+
+static int call(const char *method, const char *path, json_t *body, json_t **ans, long ok)
+{
+    char err[512];
+    long st = cli_request(method, path, body, ans, err, sizeof err);
+    if (st != ok) {
+        cli_report_error(st, *ans, err);
+        json_decref(*ans);
+        *ans = NULL;
+        return st == 0 ? 1 : (st == 404 ? 3 : 1);
+    }
+    return 0;
+}
+
+static void print_json(json_t *j)
+{
+    char *s = json_dumps(j, JSON_INDENT(2));
+    if (s) {
+        puts(s);
+        free(s);
+    }
+}
+
+int cmd_devices(int argc, char **argv)
+{
+    static const char *use = "convgpu devices [--json]";
+    static const char *const flags[] = {"--json", NULL};
+    if (cli_wants_help(argc, argv)) {
+        printf("Usage: %s\n\nLists the node's GPUs: capacity (total minus reserve), memory assigned\n"
+               "to containers, memory in use, free, and the per-process context charge.\n", use);
+        return 0;
+    }
+    if (!check_args(argc, argv, flags, 0, use))
+        return 2;
+    json_t *ans = NULL;
+    int rc = call("GET", "/v1/devices", NULL, &ans, 200);
+    if (rc)
+        return rc;
+    if (has_flag(argc, argv, "--json")) {
+        print_json(ans);
+    } else {
+        printf("%-4s %-28s %10s %10s %10s %10s %10s %5s %5s\n", "GPU", "NAME", "CAPACITY",
+               "ASSIGNED", "USED", "FREE", "CONTEXT", "CTRS", "SUSP");
+        size_t i;
+        json_t *d;
+        json_array_foreach(ans, i, d) {
+            char a[CG_SIZE_BUFLEN], b[CG_SIZE_BUFLEN], c[CG_SIZE_BUFLEN], e[CG_SIZE_BUFLEN],
+                f[CG_SIZE_BUFLEN];
+            printf("%-4lld %-28.28s %10s %10s %10s %10s %10s %5lld %5lld\n",
+                   (long long)json_integer_value(json_object_get(d, "index")),
+                   json_string_value(json_object_get(d, "name")), sz(json_object_get(d, "capacity"), a),
+                   sz(json_object_get(d, "assigned"), b), sz(json_object_get(d, "used"), c),
+                   sz(json_object_get(d, "free"), e), sz(json_object_get(d, "context_charge"), f),
+                   (long long)json_integer_value(json_object_get(d, "containers")),
+                   (long long)json_integer_value(json_object_get(d, "suspended")));
+        }
+    }
+    json_decref(ans);
+    return 0;
+}
+
+int cmd_ps(int argc, char **argv)
+{
+    static const char *use = "convgpu ps [--json]";
+    static const char *const flags[] = {"--json", NULL};
+    if (cli_wants_help(argc, argv)) {
+        printf("Usage: %s\n\nLists containers: GPU, limit, assignment (memory reserved for it),\n"
+               "use, state (running or suspended, and for how long), processes, waiting requests.\n",
+               use);
+        return 0;
+    }
+    if (!check_args(argc, argv, flags, 0, use))
+        return 2;
+    json_t *ans = NULL;
+    int rc = call("GET", "/v1/containers", NULL, &ans, 200);
+    if (rc)
+        return rc;
+    if (has_flag(argc, argv, "--json")) {
+        print_json(ans);
+    } else {
+        printf("%-14s %-16s %3s %9s %9s %9s %-16s %5s %4s\n", "ID", "NAME", "GPU", "LIMIT",
+               "ASSIGNED", "USED", "STATE", "PROCS", "WAIT");
+        size_t i;
+        json_t *c;
+        json_array_foreach(ans, i, c) {
+            char a[CG_SIZE_BUFLEN], b[CG_SIZE_BUFLEN], u[CG_SIZE_BUFLEN], state[32];
+            const char *s = json_string_value(json_object_get(c, "state"));
+            json_t *sf = json_object_get(c, "suspended_for_s");
+            if (sf)
+                snprintf(state, sizeof state, "%s %.1fs", s, json_real_value(sf));
+            else
+                snprintf(state, sizeof state, "%s", s ? s : "?");
+            printf("%-14.14s %-16.16s %3lld %9s %9s %9s %-16s %5lld %4lld\n",
+                   json_string_value(json_object_get(c, "id")),
+                   json_string_value(json_object_get(c, "name")),
+                   (long long)json_integer_value(json_object_get(c, "device")),
+                   sz(json_object_get(c, "limit"), a), sz(json_object_get(c, "assigned"), b),
+                   sz(json_object_get(c, "used"), u), state,
+                   (long long)json_integer_value(json_object_get(c, "processes")),
+                   (long long)json_integer_value(json_object_get(c, "pending")));
+        }
+    }
+    json_decref(ans);
+    return 0;
+}
+
+static int container_path(const char *id, char *path, size_t len)
+{
+    for (const char *p = id; *p; p++)
+        if (*p == '/' || *p == '?' || *p == '#' || *p == '%' || *p <= ' ') {
+            fprintf(stderr, "convgpu: '%s' is not a container id or name\n", id);
+            return -1;
+        }
+    snprintf(path, len, "/v1/containers/%s", id);
+    return 0;
+}
+
+int cmd_inspect(int argc, char **argv)
+{
+    static const char *use = "convgpu inspect ID|NAME";
+    if (cli_wants_help(argc, argv)) {
+        printf("Usage: %s\n\nPrints one container as JSON: limit, assignment, use, state, total\n"
+               "suspended time, its processes (host pids, use) and waiting requests.\n", use);
+        return 0;
+    }
+    if (!check_args(argc, argv, NULL, 1, use))
+        return 2;
+    char path[256];
+    if (container_path(positional(argc, argv, 0), path, sizeof path))
+        return 2;
+    json_t *ans = NULL;
+    int rc = call("GET", path, NULL, &ans, 200);
+    if (rc)
+        return rc;
+    print_json(ans);
+    json_decref(ans);
+    return 0;
+}
+
+int cmd_create(int argc, char **argv)
+{
+    static const char *use = "convgpu create --gpu-memory SIZE [--name NAME] [--device N]";
+    if (cli_wants_help(argc, argv)) {
+        printf("Usage: %s\n\nRegisters a container and prints its id and the environment its\n"
+               "processes need (export it, or use convgpu run instead).\n", use);
+        return 0;
+    }
+    const char *mem = NULL, *name = NULL, *dev = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char **slot = strcmp(argv[i], "--gpu-memory") == 0 ? &mem
+                            : strcmp(argv[i], "--name") == 0     ? &name
+                            : strcmp(argv[i], "--device") == 0   ? &dev
+                                                                 : NULL;
+        if (!slot || i + 1 >= argc) {
+            fprintf(stderr, "convgpu create: unexpected '%s'\nUsage: %s\n", argv[i], use);
+            return 2;
+        }
+        *slot = argv[++i];
+    }
+    uint64_t limit;
+    const char *err = "required";
+    if (!mem || cg_parse_size(mem, &limit, &err) != 0 || limit == 0) {
+        fprintf(stderr, "convgpu create: --gpu-memory: %s\n", mem && limit == 0 ? "must be > 0" : err);
+        return 2;
+    }
+    json_t *body = json_pack("{s:I}", "gpu_memory", (json_int_t)limit);
+    if (name)
+        json_object_set_new(body, "name", json_string(name));
+    if (dev) {
+        char *end;
+        errno = 0;
+        long v = strtol(dev, &end, 10);
+        if (errno || *end || v < 0) {
+            fprintf(stderr, "convgpu create: --device takes a GPU index\n");
+            json_decref(body);
+            return 2;
+        }
+        json_object_set_new(body, "device", json_integer(v));
+    }
+    json_t *ans = NULL;
+    int rc = call("POST", "/v1/containers", body, &ans, 201);
+    if (rc)
+        return rc;
+    printf("%s\n", json_string_value(json_object_get(ans, "id")));
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(ans, "env"), k, v)
+        printf("%s=%s\n", k, json_string_value(v));
+    json_decref(ans);
+    return 0;
+}
+
+int cmd_rm(int argc, char **argv)
+{
+    static const char *use = "convgpu rm ID|NAME";
+    if (cli_wants_help(argc, argv)) {
+        printf("Usage: %s\n\nRemoves a container: its processes lose their connection, waiting\n"
+               "requests fail, and its assignment returns to the device at once.\n", use);
+        return 0;
+    }
+    if (!check_args(argc, argv, NULL, 1, use))
+        return 2;
+    char path[256];
+    if (container_path(positional(argc, argv, 0), path, sizeof path))
+        return 2;
+    json_t *ans = NULL;
+    int rc = call("DELETE", path, NULL, &ans, 200);
+    if (rc)
+        return rc;
+    printf("%s\n", json_string_value(json_object_get(ans, "removed")));
+    json_decref(ans);
+    return 0;
+}
+
+int cmd_set(int argc, char **argv)
+{
+    static const char *use = "convgpu set ID|NAME --gpu-memory SIZE";
+    if (cli_wants_help(argc, argv)) {
+        printf("Usage: %s\n\nChanges a container's limit while it runs. Lowering below its current\n"
+               "use is refused; raising takes effect when it is safe (it may wait for memory\n"
+               "like any request).\n", use);
+        return 0;
+    }
+    const char *id = NULL, *mem = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--gpu-memory") == 0 && i + 1 < argc)
+            mem = argv[++i];
+        else if (argv[i][0] != '-' && !id)
+            id = argv[i];
+        else {
+            fprintf(stderr, "convgpu set: unexpected '%s'\nUsage: %s\n", argv[i], use);
+            return 2;
+        }
+    }
+    uint64_t limit;
+    const char *err = "required";
+    if (!id || !mem || cg_parse_size(mem, &limit, &err) != 0 || limit == 0) {
+        fprintf(stderr, "convgpu set: %s\nUsage: %s\n", !id ? "container id missing" : err, use);
+        return 2;
+    }
+    char path[256];
+    if (container_path(id, path, sizeof path))
+        return 2;
+    strncat(path, "/limit", sizeof path - strlen(path) - 1);
+    json_t *ans = NULL;
+    int rc = call("PUT", path, json_pack("{s:I}", "gpu_memory", (json_int_t)limit), &ans, 200);
+    if (rc)
+        return rc;
+    char b[CG_SIZE_BUFLEN];
+    if (json_is_true(json_object_get(ans, "limit_pending")))
+        printf("%s: raise to %s waits for memory; limit stays %s until then\n", id, mem,
+               sz(json_object_get(ans, "limit"), b));
+    else
+        printf("%s: limit %s\n", id, sz(json_object_get(ans, "limit"), b));
+    json_decref(ans);
+    return 0;
+}
+
+int cmd_policy(int argc, char **argv)
+{
+    static const char *use = "convgpu policy [RESUME] [--placement NAME]";
+    if (cli_wants_help(argc, argv)) {
+        printf("Usage: %s\n\nWithout arguments prints the policies. RESUME picks who gets memory\n"
+               "when it returns: fifo, best-fit, recent, random, aging-fit. --placement picks\n"
+               "the GPU for new containers: first-fit, least-loaded, binpack.\n", use);
+        return 0;
+    }
+    json_t *body = json_object();
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--placement") == 0 && i + 1 < argc)
+            json_object_set_new(body, "placement", json_string(argv[++i]));
+        else if (argv[i][0] != '-' && !json_object_get(body, "resume"))
+            json_object_set_new(body, "resume", json_string(argv[i]));
+        else {
+            fprintf(stderr, "convgpu policy: unexpected '%s'\nUsage: %s\n", argv[i], use);
+            json_decref(body);
+            return 2;
+        }
+    }
+    json_t *ans = NULL;
+    int rc;
+    if (json_object_size(body) == 0) {
+        json_decref(body);
+        rc = call("GET", "/v1/policy", NULL, &ans, 200);
+    } else {
+        rc = call("PUT", "/v1/policy", body, &ans, 200);
+    }
+    if (rc)
+        return rc;
+    printf("resume: %s\nplacement: %s\n", json_string_value(json_object_get(ans, "resume")),
+           json_string_value(json_object_get(ans, "placement")));
+    json_decref(ans);
+    return 0;
+}
+
+int cmd_events(int argc, char **argv)
+{
+    static const char *use = "convgpu events [--json]";
+    static const char *const flags[] = {"--json", NULL};
+    if (cli_wants_help(argc, argv)) {
+        printf("Usage: %s\n\nPrints the daemon's recent decisions: admit, assign, grant, suspend,\n"
+               "resume, reject, release, process connect/exit, removal — with reasons.\n", use);
+        return 0;
+    }
+    if (!check_args(argc, argv, flags, 0, use))
+        return 2;
+    json_t *ans = NULL;
+    int rc = call("GET", "/v1/events", NULL, &ans, 200);
+    if (rc)
+        return rc;
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(ans, "events"), i, e) {
+        if (has_flag(argc, argv, "--json")) {
+            char *s = json_dumps(e, JSON_COMPACT);
+            if (s)
+                puts(s);
+            free(s);
+            continue;
+        }
+        char b[CG_SIZE_BUFLEN];
+        printf("%6lld %-8s %-14s pid=%-7lld %9s %s\n",
+               (long long)json_integer_value(json_object_get(e, "seq")),
+               json_string_value(json_object_get(e, "type")),
+               json_string_value(json_object_get(e, "container")),
+               (long long)json_integer_value(json_object_get(e, "pid")),
+               sz(json_object_get(e, "bytes"), b),
+               json_string_value(json_object_get(e, "reason")) ? json_string_value(json_object_get(e, "reason")) : "");
+    }
+    json_decref(ans);
+    return 0;
+}

@@ -1,0 +1,172 @@
+/* cmd_run.c — `convgpu run`: register a container with a limit, run the command in it under the
+ * interposer, remove the container when the command exits, exit with the command's status.
+ * The daemon removes the container by itself if this process dies first (auto_remove). */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "http.h"
+#include "size.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "Usage: convgpu run --gpu-memory SIZE [--device N] [--name NAME] [--quiet] -- CMD [ARGS...]\n\n"
+               "Runs CMD as a container with a GPU-memory limit. Allocations within the limit\n"
+               "that do not fit in free memory right now wait (the container is suspended)\n"
+               "until the scheduling policy resumes it; allocations beyond the limit fail\n"
+               "with CUDA_ERROR_OUT_OF_MEMORY. Exits with CMD's status.\n\n"
+               "  --gpu-memory SIZE  the limit: 512MiB, 1GiB, 1G, 1.5GiB or bytes\n"
+               "  --device N         the GPU (default: the placement policy chooses)\n"
+               "  --name NAME        a name for convgpu ps / inspect / rm\n"
+               "  --quiet            do not print the container id\n");
+}
+
+static pid_t child = -1;
+
+static void forward(int sig)
+{
+    if (child > 0)
+        kill(child, sig);
+}
+
+/* Prepends value to a colon-separated variable instead of overwriting the user's. */
+static int set_path_var(const char *name, const char *value)
+{
+    const char *old = getenv(name);
+    if (!old || !*old)
+        return setenv(name, value, 1);
+    size_t n = strlen(value) + strlen(old) + 2;
+    char *v = malloc(n);
+    if (!v)
+        return -1;
+    snprintf(v, n, "%s:%s", value, old);
+    int rc = setenv(name, v, 1);
+    free(v);
+    return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"gpu-memory", required_argument, NULL, 'm'},
+        {"device", required_argument, NULL, 'd'},
+        {"name", required_argument, NULL, 'n'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *mem = NULL, *name = NULL;
+    long device = -1;
+    bool quiet = false;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'm': mem = optarg; break;
+        case 'n': name = optarg; break;
+        case 'q': quiet = true; break;
+        case 'd': {
+            char *end;
+            errno = 0;
+            device = strtol(optarg, &end, 10);
+            if (errno || *end || device < 0 || device > 1024) {
+                fprintf(stderr, "convgpu run: --device takes a GPU index such as 0\n");
+                return 2;
+            }
+            break;
+        }
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (!mem) {
+        fprintf(stderr, "convgpu run: --gpu-memory SIZE is required (e.g. --gpu-memory 1GiB)\n");
+        return 2;
+    }
+    uint64_t limit;
+    const char *err;
+    if (cg_parse_size(mem, &limit, &err) != 0 || limit == 0) {
+        fprintf(stderr, "convgpu run: bad --gpu-memory '%s': %s\n", mem,
+                limit == 0 && !err ? "must be greater than zero" : err);
+        return 2;
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "convgpu run: no command given (convgpu run --gpu-memory 1GiB -- CMD ...)\n");
+        return 2;
+    }
+    char **cmd = argv + optind;
+
+    json_t *body = json_pack("{s:I,s:b}", "gpu_memory", (json_int_t)limit, "auto_remove", 1);
+    if (name)
+        json_object_set_new(body, "name", json_string(name));
+    if (device >= 0)
+        json_object_set_new(body, "device", json_integer(device));
+    json_t *ans = NULL;
+    char terr[512];
+    long st = cli_request("POST", "/v1/containers", body, &ans, terr, sizeof terr);
+    if (st != 201) {
+        cli_report_error(st, ans, terr);
+        json_decref(ans);
+        return 125; /* like docker run: the runner failed, not the command */
+    }
+    const char *id = json_string_value(json_object_get(ans, "id"));
+    char cid[128];
+    snprintf(cid, sizeof cid, "%s", id ? id : "");
+    if (!quiet)
+        fprintf(stderr, "convgpu: container %s (limit %s, device %lld)\n", cid, mem,
+                (long long)json_integer_value(json_object_get(ans, "device")));
+
+    json_t *env = json_object_get(ans, "env");
+    const char *k;
+    json_t *v;
+    json_object_foreach(env, k, v) {
+        const char *s = json_string_value(v);
+        if (!s)
+            continue;
+        if (strcmp(k, "LD_PRELOAD") == 0 || strcmp(k, "LD_LIBRARY_PATH") == 0)
+            set_path_var(k, s);
+        else
+            setenv(k, s, 1);
+    }
+    json_decref(ans);
+
+    struct sigaction sa = {.sa_handler = forward};
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    child = fork();
+    if (child < 0) {
+        fprintf(stderr, "convgpu run: fork: %s\n", strerror(errno));
+        return 125;
+    }
+    if (child == 0) {
+        execvp(cmd[0], cmd);
+        fprintf(stderr, "convgpu run: cannot run %s: %s\n", cmd[0], strerror(errno));
+        _exit(errno == ENOENT ? 127 : 126);
+    }
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGQUIT, &sa, NULL);
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+        ;
+
+    char path[256];
+    snprintf(path, sizeof path, "/v1/containers/%s", cid);
+    ans = NULL;
+    st = cli_request("DELETE", path, NULL, &ans, terr, sizeof terr);
+    if (st != 200 && st != 404)
+        cli_report_error(st, ans, terr);
+    json_decref(ans);
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return 1;
+}

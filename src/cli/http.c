@@ -1,0 +1,108 @@
+/* http.c — libcurl over the daemon's UNIX control socket, JSON in and out via jansson. */
+#include "http.h"
+
+#include <curl/curl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char runtime_dir[PATH_MAX];
+
+void cli_set_runtime_dir(const char *dir)
+{
+    snprintf(runtime_dir, sizeof runtime_dir, "%s", dir);
+}
+
+const char *cli_runtime_dir(void)
+{
+    if (!runtime_dir[0]) {
+        const char *e = getenv("CONVGPU_RUNTIME_DIR");
+        snprintf(runtime_dir, sizeof runtime_dir, "%s", e && *e ? e : "/run/convgpu");
+    }
+    return runtime_dir;
+}
+
+struct buf {
+    char *data;
+    size_t len;
+};
+
+static size_t collect(char *ptr, size_t size, size_t n, void *ud)
+{
+    struct buf *b = ud;
+    size_t add = size * n;
+    if (b->len + add > (16u << 20))
+        return 0; /* a control answer never gets this big */
+    char *nd = realloc(b->data, b->len + add + 1);
+    if (!nd)
+        return 0;
+    memcpy(nd + b->len, ptr, add);
+    b->data = nd;
+    b->len += add;
+    b->data[b->len] = '\0';
+    return add;
+}
+
+long cli_request(const char *method, const char *path, json_t *body, json_t **out, char *error,
+                 size_t errlen)
+{
+    if (out)
+        *out = NULL;
+    char sock[PATH_MAX + 16], url[512];
+    snprintf(sock, sizeof sock, "%s/control.sock", cli_runtime_dir());
+    snprintf(url, sizeof url, "http://convgpu%s", path);
+    CURL *c = curl_easy_init();
+    if (!c) {
+        snprintf(error, errlen, "cannot initialise libcurl");
+        json_decref(body);
+        return 0;
+    }
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    json_decref(body);
+    struct buf b = {0};
+    struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
+    curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, sock);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    if (text)
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, text);
+    CURLcode rc = curl_easy_perform(c);
+    long status = 0;
+    if (rc != CURLE_OK) {
+        snprintf(error, errlen, "cannot reach convgpud at %s: %s (is the daemon running? "
+                                "start it with: convgpud --runtime-dir %s --emulate 5GiB)",
+                 sock, curl_easy_strerror(rc), cli_runtime_dir());
+    } else {
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        if (out && b.len) {
+            json_error_t jerr;
+            *out = json_loadb(b.data, b.len, 0, &jerr);
+            if (!*out) {
+                snprintf(error, errlen, "daemon answered something that is not JSON: %s", jerr.text);
+                status = 0;
+            }
+        }
+    }
+    curl_slist_free_all(hdr);
+    curl_easy_cleanup(c);
+    free(text);
+    free(b.data);
+    return status;
+}
+
+void cli_report_error(long status, json_t *answer, const char *transport_error)
+{
+    if (status == 0) {
+        fprintf(stderr, "convgpu: %s\n", transport_error);
+        return;
+    }
+    const char *msg = json_string_value(json_object_get(answer, "error"));
+    fprintf(stderr, "convgpu: %s (HTTP %ld)\n", msg ? msg : "unexpected answer from the daemon",
+            status);
+}

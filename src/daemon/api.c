@@ -1,0 +1,644 @@
+/* api.c — the control API: HTTP/1.1 + JSON on a UNIX socket (curl --unix-socket works), served
+ * by libmicrohttpd inside the daemon's epoll loop, JSON by jansson. Routes (all under /v1):
+ *
+ *   GET    /v1/version                    daemon and API version
+ *   GET    /v1/devices                    capacity, reserve, assigned, used, context charge
+ *   GET    /v1/containers                 every container
+ *   POST   /v1/containers                 create {"gpu_memory": "1GiB", "name", "id", "device",
+ *                                         "auto_remove"}; answers the container and the env its
+ *                                         processes need
+ *   GET    /v1/containers/{id}            inspect (processes, pending requests, suspension)
+ *   DELETE /v1/containers/{id}            remove; its assignment returns at once
+ *   PUT    /v1/containers/{id}/limit      {"gpu_memory": SIZE}: lowering below use is refused
+ *   GET    /v1/policy, PUT /v1/policy     {"resume": NAME, "placement": NAME}
+ *   GET    /v1/events?since=N             recent decision events (ring buffer), oldest first
+ *
+ * Every request body is parsed strictly: unknown fields, wrong types and bad sizes are a 400 with
+ * a message saying what to send instead, and change nothing. Callers are identified by
+ * SO_PEERCRED; a non-root caller may only touch containers it created. */
+#include "api.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "size.h"
+#include "store.h"
+
+#define API_VERSION 1
+#define MAX_BODY (64 * 1024)
+#define EVENT_RING 4096
+
+struct event_rec {
+    uint64_t seq;
+    json_t *obj;
+};
+
+struct api {
+    struct daemon *d;
+    struct MHD_Daemon *mhd;
+    int epfd;
+    struct event_rec ring[EVENT_RING];
+    uint64_t next_seq;
+};
+
+struct request_ctx {
+    char *body;
+    size_t len;
+    bool too_big;
+};
+
+/* ---- responses ---------------------------------------------------------------------------- */
+
+static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, json_t *obj)
+{
+    char *text = json_dumps(obj, JSON_COMPACT);
+    json_decref(obj);
+    if (!text)
+        return MHD_NO;
+    size_t n = strlen(text);
+    text[n] = '\n'; /* replace the terminator: one JSON document per line */
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(n + 1, text, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    enum MHD_Result ret = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *conn, unsigned status, const char *fmt,
+                                  ...) __attribute__((format(printf, 3, 4)));
+static enum MHD_Result send_error(struct MHD_Connection *conn, unsigned status, const char *fmt,
+                                  ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return send_json(conn, status, json_pack("{s:s}", "error", msg));
+}
+
+/* ---- views -------------------------------------------------------------------------------- */
+
+static json_t *device_json(struct daemon *d, unsigned i)
+{
+    cg_device_info di = {0};
+    cg_device_get(d->core, i, &di);
+    uint64_t used = 0;
+    for (struct container *c = d->containers; c; c = c->next)
+        if (c->device == i)
+            used += container_used_bytes(c);
+    return json_pack("{s:I,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "index", (json_int_t)i,
+                     "name", d->devices[i].name, "uuid", d->devices[i].uuid, "total",
+                     (json_int_t)di.total, "reserve", (json_int_t)di.reserve, "capacity",
+                     (json_int_t)di.capacity, "assigned", (json_int_t)di.assigned, "used",
+                     (json_int_t)used, "free", (json_int_t)di.free, "context_charge",
+                     (json_int_t)di.context_charge, "containers", (json_int_t)di.ncontainers,
+                     "suspended", (json_int_t)di.nsuspended);
+}
+
+static json_t *container_env_json(struct daemon *d, struct container *c)
+{
+    json_t *env = json_object();
+    json_object_set_new(env, "LD_PRELOAD", json_string(d->lib_path));
+    json_object_set_new(env, "CONVGPU_SOCKET", json_string(c->sock_path));
+    const char *uuid = d->devices[c->device].uuid;
+    char idx[16];
+    snprintf(idx, sizeof idx, "%u", c->device);
+    json_object_set_new(env, "CUDA_VISIBLE_DEVICES", json_string(uuid[0] ? uuid : idx));
+    if (d->opt.emulate[0]) {
+        json_object_set_new(env, "LD_LIBRARY_PATH", json_string(d->emu_dir));
+        json_object_set_new(env, "CONVGPU_EMU_DEVICES", json_string(d->opt.emulate));
+        json_object_set_new(env, "CONVGPU_EMU_STATE", json_string(d->emu_state));
+        const char *ctx = getenv("CONVGPU_EMU_CONTEXT");
+        if (ctx)
+            json_object_set_new(env, "CONVGPU_EMU_CONTEXT", json_string(ctx));
+        const char *gran = getenv("CONVGPU_EMU_GRANULARITY");
+        if (gran)
+            json_object_set_new(env, "CONVGPU_EMU_GRANULARITY", json_string(gran));
+    }
+    return env;
+}
+
+static json_t *container_json(struct daemon *d, struct container *c, bool detail)
+{
+    uint64_t now = loop_now_ns();
+    cg_container_info ci = {0};
+    cg_container_get(d->core, c->cid, now, &ci);
+    json_t *o = json_pack(
+        "{s:s,s:s,s:I,s:I,s:I,s:I,s:s,s:I,s:f,s:I,s:I}", "id", c->id, "name", c->name, "device",
+        (json_int_t)c->device, "limit", (json_int_t)ci.limit, "assigned", (json_int_t)ci.assigned,
+        "used", (json_int_t)container_used_bytes(c), "state",
+        ci.state == CG_STATE_SUSPENDED ? "suspended" : "running", "created", (json_int_t)c->created_unix,
+        "suspended_total_s", (double)ci.total_suspended / 1e9, "processes",
+        (json_int_t)ci.nprocesses, "pending", (json_int_t)ci.npending);
+    if (!o)
+        return NULL;
+    if (ci.state == CG_STATE_SUSPENDED)
+        json_object_set_new(o, "suspended_for_s",
+                            json_real((double)(now - ci.suspended_since) / 1e9));
+    if (!detail)
+        return o;
+    json_object_set_new(o, "socket", json_string(c->sock_path));
+    json_object_set_new(o, "dir", json_string(c->dir));
+    json_object_set_new(o, "auto_remove", json_boolean(c->auto_remove));
+    json_object_set_new(o, "owner_pid", json_integer(c->owner_pid));
+    json_object_set_new(o, "committed", json_integer((json_int_t)ci.used));
+    json_t *procs = json_array();
+    for (struct proc *p = c->procs; p; p = p->next) {
+        if (!p->welcomed)
+            continue;
+        unsigned waiting = 0;
+        for (struct pending *r = c->pending; r; r = r->next)
+            if (r->proc == p)
+                waiting++;
+        json_array_append_new(procs, json_pack("{s:i,s:I,s:i,s:b,s:i}", "pid", (int)p->pid, "used",
+                                               (json_int_t)proc_used_bytes(p), "slot", (int)p->slot,
+                                               "connected", p->fd >= 0, "pending", (int)waiting));
+    }
+    json_object_set_new(o, "process_list", procs);
+    json_t *pend = json_array();
+    for (struct pending *r = c->pending; r; r = r->next)
+        json_array_append_new(pend, json_pack("{s:i,s:I,s:f}", "pid", r->proc ? (int)r->proc->pid : 0,
+                                              "bytes", (json_int_t)r->bytes, "waiting_s",
+                                              (double)(now - r->since) / 1e9));
+    json_object_set_new(o, "pending_requests", pend);
+    return o;
+}
+
+/* ---- events ------------------------------------------------------------------------------- */
+
+static void ring_push(struct api *a, json_t *obj)
+{
+    struct event_rec *slot = &a->ring[a->next_seq % EVENT_RING];
+    if (slot->obj)
+        json_decref(slot->obj);
+    json_object_set_new(obj, "seq", json_integer((json_int_t)a->next_seq));
+    json_object_set_new(obj, "time", json_real((double)time(NULL)));
+    slot->seq = a->next_seq++;
+    slot->obj = obj;
+}
+
+void api_core_event(struct daemon *d, struct container *c, struct proc *p, const cg_event *ev)
+{
+    if (!d->api)
+        return;
+    json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:I}", "type", cg_event_kind_name(ev->kind), "reason",
+                          cg_reason_str(ev->reason), "container", c ? c->id : "", "device",
+                          (json_int_t)ev->device, "bytes", (json_int_t)ev->bytes);
+    if (!o)
+        return;
+    if (p)
+        json_object_set_new(o, "pid", json_integer(p->pid));
+    ring_push(d->api, o);
+}
+
+void api_process_event(struct daemon *d, struct container *c, struct proc *p, const char *what)
+{
+    if (!d->api)
+        return;
+    json_t *o = json_pack("{s:s,s:s,s:i,s:I}", "type", what, "container", c->id, "pid", (int)p->pid,
+                          "bytes", (json_int_t)proc_used_bytes(p));
+    if (o)
+        ring_push(d->api, o);
+}
+
+void api_container_removed(struct daemon *d, struct container *c)
+{
+    if (!d->api)
+        return;
+    json_t *o = json_pack("{s:s,s:s}", "type", "removed", "container", c->id);
+    if (o)
+        ring_push(d->api, o);
+}
+
+/* ---- request parsing ---------------------------------------------------------------------- */
+
+/* Sizes are given as a JSON integer (bytes) or a string ("1.5GiB"). */
+static int json_size(json_t *v, uint64_t *out, const char **err)
+{
+    if (json_is_integer(v)) {
+        json_int_t n = json_integer_value(v);
+        if (n <= 0) {
+            *err = "size must be positive";
+            return -1;
+        }
+        *out = (uint64_t)n;
+        return 0;
+    }
+    if (json_is_string(v))
+        return cg_parse_size(json_string_value(v), out, err);
+    *err = "size must be a number of bytes or a string such as \"1GiB\"";
+    return -1;
+}
+
+static bool only_keys(json_t *obj, const char *const *allowed, const char **bad)
+{
+    const char *key;
+    json_t *val;
+    json_object_foreach(obj, key, val) {
+        (void)val;
+        bool ok = false;
+        for (const char *const *a = allowed; *a; a++)
+            if (strcmp(*a, key) == 0)
+                ok = true;
+        if (!ok) {
+            *bad = key;
+            return false;
+        }
+    }
+    return true;
+}
+
+static json_t *parse_body(struct request_ctx *rc, struct MHD_Connection *conn, enum MHD_Result *ret)
+{
+    json_error_t jerr;
+    json_t *body = rc->len ? json_loadb(rc->body, rc->len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
+    if (!body) {
+        *ret = send_error(conn, 400, "request body must be a JSON object%s%s", rc->len ? ": " : "",
+                          rc->len ? jerr.text : "");
+        return NULL;
+    }
+    if (!json_is_object(body)) {
+        json_decref(body);
+        *ret = send_error(conn, 400, "request body must be a JSON object");
+        return NULL;
+    }
+    return body;
+}
+
+static bool peer_cred(struct MHD_Connection *conn, struct ucred *cred)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    socklen_t len = sizeof *cred;
+    return ci && getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, cred, &len) == 0;
+}
+
+static bool may_touch(const struct ucred *cred, const struct container *c)
+{
+    return cred->uid == 0 || cred->uid == geteuid() || cred->uid == c->owner_uid;
+}
+
+/* ---- handlers ----------------------------------------------------------------------------- */
+
+static enum MHD_Result create_container(struct daemon *d, struct MHD_Connection *conn,
+                                        struct request_ctx *rc, const struct ucred *cred)
+{
+    enum MHD_Result ret;
+    json_t *body = parse_body(rc, conn, &ret);
+    if (!body)
+        return ret;
+    static const char *const allowed[] = {"gpu_memory", "name", "id", "device", "auto_remove", NULL};
+    const char *bad = NULL, *err = NULL;
+    if (!only_keys(body, allowed, &bad)) {
+        ret = send_error(conn, 400, "unknown field '%s' (allowed: gpu_memory, name, id, device, "
+                                    "auto_remove)", bad);
+        goto out;
+    }
+    uint64_t limit;
+    json_t *gm = json_object_get(body, "gpu_memory");
+    if (!gm) {
+        ret = send_error(conn, 400, "gpu_memory is required (e.g. \"1GiB\")");
+        goto out;
+    }
+    if (json_size(gm, &limit, &err) != 0) {
+        ret = send_error(conn, 400, "gpu_memory: %s", err);
+        goto out;
+    }
+    json_t *jname = json_object_get(body, "name"), *jid = json_object_get(body, "id");
+    json_t *jdev = json_object_get(body, "device"), *jauto = json_object_get(body, "auto_remove");
+    if ((jname && !json_is_string(jname)) || (jid && !json_is_string(jid)) ||
+        (jdev && !json_is_integer(jdev)) || (jauto && !json_is_boolean(jauto))) {
+        ret = send_error(conn, 400, "name and id are strings, device an integer, auto_remove a "
+                                    "boolean");
+        goto out;
+    }
+    int device = -1;
+    if (jdev) {
+        json_int_t v = json_integer_value(jdev);
+        if (v < 0 || v >= (json_int_t)d->ndevices) {
+            ret = send_error(conn, 400, "device %lld does not exist (this node has %u)",
+                             (long long)v, d->ndevices);
+            goto out;
+        }
+        device = (int)v;
+    }
+    bool auto_remove = jauto && json_is_true(jauto);
+    struct container *c = NULL;
+    char msg[256];
+    int rcode = container_create(d, jid ? json_string_value(jid) : NULL,
+                                 jname ? json_string_value(jname) : NULL, device, limit, cred->uid,
+                                 cred->gid, auto_remove ? cred->pid : 0, auto_remove, &c, msg,
+                                 sizeof msg);
+    if (rcode != 0) {
+        ret = send_error(conn, rcode == -EEXIST ? 409 : rcode == -EIO || rcode == -ENOMEM ? 500 : 400,
+                         "%s", msg);
+        goto out;
+    }
+    json_t *o = container_json(d, c, true);
+    json_object_set_new(o, "env", container_env_json(d, c));
+    ret = send_json(conn, 201, o);
+out:
+    json_decref(body);
+    return ret;
+}
+
+static enum MHD_Result set_limit(struct daemon *d, struct MHD_Connection *conn,
+                                 struct request_ctx *rc, struct container *c)
+{
+    enum MHD_Result ret;
+    json_t *body = parse_body(rc, conn, &ret);
+    if (!body)
+        return ret;
+    static const char *const allowed[] = {"gpu_memory", NULL};
+    const char *bad = NULL, *err = NULL;
+    uint64_t limit;
+    if (!only_keys(body, allowed, &bad)) {
+        ret = send_error(conn, 400, "unknown field '%s' (send {\"gpu_memory\": SIZE})", bad);
+    } else if (!json_object_get(body, "gpu_memory") ||
+               json_size(json_object_get(body, "gpu_memory"), &limit, &err) != 0) {
+        ret = send_error(conn, 400, "gpu_memory: %s", err ? err : "required");
+    } else {
+        char msg[256];
+        bool pending = false;
+        if (container_set_limit(d, c, limit, &pending, msg, sizeof msg) != 0) {
+            ret = send_error(conn, 409, "%s", msg);
+        } else {
+            json_t *o = container_json(d, c, true);
+            json_object_set_new(o, "limit_pending", json_boolean(pending));
+            if (pending)
+                json_object_set_new(o, "requested_limit", json_integer((json_int_t)limit));
+            ret = send_json(conn, 200, o);
+        }
+    }
+    json_decref(body);
+    return ret;
+}
+
+static enum MHD_Result set_policy(struct daemon *d, struct MHD_Connection *conn,
+                                  struct request_ctx *rc)
+{
+    enum MHD_Result ret;
+    json_t *body = parse_body(rc, conn, &ret);
+    if (!body)
+        return ret;
+    static const char *const allowed[] = {"resume", "placement", NULL};
+    const char *bad = NULL;
+    json_t *jr = json_object_get(body, "resume"), *jp = json_object_get(body, "placement");
+    cg_resume_policy rp = cg_get_resume_policy(d->core);
+    cg_placement_policy pp = cg_get_placement_policy(d->core);
+    if (!only_keys(body, allowed, &bad)) {
+        ret = send_error(conn, 400, "unknown field '%s' (allowed: resume, placement)", bad);
+    } else if ((jr && (!json_is_string(jr) || !cg_resume_policy_parse(json_string_value(jr), &rp))) ||
+               (jp && (!json_is_string(jp) ||
+                       !cg_placement_policy_parse(json_string_value(jp), &pp)))) {
+        ret = send_error(conn, 400, "unknown policy (resume: fifo, best-fit, recent, random, %s; "
+                                    "placement: first-fit, least-loaded, binpack)",
+                         cg_resume_policy_name(CG_RESUME_AGING_FIT));
+    } else {
+        for (struct container *c = d->containers; c; c = c->next)
+            container_freeze_sync(d, c);
+        cg_set_resume_policy(d->core, rp, loop_now_ns());
+        cg_set_placement_policy(d->core, pp);
+        for (struct container *c = d->containers; c; c = c->next)
+            container_rebalance(d, c, NULL);
+        if (d->store) {
+            store_set(d->store, "resume_policy", cg_resume_policy_name(rp));
+            store_set(d->store, "placement_policy", cg_placement_policy_name(pp));
+        }
+        log_info("policy: resume %s, placement %s", cg_resume_policy_name(rp),
+                 cg_placement_policy_name(pp));
+        ret = send_json(conn, 200, json_pack("{s:s,s:s}", "resume", cg_resume_policy_name(rp),
+                                             "placement", cg_placement_policy_name(pp)));
+    }
+    json_decref(body);
+    return ret;
+}
+
+static enum MHD_Result events(struct daemon *d, struct MHD_Connection *conn)
+{
+    struct api *a = d->api;
+    const char *since_s = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "since");
+    uint64_t since = 0;
+    if (since_s) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(since_s, &end, 10);
+        if (errno || *end || end == since_s)
+            return send_error(conn, 400, "since must be an event sequence number");
+        since = v;
+    }
+    uint64_t first = a->next_seq > EVENT_RING ? a->next_seq - EVENT_RING : 0;
+    if (since < first)
+        since = first;
+    json_t *arr = json_array();
+    for (uint64_t s = since; s < a->next_seq; s++)
+        json_array_append(arr, a->ring[s % EVENT_RING].obj);
+    return send_json(conn, 200, json_pack("{s:o,s:I}", "events", arr, "next", (json_int_t)a->next_seq));
+}
+
+static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, const char *url,
+                             const char *method, struct request_ctx *rc)
+{
+    struct ucred cred;
+    if (!peer_cred(conn, &cred))
+        return send_error(conn, 403, "cannot identify the caller");
+    bool get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
+    bool put = strcmp(method, "PUT") == 0, del = strcmp(method, "DELETE") == 0;
+
+    if (strcmp(url, "/v1/version") == 0 && get)
+        return send_json(conn, 200, json_pack("{s:s,s:i,s:s}", "version", "0.1.0", "api",
+                                              API_VERSION, "mode",
+                                              d->opt.emulate[0] ? "emulated" : "nvidia"));
+    if (strcmp(url, "/v1/devices") == 0 && get) {
+        json_t *arr = json_array();
+        for (unsigned i = 0; i < d->ndevices; i++)
+            json_array_append_new(arr, device_json(d, i));
+        return send_json(conn, 200, arr);
+    }
+    if (strcmp(url, "/v1/containers") == 0) {
+        if (get) {
+            json_t *arr = json_array();
+            for (struct container *c = d->containers; c; c = c->next)
+                json_array_append_new(arr, container_json(d, c, false));
+            return send_json(conn, 200, arr);
+        }
+        if (post)
+            return create_container(d, conn, rc, &cred);
+        return send_error(conn, 405, "use GET or POST on /v1/containers");
+    }
+    if (strncmp(url, "/v1/containers/", 15) == 0) {
+        char id[CONTAINER_ID_MAX + 2];
+        const char *rest = url + 15, *slash = strchr(rest, '/');
+        size_t n = slash ? (size_t)(slash - rest) : strlen(rest);
+        if (n == 0 || n > CONTAINER_ID_MAX)
+            return send_error(conn, 404, "no such container");
+        memcpy(id, rest, n);
+        id[n] = '\0';
+        struct container *c = container_find(d, id);
+        if (!c)
+            return send_error(conn, 404, "no such container: %s", id);
+        if (!slash) {
+            if (get)
+                return send_json(conn, 200, container_json(d, c, true));
+            if (del) {
+                if (!may_touch(&cred, c))
+                    return send_error(conn, 403, "container %s belongs to uid %d", c->id,
+                                      (int)c->owner_uid);
+                char cid[CONTAINER_ID_MAX + 1];
+                snprintf(cid, sizeof cid, "%s", c->id);
+                container_remove(d, c, "removed through the API");
+                return send_json(conn, 200, json_pack("{s:s}", "removed", cid));
+            }
+            return send_error(conn, 405, "use GET or DELETE on a container");
+        }
+        if (strcmp(slash, "/limit") == 0) {
+            if (!put)
+                return send_error(conn, 405, "use PUT on /limit");
+            if (!may_touch(&cred, c))
+                return send_error(conn, 403, "container %s belongs to uid %d", c->id,
+                                  (int)c->owner_uid);
+            return set_limit(d, conn, rc, c);
+        }
+        return send_error(conn, 404, "unknown resource %s", url);
+    }
+    if (strcmp(url, "/v1/policy") == 0) {
+        if (get)
+            return send_json(conn, 200,
+                             json_pack("{s:s,s:s}", "resume",
+                                       cg_resume_policy_name(cg_get_resume_policy(d->core)),
+                                       "placement",
+                                       cg_placement_policy_name(cg_get_placement_policy(d->core))));
+        if (put) {
+            if (cred.uid != 0 && cred.uid != geteuid())
+                return send_error(conn, 403, "only root or the daemon's user may change policy");
+            return set_policy(d, conn, rc);
+        }
+        return send_error(conn, 405, "use GET or PUT on /v1/policy");
+    }
+    if (strcmp(url, "/v1/events") == 0 && get)
+        return events(d, conn);
+    return send_error(conn, 404, "unknown resource %s (the API lives under /v1)", url);
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,
+                               const char *method, const char *version, const char *upload,
+                               size_t *upload_size, void **con_cls)
+{
+    (void)version;
+    struct daemon *d = cls;
+    struct request_ctx *rc = *con_cls;
+    if (!rc) {
+        rc = calloc(1, sizeof *rc);
+        if (!rc)
+            return MHD_NO;
+        *con_cls = rc;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (rc->len + *upload_size > MAX_BODY) {
+            rc->too_big = true;
+        } else {
+            char *nb = realloc(rc->body, rc->len + *upload_size + 1);
+            if (!nb)
+                return MHD_NO;
+            memcpy(nb + rc->len, upload, *upload_size);
+            rc->body = nb;
+            rc->len += *upload_size;
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (rc->too_big)
+        return send_error(conn, 413, "request body larger than %d bytes", MAX_BODY);
+    return route(d, conn, url, method, rc);
+}
+
+static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                      enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)conn;
+    (void)toe;
+    struct request_ctx *rc = *con_cls;
+    if (rc) {
+        free(rc->body);
+        free(rc);
+        *con_cls = NULL;
+    }
+}
+
+static void api_ready(void *ctx, uint32_t events)
+{
+    (void)events;
+    struct api *a = ctx;
+    MHD_run(a->mhd);
+}
+
+int api_timeout_ms(struct daemon *d)
+{
+    if (!d->api)
+        return -1;
+    MHD_UNSIGNED_LONG_LONG t;
+    if (MHD_get_timeout(d->api->mhd, &t) != MHD_YES)
+        return -1;
+    return t > 60000 ? 60000 : (int)t;
+}
+
+int api_start(struct daemon *d, int listen_fd, char *err, size_t errlen)
+{
+    struct api *a = calloc(1, sizeof *a);
+    if (!a) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    a->d = d;
+    a->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, handler, d,
+                              MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_NOTIFY_COMPLETED,
+                              completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+                              MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
+                              MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024), MHD_OPTION_END);
+    if (!a->mhd) {
+        snprintf(err, errlen, "cannot start the HTTP server on the control socket");
+        free(a);
+        return -1;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(a->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+    if (!info || loop_add(d->loop, info->epoll_fd, EPOLLIN, api_ready, a) != 0) {
+        snprintf(err, errlen, "cannot watch the HTTP server");
+        MHD_stop_daemon(a->mhd);
+        free(a);
+        return -1;
+    }
+    a->epfd = info->epoll_fd;
+    d->api = a;
+    return 0;
+}
+
+void api_stop(struct daemon *d)
+{
+    struct api *a = d->api;
+    if (!a)
+        return;
+    loop_del(d->loop, a->epfd);
+    MHD_stop_daemon(a->mhd);
+    for (unsigned i = 0; i < EVENT_RING; i++)
+        if (a->ring[i].obj)
+            json_decref(a->ring[i].obj);
+    free(a);
+    d->api = NULL;
+}

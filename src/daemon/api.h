@@ -1,0 +1,20 @@
+/* api.h — the versioned HTTP/JSON control API on the daemon's control socket, and the stream of
+ * decision events it serves. Runs inside the daemon's epoll loop (no threads). */
+#ifndef CONVGPUD_API_H
+#define CONVGPUD_API_H
+
+#include "daemon.h"
+
+struct api;
+
+int api_start(struct daemon *d, int listen_fd, char *err, size_t errlen);
+void api_stop(struct daemon *d);
+/* Milliseconds until the API needs to run again (idle timeouts), or -1. */
+int api_timeout_ms(struct daemon *d);
+
+/* Hooks from the rest of the daemon into the event stream. */
+void api_core_event(struct daemon *d, struct container *c, struct proc *p, const cg_event *ev);
+void api_process_event(struct daemon *d, struct container *c, struct proc *p, const char *what);
+void api_container_removed(struct daemon *d, struct container *c);
+
+#endif

@@ -1,0 +1,313 @@
+/* client.c — one interposed process's connection to its container socket: accept, identity
+ * from SO_PEERCRED, HELLO/WELCOME with the ledger fd, message intake, and hang-up (process
+ * exit, SIGKILL included) which returns the process's memory at once. A client that sends
+ * anything malformed, or does not read its replies, is disconnected; nobody else notices. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "daemon.h"
+#include "log.h"
+#include "proto.h"
+
+#define MAX_PENDING_PER_PROC 256
+#define MAX_MSGS_PER_WAKEUP 64
+
+static uint64_t proc_start_time(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    /* Field 22; the command name (field 2) may contain spaces, so count from its ')'. */
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return 0;
+    unsigned long long start = 0;
+    int field = 2;
+    for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " ")) {
+        if (++field == 22) {
+            start = strtoull(tok, NULL, 10);
+            break;
+        }
+    }
+    return start;
+}
+
+static int send_msg(struct proc *p, const union cg_msg *m, int fd_to_pass)
+{
+    struct iovec iov = {.iov_base = (void *)m, .iov_len = m->hdr.length};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    char cbuf[CMSG_SPACE(sizeof(int))];
+    if (fd_to_pass >= 0) {
+        memset(cbuf, 0, sizeof cbuf);
+        mh.msg_control = cbuf;
+        mh.msg_controllen = sizeof cbuf;
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &fd_to_pass, sizeof(int));
+    }
+    ssize_t n;
+    do
+        n = sendmsg(p->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    return n == (ssize_t)m->hdr.length ? 0 : -1;
+}
+
+int client_reply_alloc(struct proc *p, uint64_t msg_id, uint32_t status)
+{
+    if (!p || p->fd < 0)
+        return -1;
+    union cg_msg m;
+    cg_proto_init(&m, CG_MSG_ALLOC_REPLY, msg_id);
+    m.alloc_reply.status = status;
+    if (send_msg(p, &m, -1) != 0) {
+        /* The reply queue of a live client is tiny; a full one means it stopped reading. */
+        log_warn("container %s: pid %d does not read its replies; disconnecting", p->c->id,
+                 (int)p->pid);
+        return -1;
+    }
+    return 0;
+}
+
+static uint32_t find_slot(struct container *c, pid_t pid)
+{
+    for (uint32_t i = 0; i < CG_LEDGER_SLOTS; i++) {
+        if (atomic_load(&c->ledger->slots[i].pid) != 0)
+            continue;
+        struct cg_ledger_slot *s = &c->ledger->slots[i];
+        atomic_store(&s->word, 0);
+        s->owner_start = proc_start_time(pid);
+        atomic_fetch_add(&s->generation, 1);
+        atomic_store(&s->pid, (uint32_t)pid);
+        if (atomic_load(&c->ledger->high_slot) < i + 1)
+            atomic_store(&c->ledger->high_slot, i + 1);
+        return i;
+    }
+    return UINT32_MAX;
+}
+
+static int handle_hello(struct daemon *d, struct proc *p, const struct cg_msg_hello *h)
+{
+    struct container *c = p->c;
+    uint32_t slot = UINT32_MAX;
+    if (h->flags & CG_HELLO_RECONNECT) {
+        /* Only the process that held the slot may take it back, and only if nobody holds it. */
+        if (h->slot < CG_LEDGER_SLOTS &&
+            atomic_load(&c->ledger->slots[h->slot].pid) == (uint32_t)p->pid &&
+            atomic_load(&c->ledger->slots[h->slot].generation) == h->generation) {
+            bool held = false;
+            for (struct proc *q = c->procs; q; q = q->next)
+                if (q != p && q->welcomed && q->slot == h->slot && q->fd >= 0)
+                    held = true;
+            if (!held)
+                slot = h->slot;
+        }
+        if (slot == UINT32_MAX)
+            log_info("container %s: pid %d: reconnect to slot %u refused; new slot", c->id,
+                     (int)p->pid, h->slot);
+    }
+    if (slot != UINT32_MAX) {
+        /* An adopted slot after a daemon restart: a placeholder proc may hold its account. */
+        for (struct proc *q = c->procs; q; q = q->next) {
+            if (q != p && q->welcomed && q->slot == slot && q->fd < 0) {
+                p->key = q->key;
+                p->known_to_core = q->known_to_core;
+                q->welcomed = false; /* hand over without releasing the slot */
+                q->known_to_core = false;
+                proc_drop(d, q, "adopted by reconnect");
+                break;
+            }
+        }
+    } else {
+        slot = find_slot(c, p->pid);
+        if (slot == UINT32_MAX) {
+            log_warn("container %s: no free ledger slot for pid %d", c->id, (int)p->pid);
+            return -1;
+        }
+    }
+    p->slot = slot;
+    p->welcomed = true;
+
+    union cg_msg m;
+    cg_proto_init(&m, CG_MSG_WELCOME, 0);
+    m.welcome.slot = slot;
+    m.welcome.generation = atomic_load(&c->ledger->slots[slot].generation);
+    m.welcome.device = c->device;
+    m.welcome.limit = c->limit;
+    m.welcome.granularity = c->ledger->granularity;
+    m.welcome.context_charge = c->ledger->context_charge;
+    if (send_msg(p, &m, c->ledger_fd) != 0)
+        return -1;
+    log_info("container %s: pid %d connected (slot %u)", c->id, (int)p->pid, slot);
+    api_process_event(d, c, p, "connect");
+    return 0;
+}
+
+static int handle_message(struct daemon *d, struct proc *p, const union cg_msg *m)
+{
+    switch (m->hdr.type) {
+    case CG_MSG_HELLO:
+        if (p->welcomed)
+            return -1;
+        return handle_hello(d, p, &m->hello);
+    case CG_MSG_ALLOC: {
+        if (!p->welcomed)
+            return -1;
+        unsigned n = 0;
+        for (struct pending *r = p->c->pending; r; r = r->next)
+            if (r->proc == p)
+                n++;
+        if (n >= MAX_PENDING_PER_PROC)
+            return -1;
+        decide_alloc(d, p, m->hdr.id, m->alloc.bytes);
+        return p->fd < 0 ? -1 : 0;
+    }
+    case CG_MSG_FREED:
+        if (!p->welcomed)
+            return -1;
+        decide_freed(d, p);
+        return 0;
+    default:
+        /* WELCOME, ALLOC_REPLY, ERROR only travel the other way. */
+        return -1;
+    }
+}
+
+static void client_readable(void *ctx, uint32_t events)
+{
+    struct proc *p = ctx;
+    struct daemon *d = p->c->d;
+    for (int i = 0; i < MAX_MSGS_PER_WAKEUP; i++) {
+        unsigned char buf[CG_MSG_MAX + 8];
+        ssize_t n = recv(p->fd, buf, sizeof buf, MSG_DONTWAIT | MSG_TRUNC);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                break;
+            proc_drop(d, p, "receive error");
+            return;
+        }
+        if (n == 0) {
+            proc_drop(d, p, "process exited");
+            return;
+        }
+        union cg_msg m;
+        const char *why = NULL;
+        if ((size_t)n > sizeof buf || cg_proto_decode(buf, (size_t)n, &m, &why) != 0) {
+            log_warn("container %s: pid %d sent a bad message (%s); disconnecting", p->c->id,
+                     (int)p->pid, why ? why : "oversized");
+            proc_drop(d, p, "protocol violation");
+            return;
+        }
+        if (handle_message(d, p, &m) != 0) {
+            if (p->fd >= 0) {
+                log_warn("container %s: pid %d: unexpected %s; disconnecting", p->c->id,
+                         (int)p->pid, cg_msg_type_name(m.hdr.type));
+                proc_drop(d, p, "protocol violation");
+            }
+            return;
+        }
+    }
+    if (events & (EPOLLHUP | EPOLLERR))
+        proc_drop(d, p, "process exited");
+}
+
+void client_accept(void *ctx, uint32_t events)
+{
+    (void)events;
+    struct container *c = ctx;
+    struct daemon *d = c->d;
+    for (;;) {
+        int fd = accept4(c->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+                log_warn("container %s: accept: %s", c->id, strerror(errno));
+            if (errno == EINTR)
+                continue;
+            return;
+        }
+        struct ucred cred;
+        socklen_t len = sizeof cred;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.pid <= 0) {
+            log_warn("container %s: no peer credentials; refusing", c->id);
+            close(fd);
+            continue;
+        }
+        struct proc *p = calloc(1, sizeof *p);
+        if (!p) {
+            close(fd);
+            continue;
+        }
+        p->c = c;
+        p->fd = fd;
+        p->pid = cred.pid;
+        p->uid = cred.uid;
+        p->key = ++d->next_key;
+        p->connected_at = loop_now_ns();
+        if (loop_add(d->loop, fd, EPOLLIN | EPOLLRDHUP, client_readable, p) != 0) {
+            close(fd);
+            free(p);
+            continue;
+        }
+        p->next = c->procs;
+        c->procs = p;
+    }
+}
+
+void proc_drop(struct daemon *d, struct proc *p, const char *why)
+{
+    struct container *c = p->c;
+    if (p->fd >= 0) {
+        loop_del(d->loop, p->fd);
+        close(p->fd);
+        p->fd = -1;
+    }
+    uint64_t used = proc_used_bytes(p);
+    if (p->known_to_core) {
+        cg_status st = cg_process_exit(d->core, c->cid, p->key, loop_now_ns());
+        if (st != CG_OK)
+            log_warn("container %s: pid %d: core exit: %s", c->id, (int)p->pid, cg_status_str(st));
+    }
+    for (struct pending **rp = &c->pending; *rp;) {
+        if ((*rp)->proc == p) {
+            struct pending *r = *rp;
+            *rp = r->next;
+            free(r);
+        } else {
+            rp = &(*rp)->next;
+        }
+    }
+    if (p->welcomed) {
+        struct cg_ledger_slot *s = &c->ledger->slots[p->slot];
+        atomic_store(&s->word, 0);
+        atomic_store(&s->pid, 0);
+        api_process_event(d, c, p, "exit");
+    }
+    if (p->welcomed || p->known_to_core)
+        log_info("container %s: pid %d gone (%s); %llu bytes returned", c->id, (int)p->pid, why,
+                 (unsigned long long)used);
+    for (struct proc **pp = &c->procs; *pp; pp = &(*pp)->next) {
+        if (*pp == p) {
+            *pp = p->next;
+            break;
+        }
+    }
+    free(p);
+    container_rebalance(d, c, NULL);
+}

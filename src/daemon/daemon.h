@@ -1,0 +1,149 @@
+/* daemon.h — convgpud's state: devices, containers, connected processes, pending requests.
+ *
+ * Follow one allocation: an interposed process calls cuMemAlloc_v2; if its ledger slot has
+ * quota it charges itself and never reaches here. Otherwise it sends ALLOC on its container's
+ * socket (client.c); the daemon freezes the container's quotas so the core sees exact use
+ * (container.c), asks the core (src/core), and answers from the core's decision events
+ * (decide.c): GRANT/RESUME charge the slot and reply, SUSPEND keeps the request pending,
+ * REJECT replies out-of-memory.
+ *
+ * Invariant kept by the daemon for every container c and process p known to the core:
+ *     core's use of p == quota half of p's ledger slot (bytes)
+ * so quota handed out is accounted as use, and sum(quota) <= assignment follows from the core's
+ * own U <= A. Processes only move the used half, within quota.
+ */
+#ifndef CONVGPUD_DAEMON_H
+#define CONVGPUD_DAEMON_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core.h"
+#include "ledger.h"
+#include "loop.h"
+
+#define CONTAINER_ID_MAX 64
+#define DEVICE_NAME_MAX 96
+
+struct daemon;
+struct container;
+
+struct pending {
+    uint64_t req;          /* core request id */
+    uint64_t msg_id;       /* the client's id, echoed in ALLOC_REPLY */
+    uint64_t bytes;
+    uint64_t since;        /* monotonic ns */
+    struct proc *proc;
+    struct pending *next;
+};
+
+struct proc {
+    struct container *c;
+    int fd;
+    pid_t pid;             /* from SO_PEERCRED */
+    uid_t uid;
+    uint64_t key;          /* the core's process key: unique per connection, never reused */
+    uint32_t slot;
+    bool welcomed;         /* HELLO answered: owns `slot` */
+    bool known_to_core;    /* has made a request, so the core tracks its use */
+    uint64_t connected_at;
+    struct proc *next;
+};
+
+struct container {
+    struct daemon *d;
+    char id[CONTAINER_ID_MAX + 1];
+    char name[CONTAINER_ID_MAX + 1];
+    cg_cid cid;
+    unsigned device;
+    uint64_t limit;        /* mirrors the core */
+    uid_t owner_uid;
+    gid_t owner_gid;
+    pid_t owner_pid;       /* removed when this process exits, if auto_remove */
+    int owner_pidfd;
+    bool auto_remove;
+    int64_t created_unix;  /* wall clock, seconds */
+    char dir[PATH_MAX + 96];
+    char sock_path[PATH_MAX + 128];
+    int listen_fd;
+    int ledger_fd;
+    struct cg_ledger *ledger;
+    struct proc *procs;
+    struct pending *pending;
+    struct container *next;
+};
+
+struct device {
+    char name[DEVICE_NAME_MAX];
+    char uuid[DEVICE_NAME_MAX];
+    uint64_t total;
+    uint64_t context_charge;
+};
+
+struct daemon_options {
+    char runtime_dir[PATH_MAX];
+    char emulate[128];          /* "" = real GPUs through NVML */
+    cg_resume_policy policy;
+    cg_placement_policy placement;
+    uint64_t reserve;           /* bytes kept back on every device */
+    uint64_t context_charge;    /* 0 = measure per device at start */
+    uint64_t granularity;       /* allocation rounding handed to interposers */
+    bool foreground;
+};
+
+struct daemon {
+    struct daemon_options opt;
+    struct loop *loop;
+    cg_core *core;
+    struct device devices[CG_MAX_DEVICES];
+    unsigned ndevices;
+    char exe_dir[PATH_MAX];     /* where convgpud lives: ../lib has libconvgpu.so */
+    char lib_path[PATH_MAX];    /* libconvgpu.so */
+    char emu_dir[PATH_MAX];     /* emulator libraries, when emulating */
+    char emu_state[PATH_MAX];
+    int control_fd;
+    struct api *api;
+    struct store *store;
+    struct container *containers; /* creation order */
+    uint64_t next_key;
+    uint64_t next_req;
+    /* Set by the event sink for the request being decided right now. */
+    bool restoring;             /* re-creating stored containers: keep their ledgers */
+    volatile int stop;
+};
+
+/* container.c */
+int container_create(struct daemon *d, const char *id, const char *name, int device,
+                     uint64_t limit, uid_t uid, gid_t gid, pid_t owner, bool auto_remove,
+                     struct container **out, char *err, size_t errlen);
+int container_remove(struct daemon *d, struct container *c, const char *why);
+struct container *container_find(struct daemon *d, const char *id_or_name);
+struct container *container_by_cid(struct daemon *d, cg_cid cid);
+int container_set_limit(struct daemon *d, struct container *c, uint64_t limit, bool *pending,
+                        char *err, size_t errlen);
+/* Freeze every slot (quota := used) and tell the core the exact use. */
+void container_freeze_sync(struct daemon *d, struct container *c);
+/* Hand assignment not covered by quotas to `favored` (may be NULL: first known process). */
+void container_rebalance(struct daemon *d, struct container *c, struct proc *favored);
+uint64_t container_used_bytes(struct container *c);
+uint64_t proc_used_bytes(struct proc *p);
+struct proc *proc_by_key(struct daemon *d, uint64_t key);
+
+/* client.c */
+void client_accept(void *ctx, uint32_t events);
+void proc_drop(struct daemon *d, struct proc *p, const char *why);
+/* Answers an ALLOC; -1 when the client cannot take it (it is then shut down). */
+int client_reply_alloc(struct proc *p, uint64_t msg_id, uint32_t status);
+
+/* decide.c */
+void decide_sink(void *ctx, const cg_event *ev);
+/* Ask the core for `bytes` on behalf of p; replies when decided (maybe later). */
+void decide_alloc(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t bytes);
+void decide_freed(struct daemon *d, struct proc *p);
+
+/* gpu.c */
+int gpu_discover(struct daemon *d, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,192 @@
+/* decide.c — where a request meets the scheduling core: build the request, let the core decide,
+ * and act on its decision events (charge the ledger slot and reply, keep it waiting, or refuse).
+ * The sink runs inside core calls, so it only touches ledger words, replies and logs; it never
+ * calls back into the core. Quota hand-outs happen after the core call returns. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "api.h"
+#include "daemon.h"
+#include "log.h"
+#include "size.h"
+
+static struct pending *take_pending(struct container *c, uint64_t req)
+{
+    for (struct pending **rp = &c->pending; *rp; rp = &(*rp)->next) {
+        if ((*rp)->req == req) {
+            struct pending *r = *rp;
+            *rp = r->next;
+            return r;
+        }
+    }
+    return NULL;
+}
+
+static struct pending *find_pending(struct container *c, uint64_t req)
+{
+    for (struct pending *r = c->pending; r; r = r->next)
+        if (r->req == req)
+            return r;
+    return NULL;
+}
+
+/* The grant is charged to both halves of the slot: the process does not charge it again, and
+ * quota stays equal to the core's view of the process's use. */
+static void charge_slot(struct proc *p, uint64_t bytes)
+{
+    uint64_t pages;
+    if (!cg_ledger_pages(bytes, &pages))
+        pages = CG_LEDGER_MAX_PAGES;
+    struct cg_ledger_slot *s = &p->c->ledger->slots[p->slot];
+    uint64_t w = atomic_load(&s->word);
+    uint64_t q, u;
+    do {
+        q = cg_ledger_quota(w) + pages;
+        u = cg_ledger_used(w) + pages;
+        if (q > CG_LEDGER_MAX_PAGES)
+            q = CG_LEDGER_MAX_PAGES;
+        if (u > q)
+            u = q;
+    } while (!atomic_compare_exchange_weak(&s->word, &w, cg_ledger_pack(q, u)));
+}
+
+void decide_sink(void *ctx, const cg_event *ev)
+{
+    struct daemon *d = ctx;
+    struct container *c = container_by_cid(d, ev->cid);
+    char b[CG_SIZE_BUFLEN];
+    const char *cname = c ? c->id : "?";
+    struct proc *p = NULL;
+
+    switch (ev->kind) {
+    case CG_EV_GRANT:
+    case CG_EV_RESUME: {
+        struct pending *r = c ? take_pending(c, ev->req) : NULL;
+        p = r ? r->proc : NULL;
+        if (p && p->welcomed && p->fd >= 0) {
+            charge_slot(p, ev->bytes);
+            if (client_reply_alloc(p, r->msg_id, 0) != 0) {
+                /* Dropping here would re-enter the core; the hang-up path drops it. */
+                shutdown(p->fd, 2);
+            }
+        }
+        if (ev->kind == CG_EV_RESUME && r)
+            log_info("resume container %s pid %d: %s granted after %.3fs (%s)", cname,
+                     p ? (int)p->pid : 0, cg_format_size(ev->bytes, b, sizeof b),
+                     (double)(ev->now - r->since) / 1e9, cg_reason_str(ev->reason));
+        else
+            log_debug("grant container %s pid %d: %s (%s)", cname, p ? (int)p->pid : 0,
+                      cg_format_size(ev->bytes, b, sizeof b), cg_reason_str(ev->reason));
+        free(r);
+        break;
+    }
+    case CG_EV_REJECT: {
+        struct pending *r = c ? take_pending(c, ev->req) : NULL;
+        p = r ? r->proc : NULL;
+        if (p && p->fd >= 0) {
+            uint32_t status = ev->reason == CG_WHY_OVER_LIMIT ? 1u : 2u;
+            if (client_reply_alloc(p, r->msg_id, status) != 0)
+                shutdown(p->fd, 2);
+        }
+        log_info("reject container %s pid %d: %s (%s)", cname, p ? (int)p->pid : 0,
+                 cg_format_size(ev->bytes, b, sizeof b), cg_reason_str(ev->reason));
+        free(r);
+        break;
+    }
+    case CG_EV_SUSPEND: {
+        struct pending *r = c ? find_pending(c, ev->req) : NULL;
+        p = r ? r->proc : NULL;
+        log_info("suspend container %s pid %d: %s (%s)", cname, p ? (int)p->pid : 0,
+                 cg_format_size(ev->bytes, b, sizeof b), cg_reason_str(ev->reason));
+        break;
+    }
+    case CG_EV_LIMIT:
+        if (c)
+            c->limit = ev->bytes;
+        log_info("limit container %s: now %s", cname, cg_format_size(ev->bytes, b, sizeof b));
+        break;
+    case CG_EV_ADMIT:
+    case CG_EV_ASSIGN:
+    case CG_EV_UNASSIGN:
+    case CG_EV_RELEASE:
+    case CG_EV_REMOVE:
+        log_debug("%s container %s: %s (%s)", cg_event_kind_name(ev->kind), cname,
+                  cg_format_size(ev->bytes, b, sizeof b), cg_reason_str(ev->reason));
+        break;
+    }
+    api_core_event(d, c, p, ev);
+}
+
+/* After the core decided: refresh every container's ledger view and hand out quota. */
+static void settle(struct daemon *d, struct container *origin, struct proc *favored)
+{
+    for (struct container *c = d->containers; c; c = c->next)
+        container_rebalance(d, c, c == origin ? favored : NULL);
+}
+
+void decide_alloc(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t bytes)
+{
+    struct container *c = p->c;
+    uint64_t pages;
+    if (!cg_ledger_pages(bytes, &pages) || pages * CG_LEDGER_PAGE > c->limit) {
+        /* Bigger than the limit can ever be: no need to bother the core. */
+        client_reply_alloc(p, msg_id, 1);
+        return;
+    }
+    struct pending *r = calloc(1, sizeof *r);
+    if (!r) {
+        client_reply_alloc(p, msg_id, 3);
+        return;
+    }
+    r->req = ++d->next_req;
+    r->msg_id = msg_id;
+    r->bytes = pages * CG_LEDGER_PAGE;
+    r->since = loop_now_ns();
+    r->proc = p;
+    struct pending **tail = &c->pending;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = r;
+
+    container_freeze_sync(d, c);
+    p->known_to_core = true; /* the core registers the process at its first request */
+    cg_outcome outcome;
+    uint64_t req = r->req;
+    cg_status st = cg_request(d->core, c->cid, p->key, req, pages * CG_LEDGER_PAGE, r->since,
+                              &outcome);
+    if (st != CG_OK) {
+        struct pending *left = take_pending(c, req);
+        log_warn("container %s: pid %d: request refused by core: %s", c->id, (int)p->pid,
+                 cg_status_str(st));
+        if (left) {
+            client_reply_alloc(p, msg_id, 3);
+            free(left);
+        }
+    }
+    /* A first request rejected as over the limit leaves the process unknown to the core. */
+    if (st != CG_OK || outcome == CG_REJECTED) {
+        bool known = false;
+        size_t n = cg_container_processes(d->core, c->cid, NULL, 0);
+        cg_process_info *all = n ? calloc(n, sizeof *all) : NULL;
+        if (all) {
+            n = cg_container_processes(d->core, c->cid, all, n);
+            for (size_t i = 0; i < n; i++)
+                if (all[i].pid == p->key)
+                    known = true;
+            free(all);
+        }
+        p->known_to_core = known;
+    }
+    settle(d, c, p);
+}
+
+void decide_freed(struct daemon *d, struct proc *p)
+{
+    struct container *c = p->c;
+    if (!c->pending)
+        return;
+    container_freeze_sync(d, c);
+    settle(d, c, NULL);
+}

@@ -1,0 +1,516 @@
+/* main.c — convgpud: options, runtime directory, restore after a restart, and the event loop. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "daemon.h"
+#include "log.h"
+#include "size.h"
+#include "store.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: convgpud [OPTIONS]\n"
+            "\n"
+            "The convgpu node daemon: the authority on every byte of GPU memory on this node.\n"
+            "Containers get a GPU-memory limit; a container that asks for more than is free\n"
+            "right now is suspended and resumed by the scheduling policy when memory returns.\n"
+            "\n"
+            "Options:\n"
+            "  --runtime-dir DIR     sockets, ledgers and state (default /run/convgpu,\n"
+            "                        or $CONVGPU_RUNTIME_DIR)\n"
+            "  --emulate SPEC        run on the emulated GPU: 5GiB, 4x8GiB, 8GiB,16GiB\n"
+            "  --policy NAME         resume policy: fifo (default), best-fit, recent, random,\n"
+            "                        aging-fit\n"
+            "  --placement NAME      device placement: first-fit (default), least-loaded, binpack\n"
+            "  --reserve SIZE        memory kept back on every device (default 0)\n"
+            "  --context-charge SIZE per-process context charge (default: measured per device)\n"
+            "  --granularity SIZE    allocation rounding (default 2MiB)\n"
+            "  --foreground          do not detach (use under systemd, docker, tests)\n"
+            "  --log-level LEVEL     error, warn, info (default), debug\n"
+            "  -h, --help            this help\n"
+            "\n"
+            "Control API: curl --unix-socket DIR/control.sock http://convgpu/v1/containers\n");
+}
+
+static int parse_args(int argc, char **argv, struct daemon_options *o)
+{
+    enum { O_RUNTIME = 1000, O_EMULATE, O_POLICY, O_PLACEMENT, O_RESERVE, O_CONTEXT, O_GRAN,
+           O_FOREGROUND, O_LOG };
+    static const struct option opts[] = {
+        {"runtime-dir", required_argument, NULL, O_RUNTIME},
+        {"emulate", required_argument, NULL, O_EMULATE},
+        {"policy", required_argument, NULL, O_POLICY},
+        {"placement", required_argument, NULL, O_PLACEMENT},
+        {"reserve", required_argument, NULL, O_RESERVE},
+        {"context-charge", required_argument, NULL, O_CONTEXT},
+        {"granularity", required_argument, NULL, O_GRAN},
+        {"foreground", no_argument, NULL, O_FOREGROUND},
+        {"log-level", required_argument, NULL, O_LOG},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *env_dir = getenv("CONVGPU_RUNTIME_DIR");
+    snprintf(o->runtime_dir, sizeof o->runtime_dir, "%s", env_dir && *env_dir ? env_dir : "/run/convgpu");
+    o->granularity = 2ull << 20;
+    int c;
+    const char *err;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_RUNTIME:
+            if (strlen(optarg) >= sizeof o->runtime_dir - 80 || optarg[0] != '/') {
+                fprintf(stderr, "convgpud: --runtime-dir must be an absolute path of at most %zu "
+                                "characters\n", sizeof o->runtime_dir - 80);
+                return 2;
+            }
+            snprintf(o->runtime_dir, sizeof o->runtime_dir, "%s", optarg);
+            break;
+        case O_EMULATE:
+            if (strlen(optarg) >= sizeof o->emulate || !*optarg) {
+                fprintf(stderr, "convgpud: --emulate takes a device list such as 5GiB or 4x8GiB\n");
+                return 2;
+            }
+            snprintf(o->emulate, sizeof o->emulate, "%s", optarg);
+            break;
+        case O_POLICY:
+            if (!cg_resume_policy_parse(optarg, &o->policy)) {
+                fprintf(stderr, "convgpud: unknown --policy '%s' (fifo, best-fit, recent, random, "
+                                "%s)\n", optarg, cg_resume_policy_name(CG_RESUME_AGING_FIT));
+                return 2;
+            }
+            break;
+        case O_PLACEMENT:
+            if (!cg_placement_policy_parse(optarg, &o->placement)) {
+                fprintf(stderr, "convgpud: unknown --placement '%s' (first-fit, least-loaded, "
+                                "binpack)\n", optarg);
+                return 2;
+            }
+            break;
+        case O_RESERVE:
+        case O_CONTEXT:
+        case O_GRAN: {
+            uint64_t v;
+            if (cg_parse_size(optarg, &v, &err) != 0) {
+                fprintf(stderr, "convgpud: bad size '%s': %s\n", optarg, err);
+                return 2;
+            }
+            if (c == O_RESERVE)
+                o->reserve = v;
+            else if (c == O_CONTEXT)
+                o->context_charge = v;
+            else if (v == 0 || v % CG_LEDGER_PAGE || (v & (v - 1))) {
+                fprintf(stderr, "convgpud: --granularity must be a power of two multiple of 4KiB\n");
+                return 2;
+            } else
+                o->granularity = v;
+            break;
+        }
+        case O_FOREGROUND:
+            o->foreground = true;
+            break;
+        case O_LOG: {
+            enum log_level lv;
+            if (!log_parse_level(optarg, &lv)) {
+                fprintf(stderr, "convgpud: unknown --log-level '%s' (error, warn, info, debug)\n",
+                        optarg);
+                return 2;
+            }
+            log_set_level(lv);
+            break;
+        }
+        case 'h':
+            usage(stdout);
+            return 1;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "convgpud: unexpected argument '%s' (see --help)\n", argv[optind]);
+        return 2;
+    }
+    return 0;
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    }
+    if (mkdir(tmp, mode) != 0 && errno != EEXIST)
+        return -1;
+    return 0;
+}
+
+static int lock_runtime_dir(struct daemon *d)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/convgpud.pid", d->opt.runtime_dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        log_error("cannot open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        log_error("another convgpud is running on %s", d->opt.runtime_dir);
+        close(fd);
+        return -1;
+    }
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "%d\n", (int)getpid());
+    if (ftruncate(fd, 0) != 0 || write(fd, buf, (size_t)n) != n)
+        log_warn("cannot write %s", path);
+    return fd; /* held open for the daemon's life */
+}
+
+static int open_control_socket(struct daemon *d)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int n = snprintf(sa.sun_path, sizeof sa.sun_path, "%s/control.sock", d->opt.runtime_dir);
+    if (n < 0 || (size_t)n >= sizeof sa.sun_path) {
+        log_error("runtime dir too long for a socket path");
+        return -1;
+    }
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    unlink(sa.sun_path);
+    mode_t old = umask(0117); /* created 0660: owner and group only */
+    int rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
+    umask(old);
+    if (rc != 0 || listen(fd, 64) != 0) {
+        log_error("cannot listen on %s: %s", sa.sun_path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void resolve_paths(struct daemon *d)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        snprintf(exe, sizeof exe, "/usr/bin/convgpud");
+    else
+        exe[n] = '\0';
+    snprintf(d->exe_dir, sizeof d->exe_dir, "%s", dirname(exe));
+    const char *lib = getenv("CONVGPU_LIB_DIR");
+    char libdir[PATH_MAX];
+    if (lib && *lib)
+        snprintf(libdir, sizeof libdir, "%s", lib);
+    else
+        snprintf(libdir, sizeof libdir, "%.*s/../lib", (int)(sizeof libdir - 8), d->exe_dir);
+    char real[PATH_MAX];
+    if (realpath(libdir, real))
+        snprintf(libdir, sizeof libdir, "%s", real);
+    snprintf(d->lib_path, sizeof d->lib_path, "%.*s/libconvgpu.so", (int)(sizeof d->lib_path - 20), libdir);
+    snprintf(d->emu_dir, sizeof d->emu_dir, "%.*s/emu", (int)(sizeof d->emu_dir - 8), libdir);
+    snprintf(d->emu_state, sizeof d->emu_state, "%.*s/emu/state", (int)(sizeof d->emu_state - 16),
+             d->opt.runtime_dir);
+}
+
+/* ---- restore after a restart ------------------------------------------------------------- */
+
+static bool pid_alive(pid_t pid, uint64_t start)
+{
+    if (pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH))
+        return false;
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    if (!p || !start)
+        return p != NULL;
+    unsigned long long st = 0;
+    int field = 2;
+    for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " "))
+        if (++field == 22) {
+            st = strtoull(tok, NULL, 10);
+            break;
+        }
+    return st == start;
+}
+
+static void remove_leftovers(struct daemon *d, const char *id)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/containers/%s/ledger", d->opt.runtime_dir, id);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/containers/%s/container.sock", d->opt.runtime_dir, id);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/containers/%s", d->opt.runtime_dir, id);
+    rmdir(path);
+}
+
+/* Re-create one stored container and re-register its live processes' use with the core. The
+ * processes themselves notice nothing: they keep charging their slot in the same ledger file
+ * and reconnect (HELLO with RECONNECT) on their next request. */
+static int restore_one(void *ctx, const struct stored_container *sc)
+{
+    struct daemon *d = ctx;
+    if (sc->auto_remove && !pid_alive(sc->owner_pid, 0)) {
+        log_info("container %s: owner pid %d exited while the daemon was down; removed", sc->id,
+                 (int)sc->owner_pid);
+        remove_leftovers(d, sc->id);
+        store_delete_container(d->store, sc->id);
+        return 0;
+    }
+    struct container *c = NULL;
+    char err[256];
+    d->restoring = true;
+    int rc = container_create(d, sc->id, sc->name, sc->device, sc->limit, sc->uid, sc->gid,
+                              sc->owner_pid, sc->auto_remove, &c, err, sizeof err);
+    d->restoring = false;
+    if (rc != 0) {
+        log_error("container %s: cannot restore: %s", sc->id, err);
+        return -1;
+    }
+    c->created_unix = sc->created_unix;
+    unsigned adopted = 0;
+    uint32_t high = atomic_load(&c->ledger->high_slot);
+    for (uint32_t i = 0; i < high && i < CG_LEDGER_SLOTS; i++) {
+        struct cg_ledger_slot *s = &c->ledger->slots[i];
+        pid_t pid = (pid_t)atomic_load(&s->pid);
+        if (!pid)
+            continue;
+        if (!pid_alive(pid, s->owner_start)) {
+            atomic_store(&s->word, 0);
+            atomic_store(&s->pid, 0);
+            continue;
+        }
+        struct proc *p = calloc(1, sizeof *p);
+        if (!p)
+            break;
+        p->c = c;
+        p->fd = -1;
+        p->pid = pid;
+        p->key = ++d->next_key;
+        p->slot = i;
+        p->welcomed = true;
+        p->connected_at = loop_now_ns();
+        p->next = c->procs;
+        c->procs = p;
+        /* Freeze, then tell the core the exact use; the context charge is part of it. */
+        uint64_t w = atomic_load(&s->word);
+        while (!atomic_compare_exchange_weak(&s->word, &w,
+                                             cg_ledger_pack(cg_ledger_used(w), cg_ledger_used(w))))
+            ;
+        uint64_t used = cg_ledger_used(w) * CG_LEDGER_PAGE;
+        if (used) {
+            uint64_t ctxc = c->ledger->context_charge;
+            cg_outcome out = CG_REJECTED;
+            p->known_to_core = true;
+            cg_status st = cg_request(d->core, c->cid, p->key, ++d->next_req,
+                                      used > ctxc ? used - ctxc : CG_LEDGER_PAGE, loop_now_ns(), &out);
+            if (st != CG_OK || out != CG_GRANTED)
+                log_error("container %s: pid %d: use of %llu bytes could not be restored (%s)",
+                          c->id, (int)pid, (unsigned long long)used,
+                          st != CG_OK ? cg_status_str(st) : "not granted");
+            else
+                cg_process_set_use(d->core, c->cid, p->key, used, loop_now_ns());
+        }
+        adopted++;
+    }
+    if (adopted)
+        log_info("container %s: %u live process account(s) restored", c->id, adopted);
+    container_rebalance(d, c, NULL);
+    return 0;
+}
+
+/* Placeholders of processes that never reconnected are dropped once the process is gone. */
+static void reap_placeholders(struct daemon *d)
+{
+    for (struct container *c = d->containers; c; c = c->next) {
+        struct proc *next;
+        for (struct proc *p = c->procs; p; p = next) {
+            next = p->next;
+            if (p->fd < 0 && !pid_alive(p->pid, c->ledger->slots[p->slot].owner_start))
+                proc_drop(d, p, "process exited while disconnected");
+        }
+    }
+}
+
+static int signal_fd = -1;
+
+static void on_signal(void *ctx, uint32_t events)
+{
+    (void)events;
+    struct daemon *d = ctx;
+    struct signalfd_siginfo si;
+    while (read(signal_fd, &si, sizeof si) == (ssize_t)sizeof si) {
+        log_info("signal %u received", si.ssi_signo);
+        d->stop = 1;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    static struct daemon d;
+    int rc = parse_args(argc, argv, &d.opt);
+    if (rc)
+        return rc == 1 ? 0 : 2;
+
+    resolve_paths(&d);
+    if (mkdir_p(d.opt.runtime_dir, 0755) != 0) {
+        log_error("cannot create %s: %s", d.opt.runtime_dir, strerror(errno));
+        return 1;
+    }
+    char sub[PATH_MAX + 16];
+    snprintf(sub, sizeof sub, "%s/containers", d.opt.runtime_dir);
+    if (mkdir(sub, 0711) != 0 && errno != EEXIST) {
+        log_error("cannot create %s: %s", sub, strerror(errno));
+        return 1;
+    }
+    if (lock_runtime_dir(&d) < 0)
+        return 1;
+    if (d.opt.emulate[0]) {
+        snprintf(sub, sizeof sub, "%s/emu", d.opt.runtime_dir);
+        if (mkdir(sub, 0755) != 0 && errno != EEXIST) {
+            log_error("cannot create %s: %s", sub, strerror(errno));
+            return 1;
+        }
+        setenv("CONVGPU_EMU_DEVICES", d.opt.emulate, 1);
+        setenv("CONVGPU_EMU_STATE", d.emu_state, 1);
+        const char *g = getenv("CONVGPU_EMU_GRANULARITY");
+        uint64_t gv;
+        const char *e;
+        if (g && cg_parse_size(g, &gv, &e) == 0 && gv)
+            d.opt.granularity = gv;
+    }
+
+    signal(SIGPIPE, SIG_IGN);
+    char err[512];
+    if (gpu_discover(&d, err, sizeof err) != 0) {
+        log_error("%s", err);
+        return 1;
+    }
+
+    cg_config cfg = {.resume = d.opt.policy, .placement = d.opt.placement, .seed = (uint64_t)getpid(),
+                     .sink = decide_sink, .sink_ctx = &d};
+    d.core = cg_core_new(&cfg);
+    d.loop = loop_new();
+    if (!d.core || !d.loop) {
+        log_error("out of memory");
+        return 1;
+    }
+    for (unsigned i = 0; i < d.ndevices; i++) {
+        unsigned idx;
+        if (d.opt.reserve >= d.devices[i].total) {
+            log_error("--reserve is larger than device %u", i);
+            return 1;
+        }
+        if (cg_device_add(d.core, d.devices[i].total, d.opt.reserve, d.devices[i].context_charge,
+                          &idx) != CG_OK) {
+            log_error("cannot register device %u with the scheduler", i);
+            return 1;
+        }
+    }
+
+    snprintf(sub, sizeof sub, "%s/state.db", d.opt.runtime_dir);
+    d.store = store_open(sub, err, sizeof err);
+    if (!d.store) {
+        log_error("%s", err);
+        return 1;
+    }
+    char val[64];
+    cg_resume_policy rp;
+    cg_placement_policy pp;
+    bool policy_given = false;
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], "--policy", 8) == 0 || strncmp(argv[i], "--placement", 11) == 0)
+            policy_given = true;
+    if (!policy_given) {
+        if (store_get(d.store, "resume_policy", val, sizeof val) == 0 &&
+            cg_resume_policy_parse(val, &rp))
+            cg_set_resume_policy(d.core, rp, loop_now_ns());
+        if (store_get(d.store, "placement_policy", val, sizeof val) == 0 &&
+            cg_placement_policy_parse(val, &pp))
+            cg_set_placement_policy(d.core, pp);
+    }
+    store_each_container(d.store, restore_one, &d);
+
+    d.control_fd = open_control_socket(&d);
+    if (d.control_fd < 0)
+        return 1;
+    if (api_start(&d, d.control_fd, err, sizeof err) != 0) {
+        log_error("%s", err);
+        return 1;
+    }
+
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGTERM);
+    sigprocmask(SIG_BLOCK, &mask, NULL);
+    signal_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (signal_fd < 0 || loop_add(d.loop, signal_fd, EPOLLIN, on_signal, &d) != 0) {
+        log_error("cannot watch signals");
+        return 1;
+    }
+
+    if (!d.opt.foreground && daemon(1, 1) != 0) {
+        log_error("cannot detach: %s", strerror(errno));
+        return 1;
+    }
+    log_info("ready: %u device(s), policy %s, placement %s, control socket %s/control.sock%s",
+             d.ndevices, cg_resume_policy_name(cg_get_resume_policy(d.core)),
+             cg_placement_policy_name(cg_get_placement_policy(d.core)), d.opt.runtime_dir,
+             d.opt.emulate[0] ? " (emulated GPU)" : "");
+
+    uint64_t last_reap = loop_now_ns();
+    while (!d.stop) {
+        int t = api_timeout_ms(&d);
+        if (t < 0 || t > 1000)
+            t = 1000;
+        if (loop_run_once(d.loop, t) < 0) {
+            log_error("event loop: %s", strerror(errno));
+            break;
+        }
+        if (d.api)
+            api_timeout_ms(&d); /* keep idle HTTP connections timing out */
+        uint64_t now = loop_now_ns();
+        if (now - last_reap > 1000000000ull) {
+            reap_placeholders(&d);
+            last_reap = now;
+        }
+    }
+    log_info("stopping; containers and process accounts are kept for the next start");
+    api_stop(&d);
+    close(d.control_fd);
+    char ctl[PATH_MAX + 16];
+    snprintf(ctl, sizeof ctl, "%s/control.sock", d.opt.runtime_dir);
+    unlink(ctl);
+    store_close(d.store);
+    cg_core_free(d.core);
+    loop_free(d.loop);
+    return 0;
+}
