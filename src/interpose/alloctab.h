@@ -1,0 +1,33 @@
+/* alloctab.h — the live allocations of this process and what each was charged.
+ *
+ * Keyed by (space, key): device pointers, VMM handles and arrays live in separate key spaces so
+ * a handle value can never be mistaken for a pointer. A free takes its entry out *before* the
+ * driver call (and puts it back if the call fails), so an address the driver hands out again
+ * meanwhile can never lose its own entry. */
+#ifndef CONVGPU_IP_ALLOCTAB_H
+#define CONVGPU_IP_ALLOCTAB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum cg_space { CG_SPACE_PTR = 1, CG_SPACE_HANDLE = 2, CG_SPACE_ARRAY = 3 };
+
+struct cg_alloc {
+    uint64_t key;
+    uint64_t bytes; /* charged to our slot for this allocation (0: charged through its pool) */
+    void *pool;     /* stream-ordered allocations: their pool */
+    uint32_t space; /* 0 = empty entry */
+    uint32_t pad_;
+};
+
+/* 0, or -1 when the table cannot grow (the caller then undoes the allocation). */
+int cg_alloc_put(uint32_t space, uint64_t key, uint64_t bytes, void *pool);
+/* Removes and returns the entry; false when unknown. */
+bool cg_alloc_take(uint32_t space, uint64_t key, struct cg_alloc *out);
+uint64_t cg_alloc_count(void);
+
+void cg_alloc_fork_prepare(void);
+void cg_alloc_fork_parent(void);
+void cg_alloc_fork_child(void);
+
+#endif

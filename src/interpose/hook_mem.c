@@ -1,0 +1,131 @@
+/* hook_mem.c — linear device memory: plain, pitched and managed allocations and cuMemFree.
+ *
+ * Every allocation is reserved before the driver is called and rolled back if the driver fails,
+ * so two threads (or processes) can never both pass the limit check; the daemon is asked only
+ * when our slot's quota is short. */
+#include "account.h"
+#include "alloctab.h"
+#include "config.h"
+#include "hooks.h"
+#include "pool.h"
+
+/* Records a successful allocation; if it cannot be recorded it cannot be charged back later,
+ * so it is undone and reported as out of memory rather than leaked from the account. */
+static CUresult keep(CUdeviceptr p, uint64_t charged)
+{
+    if (cg_alloc_put(CG_SPACE_PTR, p, charged, NULL) == 0)
+        return CUDA_SUCCESS;
+    PFN_cuMemFree_v2 f = CG_REAL(cuMemFree_v2);
+    if (f)
+        f(p);
+    cg_uncharge(charged);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CG_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+    PFN_cuMemAlloc_v2 real = CG_REAL(cuMemAlloc_v2);
+    if (CG_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (CG_LIKELY(!cg_enabled()) || !dptr || bytesize == 0)
+        return real(dptr, bytesize);
+    uint64_t charged;
+    if (cg_charge(bytesize, &charged) < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    CUresult r;
+    int attempt = 0;
+    while ((r = real(dptr, bytesize)) == CUDA_ERROR_OUT_OF_MEMORY && cg_driver_retry(&attempt))
+        ;
+    if (r != CUDA_SUCCESS) {
+        cg_uncharge(charged);
+        return r;
+    }
+    return keep(*dptr, charged);
+}
+
+CG_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
+{
+    PFN_cuMemAllocManaged real = CG_REAL(cuMemAllocManaged);
+    if (CG_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (CG_LIKELY(!cg_enabled()) || !dptr || bytesize == 0)
+        return real(dptr, bytesize, flags);
+    uint64_t charged;
+    if (cg_charge(bytesize, &charged) < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    CUresult r;
+    int attempt = 0;
+    while ((r = real(dptr, bytesize, flags)) == CUDA_ERROR_OUT_OF_MEMORY &&
+           cg_driver_retry(&attempt))
+        ;
+    if (r != CUDA_SUCCESS) {
+        cg_uncharge(charged);
+        return r;
+    }
+    return keep(*dptr, charged);
+}
+
+/* Pitched: the driver picks the pitch. Reserve for the usual 512-byte alignment, then true up
+ * to what it really took (pitch x height). */
+CG_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
+                                      size_t Height, unsigned int ElementSizeBytes)
+{
+    PFN_cuMemAllocPitch_v2 real = CG_REAL(cuMemAllocPitch_v2);
+    if (CG_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (CG_LIKELY(!cg_enabled()) || !dptr || !pPitch || WidthInBytes == 0 || Height == 0)
+        return real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
+    uint64_t est, charged;
+    if (WidthInBytes > SIZE_MAX - 511 ||
+        __builtin_mul_overflow((uint64_t)((WidthInBytes + 511) & ~(size_t)511), Height, &est) ||
+        cg_charge(est, &charged) < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    CUresult r;
+    int attempt = 0;
+    while ((r = real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes)) ==
+               CUDA_ERROR_OUT_OF_MEMORY &&
+           cg_driver_retry(&attempt))
+        ;
+    if (r != CUDA_SUCCESS) {
+        cg_uncharge(charged);
+        return r;
+    }
+    uint64_t took, actual;
+    if (__builtin_mul_overflow((uint64_t)*pPitch, Height, &took))
+        took = UINT64_MAX;
+    actual = cg_charge_size(took);
+    if (actual > charged) {
+        uint64_t more;
+        if (actual == 0 || cg_charge(actual - charged, &more) < 0) {
+            PFN_cuMemFree_v2 f = CG_REAL(cuMemFree_v2);
+            if (f)
+                f(*dptr);
+            cg_uncharge(charged);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        charged += more;
+    } else if (actual < charged) {
+        cg_uncharge(charged - actual);
+        charged = actual;
+    }
+    return keep(*dptr, charged);
+}
+
+CG_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
+{
+    PFN_cuMemFree_v2 real = CG_REAL(cuMemFree_v2);
+    if (CG_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    struct cg_alloc a;
+    if (CG_LIKELY(!cg_enabled()) || !cg_alloc_take(CG_SPACE_PTR, dptr, &a))
+        return real(dptr);
+    CUresult r = real(dptr);
+    if (r != CUDA_SUCCESS) {
+        cg_alloc_put(a.space, a.key, a.bytes, a.pool);
+        return r;
+    }
+    cg_uncharge(a.bytes);
+    if (a.pool) /* a stream-ordered allocation freed synchronously */
+        cg_pool_settle(a.pool, 0);
+    return r;
+}
