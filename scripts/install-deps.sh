@@ -4,7 +4,7 @@
 set -eu
 
 PACKAGES="build-essential cmake pkg-config clang libclang-rt-14-dev \
-libmicrohttpd-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev curl procps"
+libmicrohttpd-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev curl procps python3"
 
 missing=""
 for p in $PACKAGES; do

@@ -1,0 +1,76 @@
+# lib.sh — shared helpers for end-to-end tests: a private daemon on the emulated GPU in a
+# temporary runtime directory, polling helpers, and cleanup that leaves nothing running.
+# Each test script sources this, calls start_daemon, and uses `cg` (the CLI) and `api` (curl).
+set -eu
+
+BUILD=${CONVGPU_BUILD_DIR:?CONVGPU_BUILD_DIR must point at the build tree}
+TMP=$(mktemp -d /tmp/convgpu-e2e.XXXXXX)
+RUNDIR=$TMP/run
+DAEMON_PID=
+DAEMON_LOG=$TMP/daemon.log
+export CONVGPU_EMU_STATE=$RUNDIR/emu/state
+FAILS=0
+PASSES=0
+
+cleanup() {
+    set +e
+    if [ -n "$DAEMON_PID" ]; then kill -TERM "$DAEMON_PID" 2>/dev/null; wait "$DAEMON_PID" 2>/dev/null; fi
+    # Anything the test started in its process group is ours to stop.
+    pkill -KILL -f "$TMP" 2>/dev/null
+    if [ "$FAILS" -ne 0 ] || [ -n "${KEEP_TMP:-}" ]; then
+        echo "--- daemon log ($DAEMON_LOG) ---"; tail -n 60 "$DAEMON_LOG" 2>/dev/null
+    fi
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+pass() { echo "ok: $*"; PASSES=$((PASSES + 1)); }
+check() { # check DESCRIPTION COMMAND...
+    local what=$1; shift
+    if "$@"; then pass "$what"; else fail "$what"; fi
+}
+
+cg() { "$BUILD/bin/convgpu" --runtime-dir "$RUNDIR" "$@"; }
+api() { # api METHOD PATH [BODY] -> prints "STATUS BODY"
+    local out
+    out=$(curl -s -o "$TMP/api.out" -w '%{http_code}' --unix-socket "$RUNDIR/control.sock" \
+        -X "$1" ${3:+-H 'Content-Type: application/json' --data "$3"} "http://convgpu$2") || true
+    echo "$out $(cat "$TMP/api.out" 2>/dev/null)"
+}
+
+start_daemon() { # start_daemon [convgpud args...]; default: emulated 5GiB, 66MiB context
+    mkdir -p "$RUNDIR"
+    CONVGPU_EMU_CONTEXT=${CONVGPU_EMU_CONTEXT:-66MiB} \
+        "$BUILD/bin/convgpud" --runtime-dir "$RUNDIR" --foreground --log-level debug \
+        ${*:---emulate 5GiB} >>"$DAEMON_LOG" 2>&1 &
+    DAEMON_PID=$!
+    wait_for "daemon control socket" 10 test -S "$RUNDIR/control.sock"
+}
+
+stop_daemon_hard() { kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null || true; DAEMON_PID=; }
+
+wait_for() { # wait_for DESCRIPTION SECONDS COMMAND... (polls every 20 ms)
+    local what=$1 secs=$2; shift 2
+    local deadline=$(( $(date +%s%N) + secs * 1000000000 ))
+    while ! "$@" >/dev/null 2>&1; do
+        if [ "$(date +%s%N)" -gt "$deadline" ]; then
+            echo "timed out after ${secs}s waiting for: $what"; return 1
+        fi
+        sleep 0.02
+    done
+}
+
+# jq is not assumed: small JSON field reads go through python3 if present, else grep.
+json_get() { # json_get FIELD  (reads a JSON object on stdin, prints a top-level field)
+    python3 -c 'import json,sys; v=json.load(sys.stdin).get(sys.argv[1]); print("" if v is None else v)' "$1"
+}
+
+container_field() { # container_field ID FIELD
+    cg inspect "$1" 2>/dev/null | json_get "$2"
+}
+
+finish() {
+    echo "$PASSES passed, $FAILS failed"
+    [ "$FAILS" -eq 0 ]
+}

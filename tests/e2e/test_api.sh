@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# test_api.sh — the control API and CLI against a real daemon on the emulated GPU: devices,
+# create/inspect/rm, limits, policies, and every kind of bad input answered clearly with
+# nothing changed.
+. "$(dirname "$0")/lib.sh"
+start_daemon --emulate 5GiB
+
+out=$(api GET /v1/devices)
+check "devices answers 200" test "${out%% *}" = 200
+check "one 5GiB device" grep -q '"total":5368709120' <<<"$out"
+check "context charge is the configured 66MiB" grep -q '"context_charge":69206016' <<<"$out"
+
+out=$(api POST /v1/containers '{"gpu_memory":"1GiB","name":"alpha"}')
+check "create answers 201" test "${out%% *}" = 201
+check "create returns the interposer env" grep -q '"CONVGPU_SOCKET"' <<<"$out"
+check "full assignment when memory is free" grep -q '"assigned":1073741824' <<<"$out"
+check "container socket exists" test -S "$RUNDIR/containers/$(cg inspect alpha | json_get id)/container.sock"
+
+# Bad input: clear error, nothing changes.
+n_before=$(cg ps --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+for body in '{"gpu_memory":"6GiB"}' '{"gpu_memory":"lots"}' '{"gpu_memory":0}' '{}' \
+            '{"gpu_memory":"1GiB","colour":"red"}' '[1,2]' 'not json' '{"gpu_memory":"1GiB","device":7}' \
+            '{"gpu_memory":"1GiB","name":"alpha"}' '{"gpu_memory":"1GiB","name":"../etc"}' \
+            '{"gpu_memory":"1GiB","id":"a/b"}' '{"gpu_memory":-5}' '{"gpu_memory":"1GiB","auto_remove":"yes"}'; do
+    out=$(api POST /v1/containers "$body")
+    code=${out%% *}
+    if [ "$code" -ge 400 ] && [ "$code" -lt 500 ] && grep -q '"error"' <<<"$out"; then
+        pass "rejected $body ($code)"
+    else
+        fail "bad body $body answered: $out"
+    fi
+done
+n_after=$(cg ps --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+check "bad requests created nothing" test "$n_before" = "$n_after"
+check "oversized body refused" bash -c "head -c 100000 /dev/zero | tr '\\0' 'x' | curl -s -o /dev/null -w '%{http_code}' --unix-socket '$RUNDIR/control.sock' -X POST --data-binary @- http://convgpu/v1/containers | grep -q 413"
+
+out=$(api GET /v1/nope);                 check "unknown path is 404" test "${out%% *}" = 404
+out=$(api PATCH /v1/containers);         check "wrong method is 405" test "${out%% *}" = 405
+out=$(api GET /v1/containers/missing);   check "unknown container is 404" test "${out%% *}" = 404
+
+# Limits: lowering below use is refused; changing works; over capacity is refused.
+out=$(api PUT /v1/containers/alpha/limit '{"gpu_memory":"512MiB"}')
+check "lower limit accepted" test "${out%% *}" = 200
+check "limit now 512MiB" test "$(container_field alpha limit)" = 536870912
+out=$(api PUT /v1/containers/alpha/limit '{"gpu_memory":"9GiB"}')
+check "limit above capacity refused" test "${out%% *}" = 409
+check "limit unchanged after refusal" test "$(container_field alpha limit)" = 536870912
+out=$(api PUT /v1/containers/alpha/limit '{"size":"1GiB"}')
+check "limit with unknown field refused" test "${out%% *}" = 400
+
+# Partial assignment: 5GiB device, alpha holds 512MiB; beta asks 4.5GiB -> all of it fits.
+out=$(api POST /v1/containers '{"gpu_memory":"4.5GiB","name":"beta"}')
+check "beta created" test "${out%% *}" = 201
+out=$(api POST /v1/containers '{"gpu_memory":"1GiB","name":"gamma"}')
+check "gamma created with what is left" test "${out%% *}" = 201
+check "gamma assigned 0 (device full)" test "$(container_field gamma assigned)" = 0
+
+# Policies.
+out=$(api PUT /v1/policy '{"resume":"best-fit"}')
+check "policy change" grep -q '"resume":"best-fit"' <<<"$out"
+out=$(api PUT /v1/policy '{"resume":"shortest"}')
+check "unknown policy refused" test "${out%% *}" = 400
+check "policy unchanged after refusal" bash -c "$BUILD/bin/convgpu --runtime-dir $RUNDIR policy | grep -q 'resume: best-fit'"
+
+# CLI errors are clear and exit non-zero.
+check "run without --gpu-memory fails" bash -c "! $BUILD/bin/convgpu --runtime-dir $RUNDIR run -- true 2>/dev/null"
+check "run with a bad size fails with a message" bash -c "$BUILD/bin/convgpu --runtime-dir $RUNDIR run --gpu-memory 1.3B -- true 2>&1 | grep -q 'bad --gpu-memory'"
+check "every command has --help" bash -c "for c in run create rm ps inspect set devices policy events sim; do $BUILD/bin/convgpu \$c --help >/dev/null || exit 1; done"
+check "convgpud --help" "$BUILD/bin/convgpud" --help
+check "convgpud rejects a bad option" bash -c "! $BUILD/bin/convgpud --policy nope 2>/dev/null"
+
+# Removal returns the assignment: gamma then gets memory.
+check "rm beta" cg rm beta
+wait_for "gamma assigned after beta's removal" 5 bash -c "[ \"\$($BUILD/bin/convgpu --runtime-dir $RUNDIR inspect gamma | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"assigned\"])')\" = 1073741824 ]" \
+    && pass "removal returned memory to gamma" || fail "gamma not assigned after removal"
+
+# State survives a daemon restart (kill -9).
+stop_daemon_hard
+start_daemon --emulate 5GiB
+check "alpha survives restart" test "$(container_field alpha limit)" = 536870912
+check "gamma survives restart" test "$(container_field gamma assigned)" = 1073741824
+check "policy survives restart" bash -c "$BUILD/bin/convgpu --runtime-dir $RUNDIR policy | grep -q 'resume: best-fit'"
+finish
