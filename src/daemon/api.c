@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api_parse.h"
 #include "log.h"
 #include "size.h"
 #include "store.h"
@@ -225,60 +226,7 @@ void api_container_removed(struct daemon *d, struct container *c)
         ring_push(d->api, o);
 }
 
-/* ---- request parsing ---------------------------------------------------------------------- */
-
-/* Sizes are given as a JSON integer (bytes) or a string ("1.5GiB"). */
-static int json_size(json_t *v, uint64_t *out, const char **err)
-{
-    if (json_is_integer(v)) {
-        json_int_t n = json_integer_value(v);
-        if (n <= 0) {
-            *err = "size must be positive";
-            return -1;
-        }
-        *out = (uint64_t)n;
-        return 0;
-    }
-    if (json_is_string(v))
-        return cg_parse_size(json_string_value(v), out, err);
-    *err = "size must be a number of bytes or a string such as \"1GiB\"";
-    return -1;
-}
-
-static bool only_keys(json_t *obj, const char *const *allowed, const char **bad)
-{
-    const char *key;
-    json_t *val;
-    json_object_foreach(obj, key, val) {
-        (void)val;
-        bool ok = false;
-        for (const char *const *a = allowed; *a; a++)
-            if (strcmp(*a, key) == 0)
-                ok = true;
-        if (!ok) {
-            *bad = key;
-            return false;
-        }
-    }
-    return true;
-}
-
-static json_t *parse_body(struct request_ctx *rc, struct MHD_Connection *conn, enum MHD_Result *ret)
-{
-    json_error_t jerr;
-    json_t *body = rc->len ? json_loadb(rc->body, rc->len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
-    if (!body) {
-        *ret = send_error(conn, 400, "request body must be a JSON object%s%s", rc->len ? ": " : "",
-                          rc->len ? jerr.text : "");
-        return NULL;
-    }
-    if (!json_is_object(body)) {
-        json_decref(body);
-        *ret = send_error(conn, 400, "request body must be a JSON object");
-        return NULL;
-    }
-    return body;
-}
+/* ---- callers ---------------------------------------------------------------------------- */
 
 static bool peer_cred(struct MHD_Connection *conn, struct ucred *cred)
 {
@@ -298,135 +246,62 @@ static bool may_touch(const struct ucred *cred, const struct container *c)
 static enum MHD_Result create_container(struct daemon *d, struct MHD_Connection *conn,
                                         struct request_ctx *rc, const struct ucred *cred)
 {
-    enum MHD_Result ret;
-    json_t *body = parse_body(rc, conn, &ret);
-    if (!body)
-        return ret;
-    static const char *const allowed[] = {"gpu_memory", "name", "id", "device", "auto_remove", NULL};
-    const char *bad = NULL, *err = NULL;
-    if (!only_keys(body, allowed, &bad)) {
-        ret = send_error(conn, 400, "unknown field '%s' (allowed: gpu_memory, name, id, device, "
-                                    "auto_remove)", bad);
-        goto out;
-    }
-    uint64_t limit;
-    json_t *gm = json_object_get(body, "gpu_memory");
-    if (!gm) {
-        ret = send_error(conn, 400, "gpu_memory is required (e.g. \"1GiB\")");
-        goto out;
-    }
-    if (json_size(gm, &limit, &err) != 0) {
-        ret = send_error(conn, 400, "gpu_memory: %s", err);
-        goto out;
-    }
-    json_t *jname = json_object_get(body, "name"), *jid = json_object_get(body, "id");
-    json_t *jdev = json_object_get(body, "device"), *jauto = json_object_get(body, "auto_remove");
-    if ((jname && !json_is_string(jname)) || (jid && !json_is_string(jid)) ||
-        (jdev && !json_is_integer(jdev)) || (jauto && !json_is_boolean(jauto))) {
-        ret = send_error(conn, 400, "name and id are strings, device an integer, auto_remove a "
-                                    "boolean");
-        goto out;
-    }
-    int device = -1;
-    if (jdev) {
-        json_int_t v = json_integer_value(jdev);
-        if (v < 0 || v >= (json_int_t)d->ndevices) {
-            ret = send_error(conn, 400, "device %lld does not exist (this node has %u)",
-                             (long long)v, d->ndevices);
-            goto out;
-        }
-        device = (int)v;
-    }
-    bool auto_remove = jauto && json_is_true(jauto);
-    struct container *c = NULL;
+    struct create_request req;
     char msg[256];
-    int rcode = container_create(d, jid ? json_string_value(jid) : NULL,
-                                 jname ? json_string_value(jname) : NULL, device, limit, cred->uid,
-                                 cred->gid, auto_remove ? cred->pid : 0, auto_remove, &c, msg,
+    if (api_parse_create(rc->body, rc->len, d->ndevices, &req, msg, sizeof msg) != 0)
+        return send_error(conn, 400, "%s", msg);
+    struct container *c = NULL;
+    int rcode = container_create(d, req.id, req.name, req.device, req.limit, cred->uid, cred->gid,
+                                 req.auto_remove ? cred->pid : 0, req.auto_remove, &c, msg,
                                  sizeof msg);
-    if (rcode != 0) {
-        ret = send_error(conn, rcode == -EEXIST ? 409 : rcode == -EIO || rcode == -ENOMEM ? 500 : 400,
-                         "%s", msg);
-        goto out;
-    }
+    if (rcode != 0)
+        return send_error(conn, rcode == -EEXIST ? 409 : rcode == -EIO || rcode == -ENOMEM ? 500 : 400,
+                          "%s", msg);
     json_t *o = container_json(d, c, true);
     json_object_set_new(o, "env", container_env_json(d, c));
-    ret = send_json(conn, 201, o);
-out:
-    json_decref(body);
-    return ret;
+    return send_json(conn, 201, o);
 }
 
 static enum MHD_Result set_limit(struct daemon *d, struct MHD_Connection *conn,
                                  struct request_ctx *rc, struct container *c)
 {
-    enum MHD_Result ret;
-    json_t *body = parse_body(rc, conn, &ret);
-    if (!body)
-        return ret;
-    static const char *const allowed[] = {"gpu_memory", NULL};
-    const char *bad = NULL, *err = NULL;
     uint64_t limit;
-    if (!only_keys(body, allowed, &bad)) {
-        ret = send_error(conn, 400, "unknown field '%s' (send {\"gpu_memory\": SIZE})", bad);
-    } else if (!json_object_get(body, "gpu_memory") ||
-               json_size(json_object_get(body, "gpu_memory"), &limit, &err) != 0) {
-        ret = send_error(conn, 400, "gpu_memory: %s", err ? err : "required");
-    } else {
-        char msg[256];
-        bool pending = false;
-        if (container_set_limit(d, c, limit, &pending, msg, sizeof msg) != 0) {
-            ret = send_error(conn, 409, "%s", msg);
-        } else {
-            json_t *o = container_json(d, c, true);
-            json_object_set_new(o, "limit_pending", json_boolean(pending));
-            if (pending)
-                json_object_set_new(o, "requested_limit", json_integer((json_int_t)limit));
-            ret = send_json(conn, 200, o);
-        }
-    }
-    json_decref(body);
-    return ret;
+    char msg[256];
+    bool pending = false;
+    if (api_parse_limit(rc->body, rc->len, &limit, msg, sizeof msg) != 0)
+        return send_error(conn, 400, "%s", msg);
+    if (container_set_limit(d, c, limit, &pending, msg, sizeof msg) != 0)
+        return send_error(conn, 409, "%s", msg);
+    json_t *o = container_json(d, c, true);
+    json_object_set_new(o, "limit_pending", json_boolean(pending));
+    if (pending)
+        json_object_set_new(o, "requested_limit", json_integer((json_int_t)limit));
+    return send_json(conn, 200, o);
 }
 
 static enum MHD_Result set_policy(struct daemon *d, struct MHD_Connection *conn,
                                   struct request_ctx *rc)
 {
-    enum MHD_Result ret;
-    json_t *body = parse_body(rc, conn, &ret);
-    if (!body)
-        return ret;
-    static const char *const allowed[] = {"resume", "placement", NULL};
-    const char *bad = NULL;
-    json_t *jr = json_object_get(body, "resume"), *jp = json_object_get(body, "placement");
-    cg_resume_policy rp = cg_get_resume_policy(d->core);
-    cg_placement_policy pp = cg_get_placement_policy(d->core);
-    if (!only_keys(body, allowed, &bad)) {
-        ret = send_error(conn, 400, "unknown field '%s' (allowed: resume, placement)", bad);
-    } else if ((jr && (!json_is_string(jr) || !cg_resume_policy_parse(json_string_value(jr), &rp))) ||
-               (jp && (!json_is_string(jp) ||
-                       !cg_placement_policy_parse(json_string_value(jp), &pp)))) {
-        ret = send_error(conn, 400, "unknown policy (resume: fifo, best-fit, recent, random, %s; "
-                                    "placement: first-fit, least-loaded, binpack)",
-                         cg_resume_policy_name(CG_RESUME_AGING_FIT));
-    } else {
-        for (struct container *c = d->containers; c; c = c->next)
-            container_freeze_sync(d, c);
-        cg_set_resume_policy(d->core, rp, loop_now_ns());
-        cg_set_placement_policy(d->core, pp);
-        for (struct container *c = d->containers; c; c = c->next)
-            container_rebalance(d, c, NULL);
-        if (d->store) {
-            store_set(d->store, "resume_policy", cg_resume_policy_name(rp));
-            store_set(d->store, "placement_policy", cg_placement_policy_name(pp));
-        }
-        log_info("policy: resume %s, placement %s", cg_resume_policy_name(rp),
-                 cg_placement_policy_name(pp));
-        ret = send_json(conn, 200, json_pack("{s:s,s:s}", "resume", cg_resume_policy_name(rp),
-                                             "placement", cg_placement_policy_name(pp)));
+    struct policy_request req;
+    char msg[256];
+    if (api_parse_policy(rc->body, rc->len, &req, msg, sizeof msg) != 0)
+        return send_error(conn, 400, "%s", msg);
+    cg_resume_policy rp = req.has_resume ? req.resume : cg_get_resume_policy(d->core);
+    cg_placement_policy pp = req.has_placement ? req.placement : cg_get_placement_policy(d->core);
+    for (struct container *c = d->containers; c; c = c->next)
+        container_freeze_sync(d, c);
+    cg_set_resume_policy(d->core, rp, loop_now_ns());
+    cg_set_placement_policy(d->core, pp);
+    for (struct container *c = d->containers; c; c = c->next)
+        container_rebalance(d, c, NULL);
+    if (d->store) {
+        store_set(d->store, "resume_policy", cg_resume_policy_name(rp));
+        store_set(d->store, "placement_policy", cg_placement_policy_name(pp));
     }
-    json_decref(body);
-    return ret;
+    log_info("policy: resume %s, placement %s", cg_resume_policy_name(rp),
+             cg_placement_policy_name(pp));
+    return send_json(conn, 200, json_pack("{s:s,s:s}", "resume", cg_resume_policy_name(rp),
+                                          "placement", cg_placement_policy_name(pp)));
 }
 
 static enum MHD_Result events(struct daemon *d, struct MHD_Connection *conn)

@@ -1,0 +1,179 @@
+/* api_parse.c — request bodies of the control API, validated where they enter: a JSON object,
+ * only known fields, each of the right type and range. Anything else is refused with a
+ * message that says what to send instead. */
+#include "api_parse.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "size.h"
+
+static int fail(char *err, size_t errlen, const char *msg)
+{
+    snprintf(err, errlen, "%s", msg);
+    return -1;
+}
+
+static json_t *load_object(const char *body, size_t len, char *err, size_t errlen)
+{
+    json_error_t jerr;
+    json_t *j = len ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
+    if (!j) {
+        snprintf(err, errlen, "request body must be a JSON object%s%s", len ? ": " : "",
+                 len ? jerr.text : "");
+        return NULL;
+    }
+    if (!json_is_object(j)) {
+        json_decref(j);
+        fail(err, errlen, "request body must be a JSON object");
+        return NULL;
+    }
+    return j;
+}
+
+static bool only_keys(json_t *obj, const char *const *allowed, const char **bad)
+{
+    const char *key;
+    json_t *val;
+    json_object_foreach(obj, key, val) {
+        (void)val;
+        bool ok = false;
+        for (const char *const *a = allowed; *a; a++)
+            if (strcmp(*a, key) == 0)
+                ok = true;
+        if (!ok) {
+            *bad = key;
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A size is a positive JSON integer (bytes) or a string such as "1.5GiB". */
+static int json_size(json_t *v, uint64_t *out, char *err, size_t errlen)
+{
+    const char *why = NULL;
+    if (json_is_integer(v)) {
+        json_int_t n = json_integer_value(v);
+        if (n <= 0)
+            return fail(err, errlen, "gpu_memory must be positive");
+        *out = (uint64_t)n;
+        return 0;
+    }
+    if (!json_is_string(v))
+        return fail(err, errlen, "gpu_memory must be bytes or a string such as \"1GiB\"");
+    if (cg_parse_size(json_string_value(v), out, &why) != 0) {
+        snprintf(err, errlen, "gpu_memory: %s", why);
+        return -1;
+    }
+    if (*out == 0)
+        return fail(err, errlen, "gpu_memory must be positive");
+    return 0;
+}
+
+static bool valid_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 64 || s[0] == '.' || s[0] == '-')
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.'))
+            return false;
+    }
+    return true;
+}
+
+int api_parse_create(const char *body, size_t len, unsigned ndevices, struct create_request *out,
+                     char *err, size_t errlen)
+{
+    json_t *j = load_object(body, len, err, errlen);
+    if (!j)
+        return -1;
+    memset(out, 0, sizeof *out);
+    out->device = -1;
+    int rc = -1;
+    static const char *const allowed[] = {"gpu_memory", "name", "id", "device", "auto_remove", NULL};
+    const char *bad = NULL;
+    json_t *gm = json_object_get(j, "gpu_memory"), *name = json_object_get(j, "name");
+    json_t *id = json_object_get(j, "id"), *dev = json_object_get(j, "device");
+    json_t *ar = json_object_get(j, "auto_remove");
+    if (!only_keys(j, allowed, &bad)) {
+        snprintf(err, errlen, "unknown field '%s' (allowed: gpu_memory, name, id, device, "
+                              "auto_remove)", bad);
+    } else if (!gm) {
+        fail(err, errlen, "gpu_memory is required (e.g. \"1GiB\")");
+    } else if (json_size(gm, &out->limit, err, errlen) != 0) {
+        /* message set */
+    } else if (name && (!json_is_string(name) || !valid_name(json_string_value(name)))) {
+        fail(err, errlen, "name must be 1-64 characters of [A-Za-z0-9_.-], not starting with . or -");
+    } else if (id && (!json_is_string(id) || !valid_name(json_string_value(id)))) {
+        fail(err, errlen, "id must be 1-64 characters of [A-Za-z0-9_.-], not starting with . or -");
+    } else if (dev && (!json_is_integer(dev) || json_integer_value(dev) < 0 ||
+                       json_integer_value(dev) >= (json_int_t)ndevices)) {
+        snprintf(err, errlen, "device must be a GPU index below %u", ndevices);
+    } else if (ar && !json_is_boolean(ar)) {
+        fail(err, errlen, "auto_remove must be true or false");
+    } else {
+        if (name)
+            snprintf(out->name, sizeof out->name, "%s", json_string_value(name));
+        if (id)
+            snprintf(out->id, sizeof out->id, "%s", json_string_value(id));
+        if (dev)
+            out->device = (int)json_integer_value(dev);
+        out->auto_remove = ar && json_is_true(ar);
+        rc = 0;
+    }
+    json_decref(j);
+    return rc;
+}
+
+int api_parse_limit(const char *body, size_t len, uint64_t *limit, char *err, size_t errlen)
+{
+    json_t *j = load_object(body, len, err, errlen);
+    if (!j)
+        return -1;
+    static const char *const allowed[] = {"gpu_memory", NULL};
+    const char *bad = NULL;
+    int rc = -1;
+    if (!only_keys(j, allowed, &bad))
+        snprintf(err, errlen, "unknown field '%s' (send {\"gpu_memory\": SIZE})", bad);
+    else if (!json_object_get(j, "gpu_memory"))
+        fail(err, errlen, "gpu_memory is required (send {\"gpu_memory\": SIZE})");
+    else
+        rc = json_size(json_object_get(j, "gpu_memory"), limit, err, errlen);
+    json_decref(j);
+    return rc;
+}
+
+int api_parse_policy(const char *body, size_t len, struct policy_request *out, char *err,
+                     size_t errlen)
+{
+    json_t *j = load_object(body, len, err, errlen);
+    if (!j)
+        return -1;
+    memset(out, 0, sizeof *out);
+    static const char *const allowed[] = {"resume", "placement", NULL};
+    const char *bad = NULL;
+    json_t *r = json_object_get(j, "resume"), *p = json_object_get(j, "placement");
+    int rc = -1;
+    if (!only_keys(j, allowed, &bad)) {
+        snprintf(err, errlen, "unknown field '%s' (allowed: resume, placement)", bad);
+    } else if (!r && !p) {
+        fail(err, errlen, "send {\"resume\": NAME} and/or {\"placement\": NAME}");
+    } else if (r && (!json_is_string(r) || !cg_resume_policy_parse(json_string_value(r), &out->resume))) {
+        snprintf(err, errlen, "unknown resume policy (fifo, best-fit, recent, random, %s)",
+                 cg_resume_policy_name(CG_RESUME_AGING_FIT));
+    } else if (p && (!json_is_string(p) ||
+                     !cg_placement_policy_parse(json_string_value(p), &out->placement))) {
+        fail(err, errlen, "unknown placement policy (first-fit, least-loaded, binpack)");
+    } else {
+        out->has_resume = r != NULL;
+        out->has_placement = p != NULL;
+        rc = 0;
+    }
+    json_decref(j);
+    return rc;
+}

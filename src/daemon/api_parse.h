@@ -1,0 +1,33 @@
+/* api_parse.h — strict parsing of control-API request bodies into plain structs. Pure
+ * functions (no daemon state), so they are fuzzed directly (fuzz/fuzz_api.c). */
+#ifndef CONVGPUD_API_PARSE_H
+#define CONVGPUD_API_PARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core.h"
+
+struct create_request {
+    uint64_t limit;
+    char id[65];     /* "" = daemon chooses */
+    char name[65];   /* "" = none */
+    int device;      /* -1 = placement policy chooses */
+    bool auto_remove;
+};
+
+struct policy_request {
+    bool has_resume, has_placement;
+    cg_resume_policy resume;
+    cg_placement_policy placement;
+};
+
+/* Each returns 0, or -1 with a message in err saying what to send instead. */
+int api_parse_create(const char *body, size_t len, unsigned ndevices, struct create_request *out,
+                     char *err, size_t errlen);
+int api_parse_limit(const char *body, size_t len, uint64_t *limit, char *err, size_t errlen);
+int api_parse_policy(const char *body, size_t len, struct policy_request *out, char *err,
+                     size_t errlen);
+
+#endif
