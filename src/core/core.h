@@ -46,7 +46,7 @@ typedef enum {
     CG_RESUME_BEST_FIT,    /* shortfall closest to, not above, free; else smallest shortfall */
     CG_RESUME_RECENT,      /* most recently suspended */
     CG_RESUME_RANDOM,      /* uniform among suspended, seeded */
-    CG_RESUME_AGING_FIT,   /* ours: best-fit that ages waiting containers (docs/SCHEDULING.md) */
+    CG_RESUME_AGING_FIT,   /* ours: largest that fits, aged by waiting time (docs/SCHEDULING.md) */
     CG_RESUME__COUNT
 } cg_resume_policy;
 

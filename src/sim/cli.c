@@ -1,0 +1,391 @@
+/* cli.c — `convgpu sim`: argument parsing, the experiment loop (policies x placements x N x
+ * seeds) and the three outputs: CSV (a contract), human tables next to the paper's, SVG plots.
+ * Bad arguments print one clear line on stderr and exit 2 with nothing on stdout. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sim.h"
+#include "size.h"
+
+/* ps:k that brings simulated FIFO finished times closest to the paper's Table IV
+ * (docs/SCHEDULING.md, "Calibration"). */
+#define SIM_PAPER_PS_K 3.0
+
+typedef struct {
+    sim_workload workload;
+    bool policies[CG_RESUME__COUNT], placements[CG_PLACE__COUNT];
+    bool policy_set, placement_set, containers_set, gpus_set, interference_set;
+    unsigned n_from, n_to, n_step, seeds, ngpus;
+    cg_bytes gpu_total, context;
+    double ps_k;
+    bool csv;
+    const char *svg_dir;
+} options;
+
+static const char usage[] =
+    "usage: convgpu sim [options]\n"
+    "Discrete-event simulation of GPU-memory scheduling, driving the real scheduling core.\n"
+    "Defaults reproduce the ConVGPU paper's evaluation (one 5 GiB GPU, Table III containers,\n"
+    "one every 5 s, N = 4..38, 6 seeds).\n"
+    "  --workload paper|gsaas      job mix (paper); gsaas: 1-4 GiB jobs, Poisson arrivals\n"
+    "  --policy NAME|all           resume policy: fifo, best-fit, recent, random, aging-fit (all)\n"
+    "  --placement NAME|all        first-fit, least-loaded, binpack (paper: first-fit; gsaas: all)\n"
+    "  --containers N|A..B[/S]     containers per run; A..B steps by 2 unless /S is given\n"
+    "                              (paper: 4..38; gsaas: 200)\n"
+    "  --seeds K                   runs per point, seeds 1..K (6)\n"
+    "  --interference none|ps:K    GPU sharing: none, or processor sharing running K at full\n"
+    "                              speed (paper: ps:3, calibrated to Table IV; gsaas: none)\n"
+    "  --gpus SPEC                 GPUs: SIZE or COUNTxSIZE, e.g. 5GiB, 4x8GiB\n"
+    "  --context SIZE              per-process context charge (66MiB)\n"
+    "  --format table|csv          output (table); csv header:\n"
+    "                              policy,containers,seed,finished_s,avg_suspended_s,max_suspended_s,mem_util\n"
+    "  --svg DIR                   also write DIR/finished.svg and DIR/suspended.svg\n"
+    "  --help                      this text\n";
+
+static int bad(const char *what, const char *arg)
+{
+    fprintf(stderr, "convgpu sim: %s: '%s' (see convgpu sim --help)\n", what, arg ? arg : "");
+    return 2;
+}
+
+static bool parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || end == s || *end || *s == '-' || v < lo || v > hi)
+        return false;
+    *out = (unsigned)v;
+    return true;
+}
+
+static bool parse_containers(const char *s, options *o)
+{
+    char buf[64];
+    if (strlen(s) >= sizeof buf)
+        return false;
+    strcpy(buf, s);
+    char *dots = strstr(buf, "..");
+    if (!dots) {
+        if (!parse_uint(buf, 1, 1000000, &o->n_from))
+            return false;
+        o->n_to = o->n_from;
+        o->n_step = 1;
+        return true;
+    }
+    *dots = 0;
+    char *to = dots + 2, *slash = strchr(to, '/');
+    o->n_step = 2;
+    if (slash) {
+        *slash = 0;
+        if (!parse_uint(slash + 1, 1, 1000000, &o->n_step))
+            return false;
+    }
+    return parse_uint(buf, 1, 1000000, &o->n_from) && parse_uint(to, 1, 1000000, &o->n_to) &&
+           o->n_from <= o->n_to;
+}
+
+static bool parse_gpus(const char *s, options *o)
+{
+    const char *x = strchr(s, 'x');
+    unsigned n = 1;
+    if (x) {
+        char buf[16];
+        size_t len = (size_t)(x - s);
+        if (len == 0 || len >= sizeof buf)
+            return false;
+        memcpy(buf, s, len);
+        buf[len] = 0;
+        if (!parse_uint(buf, 1, CG_MAX_DEVICES, &n))
+            return false;
+        s = x + 1;
+    }
+    uint64_t size;
+    if (cg_parse_size(s, &size, NULL) != 0 || size == 0 || size > ((uint64_t)1 << 50))
+        return false;
+    o->ngpus = n;
+    o->gpu_total = size;
+    return true;
+}
+
+static int parse(int argc, char **argv, options *o)
+{
+    *o = (options){.workload = SIM_PAPER, .seeds = 6, .context = 66 * SIM_MIB};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        char name[32];
+        const char *eq = strchr(a, '=');
+        if (strncmp(a, "--", 2) != 0)
+            return bad("unexpected argument", a);
+        size_t len = eq ? (size_t)(eq - a) : strlen(a);
+        if (len >= sizeof name)
+            return bad("unknown option", a);
+        memcpy(name, a, len);
+        name[len] = 0;
+        if (strcmp(name, "--help") == 0) {
+            fputs(usage, stdout);
+            return -1;
+        }
+        if (eq)
+            v = eq + 1;
+        else if (i + 1 < argc)
+            v = argv[++i];
+        else
+            return bad("option needs a value", a);
+        if (strcmp(name, "--workload") == 0) {
+            if (strcmp(v, "paper") == 0)
+                o->workload = SIM_PAPER;
+            else if (strcmp(v, "gsaas") == 0)
+                o->workload = SIM_GSAAS;
+            else
+                return bad("unknown workload (paper or gsaas)", v);
+        } else if (strcmp(name, "--policy") == 0) {
+            cg_resume_policy p;
+            memset(o->policies, 0, sizeof o->policies);
+            if (strcmp(v, "all") == 0)
+                memset(o->policies, 1, sizeof o->policies);
+            else if (cg_resume_policy_parse(v, &p))
+                o->policies[p] = true;
+            else
+                return bad("unknown resume policy", v);
+            o->policy_set = true;
+        } else if (strcmp(name, "--placement") == 0) {
+            cg_placement_policy p;
+            memset(o->placements, 0, sizeof o->placements);
+            if (strcmp(v, "all") == 0)
+                memset(o->placements, 1, sizeof o->placements);
+            else if (cg_placement_policy_parse(v, &p))
+                o->placements[p] = true;
+            else
+                return bad("unknown placement policy", v);
+            o->placement_set = true;
+        } else if (strcmp(name, "--containers") == 0) {
+            if (!parse_containers(v, o))
+                return bad("bad container count (N, A..B or A..B/S)", v);
+            o->containers_set = true;
+        } else if (strcmp(name, "--seeds") == 0) {
+            if (!parse_uint(v, 1, 100000, &o->seeds))
+                return bad("bad seed count", v);
+        } else if (strcmp(name, "--interference") == 0) {
+            char *end;
+            if (strcmp(v, "none") == 0) {
+                o->ps_k = 0;
+            } else if (strncmp(v, "ps:", 3) == 0 && (o->ps_k = strtod(v + 3, &end)) > 0 &&
+                       end != v + 3 && !*end && o->ps_k < 1e6) {
+            } else {
+                return bad("bad interference (none or ps:K, K > 0)", v);
+            }
+            o->interference_set = true;
+        } else if (strcmp(name, "--gpus") == 0) {
+            if (!parse_gpus(v, o))
+                return bad("bad GPU spec (SIZE or COUNTxSIZE, e.g. 4x8GiB)", v);
+            o->gpus_set = true;
+        } else if (strcmp(name, "--context") == 0) {
+            uint64_t c;
+            if (cg_parse_size(v, &c, NULL) != 0)
+                return bad("bad context size", v);
+            o->context = c;
+        } else if (strcmp(name, "--format") == 0) {
+            if (strcmp(v, "csv") == 0)
+                o->csv = true;
+            else if (strcmp(v, "table") == 0)
+                o->csv = false;
+            else
+                return bad("unknown format (table or csv)", v);
+        } else if (strcmp(name, "--svg") == 0) {
+            if (!*v)
+                return bad("empty directory", v);
+            o->svg_dir = v;
+        } else {
+            return bad("unknown option", a);
+        }
+    }
+    bool paper = o->workload == SIM_PAPER;
+    if (!o->policy_set)
+        memset(o->policies, 1, sizeof o->policies);
+    if (!o->placement_set) {
+        if (paper)
+            o->placements[CG_PLACE_FIRST_FIT] = true;
+        else
+            memset(o->placements, 1, sizeof o->placements);
+    }
+    if (!o->containers_set) {
+        o->n_from = paper ? 4 : 200;
+        o->n_to = paper ? 38 : 200;
+        o->n_step = 2;
+    }
+    if (!o->gpus_set) {
+        o->ngpus = paper ? 1 : 4;
+        o->gpu_total = paper ? 5 * SIM_GIB : 8 * SIM_GIB;
+    }
+    if (!o->interference_set)
+        o->ps_k = paper ? SIM_PAPER_PS_K : 0;
+    /* Every container of the workload must fit a GPU, and hold its own context charge. */
+    cg_bytes biggest = paper ? 4096 * SIM_MIB : 4 * SIM_GIB;
+    if (biggest > o->gpu_total)
+        return bad("the workload's largest container does not fit a GPU of", argv[0]);
+    if (o->context >= 128 * SIM_MIB)
+        return bad("context charge must be below the smallest container (128MiB)", argv[0]);
+    return 0;
+}
+
+static unsigned count(const bool *v, unsigned n)
+{
+    unsigned k = 0;
+    for (unsigned i = 0; i < n; i++)
+        k += v[i];
+    return k;
+}
+
+static void print_paper_tables(const options *o, const sim_point *pts, size_t npts)
+{
+    static const char *const titles[] = {
+        "Finished time of all containers (s): simulated mean [paper's Table IV]",
+        "Average suspended time per container (s): simulated mean [paper's Table V]",
+        "Maximum suspended time (s) / mean GPU-memory utilization"};
+    unsigned npol = count(o->policies, CG_RESUME__COUNT);
+    for (int t = 0; t < 3; t++) {
+        printf("%s\n%4s", titles[t], "N");
+        for (unsigned p = 0; p < CG_RESUME__COUNT; p++)
+            if (o->policies[p])
+                printf("  %-16s", cg_resume_policy_name((cg_resume_policy)p));
+        printf("\n");
+        for (size_t i = 0; i < npts; i += npol) {
+            printf("%4u", pts[i].containers);
+            int col = sim_paper_col(pts[i].containers);
+            for (size_t k = i; k < i + npol && k < npts; k++) {
+                char cell[32];
+                const sim_point *q = &pts[k];
+                if (t == 2)
+                    snprintf(cell, sizeof cell, "%.1f / %.0f%%", q->max_suspended,
+                             100 * q->mem_util);
+                else if (col >= 0 && q->policy < 4)
+                    snprintf(cell, sizeof cell, "%.1f [%.1f]",
+                             t == 0 ? q->finished : q->avg_suspended,
+                             (t == 0 ? sim_paper_finished : sim_paper_suspended)[q->policy][col]);
+                else
+                    snprintf(cell, sizeof cell, "%.1f", t == 0 ? q->finished : q->avg_suspended);
+                printf("  %-16s", cell);
+            }
+            printf("\n");
+        }
+        printf("\n");
+    }
+}
+
+static void print_generic_table(const options *o, const sim_point *pts, size_t npts)
+{
+    printf("%u GPU(s) x %.1f GiB, %s workload, %u seed(s)\n", o->ngpus,
+           (double)o->gpu_total / SIM_GIB, o->workload == SIM_PAPER ? "paper" : "gsaas", o->seeds);
+    printf("%-14s %-11s %6s %11s %9s %13s %13s %8s\n", "placement", "policy", "N", "finished_s",
+           "jobs/h", "avg_susp_s", "max_susp_s", "util");
+    for (size_t i = 0; i < npts; i++) {
+        const sim_point *q = &pts[i];
+        printf("%-14s %-11s %6u %11.1f %9.1f %13.1f %13.1f %7.1f%%\n",
+               cg_placement_policy_name(q->placement), cg_resume_policy_name(q->policy),
+               q->containers, q->finished, q->finished > 0 ? 3600.0 * q->containers / q->finished : 0,
+               q->avg_suspended, q->max_suspended, 100 * q->mem_util);
+    }
+}
+
+int cg_sim_main(int argc, char **argv)
+{
+    options o;
+    int rc = parse(argc, argv, &o);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    unsigned npol = count(o.policies, CG_RESUME__COUNT);
+    unsigned nplace = count(o.placements, CG_PLACE__COUNT);
+    size_t nn = (o.n_to - o.n_from) / o.n_step + 1;
+    size_t npts = (size_t)npol * nplace * nn;
+    sim_point *pts = calloc(npts, sizeof *pts);
+    if (!pts) {
+        fprintf(stderr, "convgpu sim: out of memory\n");
+        return 1;
+    }
+    /* Several placements are told apart in the CSV's policy column as resume+placement. */
+    bool tag_place = nplace > 1 || !o.placements[CG_PLACE_FIRST_FIT];
+    if (o.csv)
+        printf("policy,containers,seed,finished_s,avg_suspended_s,max_suspended_s,mem_util\n");
+    /* Points in (placement, N, policy) order: the tables print a row per N. */
+    size_t k = 0;
+    for (unsigned pl = 0; pl < CG_PLACE__COUNT; pl++) {
+        if (!o.placements[pl])
+            continue;
+        for (unsigned n = o.n_from; n <= o.n_to; n += o.n_step) {
+            for (unsigned p = 0; p < CG_RESUME__COUNT; p++) {
+                if (!o.policies[p])
+                    continue;
+                sim_point *q = &pts[k++];
+                *q = (sim_point){(cg_resume_policy)p, (cg_placement_policy)pl, n, 0, 0, 0, 0};
+                for (unsigned s = 1; s <= o.seeds; s++) {
+                    sim_params sp = {o.workload, (cg_resume_policy)p, (cg_placement_policy)pl,
+                                     o.ngpus, o.gpu_total, o.context, o.ps_k, n, s};
+                    sim_result r;
+                    if (sim_run(&sp, &r) != 0) {
+                        fprintf(stderr, "convgpu sim: run failed (policy %s, N %u, seed %u)\n",
+                                cg_resume_policy_name(sp.policy), n, s);
+                        free(pts);
+                        return 1;
+                    }
+                    q->finished += r.finished / o.seeds;
+                    q->avg_suspended += r.avg_suspended / o.seeds;
+                    q->max_suspended += r.max_suspended / o.seeds;
+                    q->mem_util += r.mem_util / o.seeds;
+                    if (o.csv) {
+                        if (tag_place)
+                            printf("%s+%s", cg_resume_policy_name(sp.policy),
+                                   cg_placement_policy_name(sp.placement));
+                        else
+                            printf("%s", cg_resume_policy_name(sp.policy));
+                        printf(",%u,%u,%.3f,%.3f,%.3f,%.4f\n", n, s, r.finished, r.avg_suspended,
+                               r.max_suspended, r.mem_util);
+                    }
+                }
+            }
+        }
+    }
+    bool paper_view = o.workload == SIM_PAPER && nplace == 1 && o.ngpus == 1;
+    if (!o.csv) {
+        if (paper_view)
+            print_paper_tables(&o, pts, npts);
+        else
+            print_generic_table(&o, pts, npts);
+    }
+    rc = 0;
+    if (o.svg_dir) {
+        /* Plots want points grouped by policy, in N order. */
+        sim_point *by = malloc(npts * sizeof *by);
+        char path[4096];
+        if (!by || (mkdir(o.svg_dir, 0777) != 0 && errno != EEXIST)) {
+            fprintf(stderr, "convgpu sim: cannot create %s: %s\n", o.svg_dir, strerror(errno));
+            free(by);
+            free(pts);
+            return 1;
+        }
+        size_t m = 0;
+        for (unsigned pl = 0; pl < CG_PLACE__COUNT; pl++)
+            for (unsigned p = 0; p < CG_RESUME__COUNT; p++)
+                for (size_t i = 0; i < npts; i++)
+                    if (pts[i].policy == p && pts[i].placement == pl)
+                        by[m++] = pts[i];
+        static const struct { const char *file, *title, *ylabel; bool fin; } plots[] = {
+            {"finished.svg", "Finished time of all containers", "Finished time (s)", true},
+            {"suspended.svg", "Average suspended time per container", "Suspended time (s)",
+             false}};
+        for (int i = 0; i < 2 && rc == 0; i++) {
+            snprintf(path, sizeof path, "%s/%s", o.svg_dir, plots[i].file);
+            if (sim_svg_write(path, plots[i].title, plots[i].ylabel, by, m, plots[i].fin,
+                              paper_view) != 0) {
+                fprintf(stderr, "convgpu sim: cannot write %s: %s\n", path, strerror(errno));
+                rc = 1;
+            }
+        }
+        free(by);
+    }
+    free(pts);
+    return rc;
+}
