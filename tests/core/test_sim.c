@@ -1,0 +1,101 @@
+/* test_sim.c — the `convgpu sim` contract, run through the convgpu-sim executable: the CSV
+ * header and row count, determinism (same arguments, same bytes), bad arguments (exit 2,
+ * nothing on stdout), --help, the GSaaS workload, and SVG output. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+static int failures;
+static const char *exe;
+
+/* Runs exe with args; returns exit status, fills out (stdout) and err (stderr size). */
+static int run(const char *args, char *out, size_t cap, long *errlen)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s %s 2>/tmp/convgpu-test-sim.err", exe, args);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = 0;
+    int st = pclose(p);
+    FILE *e = fopen("/tmp/convgpu-test-sim.err", "r");
+    *errlen = 0;
+    if (e) {
+        fseek(e, 0, SEEK_END);
+        *errlen = ftell(e);
+        fclose(e);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void expect(int cond, const char *what)
+{
+    if (!cond) {
+        fprintf(stderr, "FAIL %s\n", what);
+        failures++;
+    }
+}
+
+static int lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_sim PATH-TO-convgpu-sim\n");
+        return 2;
+    }
+    exe = argv[1];
+    static char a[1 << 20], b[1 << 20];
+    long el;
+    const char *args = "--format csv --containers 4..10 --seeds 2";
+    expect(run(args, a, sizeof a, &el) == 0, "csv run exits 0");
+    static const char header[] =
+        "policy,containers,seed,finished_s,avg_suspended_s,max_suspended_s,mem_util\n";
+    expect(strncmp(a, header, sizeof header - 1) == 0, "csv header");
+    expect(lines(a) == 1 + 5 * 4 * 2, "csv rows: 5 policies x 4 sizes x 2 seeds");
+    expect(strstr(a, "\nbest-fit,10,2,") != NULL, "csv row naming");
+    expect(run(args, b, sizeof b, &el) == 0 && strcmp(a, b) == 0, "same seed, same CSV");
+    expect(run("--format csv --containers 6 --seeds 3 --policy random", a, sizeof a, &el) == 0 &&
+           lines(a) == 4, "single N and policy");
+
+    static const char *const bad[] = {
+        "--policy nope", "--placement worst", "--containers 0", "--containers 9..3",
+        "--containers x", "--seeds 0", "--interference ps:0", "--interference ps:",
+        "--interference fair", "--gpus 1GiB", "--gpus 0x8GiB", "--gpus 4xbig", "--format xml",
+        "--workload hpc", "--bogus 1", "stray", "--seeds", "--context 1GiB"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int rc = run(bad[i], a, sizeof a, &el);
+        if (rc != 2 || a[0] || el == 0) {
+            fprintf(stderr, "FAIL bad args '%s': rc %d, stdout %zu bytes, stderr %ld bytes\n",
+                    bad[i], rc, strlen(a), el);
+            failures++;
+        }
+    }
+    expect(run("--help", a, sizeof a, &el) == 0 && strstr(a, "--interference"), "--help");
+    expect(run("--containers 8 --seeds 1", a, sizeof a, &el) == 0 && strstr(a, "Table IV"),
+           "paper tables");
+    expect(run("--workload gsaas --containers 40 --seeds 1 --policy fifo", a, sizeof a, &el) == 0 &&
+               strstr(a, "least-loaded") && strstr(a, "binpack") && strstr(a, "jobs/h"),
+           "gsaas placements");
+    expect(run("--workload gsaas --containers 30 --seeds 2 --format csv --policy fifo "
+               "--placement binpack", a, sizeof a, &el) == 0 && strstr(a, "\nfifo+binpack,30,2,"),
+           "placement tagged in csv");
+    expect(run("--containers 4..8 --seeds 1 --svg /tmp/convgpu-test-svg", a, sizeof a, &el) == 0,
+           "svg run");
+    FILE *f = fopen("/tmp/convgpu-test-svg/finished.svg", "r");
+    expect(f && fread(b, 1, 200, f) > 0 && strstr(b, "<svg"), "finished.svg written");
+    if (f)
+        fclose(f);
+    if (failures)
+        return 1;
+    printf("sim contract tests passed\n");
+    return 0;
+}
