@@ -2,7 +2,9 @@
 #ifndef CONVGPU_CLI_H
 #define CONVGPU_CLI_H
 
+#include <jansson.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 /* Each returns the process exit status; argv[0] is the subcommand's name. */
 int cmd_run(int argc, char **argv);
@@ -15,6 +17,11 @@ int cmd_set(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_events(int argc, char **argv);
 int cg_sim_main(int argc, char **argv);
+
+/* Forks and execs cmd with the container env (from the create answer); output, when not NULL,
+ * is a file that gets the child's stdout and stderr. Returns the pid, or -1. */
+pid_t cli_spawn_in_container(json_t *env, char **cmd, const char *output);
+int cmd_demo(int argc, char **argv);
 
 /* True when argv holds -h or --help before any "--". */
 bool cli_wants_help(int argc, char **argv);

@@ -2,6 +2,7 @@
  * interposer, remove the container when the command exits, exit with the command's status.
  * The daemon removes the container by itself if this process dies first (auto_remove). */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,14 +28,6 @@ static void usage(FILE *f)
                "  --quiet            do not print the container id\n");
 }
 
-static pid_t child = -1;
-
-static void forward(int sig)
-{
-    if (child > 0)
-        kill(child, sig);
-}
-
 /* Prepends value to a colon-separated variable instead of overwriting the user's. */
 static int set_path_var(const char *name, const char *value)
 {
@@ -49,6 +42,42 @@ static int set_path_var(const char *name, const char *value)
     int rc = setenv(name, v, 1);
     free(v);
     return rc;
+}
+
+static pid_t child = -1;
+
+pid_t cli_spawn_in_container(json_t *env, char **cmd, const char *output)
+{
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    const char *k;
+    json_t *v;
+    json_object_foreach(env, k, v) {
+        const char *s = json_string_value(v);
+        if (!s)
+            continue;
+        if (strcmp(k, "LD_PRELOAD") == 0 || strcmp(k, "LD_LIBRARY_PATH") == 0)
+            set_path_var(k, s);
+        else
+            setenv(k, s, 1);
+    }
+    if (output) {
+        int fd = open(output, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+            dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+        }
+    }
+    execvp(cmd[0], cmd);
+    fprintf(stderr, "convgpu: cannot run %s: %s\n", cmd[0], strerror(errno));
+    _exit(errno == ENOENT ? 127 : 126);
+}
+
+static void forward(int sig)
+{
+    if (child > 0)
+        kill(child, sig);
 }
 
 int cmd_run(int argc, char **argv)
@@ -122,32 +151,14 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "convgpu: container %s (limit %s, device %lld)\n", cid, mem,
                 (long long)json_integer_value(json_object_get(ans, "device")));
 
-    json_t *env = json_object_get(ans, "env");
-    const char *k;
-    json_t *v;
-    json_object_foreach(env, k, v) {
-        const char *s = json_string_value(v);
-        if (!s)
-            continue;
-        if (strcmp(k, "LD_PRELOAD") == 0 || strcmp(k, "LD_LIBRARY_PATH") == 0)
-            set_path_var(k, s);
-        else
-            setenv(k, s, 1);
-    }
-    json_decref(ans);
-
     struct sigaction sa = {.sa_handler = forward};
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
-    child = fork();
+    child = cli_spawn_in_container(json_object_get(ans, "env"), cmd, NULL);
+    json_decref(ans);
     if (child < 0) {
         fprintf(stderr, "convgpu run: fork: %s\n", strerror(errno));
         return 125;
-    }
-    if (child == 0) {
-        execvp(cmd[0], cmd);
-        fprintf(stderr, "convgpu run: cannot run %s: %s\n", cmd[0], strerror(errno));
-        _exit(errno == ENOENT ? 127 : 126);
     }
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
