@@ -1,0 +1,123 @@
+/* init.c — cuInit, the driver version, and what happens to the process-local state on fork:
+ * a child is its own process, so on its first call it drops what it inherited (without
+ * touching the parent's charges) and registers in the shared state under its own pid. */
+#include "driver.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+emu_proc g_emu = {
+    .lock = PTHREAD_RWLOCK_INITIALIZER,
+    .init_lock = PTHREAD_MUTEX_INITIALIZER,
+    .objs = {&g_emu.objs, &g_emu.objs, 0, NULL},
+};
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&g_emu.init_lock);
+    emu_wrlock();
+}
+
+static void fork_parent(void)
+{
+    emu_unlock();
+    pthread_mutex_unlock(&g_emu.init_lock);
+}
+
+static void fork_child(void)
+{
+    emu_unlock();
+    pthread_mutex_unlock(&g_emu.init_lock);
+    emu_ctx_tls_reset();
+    if (__atomic_load_n(&g_emu.initialized, __ATOMIC_ACQUIRE))
+        __atomic_store_n(&g_emu.forked, 1, __ATOMIC_RELEASE);
+}
+
+__attribute__((constructor)) static void emu_driver_load(void)
+{
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+static void finish_fork(void)
+{
+    emu_release_owned(NULL, 1, 0);
+    for (size_t i = 0; i < g_emu.nctx; i++)
+        __atomic_store_n(&g_emu.ctxs[i]->alive, 0, __ATOMIC_RELEASE);
+    for (unsigned i = 0; i < EMU_MAX_DEVICES; i++) {
+        __atomic_store_n(&g_emu.primary[i].alive, 0, __ATOMIC_RELEASE);
+        g_emu.primary[i].refs = 0;
+        g_emu.ctx_live[i] = 0;
+    }
+    if (g_emu.init_rc == CUDA_SUCCESS && emu_shared_reregister(&g_emu.sh) != 0) {
+        fprintf(stderr, "convgpu-emu: forked child %d found no free slot in %s\n",
+                (int)getpid(), g_emu.cfg.state_path);
+        g_emu.init_rc = CUDA_ERROR_OPERATING_SYSTEM;
+    }
+}
+
+CUresult emu_enter(void)
+{
+    if (!__atomic_load_n(&g_emu.initialized, __ATOMIC_ACQUIRE))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (__atomic_load_n(&g_emu.forked, __ATOMIC_ACQUIRE)) {
+        emu_wrlock();
+        if (g_emu.forked) {
+            finish_fork();
+            __atomic_store_n(&g_emu.forked, 0, __ATOMIC_RELEASE);
+        }
+        emu_unlock();
+    }
+    return g_emu.init_rc;
+}
+
+static CUresult do_init(void)
+{
+    char err[EMU_ERR_MAX] = "";
+    emu_config want;
+    if (emu_config_from_env(&want, err, sizeof err) != 0) {
+        fprintf(stderr, "convgpu-emu: cuInit: %s\n", err);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (emu_shared_attach(&g_emu.sh, &want, &g_emu.cfg, 1, err, sizeof err) != 0) {
+        fprintf(stderr, "convgpu-emu: cuInit: %s\n", err);
+        return CUDA_ERROR_OPERATING_SYSTEM;
+    }
+    for (unsigned i = 0; i < g_emu.cfg.ndev; i++)
+        emu_device_uuid(i, g_emu.cfg.total[i], g_emu.uuid[i]);
+    g_emu.nvis = emu_visible_devices(getenv("CUDA_VISIBLE_DEVICES"), g_emu.cfg.ndev,
+                                     (const unsigned char(*)[16])g_emu.uuid, g_emu.vis);
+    if (g_emu.nvis == 0) {
+        emu_shared_detach(&g_emu.sh);
+        return CUDA_ERROR_NO_DEVICE;
+    }
+    for (unsigned i = 0; i < g_emu.nvis; i++) {
+        g_emu.primary[i].primary = 1;
+        g_emu.primary[i].ordinal = i;
+        g_emu.primary[i].phys = g_emu.vis[i];
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult cuInit(unsigned int Flags)
+{
+    if (Flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_emu.init_lock);
+    if (!g_emu.initialized) {
+        /* Like the real driver, the first outcome (success or failure) is final. */
+        g_emu.init_rc = do_init();
+        __atomic_store_n(&g_emu.initialized, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&g_emu.init_lock);
+    return emu_enter();
+}
+
+CUresult cuDriverGetVersion(int *driverVersion)
+{
+    if (!driverVersion)
+        return CUDA_ERROR_INVALID_VALUE;
+    *driverVersion = CONVGPU_CUDA_API_VERSION;
+    return CUDA_SUCCESS;
+}

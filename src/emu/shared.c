@@ -1,0 +1,425 @@
+/* shared.c — the machine-wide device state file and its lock.
+ *
+ * Lock choice: a robust, process-shared pthread mutex inside the mapped file. A process killed
+ * while holding it (SIGKILL included) hands the next locker EOWNERDEAD, which marks it
+ * consistent and carries on. That is safe because every update touches only the updater's own
+ * slot, or clears a dead slot (pid first), and device usage is always recomputed as a sum over
+ * live slots: whatever a dying owner half-wrote belongs to a slot that is reclaimed anyway.
+ * fcntl/flock locks would also die with their owner, but they do not exclude the threads of one
+ * process, and an inherited descriptor makes a forked child share its parent's lock. flock is
+ * used only while attaching, to serialise creating and repairing the file; the descriptor is
+ * closed before any other call.
+ *
+ * Dead slots are found by pid plus process start time (/proc/<pid>/stat field 22), so a reused
+ * pid is not mistaken for its predecessor; zombies count as dead because a real driver frees a
+ * process's memory at exit, before it is reaped. Every locker reclaims, so the memory of a dead
+ * process is back before the next allocation or query on the machine is answered. Pids are
+ * those of the caller's pid namespace: all users of one state file must share it. */
+#include "shared.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EMU_STATE_MAGIC 0x31554d4555504743ull /* "CGPUEMU1" */
+
+uint64_t emu_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Start time of pid (field 22 of /proc/<pid>/stat), 0 if it is gone or a zombie. */
+static uint64_t proc_start_time(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    /* The command name (field 2) may hold spaces and parentheses: start after the last ')'. */
+    char *p = strrchr(buf, ')');
+    if (!p || p[1] != ' ')
+        return 0;
+    p += 2;
+    if (*p == 'Z' || *p == 'X')
+        return 0;
+    for (int field = 3; field < 22; field++) {
+        p = strchr(p, ' ');
+        if (!p)
+            return 0;
+        p++;
+    }
+    unsigned long long t = 0;
+    if (sscanf(p, "%llu", &t) != 1)
+        return 0;
+    return t ? (uint64_t)t : 1;
+}
+
+static int st_lock(emu_state *st)
+{
+    int rc = pthread_mutex_lock(&st->lock);
+    if (rc == EOWNERDEAD) {
+        /* The owner died mid-update; see the file comment for why the state is usable. */
+        pthread_mutex_consistent(&st->lock);
+        rc = 0;
+    }
+    return rc == 0 ? 0 : -1;
+}
+
+static void st_unlock(emu_state *st) { pthread_mutex_unlock(&st->lock); }
+
+static int is_own_slot(const emu_shared *sh, int i) { return i == sh->slot && sh->pid == getpid(); }
+
+static void reclaim(emu_shared *sh)
+{
+    emu_state *st = sh->st;
+    for (int i = 0; i < EMU_MAX_PROCS; i++) {
+        emu_slot *s = &st->slots[i];
+        if (s->pid == 0 || is_own_slot(sh, i))
+            continue;
+        if (proc_start_time(s->pid) != s->start_time) {
+            s->pid = 0; /* first: a half-cleared slot is already free */
+            memset(s, 0, sizeof *s);
+        }
+    }
+}
+
+static int live_slots(emu_shared *sh)
+{
+    int n = 0;
+    for (int i = 0; i < EMU_MAX_PROCS; i++)
+        n += sh->st->slots[i].pid != 0;
+    return n;
+}
+
+static void write_config(emu_state *st, const emu_config *c)
+{
+    st->ndev = c->ndev;
+    st->ctx_charge = c->ctx_charge;
+    st->granularity = c->granularity;
+    memset(st->total, 0, sizeof st->total);
+    memset(st->uuid, 0, sizeof st->uuid);
+    for (unsigned i = 0; i < c->ndev; i++) {
+        st->total[i] = c->total[i];
+        emu_device_uuid(i, c->total[i], st->uuid[i]);
+    }
+    memset(st->busy, 0, sizeof st->busy);
+    memset(st->busy_head, 0, sizeof st->busy_head);
+    memset(st->slots, 0, sizeof st->slots);
+    st->generation++;
+}
+
+static void read_config(const emu_state *st, emu_config *c, const char *path)
+{
+    memset(c, 0, sizeof *c);
+    c->ndev = st->ndev <= EMU_MAX_DEVICES ? st->ndev : EMU_MAX_DEVICES;
+    c->ctx_charge = st->ctx_charge;
+    c->granularity = st->granularity;
+    for (unsigned i = 0; i < c->ndev; i++)
+        c->total[i] = st->total[i];
+    snprintf(c->state_path, sizeof c->state_path, "%s", path);
+}
+
+static int init_mutex(pthread_mutex_t *m)
+{
+    pthread_mutexattr_t a;
+    if (pthread_mutexattr_init(&a) != 0)
+        return -1;
+    int rc = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED) ||
+             pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST) || pthread_mutex_init(m, &a);
+    pthread_mutexattr_destroy(&a);
+    return rc ? -1 : 0;
+}
+
+static int register_slot(emu_shared *sh)
+{
+    uint64_t start = proc_start_time(getpid());
+    for (int i = 0; i < EMU_MAX_PROCS; i++) {
+        emu_slot *s = &sh->st->slots[i];
+        if (s->pid != 0)
+            continue;
+        memset(s, 0, sizeof *s);
+        s->start_time = start;
+        s->pid = (int32_t)getpid(); /* last: the slot is claimed only when complete */
+        sh->slot = i;
+        sh->pid = getpid();
+        return 0;
+    }
+    return -1;
+}
+
+int emu_shared_attach(emu_shared *sh, const emu_config *want, emu_config *got, int reg,
+                      char *err, size_t errlen)
+{
+    const char *path = want->state_path;
+    sh->st = NULL;
+    sh->slot = -1;
+    sh->pid = getpid();
+
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot open state file %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX) != 0) {
+        snprintf(err, errlen, "cannot lock state file %s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    struct stat sb;
+    int fresh = fstat(fd, &sb) != 0 || sb.st_size != (off_t)sizeof(emu_state);
+    if (fresh && (ftruncate(fd, 0) != 0 || ftruncate(fd, sizeof(emu_state)) != 0)) {
+        snprintf(err, errlen, "cannot size state file %s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    emu_state *st = mmap(NULL, sizeof(emu_state), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (st == MAP_FAILED) {
+        snprintf(err, errlen, "cannot map state file %s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    sh->st = st;
+    if (!fresh && (st->magic != EMU_STATE_MAGIC || st->layout != sizeof(emu_state)))
+        fresh = 1;
+    if (fresh) {
+        memset(st, 0, sizeof *st);
+        if (init_mutex(&st->lock) != 0) {
+            snprintf(err, errlen, "cannot initialise the lock in %s", path);
+            goto fail;
+        }
+        st->layout = sizeof(emu_state);
+        write_config(st, want);
+        __atomic_store_n(&st->magic, EMU_STATE_MAGIC, __ATOMIC_RELEASE);
+    }
+    if (st_lock(st) != 0) {
+        snprintf(err, errlen, "the lock in state file %s is unusable; remove the file", path);
+        goto fail;
+    }
+    reclaim(sh);
+    emu_config have;
+    read_config(st, &have, path);
+    if (!emu_config_same_devices(&have, want)) {
+        int live = live_slots(sh);
+        if (live == 0) {
+            write_config(st, want);
+            read_config(st, &have, path);
+        } else {
+            fprintf(stderr,
+                    "convgpu-emu: %s is in use by %d process%s with another device "
+                    "configuration (%u device%s); keeping it and ignoring this process's "
+                    "CONVGPU_EMU_* settings\n",
+                    path, live, live == 1 ? "" : "es", have.ndev, have.ndev == 1 ? "" : "s");
+        }
+    }
+    if (reg && register_slot(sh) != 0) {
+        st_unlock(st);
+        snprintf(err, errlen, "state file %s has no free process slot (at most %d processes)",
+                 path, EMU_MAX_PROCS);
+        goto fail;
+    }
+    st_unlock(st);
+    /* Explicit unlock: the mapping keeps the open file description (and so a flock) alive
+     * after close(), and a forked child attaching later would wait for it forever. */
+    flock(fd, LOCK_UN);
+    close(fd); /* the mapping stays; a descriptor would only be inherited by children */
+    *got = have;
+    return 0;
+fail:
+    munmap(st, sizeof *st);
+    sh->st = NULL;
+    flock(fd, LOCK_UN);
+    close(fd);
+    return -1;
+}
+
+void emu_shared_detach(emu_shared *sh)
+{
+    if (!sh->st)
+        return;
+    if (sh->slot >= 0 && sh->pid == getpid() && st_lock(sh->st) == 0) {
+        memset(&sh->st->slots[sh->slot], 0, sizeof(emu_slot));
+        st_unlock(sh->st);
+    }
+    munmap(sh->st, sizeof(emu_state));
+    sh->st = NULL;
+    sh->slot = -1;
+}
+
+int emu_shared_reregister(emu_shared *sh)
+{
+    sh->slot = -1;
+    if (st_lock(sh->st) != 0)
+        return -1;
+    reclaim(sh);
+    int rc = register_slot(sh);
+    st_unlock(sh->st);
+    return rc;
+}
+
+int emu_shared_config(emu_shared *sh, emu_config *cfg)
+{
+    if (st_lock(sh->st) != 0)
+        return -1;
+    read_config(sh->st, cfg, "");
+    st_unlock(sh->st);
+    return 0;
+}
+
+static uint64_t dev_used(const emu_state *st, unsigned dev)
+{
+    uint64_t used = 0;
+    for (int i = 0; i < EMU_MAX_PROCS; i++) {
+        const emu_slot *s = &st->slots[i];
+        if (s->pid)
+            used += s->used[dev] + (s->ctx[dev] ? st->ctx_charge : 0);
+    }
+    return used;
+}
+
+static int charge_locked(emu_shared *sh, unsigned dev, uint64_t bytes)
+{
+    emu_state *st = sh->st;
+    reclaim(sh);
+    uint64_t used = dev_used(st, dev);
+    if (used > st->total[dev] || bytes > st->total[dev] - used)
+        return -1;
+    return 0;
+}
+
+int emu_shared_charge(emu_shared *sh, unsigned dev, uint64_t bytes)
+{
+    if (sh->slot < 0 || dev >= EMU_MAX_DEVICES || st_lock(sh->st) != 0)
+        return -1;
+    int rc = charge_locked(sh, dev, bytes);
+    if (rc == 0)
+        sh->st->slots[sh->slot].used[dev] += bytes;
+    st_unlock(sh->st);
+    return rc;
+}
+
+void emu_shared_uncharge(emu_shared *sh, unsigned dev, uint64_t bytes)
+{
+    if (sh->slot < 0 || dev >= EMU_MAX_DEVICES || st_lock(sh->st) != 0)
+        return;
+    emu_slot *s = &sh->st->slots[sh->slot];
+    s->used[dev] = s->used[dev] >= bytes ? s->used[dev] - bytes : 0;
+    st_unlock(sh->st);
+}
+
+int emu_shared_ctx_acquire(emu_shared *sh, unsigned dev)
+{
+    if (sh->slot < 0 || dev >= EMU_MAX_DEVICES || st_lock(sh->st) != 0)
+        return -1;
+    emu_slot *s = &sh->st->slots[sh->slot];
+    int rc = 0;
+    if (!s->ctx[dev]) {
+        rc = charge_locked(sh, dev, sh->st->ctx_charge);
+        if (rc == 0)
+            s->ctx[dev] = 1;
+    }
+    st_unlock(sh->st);
+    return rc;
+}
+
+void emu_shared_ctx_release(emu_shared *sh, unsigned dev)
+{
+    if (sh->slot < 0 || dev >= EMU_MAX_DEVICES || st_lock(sh->st) != 0)
+        return;
+    sh->st->slots[sh->slot].ctx[dev] = 0;
+    st_unlock(sh->st);
+}
+
+int emu_shared_used(emu_shared *sh, unsigned dev, uint64_t *used)
+{
+    if (dev >= EMU_MAX_DEVICES || st_lock(sh->st) != 0)
+        return -1;
+    reclaim(sh);
+    *used = dev_used(sh->st, dev);
+    st_unlock(sh->st);
+    return 0;
+}
+
+void emu_shared_busy_begin(emu_shared *sh, unsigned dev)
+{
+    if (sh->slot < 0 || dev >= EMU_MAX_DEVICES || st_lock(sh->st) != 0)
+        return;
+    sh->st->slots[sh->slot].busy_since[dev] = emu_now_ns();
+    st_unlock(sh->st);
+}
+
+void emu_shared_busy_end(emu_shared *sh, unsigned dev)
+{
+    if (sh->slot < 0 || dev >= EMU_MAX_DEVICES || st_lock(sh->st) != 0)
+        return;
+    emu_state *st = sh->st;
+    emu_slot *s = &st->slots[sh->slot];
+    if (s->busy_since[dev]) {
+        uint32_t h = st->busy_head[dev] % EMU_BUSY_RING;
+        st->busy[dev][h].start = s->busy_since[dev];
+        st->busy[dev][h].end = emu_now_ns();
+        st->busy_head[dev] = (h + 1) % EMU_BUSY_RING;
+        s->busy_since[dev] = 0;
+    }
+    st_unlock(st);
+}
+
+static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
+{
+    uint64_t lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
+    return hi > lo ? hi - lo : 0;
+}
+
+int emu_shared_utilization(emu_shared *sh, unsigned dev, unsigned *percent)
+{
+    if (dev >= EMU_MAX_DEVICES || st_lock(sh->st) != 0)
+        return -1;
+    emu_state *st = sh->st;
+    reclaim(sh);
+    uint64_t now = emu_now_ns();
+    uint64_t from = now > EMU_UTIL_WINDOW_NS ? now - EMU_UTIL_WINDOW_NS : 0;
+    uint64_t busy = 0;
+    for (int i = 0; i < EMU_BUSY_RING; i++)
+        busy += overlap(st->busy[dev][i].start, st->busy[dev][i].end, from, now);
+    for (int i = 0; i < EMU_MAX_PROCS; i++)
+        if (st->slots[i].pid && st->slots[i].busy_since[dev])
+            busy += overlap(st->slots[i].busy_since[dev], now, from, now);
+    st_unlock(st);
+    uint64_t p = busy * 100 / (now - from ? now - from : 1);
+    *percent = p > 100 ? 100u : (unsigned)p;
+    return 0;
+}
+
+int emu_shared_processes(emu_shared *sh, unsigned dev, emu_proc_use *out, int max)
+{
+    if (dev >= EMU_MAX_DEVICES || st_lock(sh->st) != 0)
+        return -1;
+    emu_state *st = sh->st;
+    reclaim(sh);
+    int n = 0;
+    for (int i = 0; i < EMU_MAX_PROCS; i++) {
+        const emu_slot *s = &st->slots[i];
+        if (!s->pid || (!s->ctx[dev] && !s->used[dev]))
+            continue;
+        if (n < max) {
+            out[n].pid = (uint32_t)s->pid;
+            out[n].used = s->used[dev] + (s->ctx[dev] ? st->ctx_charge : 0);
+        }
+        n++;
+    }
+    st_unlock(st);
+    return n;
+}
