@@ -145,7 +145,7 @@ cg_status cg_container_remove(cg_core *core, cg_cid cid, cg_time now);
 /* Change the limit (GaiaGPU's elastic limits). Lowering below use -> CG_ERR_BELOW_USE, nothing
  * changes; lowering otherwise returns assignment above the new limit to free memory (and resumes
  * others). Raising raises the maximum claim: applied at once when the device stays safe, else it
- * waits like a request (*pending_out = true) and is applied, in policy order, once it is safe;
+ * waits (*pending_out = true) and is applied, in arrival order, after a later release makes it safe;
  * a later set_limit replaces a waiting one. Limit > capacity -> CG_ERR_TOO_LARGE. */
 cg_status cg_container_set_limit(cg_core *core, cg_cid cid, cg_bytes limit, cg_time now,
                                  bool *pending_out);
