@@ -360,10 +360,12 @@ static int place(const cg_core *core, cg_bytes limit)
     return i;
 }
 
-cg_status cg_container_create(cg_core *core, int device, cg_bytes limit, cg_time now,
-                              cg_cid *cid_out)
+/* Creation and restore share everything but the initial assignment: the largest safe amount
+ * up to min(L, free) for a new container, exactly `want` for a restored one. */
+static cg_status create(cg_core *core, int device, cg_bytes limit, cg_time now, bool exact,
+                        cg_bytes want, cg_cid *cid_out)
 {
-    if (limit == 0)
+    if (limit == 0 || (exact && want > limit))
         return CG_ERR_INVALID;
     if (core->ndev == 0 || (device >= 0 && (unsigned)device >= core->ndev))
         return CG_ERR_NO_DEVICE;
@@ -402,7 +404,22 @@ cg_status cg_container_create(cg_core *core, int device, cg_bytes limit, cg_time
      * insertion keeps S; then it gets the largest safe amount up to min(L, free). */
     cg_safety_insert(d, c);
     cg_bytes free = dev_free(d);
-    cg_bytes g = cg_safety_largest(d, c, limit < free ? limit : free);
+    cg_bytes cap = limit < free ? limit : free;
+    cg_bytes g = cg_safety_largest(d, c, exact && want < cap ? want : cap);
+    if (exact && g != want) {
+        /* Not restorable as recorded: undo the insertion, nothing else changed. */
+        cg_safety_remove(d, c);
+        core->tail = c->prev;
+        if (c->prev)
+            c->prev->next = NULL;
+        else
+            core->head = NULL;
+        core->ncontainers--;
+        d->ncontainers--;
+        cg_hash_del(&core->by_cid, c->cid, 0);
+        cg_mem_free(core, c, sizeof *c);
+        return CG_ERR_INVALID;
+    }
     if (g)
         set_assigned(d, c, g);
     emit(core, CG_EV_ADMIT, CG_WHY_NONE, c, 0, 0, limit, now);
@@ -411,6 +428,20 @@ cg_status cg_container_create(cg_core *core, int device, cg_bytes limit, cg_time
     if (cid_out)
         *cid_out = c->cid;
     return CG_OK;
+}
+
+cg_status cg_container_create(cg_core *core, int device, cg_bytes limit, cg_time now,
+                              cg_cid *cid_out)
+{
+    return create(core, device, limit, now, false, 0, cid_out);
+}
+
+cg_status cg_container_restore(cg_core *core, unsigned device, cg_bytes limit, cg_bytes assigned,
+                               cg_time created_at, cg_cid *cid_out)
+{
+    if (device >= core->ndev)
+        return CG_ERR_NO_DEVICE;
+    return create(core, (int)device, limit, created_at, true, assigned, cid_out);
 }
 
 cg_status cg_container_remove(cg_core *core, cg_cid cid, cg_time now)

@@ -140,6 +140,13 @@ cg_status cg_set_placement_policy(cg_core *core, cg_placement_policy p);
  * Assignment at creation: the largest safe amount <= min(L, free). */
 cg_status cg_container_create(cg_core *core, int device, cg_bytes limit, cg_time now,
                               cg_cid *cid_out);
+/* Re-create a container exactly as recorded (a daemon restart): on `device`, with `limit` and
+ * the assignment `assigned`, created at `created_at` (restore in creation order so FIFO order
+ * survives). Fails with CG_ERR_INVALID, changing nothing, when `assigned` exceeds the limit or
+ * the free memory or would leave the device unsafe. Processes' use is restored afterwards with
+ * cg_process_set_use. */
+cg_status cg_container_restore(cg_core *core, unsigned device, cg_bytes limit, cg_bytes assigned,
+                               cg_time created_at, cg_cid *cid_out);
 /* Remove: cancels pending requests (REJECT/REMOVED), returns the assignment, resumes others. */
 cg_status cg_container_remove(cg_core *core, cg_cid cid, cg_time now);
 /* Change the limit (GaiaGPU's elastic limits). Lowering below use -> CG_ERR_BELOW_USE, nothing

@@ -252,7 +252,7 @@ static enum MHD_Result create_container(struct daemon *d, struct MHD_Connection 
         return send_error(conn, 400, "%s", msg);
     struct container *c = NULL;
     int rcode = container_create(d, req.id, req.name, req.device, req.limit, cred->uid, cred->gid,
-                                 req.auto_remove ? cred->pid : 0, req.auto_remove, &c, msg,
+                                 req.auto_remove ? cred->pid : 0, req.auto_remove, NULL, &c, msg,
                                  sizeof msg);
     if (rcode != 0)
         return send_error(conn, rcode == -EEXIST ? 409 : rcode == -EIO || rcode == -ENOMEM ? 500 : 400,

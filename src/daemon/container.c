@@ -204,7 +204,7 @@ static int make_ledger(struct container *c, char *err, size_t errlen)
     snprintf(path, sizeof path, "%s/ledger", c->dir);
     bool fresh = true;
     int fd = -1;
-    if (c->d->restoring) {
+    if (c->restoring) {
         fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
         struct stat st;
         if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
@@ -285,7 +285,8 @@ static void container_destroy_files(struct container *c)
 
 int container_create(struct daemon *d, const char *id, const char *name, int device,
                      uint64_t limit, uid_t uid, gid_t gid, pid_t owner, bool auto_remove,
-                     struct container **out, char *err, size_t errlen)
+                     const struct container_restore *restore, struct container **out, char *err,
+                     size_t errlen)
 {
     char gen[CONTAINER_ID_MAX + 1];
     if (id && *id) {
@@ -333,7 +334,20 @@ int container_create(struct daemon *d, const char *id, const char *name, int dev
 
     uint64_t now = loop_now_ns();
     cg_cid cid;
-    cg_status st = cg_container_create(d->core, device, limit, now, &cid);
+    cg_status st;
+    c->created_mono = restore ? restore->created_mono : now;
+    c->restoring = restore != NULL;
+    if (restore && device >= 0) {
+        st = cg_container_restore(d->core, (unsigned)device, limit, restore->assigned,
+                                  restore->created_mono, &cid);
+        if (st == CG_ERR_INVALID) {
+            log_warn("container %s: recorded assignment %llu cannot be restored; re-assigning",
+                     id, (unsigned long long)restore->assigned);
+            st = cg_container_create(d->core, device, limit, now, &cid);
+        }
+    } else {
+        st = cg_container_create(d->core, device, limit, now, &cid);
+    }
     if (st != CG_OK) {
         char b1[CG_SIZE_BUFLEN];
         if (st == CG_ERR_TOO_LARGE || st == CG_ERR_NO_DEVICE)
@@ -351,7 +365,7 @@ int container_create(struct daemon *d, const char *id, const char *name, int dev
     c->limit = ci.limit;
 
     snprintf(c->dir, sizeof c->dir, "%s/containers/%s", d->opt.runtime_dir, c->id);
-    if (mkdir(c->dir, 0700) != 0 && !(d->restoring && errno == EEXIST)) {
+    if (mkdir(c->dir, 0700) != 0 && !(restore && errno == EEXIST)) {
         snprintf(err, errlen, "cannot create %s: %s", c->dir, strerror(errno));
         goto fail_core;
     }
@@ -360,6 +374,7 @@ int container_create(struct daemon *d, const char *id, const char *name, int dev
     if (make_ledger(c, err, errlen) != 0 || make_socket(c, err, errlen) != 0)
         goto fail_files;
     atomic_store(&c->ledger->assigned, ci.assigned);
+    c->restoring = false;
     if (loop_add(d->loop, c->listen_fd, EPOLLIN, client_accept, c) != 0) {
         snprintf(err, errlen, "cannot watch container socket");
         goto fail_files;
@@ -372,7 +387,7 @@ int container_create(struct daemon *d, const char *id, const char *name, int dev
             goto fail_files;
         }
     }
-    if (d->store && !d->restoring && store_put_container(d->store, c) != 0) {
+    if (d->store && !restore && store_put_container(d->store, c) != 0) {
         snprintf(err, errlen, "cannot persist container state");
         if (c->owner_pidfd >= 0)
             loop_del(d->loop, c->owner_pidfd);

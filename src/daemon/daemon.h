@@ -64,7 +64,9 @@ struct container {
     pid_t owner_pid;       /* removed when this process exits, if auto_remove */
     int owner_pidfd;
     bool auto_remove;
+    bool restoring;        /* being re-created after a restart: reuse its ledger file */
     int64_t created_unix;  /* wall clock, seconds */
+    uint64_t created_mono; /* monotonic ns: the core's creation time, kept across restarts */
     char dir[PATH_MAX + 96];
     char sock_path[PATH_MAX + 128];
     int listen_fd;
@@ -110,14 +112,19 @@ struct daemon {
     uint64_t next_key;
     uint64_t next_req;
     /* Set by the event sink for the request being decided right now. */
-    bool restoring;             /* re-creating stored containers: keep their ledgers */
     volatile int stop;
 };
 
 /* container.c */
+/* What a restarted daemon knows about a container it re-creates. */
+struct container_restore {
+    uint64_t assigned;     /* from the ledger header */
+    uint64_t created_mono; /* monotonic ns at first creation (FIFO order) */
+};
 int container_create(struct daemon *d, const char *id, const char *name, int device,
                      uint64_t limit, uid_t uid, gid_t gid, pid_t owner, bool auto_remove,
-                     struct container **out, char *err, size_t errlen);
+                     const struct container_restore *restore, struct container **out, char *err,
+                     size_t errlen);
 int container_remove(struct daemon *d, struct container *c, const char *why);
 struct container *container_find(struct daemon *d, const char *id_or_name);
 struct container *container_by_cid(struct daemon *d, cg_cid cid);

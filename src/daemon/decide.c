@@ -63,6 +63,11 @@ void decide_sink(void *ctx, const cg_event *ev)
     switch (ev->kind) {
     case CG_EV_GRANT:
     case CG_EV_RESUME: {
+        if (ev->req == 0) {
+            /* A use the daemon reported (quota hand-out or sync), not a request. */
+            log_debug("use container %s: +%s", cname, cg_format_size(ev->bytes, b, sizeof b));
+            break;
+        }
         struct pending *r = c ? take_pending(c, ev->req) : NULL;
         p = r ? r->proc : NULL;
         if (p && p->welcomed && p->fd >= 0) {

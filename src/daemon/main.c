@@ -262,7 +262,7 @@ static bool pid_alive(pid_t pid, uint64_t start)
 
 static void remove_leftovers(struct daemon *d, const char *id)
 {
-    char path[PATH_MAX + 64];
+    char path[PATH_MAX + 160];
     snprintf(path, sizeof path, "%s/containers/%s/ledger", d->opt.runtime_dir, id);
     unlink(path);
     snprintf(path, sizeof path, "%s/containers/%s/container.sock", d->opt.runtime_dir, id);
@@ -284,12 +284,32 @@ static int restore_one(void *ctx, const struct stored_container *sc)
         store_delete_container(d->store, sc->id);
         return 0;
     }
+    /* The assignment lives in the ledger header (updated on every decision); the quotas of
+     * live processes bound it from below in case the daemon died between the two. */
+    struct container_restore ri = {.assigned = 0, .created_mono = sc->created_mono};
+    char lpath[PATH_MAX + 96];
+    snprintf(lpath, sizeof lpath, "%s/containers/%s/ledger", d->opt.runtime_dir, sc->id);
+    int lfd = open(lpath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (lfd >= 0) {
+        struct cg_ledger *l = mmap(NULL, CG_LEDGER_SIZE, PROT_READ, MAP_SHARED, lfd, 0);
+        if (l != MAP_FAILED) {
+            if (l->magic == CG_LEDGER_MAGIC && l->version == CG_LEDGER_VERSION) {
+                uint64_t quota = 0;
+                for (uint32_t i = 0; i < CG_LEDGER_SLOTS; i++)
+                    if (l->slots[i].pid && pid_alive((pid_t)l->slots[i].pid, l->slots[i].owner_start))
+                        quota += cg_ledger_quota(l->slots[i].word) * CG_LEDGER_PAGE;
+                ri.assigned = l->assigned > quota ? l->assigned : quota;
+                if (ri.assigned > sc->limit)
+                    ri.assigned = sc->limit;
+            }
+            munmap(l, CG_LEDGER_SIZE);
+        }
+        close(lfd);
+    }
     struct container *c = NULL;
     char err[256];
-    d->restoring = true;
     int rc = container_create(d, sc->id, sc->name, sc->device, sc->limit, sc->uid, sc->gid,
-                              sc->owner_pid, sc->auto_remove, &c, err, sizeof err);
-    d->restoring = false;
+                              sc->owner_pid, sc->auto_remove, &ri, &c, err, sizeof err);
     if (rc != 0) {
         log_error("container %s: cannot restore: %s", sc->id, err);
         return -1;
@@ -326,17 +346,18 @@ static int restore_one(void *ctx, const struct stored_container *sc)
             ;
         uint64_t used = cg_ledger_used(w) * CG_LEDGER_PAGE;
         if (used) {
-            uint64_t ctxc = c->ledger->context_charge;
-            cg_outcome out = CG_REJECTED;
             p->known_to_core = true;
-            cg_status st = cg_request(d->core, c->cid, p->key, ++d->next_req,
-                                      used > ctxc ? used - ctxc : CG_LEDGER_PAGE, loop_now_ns(), &out);
-            if (st != CG_OK || out != CG_GRANTED)
-                log_error("container %s: pid %d: use of %llu bytes could not be restored (%s)",
-                          c->id, (int)pid, (unsigned long long)used,
-                          st != CG_OK ? cg_status_str(st) : "not granted");
-            else
-                cg_process_set_use(d->core, c->cid, p->key, used, loop_now_ns());
+            cg_status st = cg_process_set_use(d->core, c->cid, p->key, used, loop_now_ns());
+            if (st != CG_OK) {
+                /* The recorded assignment did not cover it: ask like a request would. */
+                uint64_t ctxc = c->ledger->context_charge;
+                cg_outcome out = CG_REJECTED;
+                st = cg_request(d->core, c->cid, p->key, ++d->next_req,
+                                used > ctxc ? used - ctxc : CG_LEDGER_PAGE, loop_now_ns(), &out);
+                if (st != CG_OK || out != CG_GRANTED)
+                    log_error("container %s: pid %d: use of %llu bytes could not be restored",
+                              c->id, (int)pid, (unsigned long long)used);
+            }
         }
         adopted++;
     }

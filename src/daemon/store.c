@@ -24,7 +24,7 @@ static const char *schema =
     "  id TEXT NOT NULL UNIQUE, name TEXT NOT NULL, device INTEGER NOT NULL,"
     "  limit_bytes INTEGER NOT NULL, assigned INTEGER NOT NULL, uid INTEGER NOT NULL,"
     "  gid INTEGER NOT NULL, owner_pid INTEGER NOT NULL, auto_remove INTEGER NOT NULL,"
-    "  created_unix INTEGER NOT NULL);"
+    "  created_unix INTEGER NOT NULL, created_mono INTEGER NOT NULL DEFAULT 0);"
     "CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);";
 
 struct store *store_open(const char *path, char *err, size_t errlen)
@@ -64,7 +64,7 @@ int store_put_container(struct store *s, const struct container *c)
     /* Upsert keeps the original seq, so creation order survives limit changes. */
     static const char *sql =
         "INSERT INTO containers (id, name, device, limit_bytes, assigned, uid, gid, owner_pid,"
-        " auto_remove, created_unix) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)"
+        " auto_remove, created_unix, created_mono) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)"
         " ON CONFLICT(id) DO UPDATE SET limit_bytes=excluded.limit_bytes,"
         " assigned=excluded.assigned";
     sqlite3_stmt *st;
@@ -82,6 +82,7 @@ int store_put_container(struct store *s, const struct container *c)
     sqlite3_bind_int64(st, 8, (sqlite3_int64)c->owner_pid);
     sqlite3_bind_int(st, 9, c->auto_remove);
     sqlite3_bind_int64(st, 10, c->created_unix);
+    sqlite3_bind_int64(st, 11, (sqlite3_int64)c->created_mono);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
@@ -108,7 +109,7 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db,
                            "SELECT id, name, device, limit_bytes, assigned, uid, gid, owner_pid,"
-                           " auto_remove, created_unix FROM containers ORDER BY seq",
+                           " auto_remove, created_unix, created_mono FROM containers ORDER BY seq",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     int rc, result = 0;
@@ -126,6 +127,7 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
         sc.owner_pid = (pid_t)sqlite3_column_int64(st, 7);
         sc.auto_remove = sqlite3_column_int(st, 8) != 0;
         sc.created_unix = sqlite3_column_int64(st, 9);
+        sc.created_mono = (uint64_t)sqlite3_column_int64(st, 10);
         if (fn(ctx, &sc) != 0)
             result = -1;
     }

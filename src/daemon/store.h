@@ -22,6 +22,7 @@ struct stored_container {
     pid_t owner_pid;
     bool auto_remove;
     int64_t created_unix;
+    uint64_t created_mono;
 };
 
 struct store *store_open(const char *path, char *err, size_t errlen);

@@ -161,6 +161,37 @@ static void test_deadlock_avoided(void)
     cg_core_free(core);
 }
 
+/* A restarted daemon re-creates containers with their recorded assignment; anything that would
+ * not fit or would be unsafe is refused and changes nothing. */
+static void test_restore(void)
+{
+    recorder rec = {0};
+    cg_core *core = mk(CG_RESUME_FIFO, &rec, 10, 0);
+    cg_cid a, b, bad;
+    CHECK(cg_container_restore(core, 0, 8, 3, 5, &a) == CG_OK && info(core, a).assigned == 3);
+    CHECK(cg_container_restore(core, 0, 4, 4, 6, &b) == CG_OK && info(core, b).assigned == 4);
+    CHECK(cg_process_set_use(core, a, 1, 3, 7) == CG_OK && info(core, a).used == 3);
+    size_t nev = rec.n;
+    /* free is 3; a needs 5 more. */
+    CHECK(cg_container_restore(core, 0, 5, 4, 8, &bad) == CG_ERR_INVALID);   /* over free */
+    CHECK(cg_container_restore(core, 0, 2, 3, 8, &bad) == CG_ERR_INVALID);   /* over limit */
+    CHECK(cg_container_restore(core, 1, 2, 1, 8, &bad) == CG_ERR_NO_DEVICE);
+    CHECK(cg_container_restore(core, 0, 10, 3, 8, &bad) == CG_ERR_INVALID);  /* unsafe: needs 7 */
+    CHECK(rec.n == nev);
+    CHECK(cg_container_next(core, b) == CG_CID_NONE);
+    CHECK_CORE(core);
+    /* FIFO order survives: a (created first) resumes before a later container. */
+    cg_cid c;
+    CHECK(cg_container_create(core, 0, 2, 9, &c) == CG_OK);
+    CHECK(info(core, c).assigned == 2);
+    CHECK(req(core, a, 1, 1, 5) == CG_SUSPENDED);
+    CHECK(req(core, c, 2, 2, 2) == CG_GRANTED);
+    CHECK(cg_container_remove(core, b, 10) == CG_OK);
+    CHECK(info(core, a).state == CG_STATE_RUNNING && info(core, a).used == 8);
+    CHECK_CORE(core);
+    cg_core_free(core);
+}
+
 /* ---- requests, context charge, limits ---------------------------------------------------- */
 
 static void test_requests_and_context(void)
@@ -516,6 +547,7 @@ int main(void)
 {
     test_figure3();
     test_deadlock_avoided();
+    test_restore();
     test_requests_and_context();
     test_limits();
     test_placement();
