@@ -1,0 +1,23 @@
+# test_threads.sh — a suspended request blocks only its own thread: with two threads suspended
+# (their container's assignment is short while another container holds the GPU), the main thread
+# keeps freeing and allocating; when the other container exits, both waiters are granted.
+. "$(dirname "$0")/lib.sh"
+need_emulator
+export CONVGPU_EMU_CONTEXT=2MiB
+start_daemon --emulate 2GiB
+
+run_in 1600MiB "$PROBE" hold 1500MiB "$TMP/x.ready" >"$TMP/x.out" 2>&1 &
+wait_for "container X holds its memory" 20 test -e "$TMP/x.ready" || { fail "X did not start"; cat "$TMP/x.out"; finish; exit 1; }
+run_in 1GiB "$PROBE" threads 64MiB 2 400MiB >"$TMP/y.out" 2>&1 &
+YPID=$!
+if wait_for "main thread of Y done" 20 grep -q main-ok "$TMP/y.out"; then
+    pass "main thread freed and allocated 20 times while two threads were suspended"
+else
+    fail "main thread of Y was blocked"
+fi
+check "no waiter granted while X holds the GPU" grep -q "granted_meanwhile=0" "$TMP/y.out"
+rm -f "$TMP/x.ready" # X frees and exits
+rc=0; wait "$YPID" || rc=$?
+check "both waiters granted once X is gone (exit $rc)" test "$rc" -eq 0
+grep -q "all-done granted=2" "$TMP/y.out" || { fail "waiters"; sed 's/^/    | /' "$TMP/y.out"; }
+finish
