@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,9 +49,15 @@ static pid_t child = -1;
 
 pid_t cli_spawn_in_container(json_t *env, char **cmd, const char *output)
 {
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid != 0)
         return pid;
+    /* The container lives as long as its runner: if the runner dies, the daemon removes the
+     * container, and its workload must not keep GPU memory nobody accounts for. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(137);
     const char *k;
     json_t *v;
     json_object_foreach(env, k, v) {

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# test_lifecycle.sh — containers end with their runner: `convgpu run` exits with its command's
+# status and removes the container; if the runner itself is SIGKILLed, the daemon removes the
+# container and the workload dies with it, so no GPU memory stays unaccounted.
+. "$(dirname "$0")/lib.sh"
+export CONVGPU_EMU_CONTEXT=6MiB
+start_daemon --emulate 512MiB
+SAMPLE=$BUILD/bin/convgpu-sample
+
+set +e
+cg run --quiet --gpu-memory 64MiB -- sh -c 'exit 7'; rc=$?
+check "run passes exit status 7 through" test "$rc" = 7
+cg run --quiet --gpu-memory 64MiB -- /nonexistent/program 2>/dev/null; rc=$?
+check "run of a missing program exits 127" test "$rc" = 127
+cg run --quiet --gpu-memory 64MiB -- sh -c 'kill -TERM $$'; rc=$?
+check "run reports death by signal as 128+n" test "$rc" = 143
+cg run --quiet --gpu-memory 64MiB -- "$SAMPLE" --size 100MiB --quiet 2>/dev/null; rc=$?
+check "over the limit exits 2 (CUDA_ERROR_OUT_OF_MEMORY)" test "$rc" = 2
+set -e
+check "containers are removed after run" test "$(cg ps --json)" = "[]"
+
+"$BUILD/bin/convgpu" --runtime-dir "$RUNDIR" run --quiet --name held --gpu-memory 128MiB -- \
+    "$SAMPLE" --size 100MiB --hold-ms 60000 --quiet >"$TMP/held.out" 2>&1 &
+runner=$!
+wait_for "held container uses memory" 10 bash -c "[ \"\$($BUILD/bin/convgpu --runtime-dir $RUNDIR inspect held | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"used\"])')\" -gt 0 ]"
+workload=$(cg inspect held | python3 -c 'import json,sys; print(json.load(sys.stdin)["process_list"][0]["pid"])')
+kill -KILL "$runner"
+wait_for "container removed after its runner was killed" 5 bash -c "[ \"\$($BUILD/bin/convgpu --runtime-dir $RUNDIR ps --json)\" = '[]' ]" \
+    && pass "daemon removed the orphaned container" || fail "container survived its runner"
+wait_for "workload died with its runner" 5 bash -c "! kill -0 $workload 2>/dev/null" \
+    && pass "workload died with its runner" || fail "workload $workload still running"
+out=$(api GET /v1/devices)
+check "device fully free again" grep -q '"assigned":0' <<<"$out"
+finish
