@@ -12,14 +12,14 @@
 
 typedef void *(*dlsym_fn)(void *, const char *);
 
-static _Atomic(void *) real_dlsym_ptr;
+_Atomic(void *) cg_real_dlsym_ptr;
 static _Atomic(void *) lib_handles[CG_LIB_COUNT];
 
 static const char *const lib_names[CG_LIB_COUNT] = {"libcuda.so.1", "libnvidia-ml.so.1"};
 
-void *cg_real_dlsym(void *handle, const char *name)
+CG_UNINSTRUMENTED void *cg_real_dlsym(void *handle, const char *name)
 {
-    void *f = atomic_load_explicit(&real_dlsym_ptr, memory_order_acquire);
+    void *f = atomic_load_explicit(&cg_real_dlsym_ptr, memory_order_acquire);
     if (__builtin_expect(f == NULL, 0)) {
         /* dlvsym is not ours, so this cannot recurse; the version names cover glibc >= 2.34
          * (dlsym moved into libc) and older x86-64 / aarch64 releases. */
@@ -28,8 +28,10 @@ void *cg_real_dlsym(void *handle, const char *name)
             f = dlvsym(RTLD_NEXT, "dlsym", versions[i]);
         if (!f)
             return NULL;
-        atomic_store_explicit(&real_dlsym_ptr, f, memory_order_release);
+        atomic_store_explicit(&cg_real_dlsym_ptr, f, memory_order_release);
     }
+    if (!name)
+        return NULL;
     return ((dlsym_fn)f)(handle, name);
 }
 

@@ -12,14 +12,22 @@ const struct cg_hook cg_hooks[CG_HOOK_COUNT] = {
 
 _Atomic(void *) cg_real_ptr[CG_HOOK_COUNT];
 
-int cg_hook_find(const char *name)
+/* Not strcmp: this runs inside dlsym, possibly before a sanitizer's strcmp interceptor works. */
+CG_UNINSTRUMENTED static int same(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return *a == *b;
+}
+
+CG_UNINSTRUMENTED int cg_hook_find(const char *name)
 {
     /* Every hooked name starts with "cu" or "nvml"; the runtime's other lookups mostly do too,
      * so the prefix test only spares the rest; the loop is ~25 short strcmp calls. */
     if (!name || !((name[0] == 'c' && name[1] == 'u') || (name[0] == 'n' && name[1] == 'v')))
         return -1;
     for (int i = 0; i < CG_HOOK_COUNT; i++)
-        if (strcmp(cg_hooks[i].name, name) == 0)
+        if (same(cg_hooks[i].name, name))
             return i;
     return -1;
 }

@@ -9,6 +9,10 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+/* For code that runs inside dlsym: a sanitizer runtime looks up its interceptors with dlsym
+ * before it has set itself up, so that path must not be instrumented. */
+#define CG_UNINSTRUMENTED __attribute__((no_sanitize("address"), no_sanitize("undefined")))
+
 enum cg_lib { CG_LIB_CUDA = 0, CG_LIB_NVML = 1, CG_LIB_COUNT };
 
 enum cg_hook_id {
@@ -59,7 +63,8 @@ int cg_hook_by_base(const char *base, int version, int ptds);
 void *cg_lib_handle(int lib);
 /* An unhooked real function we call ourselves (e.g. cuCtxGetDevice), cached in *cache. */
 void *cg_lib_sym(int lib, _Atomic(void *) *cache, const char *name);
-/* The real dlsym of libc, never ours. */
+/* The real dlsym of libc, never ours (cached here; dlsym.c's entry stub jumps through it). */
+extern _Atomic(void *) cg_real_dlsym_ptr;
 void *cg_real_dlsym(void *handle, const char *name);
 
 #endif

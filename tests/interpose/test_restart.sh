@@ -1,27 +1,44 @@
-# test_restart.sh — a daemon restart in the middle of a run: a request made while the daemon is
-# down waits (reconnecting) and is granted by the restarted daemon; with a short
-# CONVGPU_DAEMON_TIMEOUT it gets out of memory instead.
+# test_restart.sh — a daemon restart in the middle of a run. Process A holds 100MiB; process B of
+# the same container then takes 200MiB, so the daemon reclaims A's unused quota and A's next
+# allocation needs the daemon. The daemon is killed and A asks: the request waits, reconnecting
+# (HELLO with RECONNECT and A's slot), and the restarted daemon grants it. With a short
+# CONVGPU_DAEMON_TIMEOUT and no restart, A gets out of memory instead.
 . "$(dirname "$0")/lib.sh"
 need_emulator
 export CONVGPU_EMU_CONTEXT=2MiB
 start_daemon --emulate 2GiB
+export PROBE T=$TMP
 
-CONVGPU_DAEMON_TIMEOUT=30 run_in 1GiB "$PROBE" steps 100MiB "$TMP/s1" >"$TMP/r1.out" 2>&1 &
-P=$!
-wait_for "first allocation" 20 test -e "$TMP/s1"
+scenario() { # scenario TIMEOUT_S -> runs in the background, sets P
+    rm -f "$T/s1" "$T/h" "$T/ready"
+    CONVGPU_DAEMON_TIMEOUT=$1 run_in 1GiB sh -c '
+        "$PROBE" steps 100MiB "$T/s1" & a=$!
+        while [ ! -e "$T/s1" ]; do sleep 0.02; done
+        "$PROBE" hold 200MiB "$T/h" & b=$!
+        while [ ! -e "$T/h" ]; do sleep 0.02; done
+        touch "$T/ready"
+        rc=0; wait $a || rc=$?
+        rm -f "$T/h"; wait $b; exit $rc' >"$T/r.out" 2>&1 &
+    P=$!
+    wait_for "A and B allocated" 20 test -e "$T/ready"
+}
+
+scenario 30
 stop_daemon_hard
-rm -f "$TMP/s1"          # the second allocation now needs the daemon, which is down
+rm -f "$T/s1"            # A's second allocation now needs the daemon, which is down
 sleep 1
 start_daemon --emulate 2GiB
 rc=0; wait "$P" || rc=$?
 check "request made while the daemon was down is granted after its restart (exit $rc)" test "$rc" -eq 0
-grep -q "step2 rc=0" "$TMP/r1.out" || sed 's/^/    | /' "$TMP/r1.out"
+grep -q "step2 rc=0" "$T/r.out" || sed 's/^/    | /' "$T/r.out"
+check "the restarted daemon took A back in its old slot" grep -q "reconnect\|RECONNECT\|slot 0" "$DAEMON_LOG"
 
-CONVGPU_DAEMON_TIMEOUT=1 run_in 1GiB "$PROBE" steps 100MiB "$TMP/s2" >"$TMP/r2.out" 2>&1 &
-P=$!
-wait_for "first allocation" 20 test -e "$TMP/s2"
+scenario 1
 stop_daemon_hard
-rm -f "$TMP/s2"
+t0=$(date +%s%N)
+rm -f "$T/s1"
 rc=0; wait "$P" || rc=$?
-check "with the daemon gone for longer than CONVGPU_DAEMON_TIMEOUT: out of memory (exit $rc)" test "$rc" -eq 2
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "daemon gone longer than CONVGPU_DAEMON_TIMEOUT=1: out of memory (exit $rc, ${ms}ms)" test "$rc" -eq 2
+check "... after about the timeout" test "$ms" -ge 900 -a "$ms" -lt 10000
 finish
