@@ -28,8 +28,10 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
-    emu_unlock();
-    pthread_mutex_unlock(&g_emu.init_lock);
+    /* The child's thread has a new tid, so it cannot unlock what the parent's thread locked:
+     * start both locks afresh (nobody else runs in the child yet). */
+    pthread_rwlock_init(&g_emu.lock, NULL);
+    pthread_mutex_init(&g_emu.init_lock, NULL);
     emu_ctx_tls_reset();
     if (__atomic_load_n(&g_emu.initialized, __ATOMIC_ACQUIRE))
         __atomic_store_n(&g_emu.forked, 1, __ATOMIC_RELEASE);
