@@ -1,6 +1,8 @@
 # test_threads.sh — a suspended request blocks only its own thread: with two threads suspended
 # (their container's assignment is short while another container holds the GPU), the main thread
 # keeps freeing and allocating; when the other container exits, both waiters are granted.
+# Sizes: Y is assigned 448MiB while X holds the GPU, so a 448MiB waiter cannot fit in Y's own
+# assignment however much the main thread frees (2MiB context + 448MiB > 448MiB).
 . "$(dirname "$0")/lib.sh"
 need_emulator
 export CONVGPU_EMU_CONTEXT=2MiB
@@ -8,7 +10,7 @@ start_daemon --emulate 2GiB
 
 run_in 1600MiB "$PROBE" hold 1500MiB "$TMP/x.ready" >"$TMP/x.out" 2>&1 &
 wait_for "container X holds its memory" 20 test -e "$TMP/x.ready" || { fail "X did not start"; cat "$TMP/x.out"; finish; exit 1; }
-run_in 1GiB "$PROBE" threads 64MiB 2 400MiB >"$TMP/y.out" 2>&1 &
+run_in 1GiB "$PROBE" threads 64MiB 2 448MiB >"$TMP/y.out" 2>&1 &
 YPID=$!
 if wait_for "main thread of Y done" 20 grep -q main-ok "$TMP/y.out"; then
     pass "main thread freed and allocated 20 times while two threads were suspended"
