@@ -493,11 +493,14 @@ typedef struct CUlaunchConfig_st {
 
 /* ---- entry points ----------------------------------------------------------------------------
  * CG_CU_DECL(name, (params)) declares the exported function `name` and PFN_name, a pointer to
- * it. One line per symbol, so the prototype and the pointer type cannot drift apart. */
+ * it. One line per symbol, so the prototype and the pointer type cannot drift apart. (The
+ * decls test predefines CG_CU_DECL to add a check per symbol.) */
 
+#ifndef CG_CU_DECL
 #define CG_CU_DECL(name, params) \
     CUresult name params;        \
     typedef CUresult(*PFN_##name) params
+#endif
 
 /* initialisation, version, errors, entry-point lookup */
 CG_CU_DECL(cuInit, (unsigned int Flags));
