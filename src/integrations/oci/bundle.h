@@ -1,0 +1,25 @@
+/* bundle.h — the files the shim reads and writes: a bundle's config.json (replaced atomically,
+ * mode kept), the image's own /etc/ld.so.preload (read inside the root filesystem only) and the
+ * small files the shim keeps per container. */
+#ifndef CONVGPU_OCI_BUNDLE_H
+#define CONVGPU_OCI_BUNDLE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Loads <bundle>/config.json. *pretty tells whether it was indented (kept when saving). */
+json_t *oci_bundle_load(const char *bundle, bool *pretty, char *err, size_t errlen);
+
+/* Writes config to <bundle>/config.json through a temporary file and rename(2), with the mode
+ * the old file had. Returns 0, or -1 with err (the old file is then untouched). */
+int oci_bundle_save(const char *bundle, json_t *config, bool pretty, char *err, size_t errlen);
+
+/* The contents of /etc/ld.so.preload inside the bundle's root filesystem (config "root.path"),
+ * resolved inside that root so an image's symlink cannot point at a host file; NULL if none. */
+char *oci_bundle_image_preload(const char *bundle, json_t *config);
+
+/* Writes text to path atomically with mode 0644, creating the parent directory (0755). */
+int oci_write_file(const char *path, const char *text, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,106 @@
+/* control.c — registration and release through the CLI's libcurl client (src/cli/http.c). */
+#include "control.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "http.h"
+#include "size.h"
+
+static void api_error(long status, json_t *ans, const char *terr, const char *what, char *err,
+                      size_t errlen)
+{
+    if (status == 0) {
+        snprintf(err, errlen, "%s: %s", what, terr);
+        return;
+    }
+    const char *msg = json_string_value(json_object_get(ans, "error"));
+    snprintf(err, errlen, "%s: convgpud says: %s (HTTP %ld)", what,
+             msg ? msg : "unexpected answer", status);
+}
+
+static long post(const char *id, const struct oci_request *req, json_t **ans, char *terr,
+                 size_t tlen)
+{
+    json_t *body = json_pack("{s:I,s:s,s:b}", "gpu_memory", (json_int_t)req->bytes, "id", id,
+                             "auto_remove", 0);
+    if (body && req->device >= 0)
+        json_object_set_new(body, "device", json_integer(req->device));
+    return cli_request("POST", "/v1/containers", body, ans, terr, tlen);
+}
+
+json_t *oci_register(const char *id, const struct oci_request *req, char *err, size_t errlen)
+{
+    char terr[512] = "", what[128], size[CG_SIZE_BUFLEN];
+    snprintf(what, sizeof what, "cannot register container %.64s (%s of GPU memory)", id,
+             cg_format_size(req->bytes, size, sizeof size));
+    json_t *ans = NULL;
+    long st = post(id, req, &ans, terr, sizeof terr);
+    if (st == 409) {
+        /* Registered already: a leftover if nothing runs in it, else a real conflict. */
+        json_t *cur = NULL;
+        char path[128];
+        snprintf(path, sizeof path, "/v1/containers/%s", id);
+        long gs = cli_request("GET", path, NULL, &cur, terr, sizeof terr);
+        json_int_t procs = json_integer_value(json_object_get(cur, "processes"));
+        json_decref(cur);
+        if (gs == 200 && procs == 0) {
+            json_t *del = NULL;
+            cli_request("DELETE", path, NULL, &del, terr, sizeof terr);
+            json_decref(del);
+            json_decref(ans);
+            ans = NULL;
+            st = post(id, req, &ans, terr, sizeof terr);
+        } else if (gs == 200) {
+            snprintf(err, errlen, "%s: a container with this id is registered and has %lld "
+                                  "running processes",
+                     what, (long long)procs);
+            json_decref(ans);
+            return NULL;
+        }
+    }
+    if (st != 201) {
+        api_error(st, ans, terr, what, err, errlen);
+        json_decref(ans);
+        return NULL;
+    }
+    if (!json_is_string(json_object_get(ans, "dir")) ||
+        !json_is_object(json_object_get(ans, "env"))) {
+        snprintf(err, errlen, "%s: the daemon's answer has no \"dir\" or \"env\"", what);
+        oci_release(id, terr, sizeof terr);
+        json_decref(ans);
+        return NULL;
+    }
+    return ans;
+}
+
+int oci_release(const char *id, char *err, size_t errlen)
+{
+    char path[128], terr[512] = "", what[128];
+    snprintf(path, sizeof path, "/v1/containers/%s", id);
+    snprintf(what, sizeof what, "cannot release container %.64s", id);
+    json_t *ans = NULL;
+    long st = cli_request("DELETE", path, NULL, &ans, terr, sizeof terr);
+    int rc = 0;
+    if (st != 200 && st != 204 && st != 404) {
+        api_error(st, ans, terr, what, err, errlen);
+        rc = -1;
+    }
+    json_decref(ans);
+    return rc;
+}
+
+int oci_registered(const char *id, char *err, size_t errlen)
+{
+    char path[128], terr[512] = "";
+    snprintf(path, sizeof path, "/v1/containers/%s", id);
+    json_t *ans = NULL;
+    long st = cli_request("GET", path, NULL, &ans, terr, sizeof terr);
+    json_decref(ans);
+    if (st == 200)
+        return 1;
+    if (st == 404)
+        return 0;
+    api_error(st, NULL, terr, "cannot ask convgpud", err, errlen);
+    return -1;
+}

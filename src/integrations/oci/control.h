@@ -1,0 +1,22 @@
+/* control.h — the shim's calls on convgpud's control API: register a container before it
+ * exists, confirm it at createRuntime, release it when it is deleted. */
+#ifndef CONVGPU_OCI_CONTROL_H
+#define CONVGPU_OCI_CONTROL_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "spec.h"
+
+/* POST /v1/containers with the id; a stale registration under the same id without processes
+ * (a container that stopped without its poststop hook) is replaced. Returns the daemon's
+ * answer (with "dir" and "env"), or NULL with err. */
+json_t *oci_register(const char *id, const struct oci_request *req, char *err, size_t errlen);
+
+/* DELETE /v1/containers/{id}. Returns 0 when released or not registered, -1 with err. */
+int oci_release(const char *id, char *err, size_t errlen);
+
+/* GET /v1/containers/{id}: 1 registered, 0 not registered, -1 daemon unreachable (err). */
+int oci_registered(const char *id, char *err, size_t errlen);
+
+#endif

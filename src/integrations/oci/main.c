@@ -1,0 +1,287 @@
+/* main.c — convgpu-runtime, an OCI runtime shim in front of runc (or crun): on create/run of a
+ * container that asks for GPU memory it registers the container with convgpud first (the
+ * paper's order), rewrites the bundle's config.json to wire the container to it, runs the real
+ * runtime with the same arguments and releases the container when it is deleted. Containers
+ * that ask for nothing, and every other command, go to the real runtime untouched. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "args.h"
+#include "bundle.h"
+#include "control.h"
+#include "hook.h"
+#include "http.h"
+#include "log.h"
+#include "size.h"
+#include "spec.h"
+#include "state.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: convgpu-runtime [--runtime PATH] [--runtime-dir DIR] [RUNTIME OPTIONS] COMMAND ...\n\n"
+            "An OCI runtime that gives containers a GPU-memory limit through convgpud, in\n"
+            "front of runc or crun: every command and option goes to the real runtime.\n"
+            "On create (and run), a container whose config.json asks for GPU memory is\n"
+            "registered with convgpud first, then wired to it (mounts, environment, hooks):\n"
+            "  process env   " OCI_ENV_MEMORY "=SIZE  (e.g. 1GiB), optional " OCI_ENV_DEVICE "=N\n"
+            "  annotations   " OCI_ANN_MEMORY ", " OCI_ANN_PAPER ", " OCI_ANN_DEVICE "\n"
+            "delete (and the poststop hook) releases it. Others pass through unchanged.\n\n"
+            "  --runtime PATH     the real runtime (default $CONVGPU_RUNC, else runc in PATH)\n"
+            "  --runtime-dir DIR  convgpud's runtime directory (default $CONVGPU_RUNTIME_DIR,\n"
+            "                     else /run/convgpu)\n"
+            "  --log FILE         (runc's own) the log; default DIR/oci/runtime.log\n"
+            "  hook NAME          the OCI hooks the shim installs (see: hook --help)\n"
+            "  --help             this help; the real runtime's: convgpu-runtime help\n"
+            "Install for Docker or Podman with: convgpu setup docker|podman\n");
+}
+
+static pid_t child = -1;
+
+static void forward(int sig)
+{
+    if (child > 0)
+        kill(child, sig);
+}
+
+/* Runs the real runtime and waits; returns its exit status the way a shell reports it. */
+static int run_runtime(char **argv, bool foreground)
+{
+    child = fork();
+    if (child == 0) {
+        execvp(argv[0], argv);
+        fprintf(stderr, "convgpu-runtime: cannot run %s: %s (set --runtime PATH or $CONVGPU_RUNC)\n",
+                argv[0], strerror(errno));
+        _exit(127);
+    }
+    if (child < 0) {
+        oci_log(OCI_LOG_ERROR, "fork: %s", strerror(errno));
+        return 1;
+    }
+    struct sigaction sa = {.sa_handler = forward, .sa_flags = SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    if (!foreground) { /* in the foreground, the terminal signals the runtime itself */
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGQUIT, &sa, NULL);
+    } else {
+        signal(SIGINT, SIG_IGN);
+        signal(SIGQUIT, SIG_IGN);
+    }
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+static void exec_runtime(char **argv)
+{
+    execvp(argv[0], argv);
+    oci_log(OCI_LOG_ERROR, "cannot run %s: %s (set --runtime PATH or $CONVGPU_RUNC)", argv[0],
+            strerror(errno));
+    exit(127);
+}
+
+static void release(const char *id, const char *why)
+{
+    char err[1024];
+    if (oci_release(id, err, sizeof err) != 0)
+        oci_log(OCI_LOG_WARN, "%s", err);
+    else
+        oci_log(OCI_LOG_INFO, "container %s released (%s)", id, why);
+    oci_state_remove(id);
+}
+
+/* The options placed before "hook" in the hooks' arguments: the same daemon and log. */
+static void hook_args(const struct oci_args *a, const char **out)
+{
+    int n = 0;
+    out[n++] = "--runtime-dir";
+    out[n++] = cli_runtime_dir();
+    if (a->log_path) {
+        out[n++] = "--log";
+        out[n++] = a->log_path;
+        if (a->log_format) {
+            out[n++] = "--log-format";
+            out[n++] = a->log_format;
+        }
+    }
+    out[n] = NULL;
+}
+
+/* Registers the container and rewrites its config.json. Returns 0, or -1 with nothing left
+ * registered and config.json untouched. */
+static int prepare(const struct oci_args *a, const char *bundle, json_t *config, bool pretty,
+                   const struct oci_request *req)
+{
+    char err[2048], size[CG_SIZE_BUFLEN], preload[PATH_MAX], exe[PATH_MAX];
+    const char *id = a->id;
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        oci_log(OCI_LOG_ERROR, "cannot find my own path: %s", strerror(errno));
+        return -1;
+    }
+    exe[n] = '\0';
+    if (!oci_state_path(id, "ld.so.preload", preload, sizeof preload)) {
+        oci_log(OCI_LOG_ERROR, "container id too long: %s", id);
+        return -1;
+    }
+    json_t *ans = oci_register(id, req, err, sizeof err);
+    if (!ans) {
+        oci_log(OCI_LOG_ERROR, "%s", err);
+        return -1;
+    }
+    json_t *env = json_object_get(ans, "env");
+    const char *hargs[8];
+    hook_args(a, hargs);
+    struct oci_inject in = {
+        .container_dir = json_string_value(json_object_get(ans, "dir")),
+        .preload_file = preload,
+        .env = env,
+        .hook_path = exe,
+        .hook_args = hargs,
+        .nvidia = !json_object_get(env, "CONVGPU_EMU_STATE"),
+    };
+    char *image = oci_bundle_image_preload(bundle, config);
+    char *text = oci_preload_text(image);
+    free(image);
+    json_t *edited = json_deep_copy(config);
+    int rc = -1;
+    if (!text || !edited)
+        snprintf(err, sizeof err, "out of memory");
+    else if (oci_write_file(preload, text, err, sizeof err) == 0 &&
+             oci_spec_inject(edited, &in, err, sizeof err) == 0 &&
+             oci_bundle_save(bundle, edited, pretty, err, sizeof err) == 0)
+        rc = 0;
+    if (rc == 0) {
+        oci_log(OCI_LOG_INFO, "container %s: registered with %s of GPU memory (from %s) on "
+                              "device %lld; %s/config.json rewritten",
+                id, cg_format_size(req->bytes, size, sizeof size), req->source,
+                (long long)json_integer_value(json_object_get(ans, "device")), bundle);
+    } else {
+        oci_log(OCI_LOG_ERROR, "container %s: %s", id, err);
+        release(id, "setup failed");
+    }
+    free(text);
+    json_decref(edited);
+    json_decref(ans);
+    return rc;
+}
+
+static int cmd_create(struct oci_args *a, bool run)
+{
+    char cwd[PATH_MAX], err[2048];
+    const char *bundle = a->bundle;
+    if (!bundle || !*bundle) {
+        if (!getcwd(cwd, sizeof cwd)) {
+            oci_log(OCI_LOG_ERROR, "getcwd: %s", strerror(errno));
+            return 1;
+        }
+        bundle = cwd;
+    }
+    if (!a->id) {
+        exec_runtime(a->fwd); /* let the runtime say what is missing */
+    }
+    bool pretty = false;
+    json_t *config = oci_bundle_load(bundle, &pretty, err, sizeof err);
+    if (!config) {
+        oci_log(OCI_LOG_ERROR, "container %s: %s", a->id, err);
+        return 1;
+    }
+    struct oci_request req;
+    if (oci_spec_request(config, &req, err, sizeof err) != 0) {
+        oci_log(OCI_LOG_ERROR, "container %s: %s; config.json left unchanged", a->id, err);
+        json_decref(config);
+        return 1;
+    }
+    if (!req.wanted) {
+        json_decref(config);
+        oci_log(OCI_LOG_DEBUG, "container %s asks for no GPU memory: passed through", a->id);
+        exec_runtime(a->fwd);
+    }
+    int rc = prepare(a, bundle, config, pretty, &req);
+    json_decref(config);
+    if (rc != 0)
+        return 1;
+    rc = run_runtime(a->fwd, run && !a->detach);
+    if (run && !a->detach)
+        release(a->id, "run ended");
+    else if (rc != 0)
+        release(a->id, "the runtime failed to create it");
+    return rc;
+}
+
+static int cmd_delete(struct oci_args *a)
+{
+    if (!a->id || !oci_state_exists(a->id))
+        exec_runtime(a->fwd);
+    int rc = run_runtime(a->fwd, false);
+    if (rc != 0) {
+        /* Failed: release only if the runtime no longer knows the container. */
+        char **st = calloc((size_t)a->nglobal + 4, sizeof *st);
+        if (!st)
+            return rc;
+        int n = 0;
+        for (int i = 0; i <= a->nglobal; i++)
+            st[n++] = a->fwd[i];
+        st[n++] = "state";
+        st[n++] = (char *)a->id;
+        pid_t p = fork();
+        if (p == 0) {
+            freopen("/dev/null", "w", stdout);
+            freopen("/dev/null", "w", stderr);
+            execvp(st[0], st);
+            _exit(127);
+        }
+        int status = 1;
+        if (p > 0)
+            while (waitpid(p, &status, 0) < 0 && errno == EINTR)
+                ;
+        free(st);
+        if (p > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+            return rc; /* still exists */
+    }
+    release(a->id, "deleted");
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct oci_args a;
+    char err[512];
+    if (oci_args_parse(argc, argv, &a, err, sizeof err) != 0) {
+        fprintf(stderr, "convgpu-runtime: %s (see convgpu-runtime --help)\n", err);
+        return 2;
+    }
+    if (a.runtime_dir)
+        cli_set_runtime_dir(a.runtime_dir);
+    const char *cmd = a.command;
+    if (!cmd && argc > 1 && (strcmp(argv[argc - 1], "--help") == 0 ||
+                             strcmp(argv[argc - 1], "-h") == 0)) {
+        usage(stdout);
+        return 0;
+    }
+    if (cmd && strcmp(cmd, "hook") == 0) {
+        oci_log_open(a.log_path, a.log_format, cli_runtime_dir());
+        int rc = oci_hook_main(argc - a.cmd_index, argv + a.cmd_index);
+        oci_args_free(&a);
+        return rc;
+    }
+    bool create = cmd && strcmp(cmd, "create") == 0, run = cmd && strcmp(cmd, "run") == 0;
+    bool del = cmd && strcmp(cmd, "delete") == 0;
+    if (!create && !run && !del)
+        exec_runtime(a.fwd);
+    oci_log_open(a.log_path, a.log_format, cli_runtime_dir());
+    int rc = del ? cmd_delete(&a) : cmd_create(&a, run);
+    oci_args_free(&a);
+    return rc;
+}

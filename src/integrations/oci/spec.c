@@ -1,0 +1,356 @@
+/* spec.c — reading a container's GPU-memory request from its OCI configuration and wiring the
+ * registered container into it. Every edit is undoable by the next one: the mounts the shim adds
+ * are listed in an annotation and its hooks are recognised by their arguments, so rewriting an
+ * already rewritten configuration gives the same result as rewriting the original. */
+#include "spec.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "size.h"
+
+#include <stdarg.h>
+
+__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
+                                                      ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* The last value of KEY in an OCI env array ("KEY=value" strings), or NULL. */
+static const char *env_get(json_t *env, const char *key)
+{
+    size_t klen = strlen(key), i;
+    const char *found = NULL;
+    json_t *v;
+    json_array_foreach(env, i, v) {
+        const char *s = json_string_value(v);
+        if (s && strncmp(s, key, klen) == 0 && s[klen] == '=')
+            found = s + klen + 1;
+    }
+    return found;
+}
+
+/* Sets KEY=value: the first entry of KEY is replaced, later duplicates are dropped. */
+static int env_set(json_t *env, const char *key, const char *value)
+{
+    size_t klen = strlen(key), n = klen + strlen(value) + 2;
+    char *kv = malloc(n);
+    if (!kv)
+        return -1;
+    snprintf(kv, n, "%s=%s", key, value);
+    bool done = false;
+    for (size_t i = 0; i < json_array_size(env);) {
+        const char *s = json_string_value(json_array_get(env, i));
+        if (s && strncmp(s, key, klen) == 0 && s[klen] == '=') {
+            if (!done) {
+                json_array_set_new(env, i++, json_string(kv));
+                done = true;
+            } else {
+                json_array_remove(env, i);
+            }
+            continue;
+        }
+        i++;
+    }
+    int rc = done ? 0 : json_array_append_new(env, json_string(kv));
+    free(kv);
+    return rc;
+}
+
+/* "first:rest" where rest is old without the components of first (old splits on ':' and ' '). */
+static char *path_prepend(const char *first, const char *old)
+{
+    size_t n = strlen(first) + (old ? strlen(old) : 0) + 2;
+    char *out = malloc(n), *copy = old ? strdup(old) : NULL;
+    if (!out || (old && !copy)) {
+        free(out);
+        free(copy);
+        return NULL;
+    }
+    snprintf(out, n, "%s", first);
+    char *save = NULL;
+    for (char *t = copy ? strtok_r(copy, ": ", &save) : NULL; t; t = strtok_r(NULL, ": ", &save)) {
+        bool dup = false;
+        char *fc = strdup(first), *fs = NULL;
+        for (char *f = fc ? strtok_r(fc, ":", &fs) : NULL; f; f = strtok_r(NULL, ":", &fs))
+            dup = dup || strcmp(f, t) == 0;
+        free(fc);
+        if (!dup) {
+            strcat(out, ":");
+            strcat(out, t);
+        }
+    }
+    free(copy);
+    return out;
+}
+
+static int parse_device(const char *text, long *device, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    long d = strtol(text, &end, 10);
+    if (errno || end == text || *end || d < 0 || d > 1024)
+        return fail(err, errlen, "bad GPU index '%s': want a number such as 0", text);
+    *device = d;
+    return 0;
+}
+
+static const char *annotation(json_t *config, const char *key, bool *bad)
+{
+    json_t *v = json_object_get(json_object_get(config, "annotations"), key);
+    if (v && !json_is_string(v))
+        *bad = true;
+    return json_string_value(v);
+}
+
+int oci_spec_request(json_t *config, struct oci_request *req, char *err, size_t errlen)
+{
+    memset(req, 0, sizeof *req);
+    req->device = -1;
+    if (!json_is_object(config))
+        return fail(err, errlen, "%s", "config.json is not a JSON object");
+    json_t *ann = json_object_get(config, "annotations");
+    if (ann && !json_is_object(ann))
+        return fail(err, errlen, "%s", "config.json: \"annotations\" is not an object");
+    json_t *process = json_object_get(config, "process");
+    json_t *env = json_object_get(process, "env");
+    if (env && !json_is_array(env))
+        return fail(err, errlen, "%s", "config.json: \"process.env\" is not an array");
+
+    bool bad = false;
+    const char *text = NULL, *dev = NULL;
+    if (env && (text = env_get(env, OCI_ENV_MEMORY)))
+        req->source = OCI_ENV_MEMORY;
+    else if ((text = annotation(config, OCI_ANN_MEMORY, &bad)))
+        req->source = OCI_ANN_MEMORY;
+    else if (!bad && (text = annotation(config, OCI_ANN_PAPER, &bad)))
+        req->source = OCI_ANN_PAPER;
+    if (bad)
+        return fail(err, errlen, "%s", "config.json: an annotation is not a string");
+    if (!text)
+        return 0; /* asks for nothing */
+    if (!json_is_object(process))
+        return fail(err, errlen, "the container asks for GPU memory (%s) but its config.json has "
+                                 "no \"process\" section to run it with",
+                    req->source);
+    const char *why = NULL;
+    if (cg_parse_size(text, &req->bytes, &why) != 0 || req->bytes == 0) {
+        snprintf(err, errlen, "bad GPU-memory size '%s' in %s: %s (use e.g. 512MiB, 1GiB or "
+                              "a number of bytes)",
+                 text, req->source, why ? why : "must be greater than zero");
+        return -1;
+    }
+    dev = env ? env_get(env, OCI_ENV_DEVICE) : NULL;
+    if (!dev)
+        dev = annotation(config, OCI_ANN_DEVICE, &bad);
+    if (bad)
+        return fail(err, errlen, "%s", "config.json: an annotation is not a string");
+    if (dev && parse_device(dev, &req->device, err, errlen) != 0)
+        return -1;
+    req->wanted = true;
+    return 0;
+}
+
+static json_t *bind_mount(const char *dest, const char *source, bool writable)
+{
+    return json_pack("{s:s,s:s,s:s,s:[s,s,s,s]}", "destination", dest, "type", "bind", "source",
+                     source, "options", "rbind", writable ? "rw" : "ro", "nosuid", "nodev");
+}
+
+static bool our_hook(json_t *hook)
+{
+    const char *path = json_string_value(json_object_get(hook, "path"));
+    size_t n = path ? strlen(path) : 0;
+    if (n < 16 || strcmp(path + n - 16, "/convgpu-runtime") != 0)
+        return false;
+    size_t i;
+    json_t *a;
+    json_array_foreach(json_object_get(hook, "args"), i, a) {
+        if (json_is_string(a) && strcmp(json_string_value(a), "hook") == 0)
+            return true;
+    }
+    return false;
+}
+
+static json_t *child(json_t *parent, const char *key, bool array, char *err, size_t errlen)
+{
+    json_t *v = json_object_get(parent, key);
+    if (!v) {
+        v = array ? json_array() : json_object();
+        if (!v || json_object_set_new(parent, key, v) != 0) {
+            fail(err, errlen, "%s", "out of memory");
+            return NULL;
+        }
+    }
+    if (array ? !json_is_array(v) : !json_is_object(v)) {
+        fail(err, errlen, array ? "config.json: \"%s\" is not an array"
+                                : "config.json: \"%s\" is not an object", key);
+        return NULL;
+    }
+    return v;
+}
+
+/* Removes a previous injection: the listed mounts and our hooks. */
+static void strip(json_t *mounts, json_t *hooks, json_t *ann)
+{
+    const char *list = json_string_value(json_object_get(ann, OCI_ANN_MOUNTS));
+    if (list) {
+        for (size_t i = 0; i < json_array_size(mounts);) {
+            const char *d = json_string_value(json_object_get(json_array_get(mounts, i),
+                                                              "destination"));
+            size_t dl = d ? strlen(d) : 0;
+            bool ours = false;
+            for (const char *p = list; d && *p;) {
+                const char *nl = strchr(p, '\n');
+                size_t l = nl ? (size_t)(nl - p) : strlen(p);
+                ours = ours || (l == dl && strncmp(p, d, l) == 0);
+                p += l + (nl ? 1 : 0);
+            }
+            if (ours)
+                json_array_remove(mounts, i);
+            else
+                i++;
+        }
+    }
+    const char *kind;
+    json_t *arr;
+    json_object_foreach(hooks, kind, arr) {
+        for (size_t i = 0; json_is_array(arr) && i < json_array_size(arr);) {
+            if (our_hook(json_array_get(arr, i)))
+                json_array_remove(arr, i);
+            else
+                i++;
+        }
+    }
+}
+
+static int add_hook(json_t *hooks, const char *kind, const struct oci_inject *in, const char *what,
+                    char *err, size_t errlen)
+{
+    json_t *arr = child(hooks, kind, true, err, errlen);
+    if (!arr)
+        return -1;
+    json_t *args = json_array();
+    json_array_append_new(args, json_string(in->hook_path));
+    for (const char *const *a = in->hook_args; a && *a; a++)
+        json_array_append_new(args, json_string(*a));
+    json_array_append_new(args, json_string("hook"));
+    json_array_append_new(args, json_string(what));
+    json_t *h = json_pack("{s:s,s:o,s:i}", "path", in->hook_path, "args", args, "timeout", 30);
+    if (!h || json_array_append_new(arr, h) != 0)
+        return fail(err, errlen, "%s", "out of memory");
+    return 0;
+}
+
+int oci_spec_inject(json_t *config, const struct oci_inject *in, char *err, size_t errlen)
+{
+    json_t *process = json_object_get(config, "process");
+    if (!json_is_object(process))
+        return fail(err, errlen, "%s", "config.json has no \"process\" section");
+    const char *lib = json_string_value(json_object_get(in->env, "LD_PRELOAD"));
+    if (!lib || lib[0] != '/')
+        return fail(err, errlen, "%s", "the daemon's answer names no interposer (LD_PRELOAD)");
+    json_t *env, *mounts, *hooks, *ann;
+    if (!(env = child(process, "env", true, err, errlen)) ||
+        !(mounts = child(config, "mounts", true, err, errlen)) ||
+        !(hooks = child(config, "hooks", false, err, errlen)) ||
+        !(ann = child(config, "annotations", false, err, errlen)))
+        return -1;
+    strip(mounts, hooks, ann);
+
+    /* Mounts: the private dir, the interposer, ld.so.preload; the emulator where it is used. */
+    char added[8192] = "";
+    size_t used = 0;
+#define ADD_MOUNT(dest, src, rw)                                                               \
+    do {                                                                                       \
+        if (json_array_append_new(mounts, bind_mount((dest), (src), (rw))) != 0)             \
+            return fail(err, errlen, "%s", "out of memory");                                   \
+        int w_ = snprintf(added + used, sizeof added - used, "%s%s", used ? "\n" : "", (dest)); \
+        if (w_ < 0 || (size_t)w_ >= sizeof added - used)                                       \
+            return fail(err, errlen, "%s", "too many paths to mount");                         \
+        used += (size_t)w_;                                                                    \
+    } while (0)
+    ADD_MOUNT(OCI_CG_DIR, in->container_dir, false);
+    ADD_MOUNT(OCI_CG_LIB, lib, false);
+    ADD_MOUNT(OCI_CG_PRELOAD, in->preload_file, false);
+    const char *libpath = json_string_value(json_object_get(in->env, "LD_LIBRARY_PATH"));
+    if (libpath) {
+        char *copy = strdup(libpath), *save = NULL;
+        if (!copy)
+            return fail(err, errlen, "%s", "out of memory");
+        for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+            if (d[0] != '/')
+                continue;
+            ADD_MOUNT(d, d, false);
+        }
+        free(copy);
+    }
+    const char *state = json_string_value(json_object_get(in->env, "CONVGPU_EMU_STATE"));
+    if (state && state[0] == '/')
+        ADD_MOUNT(state, state, true);
+#undef ADD_MOUNT
+
+    /* Environment: the daemon's, with the in-container paths. */
+    const char *key;
+    json_t *v;
+    json_object_foreach(in->env, key, v) {
+        const char *s = json_string_value(v);
+        if (!s)
+            continue;
+        char *joined = NULL;
+        if (strcmp(key, "LD_PRELOAD") == 0)
+            s = joined = path_prepend(OCI_CG_LIB, env_get(env, key));
+        else if (strcmp(key, "LD_LIBRARY_PATH") == 0)
+            s = joined = path_prepend(s, env_get(env, key));
+        else if (strcmp(key, "CONVGPU_SOCKET") == 0)
+            s = OCI_CG_SOCKET;
+        int rc = s ? env_set(env, key, s) : -1;
+        free(joined);
+        if (rc != 0)
+            return fail(err, errlen, "%s", "out of memory");
+    }
+    if (in->nvidia) {
+        const char *uuid = json_string_value(json_object_get(in->env, "CUDA_VISIBLE_DEVICES"));
+        if (uuid && env_set(env, "NVIDIA_VISIBLE_DEVICES", uuid) != 0)
+            return fail(err, errlen, "%s", "out of memory");
+        if (!env_get(env, "NVIDIA_DRIVER_CAPABILITIES") &&
+            env_set(env, "NVIDIA_DRIVER_CAPABILITIES", "compute,utility") != 0)
+            return fail(err, errlen, "%s", "out of memory");
+    }
+
+    if (add_hook(hooks, "createRuntime", in, "create-runtime", err, errlen) != 0 ||
+        add_hook(hooks, "poststop", in, "poststop", err, errlen) != 0)
+        return -1;
+    if (json_object_set_new(ann, OCI_ANN_MOUNTS, json_string(added)) != 0)
+        return fail(err, errlen, "%s", "out of memory");
+    return 0;
+}
+
+char *oci_preload_text(const char *image_preload)
+{
+    size_t n = strlen(OCI_CG_LIB) + 2 + (image_preload ? strlen(image_preload) + 1 : 0);
+    char *out = malloc(n), *copy = image_preload ? strdup(image_preload) : NULL;
+    if (!out || (image_preload && !copy)) {
+        free(out);
+        free(copy);
+        return NULL;
+    }
+    snprintf(out, n, "%s\n", OCI_CG_LIB);
+    char *save = NULL;
+    for (char *t = copy ? strtok_r(copy, " \t\r\n:", &save) : NULL; t;
+         t = strtok_r(NULL, " \t\r\n:", &save)) {
+        if (strcmp(t, OCI_CG_LIB) != 0) {
+            strcat(out, t);
+            strcat(out, "\n");
+        }
+    }
+    free(copy);
+    return out;
+}

@@ -1,0 +1,56 @@
+/* spec.h — what a container's OCI configuration (config.json) asks of convgpu, and the edits
+ * that wire a registered container to convgpud: mounts, environment, hooks. Pure functions on
+ * jansson values: no files, no daemon, so they are unit-tested directly. */
+#ifndef CONVGPU_OCI_SPEC_H
+#define CONVGPU_OCI_SPEC_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Where things appear inside the container. */
+#define OCI_CG_DIR "/run/convgpu"                       /* the container's private dir */
+#define OCI_CG_SOCKET "/run/convgpu/container.sock"     /* the interposer's default socket */
+#define OCI_CG_LIB "/usr/lib/convgpu/libconvgpu.so"     /* the interposer */
+#define OCI_CG_PRELOAD "/etc/ld.so.preload"             /* loads it even without LD_PRELOAD */
+/* The environment variable and annotations that ask for GPU memory, in priority order. */
+#define OCI_ENV_MEMORY "CONVGPU_GPU_MEMORY"
+#define OCI_ENV_DEVICE "CONVGPU_GPU_DEVICE"
+#define OCI_ANN_MEMORY "com.convgpu.gpu-memory"
+#define OCI_ANN_DEVICE "com.convgpu.device"
+#define OCI_ANN_PAPER "com.nvidia.memory.limit"
+/* Annotation listing the mount destinations the shim added (one per line): a second create on
+ * the same bundle replaces them instead of adding them twice. */
+#define OCI_ANN_MOUNTS "com.convgpu.mounts"
+
+struct oci_request {
+    bool wanted;          /* the container asks for GPU memory */
+    uint64_t bytes;       /* the limit */
+    long device;          /* a GPU index, or -1: the placement policy chooses */
+    const char *source;   /* where the limit came from: the variable or annotation name */
+};
+
+/* Reads the request from process.env and annotations. Returns 0 (check req->wanted), or -1 when
+ * the request is malformed (bad size, zero, bad device, no process section); err says why. */
+int oci_spec_request(json_t *config, struct oci_request *req, char *err, size_t errlen);
+
+struct oci_inject {
+    const char *container_dir; /* host path of the container's private dir (from the daemon) */
+    const char *preload_file;  /* host path of the generated ld.so.preload */
+    json_t *env;               /* the "env" object of the daemon's create answer */
+    const char *hook_path;     /* absolute host path of convgpu-runtime */
+    const char *const *hook_args; /* options before "hook" (runtime dir, log), NULL-terminated */
+    bool nvidia;               /* a real GPU: also set NVIDIA_VISIBLE_DEVICES for the toolkit */
+};
+
+/* Edits config in place: removes a previous injection (OCI_ANN_MOUNTS, our hooks), then adds
+ * the mounts, the environment and the hooks. Returns 0, or -1 with err (config may then be
+ * partly edited: the caller discards it). */
+int oci_spec_inject(json_t *config, const struct oci_inject *in, char *err, size_t errlen);
+
+/* The text of the container's ld.so.preload: the interposer first, then the lines of the
+ * image's own file (may be NULL) that are not the interposer. Returns malloc'd text. */
+char *oci_preload_text(const char *image_preload);
+
+#endif

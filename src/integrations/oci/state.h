@@ -1,0 +1,16 @@
+/* state.h — the shim's own per-container directory, <runtime-dir>/oci/<id>/: it holds the
+ * generated ld.so.preload, and its existence marks a container the shim registered (so `delete`
+ * releases only those). The daemon's private dir is not used: the daemon owns its contents. */
+#ifndef CONVGPU_OCI_STATE_H
+#define CONVGPU_OCI_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* <runtime-dir>/oci/<id>[/name]; name may be NULL. Returns buf, or NULL if too long. */
+char *oci_state_path(const char *id, const char *name, char *buf, size_t len);
+bool oci_state_exists(const char *id);
+/* Removes the directory and the files the shim put in it. */
+void oci_state_remove(const char *id);
+
+#endif

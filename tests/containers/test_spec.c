@@ -1,0 +1,351 @@
+/* test_spec.c — unit tests of the shim's pure parts: the runtime command line (runc's global
+ * options, the shim's own taken out), the GPU-memory request in config.json, the injection
+ * (mounts, env, hooks; idempotent; the user's values kept) and the config.json file handling
+ * (mode kept, bad JSON refused, nothing left behind). */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "args.h"
+#include "bundle.h"
+#include "spec.h"
+
+static int failures;
+#define CHECK(cond)                                                               \
+    do {                                                                          \
+        if (!(cond)) {                                                            \
+            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);       \
+            failures++;                                                           \
+        }                                                                         \
+    } while (0)
+#define STREQ(a, b) ((a) && (b) && strcmp((a), (b)) == 0)
+
+static void test_args(void)
+{
+    char err[256];
+    struct oci_args a;
+    /* What containerd's shim runs, with the shim's options first (Docker's runtimeArgs). */
+    char *v1[] = {"convgpu-runtime", "--runtime-dir", "/r", "--root", "/var/run/docker/runtime-runc/moby",
+                  "--log", "/b/log.json", "--log-format", "json", "--runtime=/usr/sbin/runc",
+                  "--systemd-cgroup", "create", "--bundle", "/b", "--pid-file", "/b/init.pid",
+                  "--no-pivot", "abc123", NULL};
+    CHECK(oci_args_parse(18, v1, &a, err, sizeof err) == 0);
+    CHECK(STREQ(a.runtime, "/usr/sbin/runc"));
+    CHECK(STREQ(a.runtime_dir, "/r"));
+    CHECK(STREQ(a.log_path, "/b/log.json") && STREQ(a.log_format, "json"));
+    CHECK(STREQ(a.command, "create") && a.cmd_index == 11);
+    CHECK(STREQ(a.bundle, "/b") && STREQ(a.id, "abc123") && !a.detach);
+    char *want1[] = {"/usr/sbin/runc", "--root", "/var/run/docker/runtime-runc/moby", "--log",
+                     "/b/log.json", "--log-format", "json", "--systemd-cgroup", "create",
+                     "--bundle", "/b", "--pid-file", "/b/init.pid", "--no-pivot", "abc123", NULL};
+    CHECK(a.nfwd == 15 && a.nglobal == 7);
+    for (int i = 0; i < 16 && i <= a.nfwd; i++)
+        CHECK((want1[i] == NULL && a.fwd[i] == NULL) || STREQ(want1[i], a.fwd[i]));
+    oci_args_free(&a);
+
+    /* Go flag forms: -x, --x=v; -b; run -d; the id is the last positional. */
+    char *v2[] = {"shim", "-log=/l", "-debug", "run", "-d", "-b", "/bb", "--console-socket=/s",
+                  "myid", NULL};
+    setenv("CONVGPU_RUNC", "/opt/crun", 1);
+    CHECK(oci_args_parse(9, v2, &a, err, sizeof err) == 0);
+    CHECK(STREQ(a.runtime, "/opt/crun") && STREQ(a.log_path, "/l"));
+    CHECK(STREQ(a.command, "run") && a.detach && STREQ(a.bundle, "/bb") && STREQ(a.id, "myid"));
+    CHECK(a.nfwd == 9 && STREQ(a.fwd[0], "/opt/crun") && STREQ(a.fwd[1], "-log=/l"));
+    oci_args_free(&a);
+    unsetenv("CONVGPU_RUNC");
+
+    /* No command; a value option at the end is an error; cwd bundle. */
+    char *v3[] = {"shim", "--version", NULL};
+    CHECK(oci_args_parse(2, v3, &a, err, sizeof err) == 0 && !a.command && STREQ(a.runtime, "runc"));
+    oci_args_free(&a);
+    char *v4[] = {"shim", "--root", NULL};
+    CHECK(oci_args_parse(2, v4, &a, err, sizeof err) != 0 && strstr(err, "--root"));
+    char *v5[] = {"shim", "delete", "--force", "x1", NULL};
+    CHECK(oci_args_parse(4, v5, &a, err, sizeof err) == 0 && STREQ(a.id, "x1") && !a.bundle);
+    oci_args_free(&a);
+}
+
+static json_t *cfg(const char *text)
+{
+    json_error_t je;
+    json_t *j = json_loads(text, 0, &je);
+    if (!j)
+        fprintf(stderr, "bad test JSON: %s\n", je.text);
+    return j;
+}
+
+static void test_request(void)
+{
+    char err[512];
+    struct oci_request r;
+    json_t *c = cfg("{\"process\":{\"env\":[\"PATH=/bin\"]}}");
+    CHECK(oci_spec_request(c, &r, err, sizeof err) == 0 && !r.wanted);
+    json_decref(c);
+
+    c = cfg("{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=2GiB\",\"CONVGPU_GPU_DEVICE=1\"]},"
+            "\"annotations\":{\"com.convgpu.gpu-memory\":\"1GiB\"}}");
+    CHECK(oci_spec_request(c, &r, err, sizeof err) == 0 && r.wanted && r.bytes == (2ull << 30));
+    CHECK(r.device == 1 && STREQ(r.source, OCI_ENV_MEMORY));
+    json_decref(c);
+
+    c = cfg("{\"process\":{},\"annotations\":{\"com.nvidia.memory.limit\":\"536870912\"}}");
+    CHECK(oci_spec_request(c, &r, err, sizeof err) == 0 && r.wanted && r.bytes == (512u << 20));
+    CHECK(STREQ(r.source, OCI_ANN_PAPER) && r.device == -1);
+    json_decref(c);
+
+    c = cfg("{\"process\":{},\"annotations\":{\"com.convgpu.gpu-memory\":\"1GiB\","
+            "\"com.nvidia.memory.limit\":\"2GiB\"}}");
+    CHECK(oci_spec_request(c, &r, err, sizeof err) == 0 && r.bytes == (1ull << 30));
+    json_decref(c);
+
+    const char *bad[] = {
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=lots\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=0\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=99999999999TiB\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_GPU_DEVICE=x\"]}}",
+        "{\"annotations\":{\"com.convgpu.gpu-memory\":\"1GiB\"}}", /* no process section */
+        "{\"process\":{\"env\":\"CONVGPU_GPU_MEMORY=1GiB\"}}",
+        "{\"process\":{},\"annotations\":{\"com.convgpu.gpu-memory\":5}}",
+        "{\"process\":{},\"annotations\":[]}",
+        "[]",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        c = cfg(bad[i]);
+        err[0] = '\0';
+        int rc = oci_spec_request(c, &r, err, sizeof err);
+        if (rc == 0 || !err[0]) {
+            fprintf(stderr, "FAIL request accepted: %s\n", bad[i]);
+            failures++;
+        }
+        json_decref(c);
+    }
+    c = cfg("{\"annotations\":{\"com.convgpu.gpu-memory\":\"1GiB\"}}");
+    oci_spec_request(c, &r, err, sizeof err);
+    CHECK(strstr(err, "process") != NULL);
+    json_decref(c);
+}
+
+static json_t *answer_env(bool emulated)
+{
+    json_t *e = json_pack("{s:s,s:s,s:s}", "LD_PRELOAD", "/opt/cg/lib/libconvgpu.so",
+                          "CONVGPU_SOCKET", "/run/convgpu/containers/c1/container.sock",
+                          "CUDA_VISIBLE_DEVICES", "GPU-1234");
+    if (emulated) {
+        json_object_set_new(e, "LD_LIBRARY_PATH", json_string("/opt/cg/lib/emu"));
+        json_object_set_new(e, "CONVGPU_EMU_STATE", json_string("/run/convgpu/emu/state"));
+        json_object_set_new(e, "CONVGPU_EMU_DEVICES", json_string("5GiB"));
+    }
+    return e;
+}
+
+static const char *env_of(json_t *c, const char *key)
+{
+    size_t i, k = strlen(key);
+    json_t *v;
+    const char *found = NULL;
+    int count = 0;
+    json_array_foreach(json_object_get(json_object_get(c, "process"), "env"), i, v) {
+        const char *s = json_string_value(v);
+        if (strncmp(s, key, k) == 0 && s[k] == '=') {
+            found = s + k + 1;
+            count++;
+        }
+    }
+    return count == 1 ? found : (count ? "DUPLICATE" : NULL);
+}
+
+static json_t *mount_at(json_t *c, const char *dest, int *count)
+{
+    size_t i;
+    json_t *m, *found = NULL;
+    *count = 0;
+    json_array_foreach(json_object_get(c, "mounts"), i, m) {
+        if (STREQ(json_string_value(json_object_get(m, "destination")), dest)) {
+            found = m;
+            (*count)++;
+        }
+    }
+    return found;
+}
+
+static void test_inject(void)
+{
+    char err[512];
+    const char *hargs[] = {"--runtime-dir", "/run/convgpu", NULL};
+    json_t *env = answer_env(true);
+    struct oci_inject in = {.container_dir = "/run/convgpu/containers/c1",
+                            .preload_file = "/run/convgpu/oci/c1/ld.so.preload",
+                            .env = env, .hook_path = "/usr/bin/convgpu-runtime",
+                            .hook_args = hargs, .nvidia = false};
+    json_t *c = cfg("{\"ociVersion\":\"1.0.2\",\"process\":{\"env\":[\"PATH=/bin\","
+                    "\"LD_PRELOAD=/usr/lib/libmine.so\",\"LD_LIBRARY_PATH=/app/lib\"]},"
+                    "\"mounts\":[{\"destination\":\"/proc\",\"type\":\"proc\",\"source\":\"proc\"}],"
+                    "\"hooks\":{\"poststop\":[{\"path\":\"/usr/bin/other\"}]}}");
+    CHECK(oci_spec_inject(c, &in, err, sizeof err) == 0);
+    CHECK(STREQ(env_of(c, "LD_PRELOAD"), OCI_CG_LIB ":/usr/lib/libmine.so"));
+    CHECK(STREQ(env_of(c, "LD_LIBRARY_PATH"), "/opt/cg/lib/emu:/app/lib"));
+    CHECK(STREQ(env_of(c, "CONVGPU_SOCKET"), OCI_CG_SOCKET));
+    CHECK(STREQ(env_of(c, "CUDA_VISIBLE_DEVICES"), "GPU-1234"));
+    CHECK(STREQ(env_of(c, "CONVGPU_EMU_STATE"), "/run/convgpu/emu/state"));
+    CHECK(STREQ(env_of(c, "PATH"), "/bin") && env_of(c, "NVIDIA_VISIBLE_DEVICES") == NULL);
+    int n;
+    json_t *m = mount_at(c, OCI_CG_DIR, &n);
+    CHECK(n == 1 && STREQ(json_string_value(json_object_get(m, "source")),
+                          "/run/convgpu/containers/c1"));
+    CHECK(json_string_value(json_array_get(json_object_get(m, "options"), 1)) &&
+          STREQ(json_string_value(json_array_get(json_object_get(m, "options"), 1)), "ro"));
+    m = mount_at(c, OCI_CG_LIB, &n);
+    CHECK(n == 1 && STREQ(json_string_value(json_object_get(m, "source")), "/opt/cg/lib/libconvgpu.so"));
+    m = mount_at(c, OCI_CG_PRELOAD, &n);
+    CHECK(n == 1 && STREQ(json_string_value(json_object_get(m, "source")),
+                          "/run/convgpu/oci/c1/ld.so.preload"));
+    m = mount_at(c, "/opt/cg/lib/emu", &n);
+    CHECK(n == 1);
+    m = mount_at(c, "/run/convgpu/emu/state", &n);
+    CHECK(n == 1 && STREQ(json_string_value(json_array_get(json_object_get(m, "options"), 1)), "rw"));
+    CHECK(json_array_size(json_object_get(c, "mounts")) == 6);
+    json_t *hooks = json_object_get(c, "hooks");
+    CHECK(json_array_size(json_object_get(hooks, "poststop")) == 2);
+    json_t *cr = json_array_get(json_object_get(hooks, "createRuntime"), 0);
+    json_t *args = json_object_get(cr, "args");
+    CHECK(STREQ(json_string_value(json_object_get(cr, "path")), "/usr/bin/convgpu-runtime"));
+    CHECK(json_array_size(args) == 5 && STREQ(json_string_value(json_array_get(args, 4)),
+                                              "create-runtime"));
+    CHECK(STREQ(json_string_value(json_array_get(args, 2)), "/run/convgpu"));
+
+    /* A second injection (runc create again on the same bundle) changes nothing. */
+    char *once = json_dumps(c, JSON_COMPACT);
+    CHECK(oci_spec_inject(c, &in, err, sizeof err) == 0);
+    char *twice = json_dumps(c, JSON_COMPACT);
+    CHECK(once && twice && strcmp(once, twice) == 0);
+    free(once);
+    free(twice);
+    json_decref(c);
+    json_decref(env);
+
+    /* A real GPU: no emulator mounts, the toolkit is told the placed GPU. */
+    env = answer_env(false);
+    in.env = env;
+    in.nvidia = true;
+    c = cfg("{\"process\":{}}");
+    CHECK(oci_spec_inject(c, &in, err, sizeof err) == 0);
+    CHECK(STREQ(env_of(c, "NVIDIA_VISIBLE_DEVICES"), "GPU-1234"));
+    CHECK(STREQ(env_of(c, "NVIDIA_DRIVER_CAPABILITIES"), "compute,utility"));
+    CHECK(STREQ(env_of(c, "LD_PRELOAD"), OCI_CG_LIB) && env_of(c, "LD_LIBRARY_PATH") == NULL);
+    CHECK(json_array_size(json_object_get(c, "mounts")) == 3);
+    json_decref(c);
+
+    /* Refusals. */
+    c = cfg("{\"mounts\":[]}");
+    CHECK(oci_spec_inject(c, &in, err, sizeof err) != 0 && strstr(err, "process"));
+    json_decref(c);
+    c = cfg("{\"process\":{},\"mounts\":{}}");
+    CHECK(oci_spec_inject(c, &in, err, sizeof err) != 0 && strstr(err, "mounts"));
+    json_decref(c);
+    json_object_del(env, "LD_PRELOAD");
+    c = cfg("{\"process\":{}}");
+    CHECK(oci_spec_inject(c, &in, err, sizeof err) != 0 && strstr(err, "LD_PRELOAD"));
+    json_decref(c);
+    json_decref(env);
+}
+
+static void test_preload(void)
+{
+    char *t = oci_preload_text(NULL);
+    CHECK(STREQ(t, OCI_CG_LIB "\n"));
+    free(t);
+    t = oci_preload_text("/lib/a.so " OCI_CG_LIB "\n/lib/b.so\n");
+    CHECK(STREQ(t, OCI_CG_LIB "\n/lib/a.so\n/lib/b.so\n"));
+    free(t);
+}
+
+static void write_text(const char *path, const char *text, mode_t mode)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+    if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+        failures++;
+    if (fd >= 0)
+        close(fd);
+    chmod(path, mode);
+}
+
+static void test_bundle(void)
+{
+    char dir[] = "/tmp/convgpu-spec.XXXXXX", path[256], err[512];
+    if (!mkdtemp(dir)) {
+        failures++;
+        return;
+    }
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    bool pretty;
+    CHECK(oci_bundle_load(dir, &pretty, err, sizeof err) == NULL && strstr(err, "config.json"));
+    write_text(path, "{\"process\": {\"env\": [\"A=1\"]", 0600);
+    CHECK(oci_bundle_load(dir, &pretty, err, sizeof err) == NULL && strstr(err, "not valid JSON"));
+    write_text(path, "[1]", 0600);
+    CHECK(oci_bundle_load(dir, &pretty, err, sizeof err) == NULL && strstr(err, "not a JSON object"));
+    write_text(path, "{\n\t\"process\": {\n\t\t\"env\": [\"A=1\"]\n\t}\n}\n", 0600);
+    json_t *c = oci_bundle_load(dir, &pretty, err, sizeof err);
+    CHECK(c && pretty);
+    json_object_set_new(c, "x", json_integer(1));
+    CHECK(oci_bundle_save(dir, c, pretty, err, sizeof err) == 0);
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+    char tmp[300];
+    snprintf(tmp, sizeof tmp, "%s.convgpu-tmp", path);
+    CHECK(access(tmp, F_OK) != 0);
+    json_decref(c);
+    c = oci_bundle_load(dir, &pretty, err, sizeof err);
+    CHECK(c && json_integer_value(json_object_get(c, "x")) == 1);
+    json_decref(c);
+
+    /* The image's ld.so.preload is read inside the root: a symlink cannot escape it. */
+    char p2[300];
+    snprintf(p2, sizeof p2, "%s/rootfs/etc", dir);
+    snprintf(tmp, sizeof tmp, "%s/rootfs", dir);
+    mkdir(tmp, 0755);
+    mkdir(p2, 0755);
+    snprintf(p2, sizeof p2, "%s/rootfs/etc/ld.so.preload", dir);
+    write_text(path, "{\"root\":{\"path\":\"rootfs\"}}", 0644);
+    c = oci_bundle_load(dir, &pretty, err, sizeof err);
+    CHECK(oci_bundle_image_preload(dir, c) == NULL);
+    write_text(p2, "/lib/x.so\n", 0644);
+    char *t = oci_bundle_image_preload(dir, c);
+    CHECK(STREQ(t, "/lib/x.so\n"));
+    free(t);
+    unlink(p2);
+    char secret[300];
+    snprintf(secret, sizeof secret, "%s/secret", dir);
+    write_text(secret, "/host/secret.so\n", 0644);
+    if (symlink(secret, p2) == 0) { /* absolute: resolved inside rootfs, where it is missing */
+        t = oci_bundle_image_preload(dir, c);
+        CHECK(t == NULL);
+        free(t);
+        unlink(p2);
+    }
+    json_decref(c);
+    unlink(secret);
+    snprintf(p2, sizeof p2, "%s/rootfs/etc", dir);
+    rmdir(p2);
+    rmdir(tmp);
+    unlink(path);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    test_args();
+    test_request();
+    test_inject();
+    test_preload();
+    test_bundle();
+    if (failures) {
+        fprintf(stderr, "%d failure(s)\n", failures);
+        return 1;
+    }
+    printf("containers.spec: all passed\n");
+    return 0;
+}
