@@ -1,0 +1,90 @@
+# lib.sh — helpers for the container tests: a private convgpud on the emulated GPU in a temporary
+# runtime directory, a tiny root filesystem made from host binaries (convgpu-sample and a shell,
+# with the libraries ldd names), and cleanup that stops only what the test started (by pid or by
+# its private runc root), unmounts anything left under the temporary directory and removes it.
+set -eu
+
+BUILD=${CONVGPU_BUILD_DIR:?CONVGPU_BUILD_DIR must point at the build tree}
+TMP=$(mktemp -d /tmp/convgpu-ct.XXXXXX)
+RUNDIR=$TMP/run
+SHIM=$BUILD/bin/convgpu-runtime
+SAMPLE=$BUILD/bin/convgpu-sample
+DAEMON_PID=
+DAEMON_LOG=$TMP/daemon.log
+FAILS=0
+PASSES=0
+CLEANUPS=()
+
+at_exit() { CLEANUPS+=("$*"); } # at_exit COMMAND... : run at exit, last registered first
+
+cleanup() {
+    local rc=$?
+    set +e
+    for ((i = ${#CLEANUPS[@]} - 1; i >= 0; i--)); do eval "${CLEANUPS[$i]}" >/dev/null 2>&1; done
+    if [ -n "$DAEMON_PID" ]; then kill -TERM "$DAEMON_PID" 2>/dev/null; wait "$DAEMON_PID" 2>/dev/null; fi
+    # Mounts a failed container may have left (deepest first).
+    awk -v t="$TMP" 'index($2, t) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do
+        umount -l "$m"; done
+    if [ "$FAILS" -ne 0 ] || [ -n "${KEEP_TMP:-}" ]; then
+        echo "--- daemon log ---"; tail -n 40 "$DAEMON_LOG" 2>/dev/null
+        echo "--- runtime log ---"; tail -n 40 "$RUNDIR/oci/runtime.log" 2>/dev/null
+    fi
+    [ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+pass() { echo "ok: $*"; PASSES=$((PASSES + 1)); }
+check() { # check DESCRIPTION COMMAND...
+    local what=$1; shift
+    if "$@"; then pass "$what"; else fail "$what"; fi
+}
+skip() { echo "SKIP: $*"; exit 77; }
+
+finish() {
+    echo "$PASSES passed, $FAILS failed"
+    [ "$FAILS" -eq 0 ]
+}
+
+cg() { "$BUILD/bin/convgpu" --runtime-dir "$RUNDIR" "$@"; }
+api() { # api METHOD PATH -> prints the HTTP status
+    curl -s -o "$TMP/api.out" -w '%{http_code}' --unix-socket "$RUNDIR/control.sock" -X "$1" \
+        "http://convgpu$2" || true
+}
+json_get() { # json_get FIELD < JSON
+    python3 -c 'import json,sys; v=json.load(sys.stdin).get(sys.argv[1]); print("" if v is None else v)' "$1"
+}
+container_field() { cg inspect "$1" 2>/dev/null | json_get "$2"; }
+registered_count() { cg ps --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
+
+wait_for() { # wait_for DESCRIPTION SECONDS COMMAND...
+    local what=$1 secs=$2; shift 2
+    local deadline=$(($(date +%s%N) + secs * 1000000000))
+    while ! "$@" >/dev/null 2>&1; do
+        if [ "$(date +%s%N)" -gt "$deadline" ]; then echo "timed out after ${secs}s: $what"; return 1; fi
+        sleep 0.05
+    done
+}
+
+start_daemon() { # start_daemon [convgpud args]; default: an emulated 5GiB GPU, 66MiB context
+    mkdir -p "$RUNDIR"
+    CONVGPU_EMU_CONTEXT=${CONVGPU_EMU_CONTEXT:-66MiB} "$BUILD/bin/convgpud" --runtime-dir "$RUNDIR" \
+        --foreground --log-level debug ${*:---emulate 5GiB} >>"$DAEMON_LOG" 2>&1 &
+    DAEMON_PID=$!
+    wait_for "daemon control socket" 10 test -S "$RUNDIR/control.sock"
+}
+
+make_rootfs() { # make_rootfs DIR: host binaries and the libraries they need, nothing else
+    local dir=$1 b f
+    mkdir -p "$dir/tmp" "$dir/proc" "$dir/dev" "$dir/sys" "$dir/etc"
+    for b in "$SAMPLE" /bin/sh /bin/cat /bin/sleep /usr/bin/env; do
+        for f in "$b" $(ldd "$b" | grep -o '/[^ ]*'); do
+            mkdir -p "$dir$(dirname "$f")"
+            cp -L "$f" "$dir$f"
+        done
+    done
+    mkdir -p "$dir/usr/local/bin"
+    cp "$SAMPLE" "$dir/usr/local/bin/convgpu-sample"
+}
