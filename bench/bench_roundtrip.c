@@ -21,7 +21,7 @@
  *   server_cpu_ns_per_req=BARE daemon_cpu_ns_per_req=PROTO   (CPU the server side spent per
  *          request, from /proc/PID/schedstat; the daemon's pid comes from SO_PEERCRED)
  *
- * Usage: bench_roundtrip --socket CONTAINER_SOCK [--rounds R] [--batch B]
+ * Usage: bench_roundtrip --socket CONTAINER_SOCK [--rounds R] [--batch B] [--proto-only]
  *        bench_roundtrip --bare-only [--rounds R] [--batch B]     (no daemon needed) */
 #include "ledger.h"
 #include "proto.h"
@@ -217,7 +217,7 @@ static void report(const char *kind, struct series *s)
 int main(int argc, char **argv)
 {
     const char *sock = NULL;
-    int rounds = 100, batch = 50;
+    int rounds = 100, batch = 50, proto_only = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc)
             sock = argv[++i];
@@ -227,9 +227,11 @@ int main(int argc, char **argv)
             batch = atoi(argv[++i]);
         else if (strcmp(argv[i], "--bare-only") == 0)
             sock = NULL;
+        else if (strcmp(argv[i], "--proto-only") == 0)
+            proto_only = 1;
         else {
-            fprintf(stderr, "usage: bench_roundtrip --socket PATH | --bare-only [--rounds R] "
-                            "[--batch B]\n");
+            fprintf(stderr, "usage: bench_roundtrip --socket PATH [--proto-only] | --bare-only "
+                            "[--rounds R] [--batch B]\n");
             return 2;
         }
     }
@@ -288,7 +290,7 @@ int main(int argc, char **argv)
     for (int r = -1; r < rounds; r++) { /* round -1: warm-up, not recorded */
         union cg_msg m, rep;
         double c0 = cpu_ns(server);
-        for (int i = 0; i < batch; i++) {
+        for (int i = 0; i < (proto_only && sock ? 0 : batch); i++) {
             cg_proto_init(&m, CG_MSG_ALLOC, id++);
             m.alloc.bytes = 2u << 20;
             double a = now_ns();
@@ -341,7 +343,8 @@ int main(int argc, char **argv)
         printf("daemon_cpu_ns_per_req=%.1f\n", dpid ? dcpu / (double)(proto.n ? proto.n : 1) : -1.0);
         report("proto", &proto);
         report("ledger", &led);
-        printf("ratio_proto_over_bare=%.3f\n",
+        if (!proto_only)
+            printf("ratio_proto_over_bare=%.3f\n",
                quantile(proto.v, proto.n, 0.5) / quantile(bare.v, bare.n, 0.5));
     }
     close(bfd);

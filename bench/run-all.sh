@@ -45,10 +45,10 @@ trap 'exit 130' INT TERM
 
 if [ "$QUICK" = 1 ]; then
     API_REPS=2; API_ROUNDS=30; RT_PROCS=2; RT_ROUNDS=10; SCALE_MS=200; SCALE_REPS=1
-    SCALE_N="1 4"; SCALE_N16="16"; AB_REPS=3; APP_SIZE=16MiB; SIM_REPS=2
+    SCALE_N="1 4"; SCALE_N16="16"; SLOW_N="4"; SLOW_ROUNDS=4; AB_REPS=3; APP_SIZE=16MiB; SIM_REPS=2
 else
     API_REPS=15; API_ROUNDS=1500; RT_PROCS=7; RT_ROUNDS=200; SCALE_MS=2000; SCALE_REPS=3
-    SCALE_N="1 4 16 64"; SCALE_N16="16 64"; AB_REPS=21; APP_SIZE=64MiB; SIM_REPS=11
+    SCALE_N="1 4 16 64"; SCALE_N16="16 64"; SLOW_N="1 4 16 64"; SLOW_ROUNDS=40; AB_REPS=31; APP_SIZE=64MiB; SIM_REPS=11
 fi
 EMU_SPEC=8GiB
 CTX=2MiB
@@ -319,6 +319,36 @@ if [ "$REAL" = 0 ]; then
             read -r FA _ <<<"$(sc "$m" "$n" first_alloc_p50_ns)"
             case $m in native) label="native (no convgpu)";; c1) label="1 container";; c16) label="16 containers";; esac
             emit "| $n | $label | $(fmt "$T" %.0f) [$(fmt "$TMIN" %.0f)-$(fmt "$TMAX" %.0f)] | $(awk -v a="$T" -v b="$TN" 'BEGIN { if (b + 0 > 0) printf "%.2f", a / b; else printf "-" }') | $(us "$P50") us | $(us "$P99") us | $(us "$P999") us | $( [ "$m" = native ] && echo - || fmt "$CPU_US" "%.0f us") | $(us "$FA") us |"
+        done
+    done
+    # Slow path under concurrency: N protocol clients (bench_roundtrip --proto-only), every
+    # ALLOC crossing the socket, in 1 container or spread over 16.
+    dcpu() { awk '{ print $1 }' "/proc/$DPID/schedstat"; }
+    : >"$TMP/slow.txt"
+    for n in $SLOW_N; do
+        for m in c1 c16; do
+            [ "$m" = c16 ] && [ "$n" -lt 16 ] && continue
+            c0=$(dcpu); t0=$(date +%s%N); pids=()
+            for k in $(seq "$n"); do
+                if [ "$m" = c1 ]; then s=$S1SOCK; else s=${S16[$(( (k - 1) % 16 ))]}; fi
+                "$BB/bench_roundtrip" --socket "$s" --proto-only --rounds "$SLOW_ROUNDS" --batch 50 \
+                    >"$TMP/slow.$m.$n.$k" &
+                pids+=($!)
+            done
+            wait "${pids[@]}"
+            t1=$(date +%s%N); c1=$(dcpu)
+            cat "$TMP/slow.$m.$n."* | grep '^kind=proto' | sed "s/^/mode=$m procs=$n /" >>"$TMP/slow.txt"
+            echo "mode=$m procs=$n total=$((n * (SLOW_ROUNDS + 1) * 50)) wall_ns=$((t1 - t0)) dcpu_ns=$((c1 - c0))" >>"$TMP/slow.txt"
+        done
+    done
+    emit "" "Slow path under concurrency: N processes speaking the protocol (\`bench_roundtrip --proto-only\`, each $((SLOW_ROUNDS + 1)) x 50 ALLOCs, every one decided by the daemon), started together; requests/s = all requests / wall time (including each client's start and HELLO), latency = median over clients of each client's median and p99." ""
+    emit "| N | containers | daemon decisions/s | daemon CPU per request | client p50 | client p99 |" "|---|---|---|---|---|---|"
+    for n in $SLOW_N; do
+        for m in c1 c16; do
+            L=$(grep "^mode=$m procs=$n total=" "$TMP/slow.txt") || continue
+            read -r P50 _ <<<"$(grep "^mode=$m procs=$n kind=" "$TMP/slow.txt" | kv med_ns | stats)"
+            read -r P99 _ <<<"$(grep "^mode=$m procs=$n kind=" "$TMP/slow.txt" | kv p99_ns | stats)"
+            emit "| $n | $([ "$m" = c1 ] && echo 1 || echo 16) | $(awk -v t="$(echo "$L" | kv total)" -v w="$(echo "$L" | kv wall_ns)" 'BEGIN { printf "%.0f", t / (w / 1e9) }') | $(awk -v t="$(echo "$L" | kv total)" -v c="$(echo "$L" | kv dcpu_ns)" 'BEGIN { printf "%.2f us", c / t / 1000 }') | $(us "$P50") us | $(us "$P99") us |"
         done
     done
     RSSP_LINE=$(grep "^mode=c1 " "$TMP/scale.txt" | grep " procs=$(echo $SCALE_N | awk '{ print $NF }') " | head -1)
