@@ -22,6 +22,8 @@ int cg_sim_main(int argc, char **argv);
  * is a file that gets the child's stdout and stderr. Returns the pid, or -1. */
 pid_t cli_spawn_in_container(json_t *env, char **cmd, const char *output);
 int cmd_demo(int argc, char **argv);
+int cmd_docker(int argc, char **argv);
+int cmd_setup(int argc, char **argv);
 
 /* True when argv holds -h or --help before any "--". */
 bool cli_wants_help(int argc, char **argv);

@@ -19,6 +19,8 @@ static const struct {
     {"devices", cmd_devices, "list GPUs: capacity, assigned, used, context charge"},
     {"policy", cmd_policy, "show or change the resume and placement policies"},
     {"events", cmd_events, "print the daemon's decision events"},
+    {"docker", cmd_docker, "docker run with a GPU-memory limit (the paper's nvidia-docker)"},
+    {"setup", cmd_setup, "install the convgpu OCI runtime into Docker or Podman"},
     {"demo", cmd_demo, "see convgpu work: a private daemon on an emulated GPU, real processes"},
     {"sim", cg_sim_main, "simulate the scheduler on the paper's workload (no daemon needed)"},
 };

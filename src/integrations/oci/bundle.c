@@ -184,14 +184,24 @@ char *oci_bundle_image_preload(const char *bundle, json_t *config)
 
 int oci_write_file(const char *path, const char *text, char *err, size_t errlen)
 {
+    /* Creates the missing parents (runtime dir/oci/<id>), like mkdir -p. */
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
     if (slash && slash != dir) {
         *slash = '\0';
-        if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-            snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
-            return -1;
+        for (char *p = dir + 1;; p++) {
+            if (*p != '/' && *p != '\0')
+                continue;
+            char c = *p;
+            *p = '\0';
+            if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+                snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+                return -1;
+            }
+            *p = c;
+            if (!c)
+                break;
         }
     }
     return replace_file(path, text, 0644, err, errlen);

@@ -7,6 +7,17 @@
 #include "http.h"
 #include "size.h"
 
+/* The daemon's id for an OCI container id: the id itself, or its first 32 characters when it is
+ * longer (Docker's ids have 64), because the daemon's per-container socket path must fit in a
+ * UNIX socket address (108 bytes). The full id, when it fits, is the registration's name, so
+ * either finds the container in the control API. */
+#define DAEMON_ID_MAX 32
+static const char *daemon_id(const char *id, char *buf)
+{
+    snprintf(buf, DAEMON_ID_MAX + 1, "%s", id);
+    return buf;
+}
+
 static void api_error(long status, json_t *ans, const char *terr, const char *what, char *err,
                       size_t errlen)
 {
@@ -22,8 +33,11 @@ static void api_error(long status, json_t *ans, const char *terr, const char *wh
 static long post(const char *id, const struct oci_request *req, json_t **ans, char *terr,
                  size_t tlen)
 {
-    json_t *body = json_pack("{s:I,s:s,s:b}", "gpu_memory", (json_int_t)req->bytes, "id", id,
-                             "auto_remove", 0);
+    char did[DAEMON_ID_MAX + 1];
+    json_t *body = json_pack("{s:I,s:s,s:b}", "gpu_memory", (json_int_t)req->bytes, "id",
+                             daemon_id(id, did), "auto_remove", 0);
+    if (body && strlen(id) > DAEMON_ID_MAX && strlen(id) <= 64)
+        json_object_set_new(body, "name", json_string(id));
     if (body && req->device >= 0)
         json_object_set_new(body, "device", json_integer(req->device));
     return cli_request("POST", "/v1/containers", body, ans, terr, tlen);
@@ -39,8 +53,8 @@ json_t *oci_register(const char *id, const struct oci_request *req, char *err, s
     if (st == 409) {
         /* Registered already: a leftover if nothing runs in it, else a real conflict. */
         json_t *cur = NULL;
-        char path[128];
-        snprintf(path, sizeof path, "/v1/containers/%s", id);
+        char path[128], did[DAEMON_ID_MAX + 1];
+        snprintf(path, sizeof path, "/v1/containers/%s", daemon_id(id, did));
         long gs = cli_request("GET", path, NULL, &cur, terr, sizeof terr);
         json_int_t procs = json_integer_value(json_object_get(cur, "processes"));
         json_decref(cur);
@@ -76,8 +90,8 @@ json_t *oci_register(const char *id, const struct oci_request *req, char *err, s
 
 int oci_release(const char *id, char *err, size_t errlen)
 {
-    char path[128], terr[512] = "", what[128];
-    snprintf(path, sizeof path, "/v1/containers/%s", id);
+    char path[128], terr[512] = "", what[128], did[DAEMON_ID_MAX + 1];
+    snprintf(path, sizeof path, "/v1/containers/%s", daemon_id(id, did));
     snprintf(what, sizeof what, "cannot release container %.64s", id);
     json_t *ans = NULL;
     long st = cli_request("DELETE", path, NULL, &ans, terr, sizeof terr);
@@ -92,8 +106,8 @@ int oci_release(const char *id, char *err, size_t errlen)
 
 int oci_registered(const char *id, char *err, size_t errlen)
 {
-    char path[128], terr[512] = "";
-    snprintf(path, sizeof path, "/v1/containers/%s", id);
+    char path[128], terr[512] = "", did[DAEMON_ID_MAX + 1];
+    snprintf(path, sizeof path, "/v1/containers/%s", daemon_id(id, did));
     json_t *ans = NULL;
     long st = cli_request("GET", path, NULL, &ans, terr, sizeof terr);
     json_decref(ans);

@@ -8,6 +8,9 @@
 
 #include "spec.h"
 
+/* The daemon knows the container by the OCI id's first 32 characters (its socket path must fit a
+ * UNIX socket address) and, for longer ids up to 64 characters, by the full id as its name. */
+
 /* POST /v1/containers with the id; a stale registration under the same id without processes
  * (a container that stopped without its poststop hook) is replaced. Returns the daemon's
  * answer (with "dir" and "env"), or NULL with err. */

@@ -1,0 +1,251 @@
+/* cmd_docker.c — `convgpu docker run --gpu-memory SIZE ...`: the paper's customised
+ * nvidia-docker. The limit comes from --gpu-memory (or the paper's --nvidia-memory), else the
+ * image label com.nvidia.memory.limit, else 1 GiB; it reaches convgpu-runtime (installed by
+ * `convgpu setup docker`) as CONVGPU_GPU_MEMORY in the container's environment, and the shim
+ * registers the container before it exists. Everything else goes to `docker run` untouched. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "http.h"
+#include "size.h"
+
+#define DEFAULT_LIMIT "1GiB"
+#define PAPER_LABEL "com.nvidia.memory.limit"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "Usage: convgpu [--runtime-dir DIR] docker run [--gpu-memory SIZE] [DOCKER RUN OPTIONS] IMAGE [CMD...]\n\n"
+               "Runs a Docker container with a GPU-memory limit through the convgpu runtime\n"
+               "(install it once with: convgpu setup docker). The limit is --gpu-memory (or\n"
+               "--nvidia-memory, the ConVGPU paper's spelling), else the image's label\n"
+               PAPER_LABEL ", else " DEFAULT_LIMIT ". Every other argument goes to docker run\n"
+               "untouched; convgpu adds --runtime convgpu and -e CONVGPU_GPU_MEMORY=SIZE, and on a\n"
+               "real GPU host (convgpud not emulating) --gpus all unless you pass --gpus: the\n"
+               "runtime then exposes only the GPU convgpud placed the container on.\n\n"
+               "  --gpu-memory SIZE  the limit: 512MiB, 1GiB, 1.5GiB or bytes\n"
+               "  $CONVGPU_DOCKER    the docker client to run (default: docker in PATH)\n");
+}
+
+/* docker run's long options that take no value (all others take one, unless given with =). */
+static const char *const bool_long[] = {
+    "detach", "interactive", "tty", "rm", "init", "privileged", "read-only", "publish-all",
+    "no-healthcheck", "oom-kill-disable", "sig-proxy", "help", "quiet", "disable-content-trust",
+    "use-api-socket", NULL};
+static const char bool_short[] = "ditPq";
+
+static bool is_bool_long(const char *name, size_t len)
+{
+    for (const char *const *b = bool_long; *b; b++)
+        if (strlen(*b) == len && strncmp(*b, name, len) == 0)
+            return true;
+    return false;
+}
+
+static const char *docker_bin(void)
+{
+    const char *d = getenv("CONVGPU_DOCKER");
+    return d && *d ? d : "docker";
+}
+
+/* The image's com.nvidia.memory.limit label: 1 with the value in buf, 0 none, -1 image not here. */
+static int image_label(const char *image, char *buf, size_t len)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], STDOUT_FILENO);
+        close(fds[0]);
+        close(fds[1]);
+        freopen("/dev/null", "w", stderr);
+        execlp(docker_bin(), docker_bin(), "image", "inspect", "--format",
+               "{{index .Config.Labels \"" PAPER_LABEL "\"}}", image, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    size_t n = 0;
+    ssize_t r;
+    while (pid > 0 && n + 1 < len && (r = read(fds[0], buf + n, len - n - 1)) != 0) {
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fds[0]);
+    buf[n] = '\0';
+    int status = 1;
+    if (pid > 0)
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+    if (pid <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return -1;
+    buf[strcspn(buf, "\r\n")] = '\0';
+    return buf[0] && strcmp(buf, "<no value>") != 0 ? 1 : 0;
+}
+
+int cmd_docker(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "run") != 0) {
+        fprintf(stderr, "convgpu docker: only 'run' is handled (convgpu docker run --gpu-memory SIZE "
+                        "...); use docker itself for '%s'\n", argv[1]);
+        return 2;
+    }
+    char **out = calloc((size_t)argc + 12, sizeof *out);
+    if (!out)
+        return 125;
+    int n = 0;
+    out[n++] = (char *)docker_bin();
+    out[n++] = "run";
+    int fixed = n; /* our options go here, before the user's */
+    n += 6;
+    const char *size = NULL, *image = NULL;
+    bool runtime_given = false, gpus_given = false;
+    int i = 2;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            free(out);
+            return 0;
+        }
+        if (a[0] != '-' || strcmp(a, "-") == 0) {
+            image = a;
+            break;
+        }
+        if (strcmp(a, "--") == 0) {
+            out[n++] = argv[i++];
+            image = i < argc ? argv[i] : NULL;
+            break;
+        }
+        if (a[1] == '-') {
+            const char *name = a + 2, *eq = strchr(name, '=');
+            size_t len = eq ? (size_t)(eq - name) : strlen(name);
+            bool ours = (len == 10 && strncmp(name, "gpu-memory", 10) == 0) ||
+                        (len == 13 && strncmp(name, "nvidia-memory", 13) == 0);
+            runtime_given |= len == 7 && strncmp(name, "runtime", 7) == 0;
+            gpus_given |= len == 4 && strncmp(name, "gpus", 4) == 0;
+            const char *value = eq ? eq + 1 : NULL;
+            bool takes = !eq && !is_bool_long(name, len);
+            if (takes && i + 1 >= argc) {
+                fprintf(stderr, "convgpu docker run: %s needs a value\n", a);
+                free(out);
+                return 125;
+            }
+            if (takes)
+                value = argv[i + 1];
+            if (ours) {
+                size = value;
+            } else {
+                out[n++] = argv[i];
+                if (takes)
+                    out[n++] = argv[i + 1];
+            }
+            if (takes)
+                i++;
+            continue;
+        }
+        /* Short options, possibly clustered (-it, -dit, -eFOO=1). */
+        out[n++] = argv[i];
+        for (const char *p = a + 1; *p; p++) {
+            if (strchr(bool_short, *p))
+                continue;
+            if (p[1] == '\0') { /* the value is the next argument */
+                if (i + 1 >= argc) {
+                    fprintf(stderr, "convgpu docker run: %s needs a value\n", a);
+                    free(out);
+                    return 125;
+                }
+                out[n++] = argv[++i];
+            }
+            break;
+        }
+    }
+    for (; i < argc; i++)
+        out[n++] = argv[i];
+    if (!image) {
+        fprintf(stderr, "convgpu docker run: no image given (convgpu docker run --gpu-memory 1GiB "
+                        "IMAGE [CMD...])\n");
+        free(out);
+        return 125;
+    }
+
+    /* The limit: the option, else the image label, else the default. */
+    char label[256];
+    const char *from = "--gpu-memory";
+    if (!size) {
+        int l = image_label(image, label, sizeof label);
+        if (l == 1) {
+            size = label;
+            from = "image label " PAPER_LABEL;
+        } else {
+            size = DEFAULT_LIMIT;
+            from = "default";
+            if (l < 0)
+                fprintf(stderr, "convgpu: image %s is not here yet, so its " PAPER_LABEL
+                                " label cannot be read; using %s (docker pull it first to use its "
+                                "label)\n", image, DEFAULT_LIMIT);
+        }
+    }
+    uint64_t bytes;
+    const char *why = NULL;
+    if (cg_parse_size(size, &bytes, &why) != 0 || bytes == 0) {
+        fprintf(stderr, "convgpu docker run: bad GPU-memory size '%s' (%s): %s\n", size, from,
+                why ? why : "must be greater than zero");
+        free(out);
+        return 125;
+    }
+
+    /* The daemon must run; its mode says whether the NVIDIA toolkit must be asked for the GPU. */
+    json_t *ver = NULL;
+    char terr[512];
+    long st = cli_request("GET", "/v1/version", NULL, &ver, terr, sizeof terr);
+    if (st != 200) {
+        cli_report_error(st, ver, terr);
+        json_decref(ver);
+        free(out);
+        return 125;
+    }
+    const char *mode = json_string_value(json_object_get(ver, "mode"));
+    bool nvidia = mode && strcmp(mode, "nvidia") == 0;
+    json_decref(ver);
+
+    char env[128];
+    snprintf(env, sizeof env, "CONVGPU_GPU_MEMORY=%s", size);
+    int k = fixed;
+    if (!runtime_given) {
+        out[k++] = "--runtime";
+        out[k++] = "convgpu";
+    } else {
+        fprintf(stderr, "convgpu: keeping your --runtime; it must be convgpu-runtime for the limit "
+                        "to apply\n");
+    }
+    out[k++] = "-e";
+    out[k++] = env;
+    if (nvidia && !gpus_given) {
+        out[k++] = "--gpus";
+        out[k++] = "all";
+    }
+    /* Close the gap left for our options. */
+    int gap = fixed + 6 - k;
+    memmove(out + k, out + fixed + 6, (size_t)(n - fixed - 6 + 1) * sizeof *out);
+    n -= gap;
+    out[n] = NULL;
+    if (strcmp(from, "--gpu-memory") != 0)
+        fprintf(stderr, "convgpu: GPU-memory limit %s (%s)\n", size, from);
+    execvp(out[0], out);
+    fprintf(stderr, "convgpu docker run: cannot run %s: %s (install docker, or set $CONVGPU_DOCKER)\n",
+            out[0], strerror(errno));
+    free(out);
+    return 127;
+}
