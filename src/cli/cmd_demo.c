@@ -2,7 +2,7 @@
  *
  * Starts a private daemon on an emulated 5 GiB GPU (the paper's K20m), plays the paper's
  * Figure 3 scenario with real processes, then a short, time-scaled version of the paper's
- * evaluation workload under every resume policy, printing a live timeline of who runs, who is
+ * evaluation workload under every resume policy (CONVGPU_DEMO_KEEP=1 keeps its logs), printing a live timeline of who runs, who is
  * suspended and who resumes, and a summary per policy. Everything runs from a temporary
  * directory that is removed at the end; nothing is left running. */
 #include <errno.h>
@@ -151,7 +151,8 @@ static int launch(struct job *j, double t0)
     snprintf(size, sizeof size, "%lluMiB", (unsigned long long)(j->size / MiB));
     snprintf(hold, sizeof hold, "%u", j->hold_ms);
     snprintf(out, sizeof out, "%s/%s.log", tmpdir, j->id);
-    char *argv[] = {exe, "--size", size, "--hold-ms", hold, "--quiet", NULL};
+    /* Moving every byte would measure this machine's page faults, not the scheduler. */
+    char *argv[] = {exe, "--size", size, "--touch", "4MiB", "--hold-ms", hold, "--quiet", NULL};
     j->pid = cli_spawn_in_container(json_object_get(ans, "env"), argv, out);
     json_decref(ans);
     if (j->pid < 0)
@@ -286,7 +287,7 @@ static int evaluation(void)
 {
     static const char *policies[] = {"fifo", "best-fit", "recent", "random", "aging-fit"};
     static const unsigned mib[] = {128, 256, 512, 1024, 2048, 4096};
-    enum { N = 10 };
+    enum { N = 8 };
     printf("\n== The paper's evaluation, time-scaled: %d containers, each policy ==\n", N);
     struct {
         double finished, avg_susp, max_susp;
@@ -307,8 +308,8 @@ static int evaluation(void)
             snprintf(jobs[k].id, sizeof jobs[k].id, "%c%d", 'a' + (int)p, k);
             jobs[k].limit = mib[types[k]] * MiB;
             jobs[k].size = jobs[k].limit - 66 * MiB;
-            jobs[k].hold_ms = 300 + 480 * (unsigned)types[k];
-            jobs[k].start_at = 0.25 * k;
+            jobs[k].hold_ms = 250 + 350 * (unsigned)types[k];
+            jobs[k].start_at = 0.2 * k;
         }
         printf("  %-10s ", policies[p]);
         fflush(stdout);
@@ -324,6 +325,18 @@ static int evaluation(void)
                 max = jobs[k].suspended_s;
             if (!WIFEXITED(jobs[k].status) || WEXITSTATUS(jobs[k].status) != 0)
                 failed++;
+        }
+        for (int k = 0; k < N; k++) {
+            if (WIFEXITED(jobs[k].status) && WEXITSTATUS(jobs[k].status) == 0)
+                continue;
+            char path[PATH_MAX + 64], line[256];
+            snprintf(path, sizeof path, "%s/%.15s.log", tmpdir, jobs[k].id);
+            fprintf(stderr, "  %s failed (status %d):\n", jobs[k].id, jobs[k].status);
+            FILE *f = fopen(path, "r");
+            while (f && fgets(line, sizeof line, f))
+                fprintf(stderr, "    | %s", line);
+            if (f)
+                fclose(f);
         }
         res[p].finished = last;
         res[p].avg_susp = sum / N;
@@ -401,6 +414,9 @@ int cmd_demo(int argc, char **argv)
     while (waitpid(-1, &status, WNOHANG) > 0)
         ;
     stop_daemon();
-    remove_tree(tmpdir);
+    if (getenv("CONVGPU_DEMO_KEEP"))
+        fprintf(stderr, "convgpu demo: logs kept in %s\n", tmpdir);
+    else
+        remove_tree(tmpdir);
     return interrupted ? 130 : rc;
 }

@@ -74,13 +74,14 @@ static const char *const mode_names[] = {"plain", "pitch", "managed", "vmm",
 
 static struct {
     uint64_t size;
+    uint64_t touch;         /* bytes of each piece moved and verified; 0 = all */
     enum mode mode;
     unsigned chunks;
     unsigned long hold_ms;
     int device;
     unsigned repeat;
     int quiet, report;
-} opt = {64ull << 20, M_PLAIN, 1, 0, 0, 1, 0, 0};
+} opt = {64ull << 20, 0, M_PLAIN, 1, 0, 0, 1, 0, 0};
 
 /* One piece of the allocation, with whatever its API needs to free it. */
 typedef struct {
@@ -275,34 +276,35 @@ static int free_chunk(chunk *c)
 
 static unsigned char pattern(size_t i, unsigned round) { return (unsigned char)(i * 131u + 7u + round); }
 
-/* Copy in, complement on the device, copy out, verify. */
+/* Copy in, complement on the device, copy out, verify (the first --touch bytes, or all). */
 static int exercise(chunk *c, unsigned round)
 {
     if (opt.mode == M_ARRAY)
         return 0;
-    unsigned char *host = malloc(c->len);
+    size_t len = opt.touch && opt.touch < c->len ? (size_t)opt.touch : c->len;
+    unsigned char *host = malloc(len);
     if (!host) {
         fprintf(stderr, "convgpu-sample: out of host memory\n");
         return 1;
     }
-    for (size_t i = 0; i < c->len; i++)
+    for (size_t i = 0; i < len; i++)
         host[i] = pattern(i, round);
     int async = opt.mode == M_ASYNC || opt.mode == M_POOL;
-    int rc = async ? CALL(cuMemcpyHtoDAsync, c->ptr, host, c->len, stream)
-                   : CALL(cuMemcpyHtoD, c->ptr, host, c->len);
-    size_t n = c->len;
+    int rc = async ? CALL(cuMemcpyHtoDAsync, c->ptr, host, len, stream)
+                   : CALL(cuMemcpyHtoD, c->ptr, host, len);
+    size_t n = len;
     void *params[] = {&c->ptr, &n};
     unsigned grid = (unsigned)((n + 255) / 256 < 0x7fffffff ? (n + 255) / 256 : 0x7fffffff);
     if (rc == 0)
         rc = CALL(cuLaunchKernel, kernel, grid, 1, 1, 256, 1, 1, 0, async ? stream : NULL,
                   params, NULL);
-    memset(host, 0, c->len);
+    memset(host, 0, len);
     if (rc == 0)
-        rc = async ? CALL(cuMemcpyDtoHAsync, host, c->ptr, c->len, stream)
-                   : CALL(cuMemcpyDtoH, host, c->ptr, c->len);
+        rc = async ? CALL(cuMemcpyDtoHAsync, host, c->ptr, len, stream)
+                   : CALL(cuMemcpyDtoH, host, c->ptr, len);
     if (rc == 0 && async)
         rc = CALL(cuStreamSynchronize, stream);
-    for (size_t i = 0; rc == 0 && i < c->len; i++) {
+    for (size_t i = 0; rc == 0 && i < len; i++) {
         if (host[i] != (unsigned char)~pattern(i, round)) {
             fprintf(stderr, "convgpu-sample: verification failed at byte %zu\n", i);
             rc = 1;
@@ -416,6 +418,8 @@ static void usage(FILE *f)
             "  --api API       plain|pitch|managed|vmm|async|pool|array (default plain)\n"
             "  --chunks N      allocate in N pieces (default 1)\n"
             "  --hold-ms N     keep the memory N milliseconds after verifying\n"
+            "  --touch SIZE    copy and verify only the first SIZE bytes of each piece\n"
+            "                  (default all; keeps big runs fast where page faults are slow)\n"
             "  --device N      device ordinal (default 0)\n"
             "  --repeat N      run the whole cycle N times (default 1)\n"
             "  --quiet         print nothing but errors\n"
@@ -440,6 +444,7 @@ static int parse_args(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"size", required_argument, NULL, 's'},   {"api", required_argument, NULL, 'a'},
+        {"touch", required_argument, NULL, 't'},
         {"chunks", required_argument, NULL, 'c'}, {"hold-ms", required_argument, NULL, 'H'},
         {"device", required_argument, NULL, 'd'}, {"repeat", required_argument, NULL, 'r'},
         {"quiet", no_argument, NULL, 'q'},        {"report", no_argument, NULL, 'R'},
@@ -453,6 +458,13 @@ static int parse_args(int argc, char **argv)
             if (cg_parse_size(optarg, &opt.size, &why) != 0 || opt.size == 0) {
                 fprintf(stderr, "convgpu-sample: bad --size '%s': %s\n", optarg,
                         opt.size == 0 ? "must be positive" : why);
+                return -1;
+            }
+            break;
+        case 't':
+            if (cg_parse_size(optarg, &opt.touch, &why) != 0 || opt.touch == 0) {
+                fprintf(stderr, "convgpu-sample: bad --touch '%s': %s\n", optarg,
+                        opt.touch == 0 ? "must be positive" : why);
                 return -1;
             }
             break;
