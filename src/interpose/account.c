@@ -61,6 +61,13 @@ int cg_charge(uint64_t bytes, uint64_t *charged)
     return -1;
 }
 
+bool cg_context_charged(void)
+{
+    struct cg_session s;
+    return cg_session_get(&s) &&
+           cg_ledger_used(atomic_load_explicit(&s.slot->word, memory_order_acquire)) != 0;
+}
+
 void cg_uncharge(uint64_t charged)
 {
     struct cg_session s;

@@ -20,6 +20,10 @@ uint64_t cg_charge_size(uint64_t bytes);
  * when there is no session (daemon never reached): the caller keeps the driver's numbers. */
 bool cg_meminfo(uint64_t *free_bytes, uint64_t *total_bytes);
 
+/* True once this process's context charge is in its account (the daemon adds it to the first
+ * grant, and it stays until the process exits). Opens no session. */
+bool cg_context_charged(void);
+
 /* The node's device index the container lives on, or -1 without a session. */
 int cg_container_device(void);
 

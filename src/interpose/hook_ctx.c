@@ -1,0 +1,59 @@
+/* hook_ctx.c — context creation. A process's context costs device memory the moment it exists:
+ * the driver takes it when the context is created, not at the first allocation. A process that
+ * created its context and then waited (suspended) for its first allocation would otherwise hold
+ * memory no container accounts for, and the next grant could fail in the driver. So before the
+ * driver creates a context, the container is charged for it: one granule goes through the normal
+ * path (the daemon adds the context charge to a process's first grant, and may suspend us until
+ * there is room), and the granule itself is handed straight back as quota for later. */
+#include "account.h"
+#include "config.h"
+#include "hooks.h"
+
+static CUresult reserve_context(void)
+{
+    if (CG_LIKELY(!cg_enabled()) || cg_context_charged())
+        return CUDA_SUCCESS;
+    uint64_t charged;
+    if (cg_charge(1, &charged) < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    cg_uncharge(charged);
+    return CUDA_SUCCESS;
+}
+
+CG_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+    PFN_cuDevicePrimaryCtxRetain real = CG_REAL(cuDevicePrimaryCtxRetain);
+    if (CG_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = pctx ? reserve_context() : CUDA_SUCCESS;
+    return r == CUDA_SUCCESS ? real(pctx, dev) : r;
+}
+
+CG_EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+    PFN_cuCtxCreate_v2 real = CG_REAL(cuCtxCreate_v2);
+    if (CG_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = pctx ? reserve_context() : CUDA_SUCCESS;
+    return r == CUDA_SUCCESS ? real(pctx, flags, dev) : r;
+}
+
+CG_EXPORT CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *params, int n,
+                                  unsigned int flags, CUdevice dev)
+{
+    PFN_cuCtxCreate_v3 real = CG_REAL(cuCtxCreate_v3);
+    if (CG_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = pctx ? reserve_context() : CUDA_SUCCESS;
+    return r == CUDA_SUCCESS ? real(pctx, params, n, flags, dev) : r;
+}
+
+CG_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags,
+                                  CUdevice dev)
+{
+    PFN_cuCtxCreate_v4 real = CG_REAL(cuCtxCreate_v4);
+    if (CG_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = pctx ? reserve_context() : CUDA_SUCCESS;
+    return r == CUDA_SUCCESS ? real(pctx, params, flags, dev) : r;
+}
