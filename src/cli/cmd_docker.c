@@ -220,7 +220,7 @@ int cmd_docker(int argc, char **argv)
     bool nvidia = mode && strcmp(mode, "nvidia") == 0;
     json_decref(ver);
 
-    char env[128];
+    char env[sizeof "CONVGPU_GPU_MEMORY=" + 256];
     snprintf(env, sizeof env, "CONVGPU_GPU_MEMORY=%s", size);
     int k = fixed;
     if (!runtime_given) {

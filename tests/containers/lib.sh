@@ -76,10 +76,17 @@ start_daemon() { # start_daemon [convgpud args]; default: an emulated 5GiB GPU, 
     wait_for "daemon control socket" 10 test -S "$RUNDIR/control.sock"
 }
 
-make_rootfs() { # make_rootfs DIR: host binaries and the libraries they need, nothing else
+# Sanitizer settings a sanitized build needs inside containers too (the interposer is then
+# instrumented and loaded into every process): as OCI env entries / docker -e arguments.
+SAN_ENV=()
+for v in ASAN_OPTIONS UBSAN_OPTIONS; do [ -z "${!v:-}" ] || SAN_ENV+=("$v=${!v}"); done
+san_env_json() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' "${SAN_ENV[@]}"; }
+
+make_rootfs() { # make_rootfs DIR: host binaries and the libraries they (and ours) need
     local dir=$1 b f
     mkdir -p "$dir/tmp" "$dir/proc" "$dir/dev" "$dir/sys" "$dir/etc"
-    for b in "$SAMPLE" /bin/sh /bin/cat /bin/sleep /usr/bin/env; do
+    for b in "$SAMPLE" /bin/sh /bin/cat /bin/sleep /usr/bin/env "$BUILD/lib/libconvgpu.so" \
+        "$BUILD/lib/emu/libcuda.so.1"; do
         for f in "$b" $(ldd "$b" | grep -o '/[^ ]*'); do
             mkdir -p "$dir$(dirname "$f")"
             cp -L "$f" "$dir$f"

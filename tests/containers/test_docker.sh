@@ -51,7 +51,9 @@ tar -C "$TMP/img" -c . | "$DOCKER" import - cg-sample:1 >/dev/null
 tar -C "$TMP/img" -c . | "$DOCKER" import --change 'LABEL com.nvidia.memory.limit=256MiB' - cg-labeled:1 >/dev/null
 check "images imported" "$DOCKER" image inspect cg-sample:1 cg-labeled:1
 
-dr() { "$BUILD/bin/convgpu" --runtime-dir "$RUNDIR" docker run --network none "$@"; }
+SAN_ARGS=()
+for e in "${SAN_ENV[@]}"; do SAN_ARGS+=(-e "$e"); done
+dr() { "$BUILD/bin/convgpu" --runtime-dir "$RUNDIR" docker run --network none "${SAN_ARGS[@]}" "$@"; }
 
 # --- the limit inside a container ---
 dr --rm --gpu-memory 1GiB cg-sample:1 convgpu-sample --size 800MiB --report >"$TMP/o1" 2>&1 && rc=0 || rc=$?
@@ -67,7 +69,7 @@ check "label use is reported" grep -q "image label" "$TMP/e3"
 dr --rm cg-sample:1 convgpu-sample --size 10MiB --report >"$TMP/o4" 2>/dev/null && rc=0 || rc=$?
 check "no option, no label: the 1GiB default" grep -qx "mem_total_before=$((1 << 30))" "$TMP/o4"
 # An environment without LD_PRELOAD and CONVGPU_SOCKET (as an ssh session gets): still limited.
-noenv='exec env -i LD_LIBRARY_PATH=$LD_LIBRARY_PATH CONVGPU_EMU_STATE=$CONVGPU_EMU_STATE CONVGPU_EMU_DEVICES=$CONVGPU_EMU_DEVICES /usr/local/bin/convgpu-sample --size 1100MiB --quiet'
+noenv='exec env -i ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} ${UBSAN_OPTIONS:+UBSAN_OPTIONS=$UBSAN_OPTIONS} LD_LIBRARY_PATH=$LD_LIBRARY_PATH CONVGPU_EMU_STATE=$CONVGPU_EMU_STATE CONVGPU_EMU_DEVICES=$CONVGPU_EMU_DEVICES /usr/local/bin/convgpu-sample --size 1100MiB --quiet'
 dr --rm --gpu-memory 1GiB cg-sample:1 sh -c "$noenv" >/dev/null 2>&1 && rc=0 || rc=$?
 check "a process whose environment was reset is still limited (ld.so.preload): exit 2" test "$rc" = 2
 check "every container released after --rm" test "$(registered_count)" = 0

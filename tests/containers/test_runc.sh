@@ -18,9 +18,9 @@ mkdir -p "$B"
 make_rootfs "$B/rootfs"
 (cd "$B" && runc spec && mv config.json "$TMP/spec.json")
 set_config() { # set_config ENV-JSON-LIST ARGS-JSON-LIST: a fresh config.json from runc spec's
-    python3 - "$B/config.json" "$1" "$2" "$TMP/spec.json" <<'PY'
+    python3 - "$B/config.json" "$1" "$2" "$TMP/spec.json" "$(san_env_json)" <<'PY'
 import json, sys
-p, env, args = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+p, env, args = sys.argv[1], json.loads(sys.argv[2]) + json.loads(sys.argv[5]), json.loads(sys.argv[3])
 c = json.load(open(sys.argv[4]))
 c["process"]["terminal"] = False
 c["process"]["env"] = ["PATH=/usr/local/bin:/bin:/usr/bin"] + env
@@ -62,7 +62,7 @@ check "daemon's process list has the container's init (host pid $init)" bash -c 
 check "/etc/ld.so.preload names the interposer" bash -c \
     "runc --root '$ROOT' exec long1 cat /etc/ld.so.preload | grep -qx /usr/lib/convgpu/libconvgpu.so"
 emu=$(python3 -c 'import json,sys
-print(json.dumps([e for e in json.load(open(sys.argv[1]))["process"]["env"] if e.split("=")[0] in ("LD_LIBRARY_PATH","CONVGPU_EMU_STATE","CONVGPU_EMU_DEVICES","PATH")]))' "$B/config.json")
+print(json.dumps([e for e in json.load(open(sys.argv[1]))["process"]["env"] if e.split("=")[0] in ("LD_LIBRARY_PATH","CONVGPU_EMU_STATE","CONVGPU_EMU_DEVICES","PATH","ASAN_OPTIONS","UBSAN_OPTIONS")]))' "$B/config.json")
 cat >"$TMP/proc.json" <<JSON
 {"terminal": false, "user": {"uid": 0, "gid": 0}, "cwd": "/", "env": $emu,
  "args": ["convgpu-sample", "--size", "400MiB", "--quiet"]}

@@ -268,6 +268,7 @@ int main(int argc, char **argv)
     if (!cmd && argc > 1 && (strcmp(argv[argc - 1], "--help") == 0 ||
                              strcmp(argv[argc - 1], "-h") == 0)) {
         usage(stdout);
+        oci_args_free(&a);
         return 0;
     }
     if (cmd && strcmp(cmd, "hook") == 0) {
