@@ -40,7 +40,13 @@
 
 struct event_rec {
     uint64_t seq;
-    json_t *obj;
+    double time;           /* wall clock, seconds */
+    const char *type;      /* static strings */
+    const char *reason;
+    char container[CONTAINER_ID_MAX + 1];
+    unsigned device;       /* UINT32_MAX: not about a device */
+    int pid;
+    uint64_t bytes;
 };
 
 struct api {
@@ -180,50 +186,59 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
     return o;
 }
 
-/* ---- events ------------------------------------------------------------------------------- */
+/* ---- events ------------------------------------------------------------------------------ */
 
-static void ring_push(struct api *a, json_t *obj)
+/* Recording an event is on every decision's path, so it is a fixed-size copy into a ring;
+ * JSON is built only when someone reads /v1/events. */
+static void ring_push(struct api *a, const char *type, const char *reason, const char *cid,
+                      unsigned device, int pid, uint64_t bytes)
 {
-    struct event_rec *slot = &a->ring[a->next_seq % EVENT_RING];
-    if (slot->obj)
-        json_decref(slot->obj);
-    json_object_set_new(obj, "seq", json_integer((json_int_t)a->next_seq));
-    json_object_set_new(obj, "time", json_real((double)time(NULL)));
-    slot->seq = a->next_seq++;
-    slot->obj = obj;
+    struct event_rec *r = &a->ring[a->next_seq % EVENT_RING];
+    r->seq = a->next_seq++;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    r->time = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    r->type = type;
+    r->reason = reason;
+    snprintf(r->container, sizeof r->container, "%s", cid ? cid : "");
+    r->device = device;
+    r->pid = pid;
+    r->bytes = bytes;
+}
+
+static json_t *event_json(const struct event_rec *r)
+{
+    json_t *o = json_pack("{s:I,s:f,s:s,s:s,s:I}", "seq", (json_int_t)r->seq, "time", r->time,
+                          "type", r->type, "container", r->container, "bytes",
+                          (json_int_t)r->bytes);
+    if (!o)
+        return NULL;
+    if (r->reason && *r->reason)
+        json_object_set_new(o, "reason", json_string(r->reason));
+    if (r->pid)
+        json_object_set_new(o, "pid", json_integer(r->pid));
+    if (r->device != UINT32_MAX)
+        json_object_set_new(o, "device", json_integer(r->device));
+    return o;
 }
 
 void api_core_event(struct daemon *d, struct container *c, struct proc *p, const cg_event *ev)
 {
-    if (!d->api)
-        return;
-    json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:I}", "type", cg_event_kind_name(ev->kind), "reason",
-                          cg_reason_str(ev->reason), "container", c ? c->id : "", "device",
-                          (json_int_t)ev->device, "bytes", (json_int_t)ev->bytes);
-    if (!o)
-        return;
-    if (p)
-        json_object_set_new(o, "pid", json_integer(p->pid));
-    ring_push(d->api, o);
+    if (d->api)
+        ring_push(d->api, cg_event_kind_name(ev->kind), cg_reason_str(ev->reason),
+                  c ? c->id : NULL, ev->device, p ? (int)p->pid : 0, ev->bytes);
 }
 
 void api_process_event(struct daemon *d, struct container *c, struct proc *p, const char *what)
 {
-    if (!d->api)
-        return;
-    json_t *o = json_pack("{s:s,s:s,s:i,s:I}", "type", what, "container", c->id, "pid", (int)p->pid,
-                          "bytes", (json_int_t)proc_used_bytes(p));
-    if (o)
-        ring_push(d->api, o);
+    if (d->api)
+        ring_push(d->api, what, NULL, c->id, c->device, (int)p->pid, proc_used_bytes(p));
 }
 
 void api_container_removed(struct daemon *d, struct container *c)
 {
-    if (!d->api)
-        return;
-    json_t *o = json_pack("{s:s,s:s}", "type", "removed", "container", c->id);
-    if (o)
-        ring_push(d->api, o);
+    if (d->api)
+        ring_push(d->api, "removed", NULL, c->id, c->device, 0, 0);
 }
 
 /* ---- callers ---------------------------------------------------------------------------- */
@@ -293,7 +308,8 @@ static enum MHD_Result set_policy(struct daemon *d, struct MHD_Connection *conn,
     cg_set_resume_policy(d->core, rp, loop_now_ns());
     cg_set_placement_policy(d->core, pp);
     for (struct container *c = d->containers; c; c = c->next)
-        container_rebalance(d, c, NULL);
+        c->dirty = true;
+    decide_flush(d);
     if (d->store) {
         store_set(d->store, "resume_policy", cg_resume_policy_name(rp));
         store_set(d->store, "placement_policy", cg_placement_policy_name(pp));
@@ -322,7 +338,7 @@ static enum MHD_Result events(struct daemon *d, struct MHD_Connection *conn)
         since = first;
     json_t *arr = json_array();
     for (uint64_t s = since; s < a->next_seq; s++)
-        json_array_append(arr, a->ring[s % EVENT_RING].obj);
+        json_array_append_new(arr, event_json(&a->ring[s % EVENT_RING]));
     return send_json(conn, 200, json_pack("{s:o,s:I}", "events", arr, "next", (json_int_t)a->next_seq));
 }
 
@@ -511,9 +527,6 @@ void api_stop(struct daemon *d)
         return;
     loop_del(d->loop, a->epfd);
     MHD_stop_daemon(a->mhd);
-    for (unsigned i = 0; i < EVENT_RING; i++)
-        if (a->ring[i].obj)
-            json_decref(a->ring[i].obj);
     free(a);
     d->api = NULL;
 }

@@ -308,6 +308,12 @@ void proc_drop(struct daemon *d, struct proc *p, const char *why)
             break;
         }
     }
+    if (c->favored == p)
+        c->favored = NULL;
+    for (unsigned i = 0; i < d->noutbox; i++)
+        if (d->outbox[i].p == p)
+            d->outbox[i].p = NULL;
     free(p);
-    container_rebalance(d, c, NULL);
+    c->dirty = true;
+    decide_flush(d);
 }

@@ -443,8 +443,7 @@ int container_remove(struct daemon *d, struct container *c, const char *why)
     container_destroy_files(c);
     free(c);
     /* Others on the device may have been resumed by the removal. */
-    for (struct container *o = d->containers; o; o = o->next)
-        container_rebalance(d, o, NULL);
+    decide_flush(d);
     return 0;
 }
 
@@ -464,7 +463,8 @@ int container_set_limit(struct daemon *d, struct container *c, uint64_t limit, b
                      cg_format_size(limit, b1, sizeof b1));
         else
             snprintf(err, errlen, "cannot change limit: %s", cg_status_str(st));
-        container_rebalance(d, c, NULL);
+        c->dirty = true;
+        decide_flush(d);
         return -EINVAL;
     }
     cg_container_info ci;
@@ -472,7 +472,7 @@ int container_set_limit(struct daemon *d, struct container *c, uint64_t limit, b
         c->limit = ci.limit;
     if (d->store)
         store_put_container(d->store, c);
-    for (struct container *o = d->containers; o; o = o->next)
-        container_rebalance(d, o, NULL);
+    c->dirty = true;
+    decide_flush(d);
     return 0;
 }

@@ -74,6 +74,8 @@ struct container {
     struct cg_ledger *ledger;
     struct proc *procs;
     struct pending *pending;
+    bool dirty;            /* a decision touched it: refresh its ledger view, hand out quota */
+    struct proc *favored;  /* who gets the quota hand-out: the last process granted */
     struct container *next;
 };
 
@@ -106,6 +108,10 @@ struct daemon {
     char emu_dir[PATH_MAX];     /* emulator libraries, when emulating */
     char emu_state[PATH_MAX];
     int control_fd;
+    /* Replies decided inside a core call, sent once quotas are handed out (decide_flush), so a
+     * granted process finds its next allocation on the fast path. */
+    struct reply { struct proc *p; uint64_t msg_id; uint32_t status; } outbox[256];
+    unsigned noutbox;
     struct api *api;
     struct store *store;
     struct container *containers; /* creation order */
@@ -149,6 +155,8 @@ void decide_sink(void *ctx, const cg_event *ev);
 /* Ask the core for `bytes` on behalf of p; replies when decided (maybe later). */
 void decide_alloc(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t bytes);
 void decide_freed(struct daemon *d, struct proc *p);
+/* After any core call: refresh the containers decisions touched, then send queued replies. */
+void decide_flush(struct daemon *d);
 
 /* gpu.c */
 int gpu_discover(struct daemon *d, char *err, size_t errlen);

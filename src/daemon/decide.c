@@ -10,6 +10,7 @@
 #include "api.h"
 #include "daemon.h"
 #include "log.h"
+#include "proto.h"
 #include "size.h"
 
 static struct pending *take_pending(struct container *c, uint64_t req)
@@ -30,6 +31,17 @@ static struct pending *find_pending(struct container *c, uint64_t req)
         if (r->req == req)
             return r;
     return NULL;
+}
+
+static void queue_reply(struct daemon *d, struct proc *p, uint64_t msg_id, uint32_t status)
+{
+    if (d->noutbox == sizeof d->outbox / sizeof d->outbox[0]) {
+        /* Full (hundreds of grants in one decision): send at once rather than lose one. */
+        if (client_reply_alloc(p, msg_id, status) != 0)
+            shutdown(p->fd, SHUT_RDWR);
+        return;
+    }
+    d->outbox[d->noutbox++] = (struct reply){p, msg_id, status};
 }
 
 /* The grant is charged to both halves of the slot: the process does not charge it again, and
@@ -72,10 +84,8 @@ void decide_sink(void *ctx, const cg_event *ev)
         p = r ? r->proc : NULL;
         if (p && p->welcomed && p->fd >= 0) {
             charge_slot(p, ev->bytes);
-            if (client_reply_alloc(p, r->msg_id, 0) != 0) {
-                /* Dropping here would re-enter the core; the hang-up path drops it. */
-                shutdown(p->fd, 2);
-            }
+            queue_reply(d, p, r->msg_id, CG_ALLOC_GRANTED);
+            c->favored = p;
         }
         if (ev->kind == CG_EV_RESUME && r)
             log_info("resume container %s pid %d: %s granted after %.3fs (%s)", cname,
@@ -90,11 +100,9 @@ void decide_sink(void *ctx, const cg_event *ev)
     case CG_EV_REJECT: {
         struct pending *r = c ? take_pending(c, ev->req) : NULL;
         p = r ? r->proc : NULL;
-        if (p && p->fd >= 0) {
-            uint32_t status = ev->reason == CG_WHY_OVER_LIMIT ? 1u : 2u;
-            if (client_reply_alloc(p, r->msg_id, status) != 0)
-                shutdown(p->fd, 2);
-        }
+        if (p && p->fd >= 0)
+            queue_reply(d, p, r->msg_id,
+                        ev->reason == CG_WHY_OVER_LIMIT ? CG_ALLOC_OVER_LIMIT : CG_ALLOC_CANCELLED);
         log_info("reject container %s pid %d: %s (%s)", cname, p ? (int)p->pid : 0,
                  cg_format_size(ev->bytes, b, sizeof b), cg_reason_str(ev->reason));
         free(r);
@@ -121,14 +129,34 @@ void decide_sink(void *ctx, const cg_event *ev)
                   cg_format_size(ev->bytes, b, sizeof b), cg_reason_str(ev->reason));
         break;
     }
+    if (c)
+        c->dirty = true;
     api_core_event(d, c, p, ev);
 }
 
-/* After the core decided: refresh every container's ledger view and hand out quota. */
-static void settle(struct daemon *d, struct container *origin, struct proc *favored)
+void decide_flush(struct daemon *d)
 {
-    for (struct container *c = d->containers; c; c = c->next)
-        container_rebalance(d, c, c == origin ? favored : NULL);
+    /* A hand-out tells the core the new use, which can decide more: repeat until quiet. */
+    for (int round = 0; round < 8; round++) {
+        bool any = false;
+        for (struct container *c = d->containers; c; c = c->next) {
+            if (!c->dirty)
+                continue;
+            c->dirty = false;
+            any = true;
+            container_rebalance(d, c, c->favored);
+            c->favored = NULL;
+        }
+        if (!any)
+            break;
+    }
+    unsigned n = d->noutbox;
+    d->noutbox = 0;
+    for (unsigned i = 0; i < n; i++) {
+        struct reply *r = &d->outbox[i];
+        if (r->p && r->p->fd >= 0 && client_reply_alloc(r->p, r->msg_id, r->status) != 0)
+            shutdown(r->p->fd, SHUT_RDWR); /* the hang-up path drops it */
+    }
 }
 
 void decide_alloc(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t bytes)
@@ -166,7 +194,7 @@ void decide_alloc(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t by
         log_warn("container %s: pid %d: request refused by core: %s", c->id, (int)p->pid,
                  cg_status_str(st));
         if (left) {
-            client_reply_alloc(p, msg_id, 3);
+            queue_reply(d, p, msg_id, CG_ALLOC_INVALID);
             free(left);
         }
     }
@@ -184,7 +212,8 @@ void decide_alloc(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t by
         }
         p->known_to_core = known;
     }
-    settle(d, c, p);
+    c->dirty = true;
+    decide_flush(d);
 }
 
 void decide_freed(struct daemon *d, struct proc *p)
@@ -193,5 +222,6 @@ void decide_freed(struct daemon *d, struct proc *p)
     if (!c->pending)
         return;
     container_freeze_sync(d, c);
-    settle(d, c, NULL);
+    c->dirty = true;
+    decide_flush(d);
 }
