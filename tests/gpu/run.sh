@@ -156,6 +156,7 @@ printf 'check\tmode\tresult\tseconds\tdetail\n' >"$OUT_TSV"
 : >"$TMP/measure"
 N_PASS=0 N_FAIL=0 N_SKIP=0
 DAEMON_PID=""
+CUR_PID=""
 BG_PIDS=()
 REPORT_DONE=0
 
@@ -195,9 +196,9 @@ cleanup() {
     set +e
     trap - EXIT INT TERM
     local p
-    for p in "${BG_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+    for p in "${BG_PIDS[@]}" $CUR_PID; do kill -TERM "$p" 2>/dev/null; done
     sleep 0.2
-    for p in "${BG_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+    for p in "${BG_PIDS[@]}" $CUR_PID; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
     stop_daemon
     if [ "$REPORT_DONE" -eq 0 ]; then
         record run.completed - fail 0 "interrupted (exit $rc) before the end; partial results"
@@ -241,7 +242,12 @@ run_cmd() {
     esac
     t0=$(date +%s%N)
     RC=0
-    timeout --kill-after=10 "$t" "${argv[@]}" >"$TMP/out" 2>&1 </dev/null || RC=$?
+    # In the background and waited for, so that a signal to this script is handled at once
+    # (the trap stops the step through timeout, which passes the signal on).
+    timeout --kill-after=10 "$t" "${argv[@]}" >"$TMP/out" 2>&1 </dev/null &
+    CUR_PID=$!
+    wait "$CUR_PID" || RC=$?
+    CUR_PID=""
     t1=$(date +%s%N)
     SECS=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
     cat "$TMP/out" >>"$STEPS_LOG"
@@ -297,7 +303,12 @@ use_bundle() { # use_bundle DIR
     LIBDIR=$b/lib CLI=$b/bin/convgpu DAEMON=$b/bin/convgpud SAMPLE=$b/bin/convgpu-sample
     if [ -d "$b/deps" ]; then
         CG_ENV=("LD_LIBRARY_PATH=$b/deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
-        if [ -n "${LD_LIBRARY_PATH:-}" ]; then RUNPFX=(env "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"); else RUNPFX=(env -u LD_LIBRARY_PATH); fi
+        # In the container, take the bundle's directory out of LD_LIBRARY_PATH again (keeping
+        # what the container's environment put there, e.g. the emulator's).
+        # shellcheck disable=SC2016
+        RUNPFX=(bash -c 'p=":${LD_LIBRARY_PATH:-}:"; p=${p//":$0:"/:}; p=${p#:}; p=${p%:}
+                if [ -n "$p" ]; then export LD_LIBRARY_PATH=$p; else unset LD_LIBRARY_PATH; fi
+                exec "$@"' "$b/deps")
     fi
     missing=$(env "${CG_ENV[@]}" ldd "$DAEMON" "$CLI" 2>&1 | grep 'not found' | sort -u | tr '\n' ' ' || true)
     if [ -n "$missing" ]; then record build.bundle - fail 0 "unresolved libraries: $missing"; return 1; fi
