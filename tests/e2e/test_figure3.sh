@@ -28,12 +28,12 @@ run_bg B 100MiB 90MiB 60000
 wait_for "A holds its memory" 10 bash -c "[ \"\$($BUILD/bin/convgpu --runtime-dir $RUNDIR inspect A | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"used\"])')\" -gt 0 ]"
 wait_for "B holds its memory" 10 bash -c "[ \"\$($BUILD/bin/convgpu --runtime-dir $RUNDIR inspect B | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"used\"])')\" -gt 0 ]"
 
-run_bg C 358MiB 250MiB 300
+run_bg C 358MiB 250MiB 3000
 wait_for "C suspended" 10 bash -c "[ \"\$($BUILD/bin/convgpu --runtime-dir $RUNDIR inspect C | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"state\"])')\" = suspended ]" \
     && pass "C suspended" || fail "C was not suspended"
 check "C got a partial assignment (212MiB)" test "$(container_field C assigned)" = $((212 << 20))
 
-run_bg D 76MiB 50MiB 300
+run_bg D 76MiB 50MiB 3000
 wait_for "D suspended" 10 bash -c "[ \"\$($BUILD/bin/convgpu --runtime-dir $RUNDIR inspect D | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"state\"])')\" = suspended ]" \
     && pass "D suspended" || fail "D was not suspended"
 check "D got no assignment" test "$(container_field D assigned)" = 0
