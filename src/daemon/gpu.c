@@ -3,6 +3,7 @@
  * child process so the daemon itself never opens a CUDA context. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,10 +70,14 @@ static int nvml_open(struct daemon *d, struct nvml *n, char *err, size_t errlen)
     return 0;
 }
 
-/* In the probe child: open a context on `index` and report this process's GPU memory from NVML;
- * the minimal allocation forces a lazily created context to materialise and is subtracted. */
-static uint64_t probe_child(struct daemon *d, struct nvml *n, unsigned index)
+/* In the probe child: open a context on `index` and keep it until the parent has looked. CUDA
+ * enumerates in PCI order here, as NVML does, so ordinal `index` is NVML's device `index`; the
+ * minimal allocation forces a lazily created context to materialise. The child never calls NVML
+ * (the parent initialised it; NVML does not promise to survive fork). */
+static int probe_child(struct daemon *d, unsigned index)
 {
+    setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
+    unsetenv("CUDA_VISIBLE_DEVICES");
     char path[PATH_MAX + 32];
     if (d->opt.emulate[0])
         snprintf(path, sizeof path, "%s/libcuda.so.1", d->emu_dir);
@@ -80,7 +85,7 @@ static uint64_t probe_child(struct daemon *d, struct nvml *n, unsigned index)
         snprintf(path, sizeof path, "libcuda.so.1");
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h)
-        return 0;
+        return -1;
     PFN_cuInit init;
     PFN_cuDeviceGet get;
     PFN_cuDevicePrimaryCtxRetain retain;
@@ -92,14 +97,21 @@ static uint64_t probe_child(struct daemon *d, struct nvml *n, unsigned index)
     *(void **)&setcur = dlsym(h, "cuCtxSetCurrent");
     *(void **)&alloc = dlsym(h, "cuMemAlloc_v2");
     if (!init || !get || !retain || !setcur || !alloc)
-        return 0;
+        return -1;
     CUdevice dev;
     CUcontext ctx;
     CUdeviceptr ptr;
     if (init(0) != CUDA_SUCCESS || get(&dev, (int)index) != CUDA_SUCCESS ||
         retain(&ctx, dev) != CUDA_SUCCESS || setcur(ctx) != CUDA_SUCCESS ||
         alloc(&ptr, 1) != CUDA_SUCCESS)
-        return 0;
+        return -1;
+    return 0;
+}
+
+/* This process's GPU memory on device `index` as NVML reports it; 0 when NVML does not say
+ * (per-process figures are hidden under some vGPU and container setups). */
+static uint64_t nvml_process_use(struct nvml *n, unsigned index, pid_t pid)
+{
     nvmlDevice_t nd;
     if (n->handle(index, &nd) != NVML_SUCCESS)
         return 0;
@@ -107,44 +119,62 @@ static uint64_t probe_child(struct daemon *d, struct nvml *n, unsigned index)
     unsigned count = 256;
     if (n->procs(nd, &count, infos) != NVML_SUCCESS)
         return 0;
-    for (unsigned i = 0; i < count; i++) {
-        if (infos[i].pid == (unsigned)getpid()) {
-            uint64_t used = infos[i].usedGpuMemory;
-            uint64_t gran = d->opt.granularity;
-            return used > gran ? used - gran : used;
-        }
+    for (unsigned i = 0; i < count && i < 256; i++) {
+        if (infos[i].pid != (unsigned)pid)
+            continue;
+        /* NVML marks "not available" with all ones. */
+        if (infos[i].usedGpuMemory == ~0ull || infos[i].usedGpuMemory == 0xffffffffull)
+            return 0;
+        return infos[i].usedGpuMemory;
     }
     return 0;
 }
 
 static uint64_t probe_context(struct daemon *d, struct nvml *n, unsigned index)
 {
-    int fds[2];
-    if (pipe(fds) != 0)
+    int ready[2], done[2];
+    if (pipe2(ready, O_CLOEXEC) != 0)
         return 0;
+    if (pipe2(done, O_CLOEXEC) != 0) {
+        close(ready[0]);
+        close(ready[1]);
+        return 0;
+    }
     pid_t pid = fork();
     if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
+        close(ready[0]);
+        close(ready[1]);
+        close(done[0]);
+        close(done[1]);
         return 0;
     }
     if (pid == 0) {
-        close(fds[0]);
-        uint64_t v = probe_child(d, n, index);
-        ssize_t w = write(fds[1], &v, sizeof v);
-        _exit(w == (ssize_t)sizeof v ? 0 : 1);
+        close(ready[0]);
+        close(done[1]);
+        char ok = probe_child(d, index) == 0 ? 'y' : 'n';
+        ssize_t w = write(ready[1], &ok, 1);
+        char c;
+        ssize_t r = read(done[0], &c, 1); /* hold the context until the parent has measured */
+        (void)r;
+        _exit(w == 1 ? 0 : 1);
     }
-    close(fds[1]);
-    uint64_t v = 0;
+    close(ready[1]);
+    close(done[0]);
+    char ok = 'n';
     ssize_t r;
     do
-        r = read(fds[0], &v, sizeof v);
+        r = read(ready[0], &ok, 1);
     while (r < 0 && errno == EINTR);
-    close(fds[0]);
+    uint64_t used = 0;
+    if (r == 1 && ok == 'y')
+        used = nvml_process_use(n, index, pid);
+    close(done[1]); /* lets the child exit */
+    close(ready[0]);
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    return r == (ssize_t)sizeof v ? v : 0;
+    uint64_t gran = d->opt.granularity;
+    return used > gran ? used - gran : used;
 }
 
 int gpu_discover(struct daemon *d, char *err, size_t errlen)

@@ -8,6 +8,7 @@
  *
  * Exit status: 0 success, 2 an allocation failed with CUDA_ERROR_OUT_OF_MEMORY, 1 otherwise. */
 #include "cuda_types.h"
+#include "complement_ptx.h"
 #include "size.h"
 
 #include <dlfcn.h>
@@ -379,7 +380,9 @@ static int setup(void)
     ctx_retained = 1;
     if ((rc = CALL(cuCtxSetCurrent, ctx)) || (rc = report_meminfo("before")))
         return rc;
-    if ((rc = CALL(cuModuleLoadData, &module, module_image)) ||
+    /* A real driver takes the PTX; the emulator rejects it and takes its own text image. */
+    if ((api.cuModuleLoadData(&module, complement_ptx) != CUDA_SUCCESS &&
+         (rc = CALL(cuModuleLoadData, &module, module_image))) ||
         (rc = CALL(cuModuleGetFunction, &kernel, module, "complement")))
         return rc;
     if (opt.mode == M_ASYNC || opt.mode == M_POOL)
