@@ -31,6 +31,7 @@
 
 #include "api_parse.h"
 #include "log.h"
+#include "metrics.h"
 #include "size.h"
 #include "store.h"
 
@@ -49,10 +50,26 @@ struct event_rec {
     uint64_t bytes;
 };
 
+/* A client following /v1/events?follow=1: its connection is suspended while it has seen
+ * everything and resumed when an event arrives. */
+struct subscriber {
+    struct api *a;
+    struct MHD_Connection *conn;
+    uint64_t next;
+    bool suspended;
+    struct subscriber *prev, *next_sub;
+};
+
+#define MAX_SUBSCRIBERS 64
+
 struct api {
     struct daemon *d;
     struct MHD_Daemon *mhd;
     int epfd;
+    struct subscriber *subs;
+    unsigned nsubs;
+    bool stopping;   /* followers end their stream instead of waiting */
+    bool need_run;   /* connections were resumed: run MHD once the current callback returns */
     struct event_rec ring[EVENT_RING];
     uint64_t next_seq;
 };
@@ -204,6 +221,13 @@ static void ring_push(struct api *a, const char *type, const char *reason, const
     r->device = device;
     r->pid = pid;
     r->bytes = bytes;
+    for (struct subscriber *sub = a->subs; sub; sub = sub->next_sub) {
+        if (sub->suspended) {
+            sub->suspended = false;
+            MHD_resume_connection(sub->conn);
+            a->need_run = true;
+        }
+    }
 }
 
 static json_t *event_json(const struct event_rec *r)
@@ -320,6 +344,84 @@ static enum MHD_Result set_policy(struct daemon *d, struct MHD_Connection *conn,
                                           "placement", cg_placement_policy_name(pp)));
 }
 
+/* Fills buf with whole NDJSON lines of events the subscriber has not seen; suspends the
+ * connection when there are none (MHD calls again after a resume). */
+static ssize_t follow_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    struct subscriber *sub = cls;
+    struct api *a = sub->a;
+    uint64_t first = a->next_seq > EVENT_RING ? a->next_seq - EVENT_RING : 0;
+    if (sub->next < first)
+        sub->next = first; /* the ring moved on: the client missed some, seq numbers show it */
+    size_t n = 0;
+    while (sub->next < a->next_seq) {
+        json_t *o = event_json(&a->ring[sub->next % EVENT_RING]);
+        char *line = o ? json_dumps(o, JSON_COMPACT) : NULL;
+        json_decref(o);
+        if (!line)
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        size_t len = strlen(line);
+        if (n + len + 1 > max) {
+            free(line);
+            break;
+        }
+        memcpy(buf + n, line, len);
+        buf[n + len] = '\n';
+        n += len + 1;
+        free(line);
+        sub->next++;
+    }
+    if (n == 0 && a->stopping)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    if (n == 0 && !sub->suspended) {
+        sub->suspended = true;
+        MHD_suspend_connection(sub->conn);
+    }
+    return (ssize_t)n;
+}
+
+static void follow_done(void *cls)
+{
+    struct subscriber *sub = cls;
+    struct api *a = sub->a;
+    if (sub->prev)
+        sub->prev->next_sub = sub->next_sub;
+    else
+        a->subs = sub->next_sub;
+    if (sub->next_sub)
+        sub->next_sub->prev = sub->prev;
+    a->nsubs--;
+    free(sub);
+}
+
+static enum MHD_Result follow(struct api *a, struct MHD_Connection *conn, uint64_t since)
+{
+    if (a->nsubs >= MAX_SUBSCRIBERS)
+        return send_error(conn, 503, "too many event followers (at most %d)", MAX_SUBSCRIBERS);
+    struct subscriber *sub = calloc(1, sizeof *sub);
+    if (!sub)
+        return MHD_NO;
+    sub->a = a;
+    sub->conn = conn;
+    sub->next = since;
+    struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024,
+                                                               follow_reader, sub, follow_done);
+    if (!r) {
+        free(sub);
+        return MHD_NO;
+    }
+    sub->next_sub = a->subs;
+    if (a->subs)
+        a->subs->prev = sub;
+    a->subs = sub;
+    a->nsubs++;
+    MHD_add_response_header(r, "Content-Type", "application/x-ndjson");
+    enum MHD_Result ret = MHD_queue_response(conn, 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 static enum MHD_Result events(struct daemon *d, struct MHD_Connection *conn)
 {
     struct api *a = d->api;
@@ -333,6 +435,11 @@ static enum MHD_Result events(struct daemon *d, struct MHD_Connection *conn)
             return send_error(conn, 400, "since must be an event sequence number");
         since = v;
     }
+    const char *f = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "follow");
+    if (f && (strcmp(f, "1") == 0 || strcmp(f, "true") == 0))
+        return follow(a, conn, since_s ? since : a->next_seq);
+    if (f && strcmp(f, "0") != 0 && strcmp(f, "false") != 0)
+        return send_error(conn, 400, "follow must be 1 or 0");
     uint64_t first = a->next_seq > EVENT_RING ? a->next_seq - EVENT_RING : 0;
     if (since < first)
         since = first;
@@ -352,7 +459,7 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
     bool put = strcmp(method, "PUT") == 0, del = strcmp(method, "DELETE") == 0;
 
     if (strcmp(url, "/v1/version") == 0 && get)
-        return send_json(conn, 200, json_pack("{s:s,s:i,s:s}", "version", "0.1.0", "api",
+        return send_json(conn, 200, json_pack("{s:s,s:i,s:s}", "version", CONVGPU_VERSION, "api",
                                               API_VERSION, "mode",
                                               d->opt.emulate[0] ? "emulated" : "nvidia"));
     if (strcmp(url, "/v1/devices") == 0 && get) {
@@ -423,6 +530,21 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
     }
     if (strcmp(url, "/v1/events") == 0 && get)
         return events(d, conn);
+    if (strcmp(url, "/metrics") == 0 && get) {
+        char *text = metrics_render(d);
+        if (!text)
+            return send_error(conn, 500, "out of memory");
+        struct MHD_Response *r =
+            MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+        if (!r) {
+            free(text);
+            return MHD_NO;
+        }
+        MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4");
+        enum MHD_Result ret = MHD_queue_response(conn, 200, r);
+        MHD_destroy_response(r);
+        return ret;
+    }
     return send_error(conn, 404, "unknown resource %s (the API lives under /v1)", url);
 }
 
@@ -477,7 +599,16 @@ static void api_ready(void *ctx, uint32_t events)
 {
     (void)events;
     struct api *a = ctx;
+    a->need_run = false;
     MHD_run(a->mhd);
+}
+
+void api_poll(struct daemon *d)
+{
+    if (d->api && d->api->need_run) {
+        d->api->need_run = false;
+        MHD_run(d->api->mhd);
+    }
 }
 
 int api_timeout_ms(struct daemon *d)
@@ -498,7 +629,7 @@ int api_start(struct daemon *d, int listen_fd, char *err, size_t errlen)
         return -1;
     }
     a->d = d;
-    a->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, handler, d,
+    a->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, handler, d,
                               MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_NOTIFY_COMPLETED,
                               completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
@@ -526,6 +657,16 @@ void api_stop(struct daemon *d)
     if (!a)
         return;
     loop_del(d->loop, a->epfd);
+    /* MHD cannot stop with suspended connections: end every follower's stream first. */
+    a->stopping = true;
+    for (int round = 0; round < 100 && a->subs; round++) {
+        for (struct subscriber *sub = a->subs; sub; sub = sub->next_sub)
+            if (sub->suspended) {
+                sub->suspended = false;
+                MHD_resume_connection(sub->conn);
+            }
+        MHD_run(a->mhd);
+    }
     MHD_stop_daemon(a->mhd);
     free(a);
     d->api = NULL;

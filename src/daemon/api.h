@@ -9,6 +9,8 @@ struct api;
 
 int api_start(struct daemon *d, int listen_fd, char *err, size_t errlen);
 void api_stop(struct daemon *d);
+/* Runs the HTTP server if events resumed followers (call after each loop round). */
+void api_poll(struct daemon *d);
 /* Milliseconds until the API needs to run again (idle timeouts), or -1. */
 int api_timeout_ms(struct daemon *d);
 

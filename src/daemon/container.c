@@ -336,6 +336,7 @@ int container_create(struct daemon *d, const char *id, const char *name, int dev
     cg_cid cid;
     cg_status st;
     c->created_mono = restore ? restore->created_mono : now;
+    d->creating = c;
     c->restoring = restore != NULL;
     if (restore && device >= 0) {
         st = cg_container_restore(d->core, (unsigned)device, limit, restore->assigned,
@@ -348,6 +349,7 @@ int container_create(struct daemon *d, const char *id, const char *name, int dev
     } else {
         st = cg_container_create(d->core, device, limit, now, &cid);
     }
+    d->creating = NULL;
     if (st != CG_OK) {
         char b1[CG_SIZE_BUFLEN];
         if (st == CG_ERR_TOO_LARGE || st == CG_ERR_NO_DEVICE)

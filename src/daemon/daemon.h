@@ -95,6 +95,9 @@ struct daemon_options {
     uint64_t context_charge;    /* 0 = measure per device at start */
     uint64_t granularity;       /* allocation rounding handed to interposers */
     bool foreground;
+    char metrics_addr[128];     /* "" = no TCP metrics listener */
+    int log_level;
+    bool policy_explicit;       /* policy or placement given by flag or configuration file */
 };
 
 struct daemon {
@@ -107,12 +110,14 @@ struct daemon {
     char lib_path[PATH_MAX];    /* libconvgpu.so */
     char emu_dir[PATH_MAX];     /* emulator libraries, when emulating */
     char emu_state[PATH_MAX];
+    struct container *creating; /* being created: the core's ADMIT/ASSIGN events are about it */
     int control_fd;
     /* Replies decided inside a core call, sent once quotas are handed out (decide_flush), so a
      * granted process finds its next allocation on the fast path. */
     struct reply { struct proc *p; uint64_t msg_id; uint32_t status; } outbox[256];
     unsigned noutbox;
     struct api *api;
+    struct metrics *metrics;
     struct store *store;
     struct container *containers; /* creation order */
     uint64_t next_key;

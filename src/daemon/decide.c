@@ -10,6 +10,7 @@
 #include "api.h"
 #include "daemon.h"
 #include "log.h"
+#include "metrics.h"
 #include "proto.h"
 #include "size.h"
 
@@ -68,6 +69,10 @@ void decide_sink(void *ctx, const cg_event *ev)
 {
     struct daemon *d = ctx;
     struct container *c = container_by_cid(d, ev->cid);
+    if (!c && d->creating && (ev->kind == CG_EV_ADMIT || ev->kind == CG_EV_ASSIGN)) {
+        c = d->creating;
+        c->cid = ev->cid;
+    }
     char b[CG_SIZE_BUFLEN];
     const char *cname = c ? c->id : "?";
     struct proc *p = NULL;
@@ -82,6 +87,8 @@ void decide_sink(void *ctx, const cg_event *ev)
         }
         struct pending *r = c ? take_pending(c, ev->req) : NULL;
         p = r ? r->proc : NULL;
+        if (r)
+            metrics_observe_request(d, (double)(ev->now - r->since) / 1e9);
         if (p && p->welcomed && p->fd >= 0) {
             charge_slot(p, ev->bytes);
             queue_reply(d, p, r->msg_id, CG_ALLOC_GRANTED);
@@ -100,6 +107,8 @@ void decide_sink(void *ctx, const cg_event *ev)
     case CG_EV_REJECT: {
         struct pending *r = c ? take_pending(c, ev->req) : NULL;
         p = r ? r->proc : NULL;
+        if (r)
+            metrics_observe_request(d, (double)(ev->now - r->since) / 1e9);
         if (p && p->fd >= 0)
             queue_reply(d, p, r->msg_id,
                         ev->reason == CG_WHY_OVER_LIMIT ? CG_ALLOC_OVER_LIMIT : CG_ALLOC_CANCELLED);
@@ -131,6 +140,7 @@ void decide_sink(void *ctx, const cg_event *ev)
     }
     if (c)
         c->dirty = true;
+    metrics_count_event(d, ev->kind);
     api_core_event(d, c, p, ev);
 }
 

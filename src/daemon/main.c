@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "config.h"
+#include "metrics.h"
 #include "daemon.h"
 #include "log.h"
 #include "size.h"
@@ -31,7 +33,9 @@ static void usage(FILE *f)
             "Containers get a GPU-memory limit; a container that asks for more than is free\n"
             "right now is suspended and resumed by the scheduling policy when memory returns.\n"
             "\n"
-            "Options:\n"
+            "Options (each may also be set as `name = value` in the configuration file):\n"
+            "  --config FILE         configuration file (default " CONFIG_DEFAULT_PATH " if it\n"
+            "                        exists); flags given here override it\n"
             "  --runtime-dir DIR     sockets, ledgers and state (default /run/convgpu,\n"
             "                        or $CONVGPU_RUNTIME_DIR)\n"
             "  --emulate SPEC        run on the emulated GPU: 5GiB, 4x8GiB, 8GiB,16GiB\n"
@@ -41,101 +45,175 @@ static void usage(FILE *f)
             "  --reserve SIZE        memory kept back on every device (default 0)\n"
             "  --context-charge SIZE per-process context charge (default: measured per device)\n"
             "  --granularity SIZE    allocation rounding (default 2MiB)\n"
-            "  --foreground          do not detach (use under systemd, docker, tests)\n"
+            "  --metrics ADDR:PORT   also serve Prometheus metrics on TCP (default off; /metrics\n"
+            "                        on the control socket is always there)\n"
             "  --log-level LEVEL     error, warn, info (default), debug\n"
+            "  --foreground          do not detach (use under systemd, docker, tests)\n"
+            "  --version             print the version and exit\n"
             "  -h, --help            this help\n"
             "\n"
             "Control API: curl --unix-socket DIR/control.sock http://convgpu/v1/containers\n");
 }
 
+/* Applies one setting (from the command line or the configuration file); 0 or -1 with err. */
+static int apply_option(void *ctx, const char *key, const char *value, char *err, size_t errlen)
+{
+    struct daemon_options *o = ctx;
+    const char *why;
+    uint64_t v;
+    if (strcmp(key, "runtime-dir") == 0) {
+        if (value[0] != '/' || strlen(value) >= sizeof o->runtime_dir - 80) {
+            snprintf(err, errlen, "runtime-dir must be an absolute path of at most %zu characters",
+                     sizeof o->runtime_dir - 80);
+            return -1;
+        }
+        snprintf(o->runtime_dir, sizeof o->runtime_dir, "%s", value);
+    } else if (strcmp(key, "emulate") == 0) {
+        if (strlen(value) >= sizeof o->emulate) {
+            snprintf(err, errlen, "emulate takes a device list such as 5GiB or 4x8GiB");
+            return -1;
+        }
+        snprintf(o->emulate, sizeof o->emulate, "%s", value);
+    } else if (strcmp(key, "policy") == 0) {
+        o->policy_explicit = true;
+        if (!cg_resume_policy_parse(value, &o->policy)) {
+            snprintf(err, errlen, "unknown policy '%s' (fifo, best-fit, recent, random, %s)", value,
+                     cg_resume_policy_name(CG_RESUME_AGING_FIT));
+            return -1;
+        }
+    } else if (strcmp(key, "placement") == 0) {
+        o->policy_explicit = true;
+        if (!cg_placement_policy_parse(value, &o->placement)) {
+            snprintf(err, errlen, "unknown placement '%s' (first-fit, least-loaded, binpack)", value);
+            return -1;
+        }
+    } else if (strcmp(key, "reserve") == 0 || strcmp(key, "context-charge") == 0 ||
+               strcmp(key, "granularity") == 0) {
+        if (cg_parse_size(value, &v, &why) != 0) {
+            snprintf(err, errlen, "%s: bad size '%s': %s", key, value, why);
+            return -1;
+        }
+        if (key[0] == 'r') {
+            o->reserve = v;
+        } else if (key[0] == 'c') {
+            o->context_charge = v;
+        } else {
+            if (v == 0 || v % CG_LEDGER_PAGE || (v & (v - 1))) {
+                snprintf(err, errlen, "granularity must be a power of two multiple of 4KiB");
+                return -1;
+            }
+            o->granularity = v;
+        }
+    } else if (strcmp(key, "metrics") == 0) {
+        if (strlen(value) >= sizeof o->metrics_addr || !strchr(value, ':')) {
+            snprintf(err, errlen, "metrics takes ADDR:PORT, e.g. 127.0.0.1:9400");
+            return -1;
+        }
+        snprintf(o->metrics_addr, sizeof o->metrics_addr, "%s", value);
+    } else if (strcmp(key, "log-level") == 0) {
+        enum log_level lv;
+        if (!log_parse_level(value, &lv)) {
+            snprintf(err, errlen, "unknown log-level '%s' (error, warn, info, debug)", value);
+            return -1;
+        }
+        o->log_level = (int)lv;
+    } else {
+        snprintf(err, errlen, "unknown setting '%s'", key);
+        return -1;
+    }
+    return 0;
+}
+
+static int load_config(struct daemon_options *o, const char *path, bool required)
+{
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        if (!required && errno == ENOENT)
+            return 0;
+        fprintf(stderr, "convgpud: cannot read %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    char *text = malloc(CONFIG_MAX_BYTES + 1);
+    size_t n = text ? fread(text, 1, CONFIG_MAX_BYTES + 1, f) : 0;
+    fclose(f);
+    if (!text || n > CONFIG_MAX_BYTES) {
+        fprintf(stderr, "convgpud: %s: larger than %d bytes\n", path, CONFIG_MAX_BYTES);
+        free(text);
+        return -1;
+    }
+    struct daemon_options scratch = *o;
+    char err[512];
+    int rc = config_parse(text, n, apply_option, &scratch, err, sizeof err);
+    free(text);
+    if (rc != 0) {
+        fprintf(stderr, "convgpud: %s: %s\n", path, err);
+        return -1;
+    }
+    *o = scratch;
+    return 0;
+}
+
+/* Returns 0 to run, 1 to exit 0 (help, version), 2 on bad usage. */
 static int parse_args(int argc, char **argv, struct daemon_options *o)
 {
-    enum { O_RUNTIME = 1000, O_EMULATE, O_POLICY, O_PLACEMENT, O_RESERVE, O_CONTEXT, O_GRAN,
-           O_FOREGROUND, O_LOG };
+    enum { O_CONFIG = 1000, O_FOREGROUND, O_VERSION, O_SETTING };
     static const struct option opts[] = {
-        {"runtime-dir", required_argument, NULL, O_RUNTIME},
-        {"emulate", required_argument, NULL, O_EMULATE},
-        {"policy", required_argument, NULL, O_POLICY},
-        {"placement", required_argument, NULL, O_PLACEMENT},
-        {"reserve", required_argument, NULL, O_RESERVE},
-        {"context-charge", required_argument, NULL, O_CONTEXT},
-        {"granularity", required_argument, NULL, O_GRAN},
+        {"config", required_argument, NULL, O_CONFIG},
+        {"runtime-dir", required_argument, NULL, O_SETTING},
+        {"emulate", required_argument, NULL, O_SETTING},
+        {"policy", required_argument, NULL, O_SETTING},
+        {"placement", required_argument, NULL, O_SETTING},
+        {"reserve", required_argument, NULL, O_SETTING},
+        {"context-charge", required_argument, NULL, O_SETTING},
+        {"granularity", required_argument, NULL, O_SETTING},
+        {"metrics", required_argument, NULL, O_SETTING},
+        {"log-level", required_argument, NULL, O_SETTING},
         {"foreground", no_argument, NULL, O_FOREGROUND},
-        {"log-level", required_argument, NULL, O_LOG},
+        {"version", no_argument, NULL, O_VERSION},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *env_dir = getenv("CONVGPU_RUNTIME_DIR");
-    snprintf(o->runtime_dir, sizeof o->runtime_dir, "%s", env_dir && *env_dir ? env_dir : "/run/convgpu");
+    snprintf(o->runtime_dir, sizeof o->runtime_dir, "%s",
+             env_dir && *env_dir ? env_dir : "/run/convgpu");
     o->granularity = 2ull << 20;
-    int c;
-    const char *err;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case O_RUNTIME:
-            if (strlen(optarg) >= sizeof o->runtime_dir - 80 || optarg[0] != '/') {
-                fprintf(stderr, "convgpud: --runtime-dir must be an absolute path of at most %zu "
-                                "characters\n", sizeof o->runtime_dir - 80);
-                return 2;
-            }
-            snprintf(o->runtime_dir, sizeof o->runtime_dir, "%s", optarg);
-            break;
-        case O_EMULATE:
-            if (strlen(optarg) >= sizeof o->emulate || !*optarg) {
-                fprintf(stderr, "convgpud: --emulate takes a device list such as 5GiB or 4x8GiB\n");
-                return 2;
-            }
-            snprintf(o->emulate, sizeof o->emulate, "%s", optarg);
-            break;
-        case O_POLICY:
-            if (!cg_resume_policy_parse(optarg, &o->policy)) {
-                fprintf(stderr, "convgpud: unknown --policy '%s' (fifo, best-fit, recent, random, "
-                                "%s)\n", optarg, cg_resume_policy_name(CG_RESUME_AGING_FIT));
-                return 2;
-            }
-            break;
-        case O_PLACEMENT:
-            if (!cg_placement_policy_parse(optarg, &o->placement)) {
-                fprintf(stderr, "convgpud: unknown --placement '%s' (first-fit, least-loaded, "
-                                "binpack)\n", optarg);
-                return 2;
-            }
-            break;
-        case O_RESERVE:
-        case O_CONTEXT:
-        case O_GRAN: {
-            uint64_t v;
-            if (cg_parse_size(optarg, &v, &err) != 0) {
-                fprintf(stderr, "convgpud: bad size '%s': %s\n", optarg, err);
-                return 2;
-            }
-            if (c == O_RESERVE)
-                o->reserve = v;
-            else if (c == O_CONTEXT)
-                o->context_charge = v;
-            else if (v == 0 || v % CG_LEDGER_PAGE || (v & (v - 1))) {
-                fprintf(stderr, "convgpud: --granularity must be a power of two multiple of 4KiB\n");
-                return 2;
-            } else
-                o->granularity = v;
-            break;
+    o->log_level = LOG_INFO;
+
+    /* First pass: help, version and the configuration file, which flags then override. */
+    const char *config = NULL;
+    int c, idx;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            return 1;
         }
+        if (c == O_VERSION) {
+            printf("convgpud %s\n", CONVGPU_VERSION);
+            return 1;
+        }
+        if (c == O_CONFIG)
+            config = optarg;
+    }
+    if (load_config(o, config ? config : CONFIG_DEFAULT_PATH, config != NULL) != 0)
+        return 2;
+
+    optind = 1;
+    opterr = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
+        char err[512];
+        switch (c) {
+        case O_SETTING:
+            if (apply_option(o, opts[idx].name, optarg, err, sizeof err) != 0) {
+                fprintf(stderr, "convgpud: --%s\n", err);
+                return 2;
+            }
+            break;
         case O_FOREGROUND:
             o->foreground = true;
             break;
-        case O_LOG: {
-            enum log_level lv;
-            if (!log_parse_level(optarg, &lv)) {
-                fprintf(stderr, "convgpud: unknown --log-level '%s' (error, warn, info, debug)\n",
-                        optarg);
-                return 2;
-            }
-            log_set_level(lv);
+        case O_CONFIG:
             break;
-        }
-        case 'h':
-            usage(stdout);
-            return 1;
         default:
             usage(stderr);
             return 2;
@@ -145,6 +223,7 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
         fprintf(stderr, "convgpud: unexpected argument '%s' (see --help)\n", argv[optind]);
         return 2;
     }
+    log_set_level((enum log_level)o->log_level);
     return 0;
 }
 
@@ -465,11 +544,8 @@ int main(int argc, char **argv)
     char val[64];
     cg_resume_policy rp;
     cg_placement_policy pp;
-    bool policy_given = false;
-    for (int i = 1; i < argc; i++)
-        if (strncmp(argv[i], "--policy", 8) == 0 || strncmp(argv[i], "--placement", 11) == 0)
-            policy_given = true;
-    if (!policy_given) {
+    /* Policies changed through the API persist across restarts unless set explicitly. */
+    if (!d.opt.policy_explicit) {
         if (store_get(d.store, "resume_policy", val, sizeof val) == 0 &&
             cg_resume_policy_parse(val, &rp))
             cg_set_resume_policy(d.core, rp, loop_now_ns());
@@ -483,6 +559,10 @@ int main(int argc, char **argv)
     if (d.control_fd < 0)
         return 1;
     if (api_start(&d, d.control_fd, err, sizeof err) != 0) {
+        log_error("%s", err);
+        return 1;
+    }
+    if (d.opt.metrics_addr[0] && metrics_listen(&d, d.opt.metrics_addr, err, sizeof err) != 0) {
         log_error("%s", err);
         return 1;
     }
@@ -509,15 +589,16 @@ int main(int argc, char **argv)
 
     uint64_t last_reap = loop_now_ns();
     while (!d.stop) {
-        int t = api_timeout_ms(&d);
+        int t = api_timeout_ms(&d), tm = metrics_timeout_ms(&d);
         if (t < 0 || t > 1000)
             t = 1000;
+        if (tm >= 0 && tm < t)
+            t = tm;
         if (loop_run_once(d.loop, t) < 0) {
             log_error("event loop: %s", strerror(errno));
             break;
         }
-        if (d.api)
-            api_timeout_ms(&d); /* keep idle HTTP connections timing out */
+        api_poll(&d);
         uint64_t now = loop_now_ns();
         if (now - last_reap > 1000000000ull) {
             reap_placeholders(&d);
@@ -526,6 +607,7 @@ int main(int argc, char **argv)
     }
     log_info("stopping; containers and process accounts are kept for the next start");
     api_stop(&d);
+    metrics_stop(&d);
     close(d.control_fd);
     char ctl[PATH_MAX + 16];
     snprintf(ctl, sizeof ctl, "%s/control.sock", d.opt.runtime_dir);

@@ -1,0 +1,334 @@
+/* metrics.c — counters kept on the decision path (a few integer increments) and the text
+ * rendered only when scraped. Label values are escaped as the exposition format requires. */
+#include "metrics.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define NKINDS 16
+static const double bucket_le[] = {0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05,
+                                   0.1,    0.5,    1,     5,     30,   120};
+#define NBUCKETS (sizeof bucket_le / sizeof bucket_le[0])
+
+struct metrics {
+    uint64_t events[NKINDS];
+    uint64_t buckets[NBUCKETS + 1]; /* last: +Inf */
+    double sum;
+    uint64_t count;
+    struct MHD_Daemon *tcp;
+    int tcp_epfd;
+};
+
+static struct metrics *get(struct daemon *d)
+{
+    if (!d->metrics)
+        d->metrics = calloc(1, sizeof(struct metrics));
+    return d->metrics;
+}
+
+void metrics_count_event(struct daemon *d, cg_event_kind kind)
+{
+    struct metrics *m = get(d);
+    if (m && (unsigned)kind < NKINDS)
+        m->events[kind]++;
+}
+
+void metrics_observe_request(struct daemon *d, double seconds)
+{
+    struct metrics *m = get(d);
+    if (!m || seconds < 0)
+        return;
+    unsigned i = 0;
+    while (i < NBUCKETS && seconds > bucket_le[i])
+        i++;
+    m->buckets[i]++;
+    m->sum += seconds;
+    m->count++;
+}
+
+struct buf {
+    char *p;
+    size_t len, cap;
+    bool failed;
+};
+
+static void out(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void out(struct buf *b, const char *fmt, ...)
+{
+    if (b->failed)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->failed = true;
+            return;
+        }
+        if ((size_t)n < b->cap - b->len) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t ncap = (b->cap + (size_t)n + 1) * 2;
+        char *np = realloc(b->p, ncap);
+        if (!np) {
+            b->failed = true;
+            return;
+        }
+        b->p = np;
+        b->cap = ncap;
+    }
+}
+
+/* Label values: backslash, double quote and newline escaped. */
+static const char *esc(const char *s, char *buf, size_t len)
+{
+    size_t j = 0;
+    for (; *s && j + 2 < len; s++) {
+        if (*s == '\\' || *s == '"' || *s == '\n') {
+            buf[j++] = '\\';
+            buf[j++] = *s == '\n' ? 'n' : *s;
+        } else {
+            buf[j++] = *s;
+        }
+    }
+    buf[j] = '\0';
+    return buf;
+}
+
+static void help(struct buf *b, const char *name, const char *type, const char *text)
+{
+    out(b, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
+}
+
+char *metrics_render(struct daemon *d)
+{
+    struct metrics *m = get(d);
+    struct buf b = {.cap = 8192};
+    b.p = malloc(b.cap);
+    if (!b.p || !m) {
+        free(b.p);
+        return NULL;
+    }
+    b.p[0] = '\0';
+    char e1[2 * DEVICE_NAME_MAX], e2[2 * CONTAINER_ID_MAX + 4], e3[2 * CONTAINER_ID_MAX + 4];
+    static const struct { const char *name, *text; } dev_metrics[] = {
+        {"convgpu_device_capacity_bytes", "Device memory convgpu may assign (total minus reserve)."},
+        {"convgpu_device_assigned_bytes", "Device memory assigned to containers."},
+        {"convgpu_device_used_bytes", "Device memory containers use now."},
+        {"convgpu_device_context_charge_bytes", "What one process's context costs on the device."},
+    };
+    for (unsigned k = 0; k < 4; k++) {
+        help(&b, dev_metrics[k].name, "gauge", dev_metrics[k].text);
+        for (unsigned i = 0; i < d->ndevices; i++) {
+            cg_device_info di = {0};
+            cg_device_get(d->core, i, &di);
+            uint64_t used = 0;
+            for (struct container *c = d->containers; c; c = c->next)
+                if (c->device == i)
+                    used += container_used_bytes(c);
+            uint64_t v = k == 0 ? di.capacity : k == 1 ? di.assigned : k == 2 ? used : di.context_charge;
+            out(&b, "%s{device=\"%u\",uuid=\"%s\"} %llu\n", dev_metrics[k].name, i,
+                esc(d->devices[i].uuid, e1, sizeof e1), (unsigned long long)v);
+        }
+    }
+    static const struct { const char *name, *type, *text; } ctr_metrics[] = {
+        {"convgpu_container_limit_bytes", "gauge", "The container's GPU-memory limit."},
+        {"convgpu_container_assigned_bytes", "gauge", "Memory reserved for the container."},
+        {"convgpu_container_used_bytes", "gauge", "Memory the container uses now."},
+        {"convgpu_container_suspended", "gauge", "1 while the container waits for memory."},
+        {"convgpu_container_suspended_seconds_total", "counter", "Time the container spent suspended."},
+        {"convgpu_container_processes", "gauge", "Processes of the container known to the daemon."},
+    };
+    uint64_t now = loop_now_ns();
+    for (unsigned k = 0; k < 6; k++) {
+        help(&b, ctr_metrics[k].name, ctr_metrics[k].type, ctr_metrics[k].text);
+        for (struct container *c = d->containers; c; c = c->next) {
+            cg_container_info ci = {0};
+            cg_container_get(d->core, c->cid, now, &ci);
+            unsigned nproc = 0;
+            for (struct proc *p = c->procs; p; p = p->next)
+                nproc += p->welcomed;
+            out(&b, "%s{container=\"%s\",name=\"%s\",device=\"%u\"} ", ctr_metrics[k].name,
+                esc(c->id, e2, sizeof e2), esc(c->name, e3, sizeof e3), c->device);
+            switch (k) {
+            case 0: out(&b, "%llu\n", (unsigned long long)ci.limit); break;
+            case 1: out(&b, "%llu\n", (unsigned long long)ci.assigned); break;
+            case 2: out(&b, "%llu\n", (unsigned long long)container_used_bytes(c)); break;
+            case 3: out(&b, "%d\n", ci.state == CG_STATE_SUSPENDED); break;
+            case 4: out(&b, "%.6f\n", (double)ci.total_suspended / 1e9); break;
+            default: out(&b, "%u\n", nproc); break;
+            }
+        }
+    }
+    help(&b, "convgpu_decisions_total", "counter", "Scheduling decisions by kind.");
+    for (unsigned k = 0; k <= CG_EV_LIMIT && k < NKINDS; k++)
+        out(&b, "convgpu_decisions_total{kind=\"%s\"} %llu\n", cg_event_kind_name((cg_event_kind)k),
+            (unsigned long long)m->events[k]);
+    help(&b, "convgpu_request_duration_seconds", "histogram",
+         "Time from a request reaching the daemon to its answer (suspension included).");
+    uint64_t cum = 0;
+    for (unsigned i = 0; i < NBUCKETS; i++) {
+        cum += m->buckets[i];
+        out(&b, "convgpu_request_duration_seconds_bucket{le=\"%g\"} %llu\n", bucket_le[i],
+            (unsigned long long)cum);
+    }
+    cum += m->buckets[NBUCKETS];
+    out(&b, "convgpu_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+    out(&b, "convgpu_request_duration_seconds_sum %.9f\n", m->sum);
+    out(&b, "convgpu_request_duration_seconds_count %llu\n", (unsigned long long)m->count);
+    if (b.failed) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
+/* ---- the TCP listener ------------------------------------------------------------------- */
+
+static enum MHD_Result tcp_handler(void *cls, struct MHD_Connection *conn, const char *url,
+                                   const char *method, const char *version, const char *upload,
+                                   size_t *upload_size, void **con_cls)
+{
+    (void)version;
+    (void)upload;
+    (void)con_cls;
+    struct daemon *d = cls;
+    const char *body = "only GET /metrics is served here\n";
+    unsigned status = 404;
+    char *text = NULL;
+    if (*upload_size) {
+        *upload_size = 0;
+        status = 400;
+    } else if (strcmp(url, "/metrics") == 0 && strcmp(method, "GET") == 0) {
+        text = metrics_render(d);
+        status = text ? 200 : 500;
+        body = text ? text : "out of memory\n";
+    }
+    struct MHD_Response *r = text ? MHD_create_response_from_buffer(strlen(text), text,
+                                                                     MHD_RESPMEM_MUST_FREE)
+                                  : MHD_create_response_from_buffer(strlen(body), (void *)body,
+                                                                    MHD_RESPMEM_PERSISTENT);
+    if (!r) {
+        free(text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4");
+    enum MHD_Result ret = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static void tcp_ready(void *ctx, uint32_t events)
+{
+    (void)events;
+    struct metrics *m = ctx;
+    MHD_run(m->tcp);
+}
+
+int metrics_listen(struct daemon *d, const char *addr, char *err, size_t errlen)
+{
+    struct metrics *m = get(d);
+    if (!m) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    char host[128];
+    const char *colon = strrchr(addr, ':');
+    if (!colon || colon == addr || (size_t)(colon - addr) >= sizeof host) {
+        snprintf(err, errlen, "--metrics takes ADDR:PORT, e.g. 127.0.0.1:9400");
+        return -1;
+    }
+    memcpy(host, addr, (size_t)(colon - addr));
+    host[colon - addr] = '\0';
+    char *end;
+    errno = 0;
+    long port = strtol(colon + 1, &end, 10);
+    if (errno || *end || port < 1 || port > 65535) {
+        snprintf(err, errlen, "--metrics: bad port in '%s'", addr);
+        return -1;
+    }
+    struct sockaddr_storage ss = {0};
+    socklen_t sl;
+    int family;
+    if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+        host[strlen(host) - 1] = '\0';
+        struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+        s6->sin6_family = AF_INET6;
+        s6->sin6_port = htons((uint16_t)port);
+        if (inet_pton(AF_INET6, host + 1, &s6->sin6_addr) != 1) {
+            snprintf(err, errlen, "--metrics: bad IPv6 address in '%s'", addr);
+            return -1;
+        }
+        sl = sizeof *s6;
+        family = AF_INET6;
+    } else {
+        struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+        s4->sin_family = AF_INET;
+        s4->sin_port = htons((uint16_t)port);
+        if (inet_pton(AF_INET, host, &s4->sin_addr) != 1) {
+            snprintf(err, errlen, "--metrics: bad IPv4 address in '%s'", addr);
+            return -1;
+        }
+        sl = sizeof *s4;
+        family = AF_INET;
+    }
+    int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, 16) != 0) {
+        snprintf(err, errlen, "--metrics: cannot listen on %s: %s", addr, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    m->tcp = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, tcp_handler, d,
+                              MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_TIMEOUT,
+                              (unsigned)10, MHD_OPTION_CONNECTION_LIMIT, (unsigned)32,
+                              MHD_OPTION_END);
+    const union MHD_DaemonInfo *info =
+        m->tcp ? MHD_get_daemon_info(m->tcp, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
+    if (!info || loop_add(d->loop, info->epoll_fd, EPOLLIN, tcp_ready, m) != 0) {
+        snprintf(err, errlen, "--metrics: cannot start the HTTP listener");
+        if (m->tcp)
+            MHD_stop_daemon(m->tcp);
+        else
+            close(fd);
+        m->tcp = NULL;
+        return -1;
+    }
+    m->tcp_epfd = info->epoll_fd;
+    return 0;
+}
+
+int metrics_timeout_ms(struct daemon *d)
+{
+    struct metrics *m = d->metrics;
+    MHD_UNSIGNED_LONG_LONG t;
+    if (!m || !m->tcp || MHD_get_timeout(m->tcp, &t) != MHD_YES)
+        return -1;
+    return t > 60000 ? 60000 : (int)t;
+}
+
+void metrics_stop(struct daemon *d)
+{
+    struct metrics *m = d->metrics;
+    if (!m)
+        return;
+    if (m->tcp) {
+        loop_del(d->loop, m->tcp_epfd);
+        MHD_stop_daemon(m->tcp);
+    }
+    free(m);
+    d->metrics = NULL;
+}

@@ -1,0 +1,20 @@
+/* metrics.h — Prometheus text exposition of the daemon's state: device and container gauges,
+ * decision counters and a request-latency histogram. Served at /metrics on the control socket
+ * and, with --metrics ADDR:PORT, on a TCP address that serves nothing else. */
+#ifndef CONVGPUD_METRICS_H
+#define CONVGPUD_METRICS_H
+
+#include "daemon.h"
+
+void metrics_count_event(struct daemon *d, cg_event_kind kind);
+/* A request answered after `seconds` (granted at once, resumed after a suspension, or refused). */
+void metrics_observe_request(struct daemon *d, double seconds);
+/* The whole exposition as a malloc'd string (NULL when out of memory). */
+char *metrics_render(struct daemon *d);
+
+/* The optional TCP listener (ADDR:PORT, IPv4 or [IPv6]). */
+int metrics_listen(struct daemon *d, const char *addr, char *err, size_t errlen);
+void metrics_stop(struct daemon *d);
+int metrics_timeout_ms(struct daemon *d);
+
+#endif
