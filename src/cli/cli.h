@@ -22,6 +22,10 @@ int cg_sim_main(int argc, char **argv);
  * is a file that gets the child's stdout and stderr. Returns the pid, or -1. */
 pid_t cli_spawn_in_container(json_t *env, char **cmd, const char *output);
 int cmd_demo(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+/* The tables of `devices` and `ps`, from the API's answers (also used by `top`). */
+void cli_print_devices(json_t *devices);
+void cli_print_containers(json_t *containers);
 int cmd_docker(int argc, char **argv);
 int cmd_setup(int argc, char **argv);
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "http.h"
@@ -78,6 +79,50 @@ static void print_json(json_t *j)
     }
 }
 
+void cli_print_devices(json_t *ans)
+{
+    printf("%-4s %-28s %10s %10s %10s %10s %10s %5s %5s\n", "GPU", "NAME", "CAPACITY",
+           "ASSIGNED", "USED", "FREE", "CONTEXT", "CTRS", "SUSP");
+    size_t i;
+    json_t *d;
+    json_array_foreach(ans, i, d) {
+        char a[CG_SIZE_BUFLEN], b[CG_SIZE_BUFLEN], c[CG_SIZE_BUFLEN], e[CG_SIZE_BUFLEN],
+            f[CG_SIZE_BUFLEN];
+        printf("%-4lld %-28.28s %10s %10s %10s %10s %10s %5lld %5lld\n",
+               (long long)json_integer_value(json_object_get(d, "index")),
+               json_string_value(json_object_get(d, "name")), sz(json_object_get(d, "capacity"), a),
+               sz(json_object_get(d, "assigned"), b), sz(json_object_get(d, "used"), c),
+               sz(json_object_get(d, "free"), e), sz(json_object_get(d, "context_charge"), f),
+               (long long)json_integer_value(json_object_get(d, "containers")),
+               (long long)json_integer_value(json_object_get(d, "suspended")));
+    }
+}
+
+void cli_print_containers(json_t *ans)
+{
+    printf("%-14s %-16s %3s %9s %9s %9s %-16s %5s %4s\n", "ID", "NAME", "GPU", "LIMIT",
+           "ASSIGNED", "USED", "STATE", "PROCS", "WAIT");
+    size_t i;
+    json_t *c;
+    json_array_foreach(ans, i, c) {
+        char a[CG_SIZE_BUFLEN], b[CG_SIZE_BUFLEN], u[CG_SIZE_BUFLEN], state[32];
+        const char *s = json_string_value(json_object_get(c, "state"));
+        json_t *sf = json_object_get(c, "suspended_for_s");
+        if (sf)
+            snprintf(state, sizeof state, "%s %.1fs", s, json_real_value(sf));
+        else
+            snprintf(state, sizeof state, "%s", s ? s : "?");
+        printf("%-14.14s %-16.16s %3lld %9s %9s %9s %-16s %5lld %4lld\n",
+               json_string_value(json_object_get(c, "id")),
+               json_string_value(json_object_get(c, "name")),
+               (long long)json_integer_value(json_object_get(c, "device")),
+               sz(json_object_get(c, "limit"), a), sz(json_object_get(c, "assigned"), b),
+               sz(json_object_get(c, "used"), u), state,
+               (long long)json_integer_value(json_object_get(c, "processes")),
+               (long long)json_integer_value(json_object_get(c, "pending")));
+    }
+}
+
 int cmd_devices(int argc, char **argv)
 {
     static const char *use = "convgpu devices [--json]";
@@ -96,21 +141,7 @@ int cmd_devices(int argc, char **argv)
     if (has_flag(argc, argv, "--json")) {
         print_json(ans);
     } else {
-        printf("%-4s %-28s %10s %10s %10s %10s %10s %5s %5s\n", "GPU", "NAME", "CAPACITY",
-               "ASSIGNED", "USED", "FREE", "CONTEXT", "CTRS", "SUSP");
-        size_t i;
-        json_t *d;
-        json_array_foreach(ans, i, d) {
-            char a[CG_SIZE_BUFLEN], b[CG_SIZE_BUFLEN], c[CG_SIZE_BUFLEN], e[CG_SIZE_BUFLEN],
-                f[CG_SIZE_BUFLEN];
-            printf("%-4lld %-28.28s %10s %10s %10s %10s %10s %5lld %5lld\n",
-                   (long long)json_integer_value(json_object_get(d, "index")),
-                   json_string_value(json_object_get(d, "name")), sz(json_object_get(d, "capacity"), a),
-                   sz(json_object_get(d, "assigned"), b), sz(json_object_get(d, "used"), c),
-                   sz(json_object_get(d, "free"), e), sz(json_object_get(d, "context_charge"), f),
-                   (long long)json_integer_value(json_object_get(d, "containers")),
-                   (long long)json_integer_value(json_object_get(d, "suspended")));
-        }
+        cli_print_devices(ans);
     }
     json_decref(ans);
     return 0;
@@ -135,27 +166,7 @@ int cmd_ps(int argc, char **argv)
     if (has_flag(argc, argv, "--json")) {
         print_json(ans);
     } else {
-        printf("%-14s %-16s %3s %9s %9s %9s %-16s %5s %4s\n", "ID", "NAME", "GPU", "LIMIT",
-               "ASSIGNED", "USED", "STATE", "PROCS", "WAIT");
-        size_t i;
-        json_t *c;
-        json_array_foreach(ans, i, c) {
-            char a[CG_SIZE_BUFLEN], b[CG_SIZE_BUFLEN], u[CG_SIZE_BUFLEN], state[32];
-            const char *s = json_string_value(json_object_get(c, "state"));
-            json_t *sf = json_object_get(c, "suspended_for_s");
-            if (sf)
-                snprintf(state, sizeof state, "%s %.1fs", s, json_real_value(sf));
-            else
-                snprintf(state, sizeof state, "%s", s ? s : "?");
-            printf("%-14.14s %-16.16s %3lld %9s %9s %9s %-16s %5lld %4lld\n",
-                   json_string_value(json_object_get(c, "id")),
-                   json_string_value(json_object_get(c, "name")),
-                   (long long)json_integer_value(json_object_get(c, "device")),
-                   sz(json_object_get(c, "limit"), a), sz(json_object_get(c, "assigned"), b),
-                   sz(json_object_get(c, "used"), u), state,
-                   (long long)json_integer_value(json_object_get(c, "processes")),
-                   (long long)json_integer_value(json_object_get(c, "pending")));
-        }
+        cli_print_containers(ans);
     }
     json_decref(ans);
     return 0;
@@ -350,40 +361,98 @@ int cmd_policy(int argc, char **argv)
     return 0;
 }
 
+static void print_event(json_t *e, bool as_json)
+{
+    if (as_json) {
+        char *s = json_dumps(e, JSON_COMPACT);
+        if (s)
+            puts(s);
+        free(s);
+        fflush(stdout);
+        return;
+    }
+    char b[CG_SIZE_BUFLEN], when[32];
+    time_t t = (time_t)json_real_value(json_object_get(e, "time"));
+    struct tm tm;
+    localtime_r(&t, &tm);
+    strftime(when, sizeof when, "%H:%M:%S", &tm);
+    const char *reason = json_string_value(json_object_get(e, "reason"));
+    json_t *pid = json_object_get(e, "pid");
+    char pids[32] = "";
+    if (pid)
+        snprintf(pids, sizeof pids, "pid %lld", (long long)json_integer_value(pid));
+    printf("%s %6lld %-8s %-14.14s %-10s %9s  %s\n", when,
+           (long long)json_integer_value(json_object_get(e, "seq")),
+           json_string_value(json_object_get(e, "type")),
+           json_string_value(json_object_get(e, "container")), pids,
+           sz(json_object_get(e, "bytes"), b), reason ? reason : "");
+    fflush(stdout);
+}
+
+static int on_event_line(const char *line, void *ctx)
+{
+    json_error_t jerr;
+    json_t *e = json_loads(line, 0, &jerr);
+    if (e) {
+        print_event(e, *(bool *)ctx);
+        json_decref(e);
+    }
+    return 0;
+}
+
 int cmd_events(int argc, char **argv)
 {
-    static const char *use = "convgpu events [--json]";
-    static const char *const flags[] = {"--json", NULL};
+    static const char *use = "convgpu events [--once] [--json] [--since SEQ]";
     if (cli_wants_help(argc, argv)) {
-        printf("Usage: %s\n\nPrints the daemon's recent decisions: admit, assign, grant, suspend,\n"
-               "resume, reject, release, process connect/exit, removal — with reasons.\n", use);
+        printf("Usage: %s\n\nFollows the daemon's decisions as they happen: admit, assign, grant,\n"
+               "suspend, resume, reject, release, process connect/exit, removal — with reasons.\n"
+               "  --once       print the recent events (the last 4096) and exit\n"
+               "  --since SEQ  start at event SEQ (default: recent ones with --once, new ones otherwise)\n"
+               "  --json       one JSON object per line\n", use);
         return 0;
     }
-    if (!check_args(argc, argv, flags, 0, use))
-        return 2;
-    json_t *ans = NULL;
-    int rc = call("GET", "/v1/events", NULL, &ans, 200);
-    if (rc)
-        return rc;
-    size_t i;
-    json_t *e;
-    json_array_foreach(json_object_get(ans, "events"), i, e) {
-        if (has_flag(argc, argv, "--json")) {
-            char *s = json_dumps(e, JSON_COMPACT);
-            if (s)
-                puts(s);
-            free(s);
-            continue;
+    bool once = false, as_json = false;
+    const char *since = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--once") == 0)
+            once = true;
+        else if (strcmp(argv[i], "--json") == 0)
+            as_json = true;
+        else if (strcmp(argv[i], "--since") == 0 && i + 1 < argc) {
+            since = argv[++i];
+            for (const char *p = since; *p; p++)
+                if (*p < '0' || *p > '9' || p - since > 18) {
+                    fprintf(stderr, "convgpu events: --since takes an event number\n");
+                    return 2;
+                }
+            if (!*since) {
+                fprintf(stderr, "convgpu events: --since takes an event number\n");
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "convgpu events: unexpected '%s'\nUsage: %s\n", argv[i], use);
+            return 2;
         }
-        char b[CG_SIZE_BUFLEN];
-        printf("%6lld %-8s %-14s pid=%-7lld %9s %s\n",
-               (long long)json_integer_value(json_object_get(e, "seq")),
-               json_string_value(json_object_get(e, "type")),
-               json_string_value(json_object_get(e, "container")),
-               (long long)json_integer_value(json_object_get(e, "pid")),
-               sz(json_object_get(e, "bytes"), b),
-               json_string_value(json_object_get(e, "reason")) ? json_string_value(json_object_get(e, "reason")) : "");
     }
-    json_decref(ans);
+    char path[96], err[512];
+    if (once) {
+        snprintf(path, sizeof path, "/v1/events%s%s", since ? "?since=" : "", since ? since : "");
+        json_t *ans = NULL;
+        int rc = call("GET", path, NULL, &ans, 200);
+        if (rc)
+            return rc;
+        size_t i;
+        json_t *e;
+        json_array_foreach(json_object_get(ans, "events"), i, e)
+            print_event(e, as_json);
+        json_decref(ans);
+        return 0;
+    }
+    snprintf(path, sizeof path, "/v1/events?follow=1%s%s", since ? "&since=" : "", since ? since : "");
+    long st = cli_stream(path, on_event_line, &as_json, err, sizeof err);
+    if (st != 200) {
+        cli_report_error(st, NULL, err);
+        return 1;
+    }
     return 0;
 }

@@ -3,6 +3,7 @@
 
 #include <curl/curl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,4 +106,67 @@ void cli_report_error(long status, json_t *answer, const char *transport_error)
     const char *msg = json_string_value(json_object_get(answer, "error"));
     fprintf(stderr, "convgpu: %s (HTTP %ld)\n", msg ? msg : "unexpected answer from the daemon",
             status);
+}
+
+struct stream {
+    int (*on_line)(const char *line, void *ctx);
+    void *ctx;
+    char *pending;
+    size_t len;
+    bool stop;
+};
+
+static size_t stream_chunk(char *ptr, size_t size, size_t n, void *ud)
+{
+    struct stream *st = ud;
+    size_t add = size * n;
+    if (st->len + add > (1u << 20))
+        return 0; /* no event line is this long */
+    char *nb = realloc(st->pending, st->len + add + 1);
+    if (!nb)
+        return 0;
+    memcpy(nb + st->len, ptr, add);
+    st->pending = nb;
+    st->len += add;
+    st->pending[st->len] = '\0';
+    char *start = st->pending, *nl;
+    while ((nl = memchr(start, '\n', st->len - (size_t)(start - st->pending)))) {
+        *nl = '\0';
+        if (st->on_line(start, st->ctx) != 0) {
+            st->stop = true;
+            return 0;
+        }
+        start = nl + 1;
+    }
+    size_t rest = st->len - (size_t)(start - st->pending);
+    memmove(st->pending, start, rest);
+    st->len = rest;
+    return add;
+}
+
+long cli_stream(const char *path, int (*on_line)(const char *line, void *ctx), void *ctx,
+                char *error, size_t errlen)
+{
+    char sock[PATH_MAX + 16], url[512];
+    snprintf(sock, sizeof sock, "%s/control.sock", cli_runtime_dir());
+    snprintf(url, sizeof url, "http://convgpu%s", path);
+    CURL *c = curl_easy_init();
+    if (!c) {
+        snprintf(error, errlen, "cannot initialise libcurl");
+        return 0;
+    }
+    struct stream st = {.on_line = on_line, .ctx = ctx};
+    curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, sock);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, stream_chunk);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &st);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    CURLcode rc = curl_easy_perform(c);
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    if (rc != CURLE_OK && !st.stop && status == 0)
+        snprintf(error, errlen, "cannot reach convgpud at %s: %s", sock, curl_easy_strerror(rc));
+    curl_easy_cleanup(c);
+    free(st.pending);
+    return status;
 }

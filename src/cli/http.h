@@ -14,6 +14,11 @@ const char *cli_runtime_dir(void);
 long cli_request(const char *method, const char *path, json_t *body, json_t **out,
                  char *error, size_t errlen);
 
+/* GETs path and calls on_line for each newline-terminated line as it arrives, until the daemon
+ * closes the stream or on_line returns non-zero. Returns the HTTP status (0: unreachable). */
+long cli_stream(const char *path, int (*on_line)(const char *line, void *ctx), void *ctx,
+                char *error, size_t errlen);
+
 /* Prints an API error answer or transport error as "convgpu: ..." on stderr. */
 void cli_report_error(long status, json_t *answer, const char *transport_error);
 

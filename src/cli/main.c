@@ -18,6 +18,7 @@ static const struct {
     {"set", cmd_set, "change a container's GPU-memory limit while it runs"},
     {"devices", cmd_devices, "list GPUs: capacity, assigned, used, context charge"},
     {"policy", cmd_policy, "show or change the resume and placement policies"},
+    {"top", cmd_top, "live view of devices, containers and decisions"},
     {"events", cmd_events, "print the daemon's decision events"},
     {"docker", cmd_docker, "docker run with a GPU-memory limit (the paper's nvidia-docker)"},
     {"setup", cmd_setup, "install the convgpu OCI runtime into Docker or Podman"},

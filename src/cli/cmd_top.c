@@ -1,0 +1,113 @@
+/* cmd_top.c — `convgpu top`: a live view of the node, redrawn every interval: devices,
+ * containers (who runs, who is suspended and for how long) and the latest decisions. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "http.h"
+#include "size.h"
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
+
+static int frame(bool clear, unsigned nevents)
+{
+    json_t *devs = NULL, *ctrs = NULL, *evs = NULL;
+    char err[512];
+    long st = cli_request("GET", "/v1/devices", NULL, &devs, err, sizeof err);
+    if (st != 200) {
+        cli_report_error(st, devs, err);
+        json_decref(devs);
+        return 1;
+    }
+    st = cli_request("GET", "/v1/containers", NULL, &ctrs, err, sizeof err);
+    if (st == 200)
+        st = cli_request("GET", "/v1/events", NULL, &evs, err, sizeof err);
+    if (st != 200) {
+        cli_report_error(st, ctrs, err);
+        json_decref(devs);
+        json_decref(ctrs);
+        json_decref(evs);
+        return 1;
+    }
+    if (clear)
+        fputs("\033[H\033[2J", stdout);
+    time_t now = time(NULL);
+    char when[32];
+    strftime(when, sizeof when, "%H:%M:%S", localtime(&now));
+    printf("convgpu top — %s — %s (Ctrl-C quits)\n\n", when, cli_runtime_dir());
+    cli_print_devices(devs);
+    printf("\n");
+    cli_print_containers(ctrs);
+    json_t *list = json_object_get(evs, "events");
+    size_t n = json_array_size(list);
+    printf("\nlatest decisions:\n");
+    for (size_t i = n > nevents ? n - nevents : 0; i < n; i++) {
+        json_t *e = json_array_get(list, i);
+        char b[CG_SIZE_BUFLEN];
+        const char *reason = json_string_value(json_object_get(e, "reason"));
+        printf("  %-8s %-14.14s %9s  %s\n", json_string_value(json_object_get(e, "type")),
+               json_string_value(json_object_get(e, "container")),
+               cg_format_size((uint64_t)json_integer_value(json_object_get(e, "bytes")), b, sizeof b),
+               reason ? reason : "");
+    }
+    fflush(stdout);
+    json_decref(devs);
+    json_decref(ctrs);
+    json_decref(evs);
+    return 0;
+}
+
+int cmd_top(int argc, char **argv)
+{
+    static const char *use = "convgpu top [--interval SECONDS] [--once]";
+    if (cli_wants_help(argc, argv)) {
+        printf("Usage: %s\n\nA live view of the node, redrawn every interval (default 1 s): devices,\n"
+               "containers (running or suspended, and for how long) and the latest decisions.\n"
+               "  --once      draw one frame without clearing the screen and exit\n", use);
+        return 0;
+    }
+    double interval = 1.0;
+    bool once = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--once") == 0) {
+            once = true;
+        } else if (strcmp(argv[i], "--interval") == 0 && i + 1 < argc) {
+            char *end;
+            errno = 0;
+            interval = strtod(argv[++i], &end);
+            if (errno || *end || !(interval >= 0.1 && interval <= 3600)) {
+                fprintf(stderr, "convgpu top: --interval takes seconds between 0.1 and 3600\n");
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "convgpu top: unexpected '%s'\nUsage: %s\n", argv[i], use);
+            return 2;
+        }
+    }
+    if (once)
+        return frame(false, 8);
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    bool tty = isatty(STDOUT_FILENO);
+    while (!stop) {
+        if (frame(tty, 8) != 0)
+            return 1;
+        struct timespec ts = {(time_t)interval, (long)((interval - (double)(time_t)interval) * 1e9)};
+        while (!stop && nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
+    return 0;
+}
