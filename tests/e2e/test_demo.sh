@@ -11,6 +11,6 @@ check "demo prints the per-policy summary" bash -c "for p in fifo best-fit recen
 check "no job failed" bash -c "! grep -q 'failed (status' $TMP/demo.out"
 after=$(ls -d /tmp/convgpu-demo.* 2>/dev/null | sort)
 check "no temporary directory left" test "$before" = "$after"
-check "no demo daemon left running" bash -c "! pgrep -f 'convgpud --runtime-dir /tmp/convgpu-demo' >/dev/null"
+check "no demo daemon left running" bash -c "! pgrep -f 'convgpu[d] --runtime-dir /tmp/convgpu-demo' >/dev/null"
 [ "$FAILS" -eq 0 ] || cat "$TMP/demo.out"
 finish
