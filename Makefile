@@ -1,7 +1,8 @@
 # convgpu — the front door. Everything a newcomer needs is one of:
 #   make demo    install missing packages, build, and run the demo on the emulated GPU
 #   make check   install missing packages, build, and run every test (plain + ASan/UBSan)
-# Other targets: all (build only), test (plain tests), asan, tsan, fuzz, bench, clean.
+# Other targets: all (build only), test (plain tests), asan, tsan, fuzz, bench,
+# install (PREFIX=/usr/local DESTDIR=), clean.
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
@@ -12,7 +13,7 @@ CC         ?= cc
 CMAKE_GEN  := -G "Unix Makefiles"
 CTEST_ARGS ?= --output-on-failure -j $(JOBS)
 
-.PHONY: all deps build test check asan tsan fuzz demo bench clean
+.PHONY: all deps build test check asan tsan fuzz demo bench install clean
 
 all: build
 
@@ -60,6 +61,13 @@ demo: deps build
 
 bench: deps build
 	bench/run-all.sh $(BUILD)
+
+# make install PREFIX=/usr/local DESTDIR=/tmp/stage
+PREFIX ?= /usr/local
+install: build
+	cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX)
+	cmake --build $(BUILD) -j $(JOBS)
+	DESTDIR=$(DESTDIR) cmake --install $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_FUZZ)

@@ -306,6 +306,14 @@ static void resolve_paths(struct daemon *d)
     char real[PATH_MAX];
     if (realpath(libdir, real))
         snprintf(libdir, sizeof libdir, "%s", real);
+    /* The build tree has lib/libconvgpu.so; an installation has lib/convgpu/libconvgpu.so. */
+    char probe[PATH_MAX + 32];
+    snprintf(probe, sizeof probe, "%s/libconvgpu.so", libdir);
+    if (access(probe, R_OK) != 0) {
+        snprintf(probe, sizeof probe, "%s/convgpu/libconvgpu.so", libdir);
+        if (access(probe, R_OK) == 0)
+            strncat(libdir, "/convgpu", sizeof libdir - strlen(libdir) - 1);
+    }
     snprintf(d->lib_path, sizeof d->lib_path, "%.*s/libconvgpu.so", (int)(sizeof d->lib_path - 20), libdir);
     snprintf(d->emu_dir, sizeof d->emu_dir, "%.*s/emu", (int)(sizeof d->emu_dir - 8), libdir);
     snprintf(d->emu_state, sizeof d->emu_state, "%.*s/emu/state", (int)(sizeof d->emu_state - 16),

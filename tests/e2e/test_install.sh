@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# test_install.sh — `make install` (PREFIX/DESTDIR) gives a working installation: the installed
+# daemon finds the installed interposer and emulator, and the installed CLI runs a workload.
+. "$(dirname "$0")/lib.sh"
+STAGE=$TMP/stage
+DESTDIR=$STAGE cmake --install "$BUILD" --prefix /opt/convgpu >"$TMP/install.log" 2>&1 \
+    && pass "cmake --install into DESTDIR" || { fail "install failed"; cat "$TMP/install.log"; finish; exit 1; }
+P=$STAGE/opt/convgpu
+for f in bin/convgpud bin/convgpu bin/convgpu-runtime bin/convgpu-sample lib/convgpu/libconvgpu.so \
+         lib/convgpu/emu/libcuda.so.1 lib/convgpu/emu/libnvidia-ml.so.1 \
+         lib/systemd/system/convgpud.service share/convgpu/convgpud.conf.example; do
+    check "installed $f" test -e "$P/$f"
+done
+check "unit starts the installed daemon" grep -q "ExecStart=/opt/convgpu/bin/convgpud --foreground" "$P/lib/systemd/system/convgpud.service"
+check "example configuration is accepted as is" "$P/bin/convgpud" --config "$P/share/convgpu/convgpud.conf.example" --version
+
+mkdir -p "$RUNDIR"
+CONVGPU_EMU_CONTEXT=6MiB "$P/bin/convgpud" --runtime-dir "$RUNDIR" --emulate 256MiB --foreground \
+    >>"$DAEMON_LOG" 2>&1 &
+DAEMON_PID=$!
+wait_for "installed daemon ready" 10 test -S "$RUNDIR/control.sock"
+out=$("$P/bin/convgpu" --runtime-dir "$RUNDIR" create --gpu-memory 64MiB --name probe)
+check "container env points into the installation" grep -q "LD_PRELOAD=$P/lib/convgpu/libconvgpu.so" <<<"$out"
+"$P/bin/convgpu" --runtime-dir "$RUNDIR" rm probe >/dev/null
+"$P/bin/convgpu" --runtime-dir "$RUNDIR" run --quiet --gpu-memory 64MiB -- "$P/bin/convgpu-sample" --size 32MiB --quiet \
+    && pass "installed CLI runs a workload within its limit" || fail "installed run failed"
+set +e
+"$P/bin/convgpu" --runtime-dir "$RUNDIR" run --quiet --gpu-memory 64MiB -- "$P/bin/convgpu-sample" --size 100MiB --quiet 2>/dev/null
+rc=$?
+set -e
+check "installed interposer enforces the limit (exit $rc)" test "$rc" = 2
+finish
