@@ -18,7 +18,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct create_request cr;
     err[0] = '\0';
     if (api_parse_create(body, size, 4, &cr, err, sizeof err) == 0) {
-        if (cr.limit == 0 || cr.device < -1 || cr.device >= 4 || strlen(cr.name) > 64)
+        if (cr.limit == 0 || cr.device < -1 || cr.device >= 4 || strlen(cr.name) > 64 ||
+            (cr.has_owner && (cr.uid == UINT32_MAX || cr.gid == UINT32_MAX)))
             abort();
     } else if (!err[0]) {
         abort();
@@ -27,6 +28,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     err[0] = '\0';
     if (api_parse_limit(body, size, &limit, err, sizeof err) == 0) {
         if (limit == 0)
+            abort();
+    } else if (!err[0]) {
+        abort();
+    }
+    int pid = 0;
+    err[0] = '\0';
+    if (api_parse_start(body, size, &pid, err, sizeof err) == 0) {
+        if (pid <= 0)
             abort();
     } else if (!err[0]) {
         abort();

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <microhttpd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +181,9 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
     json_object_set_new(o, "dir", json_string(c->dir));
     json_object_set_new(o, "auto_remove", json_boolean(c->auto_remove));
     json_object_set_new(o, "owner_pid", json_integer(c->owner_pid));
+    json_object_set_new(o, "uid", json_integer((json_int_t)c->owner_uid));
+    if (c->init_pid > 0)
+        json_object_set_new(o, "init_pid", json_integer(c->init_pid));
     json_object_set_new(o, "committed", json_integer((json_int_t)ci.used));
     json_t *procs = json_array();
     for (struct proc *p = c->procs; p; p = p->next) {
@@ -289,8 +293,14 @@ static enum MHD_Result create_container(struct daemon *d, struct MHD_Connection 
     char msg[256];
     if (api_parse_create(rc->body, rc->len, d->ndevices, &req, msg, sizeof msg) != 0)
         return send_error(conn, 400, "%s", msg);
+    if (req.has_owner && cred->uid != 0 && cred->uid != geteuid() &&
+        (req.uid != cred->uid || req.gid != cred->gid))
+        return send_error(conn, 403, "only root or the daemon's user may create a container for "
+                                     "another user");
+    uid_t uid = req.has_owner ? (uid_t)req.uid : cred->uid;
+    gid_t gid = req.has_owner ? (gid_t)req.gid : cred->gid;
     struct container *c = NULL;
-    int rcode = container_create(d, req.id, req.name, req.device, req.limit, cred->uid, cred->gid,
+    int rcode = container_create(d, req.id, req.name, req.device, req.limit, uid, gid,
                                  req.auto_remove ? cred->pid : 0, req.auto_remove, NULL, &c, msg,
                                  sizeof msg);
     if (rcode != 0)
@@ -503,6 +513,22 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
                 return send_json(conn, 200, json_pack("{s:s}", "removed", cid));
             }
             return send_error(conn, 405, "use GET or DELETE on a container");
+        }
+        if (strcmp(slash, "/start") == 0) {
+            if (!post)
+                return send_error(conn, 405, "use POST on /start");
+            if (!may_touch(&cred, c))
+                return send_error(conn, 403, "container %s belongs to uid %d", c->id,
+                                  (int)c->owner_uid);
+            int pid;
+            char msg[256];
+            if (api_parse_start(rc->body, rc->len, &pid, msg, sizeof msg) != 0)
+                return send_error(conn, 400, "%s", msg);
+            if (kill(pid, 0) != 0 && errno == ESRCH)
+                return send_error(conn, 400, "no process %d", pid);
+            c->init_pid = pid;
+            log_info("container %s: started, init pid %d", c->id, pid);
+            return send_json(conn, 200, container_json(d, c, true));
         }
         if (strcmp(slash, "/limit") == 0) {
             if (!put)

@@ -95,14 +95,16 @@ int api_parse_create(const char *body, size_t len, unsigned ndevices, struct cre
     memset(out, 0, sizeof *out);
     out->device = -1;
     int rc = -1;
-    static const char *const allowed[] = {"gpu_memory", "name", "id", "device", "auto_remove", NULL};
+    static const char *const allowed[] = {"gpu_memory", "name", "id", "device", "auto_remove",
+                                          "uid", "gid", NULL};
     const char *bad = NULL;
+    json_t *uid = json_object_get(j, "uid"), *gid = json_object_get(j, "gid");
     json_t *gm = json_object_get(j, "gpu_memory"), *name = json_object_get(j, "name");
     json_t *id = json_object_get(j, "id"), *dev = json_object_get(j, "device");
     json_t *ar = json_object_get(j, "auto_remove");
     if (!only_keys(j, allowed, &bad)) {
         snprintf(err, errlen, "unknown field '%s' (allowed: gpu_memory, name, id, device, "
-                              "auto_remove)", bad);
+                              "auto_remove, uid, gid)", bad);
     } else if (!gm) {
         fail(err, errlen, "gpu_memory is required (e.g. \"1GiB\")");
     } else if (json_size(gm, &out->limit, err, errlen) != 0) {
@@ -116,7 +118,18 @@ int api_parse_create(const char *body, size_t len, unsigned ndevices, struct cre
         snprintf(err, errlen, "device must be a GPU index below %u", ndevices);
     } else if (ar && !json_is_boolean(ar)) {
         fail(err, errlen, "auto_remove must be true or false");
+    } else if (!uid != !gid) {
+        fail(err, errlen, "uid and gid go together");
+    } else if (uid && (!json_is_integer(uid) || !json_is_integer(gid) ||
+                       json_integer_value(uid) < 0 || json_integer_value(uid) > 0xfffffffe ||
+                       json_integer_value(gid) < 0 || json_integer_value(gid) > 0xfffffffe)) {
+        fail(err, errlen, "uid and gid must be integers from 0 to 4294967294");
     } else {
+        if (uid) {
+            out->has_owner = true;
+            out->uid = (uint32_t)json_integer_value(uid);
+            out->gid = (uint32_t)json_integer_value(gid);
+        }
         if (name)
             snprintf(out->name, sizeof out->name, "%s", json_string_value(name));
         if (id)
@@ -144,6 +157,28 @@ int api_parse_limit(const char *body, size_t len, uint64_t *limit, char *err, si
         fail(err, errlen, "gpu_memory is required (send {\"gpu_memory\": SIZE})");
     else
         rc = json_size(json_object_get(j, "gpu_memory"), limit, err, errlen);
+    json_decref(j);
+    return rc;
+}
+
+int api_parse_start(const char *body, size_t len, int *pid, char *err, size_t errlen)
+{
+    json_t *j = load_object(body, len, err, errlen);
+    if (!j)
+        return -1;
+    static const char *const allowed[] = {"pid", NULL};
+    const char *bad = NULL;
+    json_t *p = json_object_get(j, "pid");
+    int rc = -1;
+    if (!only_keys(j, allowed, &bad))
+        snprintf(err, errlen, "unknown field '%s' (send {\"pid\": N})", bad);
+    else if (!p || !json_is_integer(p) || json_integer_value(p) <= 0 ||
+             json_integer_value(p) > 0x3fffffff)
+        fail(err, errlen, "pid must be a positive process id (send {\"pid\": N})");
+    else {
+        *pid = (int)json_integer_value(p);
+        rc = 0;
+    }
     json_decref(j);
     return rc;
 }

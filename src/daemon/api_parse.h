@@ -15,6 +15,8 @@ struct create_request {
     char name[65];   /* "" = none */
     int device;      /* -1 = placement policy chooses */
     bool auto_remove;
+    bool has_owner;  /* uid/gid given: the container's user (root or the daemon's user only) */
+    uint32_t uid, gid;
 };
 
 struct policy_request {
@@ -27,6 +29,8 @@ struct policy_request {
 int api_parse_create(const char *body, size_t len, unsigned ndevices, struct create_request *out,
                      char *err, size_t errlen);
 int api_parse_limit(const char *body, size_t len, uint64_t *limit, char *err, size_t errlen);
+/* POST /v1/containers/{id}/start: {"pid": N}, the container's init pid (host pid). */
+int api_parse_start(const char *body, size_t len, int *pid, char *err, size_t errlen);
 int api_parse_policy(const char *body, size_t len, struct policy_request *out, char *err,
                      size_t errlen);
 

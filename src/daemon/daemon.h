@@ -62,6 +62,7 @@ struct container {
     uid_t owner_uid;
     gid_t owner_gid;
     pid_t owner_pid;       /* removed when this process exits, if auto_remove */
+    pid_t init_pid;        /* the container's init process (host pid), when an integration said */
     int owner_pidfd;
     bool auto_remove;
     bool restoring;        /* being re-created after a restart: reuse its ledger file */

@@ -59,6 +59,8 @@ wait_for "the container's process holds memory" 20 \
 init=$(runc --root "$ROOT" state long1 | json_get pid)
 check "daemon's process list has the container's init (host pid $init)" bash -c \
     "'$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' inspect long1 | grep -q '\"pid\": *$init\\b'"
+check "createRuntime hook told the daemon the init pid" bash -c \
+    "'$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' inspect long1 | grep -q '\"init_pid\": *$init\\b'"
 check "/etc/ld.so.preload names the interposer" bash -c \
     "runc --root '$ROOT' exec long1 cat /etc/ld.so.preload | grep -qx /usr/lib/convgpu/libconvgpu.so"
 emu=$(python3 -c 'import json,sys

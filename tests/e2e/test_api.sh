@@ -38,6 +38,25 @@ out=$(api GET /v1/nope);                 check "unknown path is 404" test "${out
 out=$(api PATCH /v1/containers);         check "wrong method is 405" test "${out%% *}" = 405
 out=$(api GET /v1/containers/missing);   check "unknown container is 404" test "${out%% *}" = 404
 
+# The container's user (integrations create containers for another uid) and its init pid.
+out=$(api POST /v1/containers '{"gpu_memory":"64MiB","name":"owned","uid":4321,"gid":4321}')
+check "root may create a container for another user" test "${out%% *}" = 201
+check "its socket belongs to that user" test "$(stat -c %u "$RUNDIR/containers/$(cg inspect owned | json_get id)/container.sock")" = 4321
+for body in '{"gpu_memory":"64MiB","uid":5}' '{"gpu_memory":"64MiB","uid":-1,"gid":0}' \
+            '{"gpu_memory":"64MiB","uid":"root","gid":0}' '{"gpu_memory":"64MiB","uid":4294967295,"gid":0}'; do
+    out=$(api POST /v1/containers "$body")
+    check "refused owner $body" test "${out%% *}" = 400
+done
+out=$(api POST /v1/containers/owned/start "{\"pid\":$$}")
+check "start records the init pid" grep -q "\"init_pid\":$$" <<<"$out"
+for body in '{}' '{"pid":0}' '{"pid":"1"}' '{"pid":1,"x":2}' '{"pid":2147483647}'; do
+    out=$(api POST /v1/containers/owned/start "$body")
+    check "refused start $body" test "${out%% *}" = 400
+done
+out=$(api GET /v1/containers/owned/start); check "start needs POST" test "${out%% *}" = 405
+out=$(api POST /v1/containers/nobody/start '{"pid":1}'); check "start of an unknown container is 404" test "${out%% *}" = 404
+cg rm owned >/dev/null
+
 # Limits: lowering below use is refused; changing works; over capacity is refused.
 out=$(api PUT /v1/containers/alpha/limit '{"gpu_memory":"512MiB"}')
 check "lower limit accepted" test "${out%% *}" = 200

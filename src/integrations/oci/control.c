@@ -40,6 +40,10 @@ static long post(const char *id, const struct oci_request *req, json_t **ans, ch
         json_object_set_new(body, "name", json_string(id));
     if (body && req->device >= 0)
         json_object_set_new(body, "device", json_integer(req->device));
+    if (body && req->has_user) {
+        json_object_set_new(body, "uid", json_integer(req->uid));
+        json_object_set_new(body, "gid", json_integer(req->gid));
+    }
     return cli_request("POST", "/v1/containers", body, ans, terr, tlen);
 }
 
@@ -117,4 +121,22 @@ int oci_registered(const char *id, char *err, size_t errlen)
         return 0;
     api_error(st, NULL, terr, "cannot ask convgpud", err, errlen);
     return -1;
+}
+
+int oci_started(const char *id, long pid, char *err, size_t errlen)
+{
+    char path[128], did[DAEMON_ID_MAX + 1], terr[512] = "";
+    snprintf(path, sizeof path, "/v1/containers/%s/start", daemon_id(id, did));
+    json_t *ans = NULL;
+    long st = cli_request("POST", path, json_pack("{s:I}", "pid", (json_int_t)pid), &ans, terr,
+                          sizeof terr);
+    int rc = 0;
+    if (st != 200) {
+        char what[128];
+        snprintf(what, sizeof what, "cannot report init pid %ld of %.64s", pid, id);
+        api_error(st, ans, terr, what, err, errlen);
+        rc = -1;
+    }
+    json_decref(ans);
+    return rc;
 }

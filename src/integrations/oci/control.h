@@ -19,6 +19,10 @@ json_t *oci_register(const char *id, const struct oci_request *req, char *err, s
 /* DELETE /v1/containers/{id}. Returns 0 when released or not registered, -1 with err. */
 int oci_release(const char *id, char *err, size_t errlen);
 
+/* POST /v1/containers/{id}/start {"pid"}: tells the daemon the container's init (host) pid.
+ * 0, or -1 with err. */
+int oci_started(const char *id, long pid, char *err, size_t errlen);
+
 /* GET /v1/containers/{id}: 1 registered, 0 not registered, -1 daemon unreachable (err). */
 int oci_registered(const char *id, char *err, size_t errlen);
 

@@ -1,7 +1,7 @@
 /* hook.c — `convgpu-runtime hook create-runtime|poststop`: the OCI hooks the shim adds. runc
  * runs them with the container's state JSON on stdin (id, pid, status, bundle, annotations).
- * create-runtime confirms the registration and logs the init pid (the daemon has no endpoint to
- * take it yet); poststop releases the container (its failure is only logged by runc). */
+ * create-runtime confirms the registration and reports the init pid to the daemon; poststop
+ * releases the container (its failure is only logged by runc). */
 #include "hook.h"
 
 #include <stdio.h>
@@ -58,6 +58,8 @@ int oci_hook_main(int argc, char **argv)
                 rc = 1;
             } else {
                 if (reg < 0)
+                    oci_log(OCI_LOG_WARN, "hook create-runtime: %s", err);
+                else if (oci_started(id, (long)pid, err, sizeof err) != 0)
                     oci_log(OCI_LOG_WARN, "hook create-runtime: %s", err);
                 oci_log(OCI_LOG_INFO, "container %s: init pid %lld (status %s, bundle %s)", id,
                         (long long)pid, status ? status : "?",

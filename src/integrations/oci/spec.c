@@ -140,6 +140,17 @@ int oci_spec_request(json_t *config, struct oci_request *req, char *err, size_t 
         return fail(err, errlen, "the container asks for GPU memory (%s) but its config.json has "
                                  "no \"process\" section to run it with",
                     req->source);
+    /* The container's socket is made for the user its processes run as (without a user
+     * namespace, the uid in config.json is the host uid). */
+    json_t *user = json_object_get(process, "user");
+    json_t *uid = json_object_get(user, "uid"), *gid = json_object_get(user, "gid");
+    if (json_is_integer(uid) && json_is_integer(gid) && json_integer_value(uid) >= 0 &&
+        json_integer_value(uid) <= 0xfffffffe && json_integer_value(gid) >= 0 &&
+        json_integer_value(gid) <= 0xfffffffe) {
+        req->has_user = true;
+        req->uid = (uint32_t)json_integer_value(uid);
+        req->gid = (uint32_t)json_integer_value(gid);
+    }
     const char *why = NULL;
     if (cg_parse_size(text, &req->bytes, &why) != 0 || req->bytes == 0) {
         snprintf(err, errlen, "bad GPU-memory size '%s' in %s: %s (use e.g. 512MiB, 1GiB or "

@@ -29,6 +29,8 @@ struct oci_request {
     uint64_t bytes;       /* the limit */
     long device;          /* a GPU index, or -1: the placement policy chooses */
     const char *source;   /* where the limit came from: the variable or annotation name */
+    bool has_user;        /* process.user gave the uid/gid the container runs as */
+    uint32_t uid, gid;
 };
 
 /* Reads the request from process.env and annotations. Returns 0 (check req->wanted), or -1 when
