@@ -352,5 +352,8 @@ int main(int argc, char **argv)
         close(pfd);
     int st;
     waitpid(server, &st, 0);
+    free(bare.v);
+    free(proto.v);
+    free(led.v);
     return 0;
 }
