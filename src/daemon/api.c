@@ -263,6 +263,14 @@ void api_process_event(struct daemon *d, struct container *c, struct proc *p, co
         ring_push(d->api, what, NULL, c->id, c->device, (int)p->pid, proc_used_bytes(p));
 }
 
+void api_watchdog_event(struct daemon *d, const char *kind, struct container *c, pid_t pid,
+                        uint64_t bytes)
+{
+    if (d->api)
+        ring_push(d->api, kind, NULL, c ? c->id : NULL, c ? c->device : UINT32_MAX, (int)pid,
+                  bytes);
+}
+
 void api_container_removed(struct daemon *d, struct container *c)
 {
     if (d->api)

@@ -18,5 +18,8 @@ int api_timeout_ms(struct daemon *d);
 void api_core_event(struct daemon *d, struct container *c, struct proc *p, const cg_event *ev);
 void api_process_event(struct daemon *d, struct container *c, struct proc *p, const char *what);
 void api_container_removed(struct daemon *d, struct container *c);
+/* A watchdog finding ("watchdog-unregistered", "watchdog-over-limit"); c or pid may be 0. */
+void api_watchdog_event(struct daemon *d, const char *kind, struct container *c, pid_t pid,
+                        uint64_t bytes);
 
 #endif

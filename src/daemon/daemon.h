@@ -75,6 +75,7 @@ struct container {
     struct cg_ledger *ledger;
     struct proc *procs;
     struct pending *pending;
+    uint64_t nvml_used;    /* the watchdog's last reading: NVML's figure for its processes */
     bool dirty;            /* a decision touched it: refresh its ledger view, hand out quota */
     struct proc *favored;  /* who gets the quota hand-out: the last process granted */
     struct container *next;
@@ -97,6 +98,9 @@ struct daemon_options {
     uint64_t granularity;       /* allocation rounding handed to interposers */
     bool foreground;
     char metrics_addr[128];     /* "" = no TCP metrics listener */
+    double watchdog_interval;   /* seconds between NVML cross-checks; 0 = off */
+    uint64_t watchdog_tolerance;/* bytes a container may exceed its limit before it is flagged */
+    bool watchdog_kill;         /* kill what the watchdog flags */
     int log_level;
     bool policy_explicit;       /* policy or placement given by flag or configuration file */
 };
@@ -119,6 +123,8 @@ struct daemon {
     unsigned noutbox;
     struct api *api;
     struct metrics *metrics;
+    struct nvml *nvml;          /* open for the watchdog */
+    struct watchdog *watchdog;
     struct store *store;
     struct container *containers; /* creation order */
     uint64_t next_key;

@@ -15,21 +15,11 @@
 #include "cuda_types.h"
 #include "daemon.h"
 #include "log.h"
+#include "gpu.h"
 #include "nvml_types.h"
 #include "size.h"
 
-struct nvml {
-    void *h;
-    PFN_nvmlInit_v2 init;
-    PFN_nvmlShutdown shutdown;
-    PFN_nvmlDeviceGetCount_v2 count;
-    PFN_nvmlDeviceGetHandleByIndex_v2 handle;
-    PFN_nvmlDeviceGetName name;
-    PFN_nvmlDeviceGetUUID uuid;
-    PFN_nvmlDeviceGetMemoryInfo mem;
-    PFN_nvmlDeviceGetComputeRunningProcesses_v3 procs;
-    PFN_nvmlErrorString errstr;
-};
+
 
 static int nvml_open(struct daemon *d, struct nvml *n, char *err, size_t errlen)
 {
@@ -179,10 +169,16 @@ static uint64_t probe_context(struct daemon *d, struct nvml *n, unsigned index)
 
 int gpu_discover(struct daemon *d, char *err, size_t errlen)
 {
+    struct nvml *np = calloc(1, sizeof *np);
+    if (!np) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     struct nvml n = {0};
     if (nvml_open(d, &n, err, errlen) != 0) {
         if (n.h)
             dlclose(n.h);
+        free(np);
         return -1;
     }
     unsigned count = 0;
@@ -230,11 +226,12 @@ int gpu_discover(struct daemon *d, char *err, size_t errlen)
                  cg_format_size(dev->context_charge, b2, sizeof b2));
     }
     d->ndevices = count;
-    n.shutdown();
-    dlclose(n.h);
+    *np = n;
+    d->nvml = np; /* kept for the watchdog */
     return 0;
 fail:
     n.shutdown();
     dlclose(n.h);
+    free(np);
     return -1;
 }

@@ -19,6 +19,7 @@
 #include "api.h"
 #include "config.h"
 #include "metrics.h"
+#include "watchdog.h"
 #include "daemon.h"
 #include "log.h"
 #include "size.h"
@@ -47,6 +48,11 @@ static void usage(FILE *f)
             "  --granularity SIZE    allocation rounding (default 2MiB)\n"
             "  --metrics ADDR:PORT   also serve Prometheus metrics on TCP (default off; /metrics\n"
             "                        on the control socket is always there)\n"
+            "  --watchdog-interval S seconds between NVML cross-checks of every process's GPU\n"
+            "                        memory (default 5; 0 = off)\n"
+            "  --watchdog-tolerance SIZE  how far a container may exceed its limit by NVML\n"
+            "                        before it is flagged (default 64MiB)\n"
+            "  --watchdog-kill yes|no  kill what the watchdog flags (default no: report only)\n"
             "  --log-level LEVEL     error, warn, info (default), debug\n"
             "  --foreground          do not detach (use under systemd, docker, tests)\n"
             "  --version             print the version and exit\n"
@@ -110,6 +116,30 @@ static int apply_option(void *ctx, const char *key, const char *value, char *err
             return -1;
         }
         snprintf(o->metrics_addr, sizeof o->metrics_addr, "%s", value);
+    } else if (strcmp(key, "watchdog-interval") == 0) {
+        char *end;
+        errno = 0;
+        double v2 = strtod(value, &end);
+        if (errno || *end || end == value || !(v2 == 0 || (v2 >= 0.1 && v2 <= 86400))) {
+            snprintf(err, errlen, "watchdog-interval takes seconds: 0 (off) or 0.1 to 86400");
+            return -1;
+        }
+        o->watchdog_interval = v2;
+    } else if (strcmp(key, "watchdog-tolerance") == 0) {
+        if (cg_parse_size(value, &v, &why) != 0) {
+            snprintf(err, errlen, "watchdog-tolerance: bad size '%s': %s", value, why);
+            return -1;
+        }
+        o->watchdog_tolerance = v;
+    } else if (strcmp(key, "watchdog-kill") == 0) {
+        if (strcmp(value, "yes") == 0 || strcmp(value, "true") == 0)
+            o->watchdog_kill = true;
+        else if (strcmp(value, "no") == 0 || strcmp(value, "false") == 0)
+            o->watchdog_kill = false;
+        else {
+            snprintf(err, errlen, "watchdog-kill takes yes or no");
+            return -1;
+        }
     } else if (strcmp(key, "log-level") == 0) {
         enum log_level lv;
         if (!log_parse_level(value, &lv)) {
@@ -168,6 +198,9 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
         {"granularity", required_argument, NULL, O_SETTING},
         {"metrics", required_argument, NULL, O_SETTING},
         {"log-level", required_argument, NULL, O_SETTING},
+        {"watchdog-interval", required_argument, NULL, O_SETTING},
+        {"watchdog-tolerance", required_argument, NULL, O_SETTING},
+        {"watchdog-kill", required_argument, NULL, O_SETTING},
         {"foreground", no_argument, NULL, O_FOREGROUND},
         {"version", no_argument, NULL, O_VERSION},
         {"help", no_argument, NULL, 'h'},
@@ -178,6 +211,8 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
              env_dir && *env_dir ? env_dir : "/run/convgpu");
     o->granularity = 2ull << 20;
     o->log_level = LOG_INFO;
+    o->watchdog_interval = 5;
+    o->watchdog_tolerance = 64ull << 20;
 
     /* First pass: help, version and the configuration file, which flags then override. */
     const char *config = NULL;
@@ -597,7 +632,9 @@ int main(int argc, char **argv)
 
     uint64_t last_reap = loop_now_ns();
     while (!d.stop) {
-        int t = api_timeout_ms(&d), tm = metrics_timeout_ms(&d);
+        int t = api_timeout_ms(&d), tm = metrics_timeout_ms(&d), tw = watchdog_tick(&d);
+        if (tw >= 0 && (t < 0 || tw < t))
+            t = tw;
         if (t < 0 || t > 1000)
             t = 1000;
         if (tm >= 0 && tm < t)
@@ -616,6 +653,7 @@ int main(int argc, char **argv)
     log_info("stopping; containers and process accounts are kept for the next start");
     api_stop(&d);
     metrics_stop(&d);
+    watchdog_free(&d);
     close(d.control_fd);
     char ctl[PATH_MAX + 16];
     snprintf(ctl, sizeof ctl, "%s/control.sock", d.opt.runtime_dir);

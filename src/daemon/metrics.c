@@ -1,6 +1,7 @@
 /* metrics.c — counters kept on the decision path (a few integer increments) and the text
  * rendered only when scraped. Label values are escaped as the exposition format requires. */
 #include "metrics.h"
+#include "watchdog.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -175,6 +176,12 @@ char *metrics_render(struct daemon *d)
     for (unsigned k = 0; k <= CG_EV_LIMIT && k < NKINDS; k++)
         out(&b, "convgpu_decisions_total{kind=\"%s\"} %llu\n", cg_event_kind_name((cg_event_kind)k),
             (unsigned long long)m->events[k]);
+    help(&b, "convgpu_watchdog_findings_total", "counter",
+         "Processes using a GPU unregistered, and containers over their limit by NVML.");
+    out(&b, "convgpu_watchdog_findings_total{kind=\"unregistered\"} %llu\n",
+        (unsigned long long)watchdog_count(d, 0));
+    out(&b, "convgpu_watchdog_findings_total{kind=\"over_limit\"} %llu\n",
+        (unsigned long long)watchdog_count(d, 1));
     help(&b, "convgpu_request_duration_seconds", "histogram",
          "Time from a request reaching the daemon to its answer (suspension included).");
     uint64_t cum = 0;

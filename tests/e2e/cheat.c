@@ -1,0 +1,76 @@
+/* cheat.c — a tenant that lies to convgpu: running under the interposer, it allocates its limit,
+ * then zeroes the use in its own ledger slot (the ledger is writable by the container's
+ * processes, see docs/SECURITY.md) and allocates the limit again. The daemon's accounts are
+ * fooled; NVML's per-process figure is not, which is what the watchdog test checks.
+ * Usage: cheat BYTES HOLD_MS. Exit 0 when both allocations succeeded. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuda_types.h"
+#include "ledger.h"
+
+static struct cg_ledger *find_ledger(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[1024];
+    void *addr = NULL;
+    while (f && fgets(line, sizeof line, f)) {
+        size_t n = strlen(line);
+        if (n > 8 && strcmp(line + n - 8, "/ledger\n") == 0) {
+            unsigned long lo;
+            if (sscanf(line, "%lx-", &lo) == 1)
+                addr = (void *)lo;
+        }
+    }
+    if (f)
+        fclose(f);
+    return addr;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3)
+        return 1;
+    size_t bytes = strtoull(argv[1], NULL, 10);
+    void *h = dlopen("libcuda.so.1", RTLD_NOW);
+    if (!h)
+        return 1;
+    PFN_cuInit init = (PFN_cuInit)dlsym(h, "cuInit");
+    PFN_cuDeviceGet get = (PFN_cuDeviceGet)dlsym(h, "cuDeviceGet");
+    PFN_cuDevicePrimaryCtxRetain retain = (PFN_cuDevicePrimaryCtxRetain)dlsym(h, "cuDevicePrimaryCtxRetain");
+    PFN_cuCtxSetCurrent setcur = (PFN_cuCtxSetCurrent)dlsym(h, "cuCtxSetCurrent");
+    PFN_cuMemAlloc_v2 alloc = (PFN_cuMemAlloc_v2)dlsym(h, "cuMemAlloc_v2");
+    CUdevice dev;
+    CUcontext ctx;
+    CUdeviceptr a, b;
+    if (init(0) || get(&dev, 0) || retain(&ctx, dev) || setcur(ctx) || alloc(&a, bytes)) {
+        fprintf(stderr, "cheat: first allocation failed\n");
+        return 1;
+    }
+    struct cg_ledger *l = find_ledger();
+    if (!l) {
+        fprintf(stderr, "cheat: no ledger mapped (not running under convgpu?)\n");
+        return 1;
+    }
+    for (unsigned i = 0; i < CG_LEDGER_SLOTS; i++) {
+        struct cg_ledger_slot *s = &l->slots[i];
+        if (atomic_load(&s->pid) == (uint32_t)getpid()) {
+            uint64_t w = atomic_load(&s->word);
+            atomic_store(&s->word, cg_ledger_pack(cg_ledger_quota(w), 0));
+        }
+    }
+    if (alloc(&b, bytes)) {
+        fprintf(stderr, "cheat: second allocation refused\n");
+        return 1;
+    }
+    printf("cheated\n");
+    fflush(stdout);
+    struct timespec ts = {atoi(argv[2]) / 1000, (long)(atoi(argv[2]) % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    return 0;
+}
