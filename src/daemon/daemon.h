@@ -98,6 +98,7 @@ struct daemon_options {
     uint64_t granularity;       /* allocation rounding handed to interposers */
     bool foreground;
     char metrics_addr[128];     /* "" = no TCP metrics listener */
+    char control_group[64];     /* group that may use the control socket ("" = the daemon's) */
     double watchdog_interval;   /* seconds between NVML cross-checks; 0 = off */
     uint64_t watchdog_tolerance;/* bytes a container may exceed its limit before it is flagged */
     bool watchdog_kill;         /* kill what the watchdog flags */

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
@@ -46,6 +47,7 @@ static void usage(FILE *f)
             "  --reserve SIZE        memory kept back on every device (default 0)\n"
             "  --context-charge SIZE per-process context charge (default: measured per device)\n"
             "  --granularity SIZE    allocation rounding (default 2MiB)\n"
+            "  --control-group NAME  members of this group may use the control socket (0660)\n"
             "  --metrics ADDR:PORT   also serve Prometheus metrics on TCP (default off; /metrics\n"
             "                        on the control socket is always there)\n"
             "  --watchdog-interval S seconds between NVML cross-checks of every process's GPU\n"
@@ -116,6 +118,12 @@ static int apply_option(void *ctx, const char *key, const char *value, char *err
             return -1;
         }
         snprintf(o->metrics_addr, sizeof o->metrics_addr, "%s", value);
+    } else if (strcmp(key, "control-group") == 0) {
+        if (strlen(value) >= sizeof o->control_group || !getgrnam(value)) {
+            snprintf(err, errlen, "control-group: no group named '%s'", value);
+            return -1;
+        }
+        snprintf(o->control_group, sizeof o->control_group, "%s", value);
     } else if (strcmp(key, "watchdog-interval") == 0) {
         char *end;
         errno = 0;
@@ -198,6 +206,7 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
         {"granularity", required_argument, NULL, O_SETTING},
         {"metrics", required_argument, NULL, O_SETTING},
         {"log-level", required_argument, NULL, O_SETTING},
+        {"control-group", required_argument, NULL, O_SETTING},
         {"watchdog-interval", required_argument, NULL, O_SETTING},
         {"watchdog-tolerance", required_argument, NULL, O_SETTING},
         {"watchdog-kill", required_argument, NULL, O_SETTING},
@@ -319,6 +328,15 @@ static int open_control_socket(struct daemon *d)
         log_error("cannot listen on %s: %s", sa.sun_path, strerror(errno));
         close(fd);
         return -1;
+    }
+    if (d->opt.control_group[0]) {
+        struct group *g = getgrnam(d->opt.control_group);
+        if (!g || chown(sa.sun_path, (uid_t)-1, g->gr_gid) != 0) {
+            log_error("cannot give %s to group %s: %s", sa.sun_path, d->opt.control_group,
+                      g ? strerror(errno) : "no such group");
+            close(fd);
+            return -1;
+        }
     }
     return fd;
 }
