@@ -73,7 +73,8 @@ start_daemon() { # start_daemon [convgpud args]; default: an emulated 5GiB GPU, 
     CONVGPU_EMU_CONTEXT=${CONVGPU_EMU_CONTEXT:-66MiB} "$BUILD/bin/convgpud" --runtime-dir "$RUNDIR" \
         --foreground --log-level debug ${*:---emulate 5GiB} >>"$DAEMON_LOG" 2>&1 &
     DAEMON_PID=$!
-    wait_for "daemon control socket" 10 test -S "$RUNDIR/control.sock"
+    wait_for "daemon answering on its control socket" 10 \
+        curl -sf -o /dev/null --unix-socket "$RUNDIR/control.sock" http://convgpu/v1/version
 }
 
 # Sanitizer settings a sanitized build needs inside containers too (the interposer is then

@@ -45,7 +45,9 @@ start_daemon() { # start_daemon [convgpud args...]; default: emulated 5GiB, 66Mi
         "$BUILD/bin/convgpud" --runtime-dir "$RUNDIR" --foreground --log-level debug \
         ${*:---emulate 5GiB} >>"$DAEMON_LOG" 2>&1 &
     DAEMON_PID=$!
-    wait_for "daemon control socket" 10 test -S "$RUNDIR/control.sock"
+    # The socket file may be a dead daemon's leftover: wait until the new one answers.
+    wait_for "daemon answering on its control socket" 10 \
+        curl -sf -o /dev/null --unix-socket "$RUNDIR/control.sock" http://convgpu/v1/version
 }
 
 stop_daemon_hard() { kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null || true; DAEMON_PID=; }

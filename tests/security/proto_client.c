@@ -24,6 +24,7 @@
  *                           closed=yes drained=K | closed=no
  *   pingpong N BYTES        N times: ALLOC, wait for GRANTED (5 s), give the use back in the
  *                           ledger (the interposer's free): pingpong_ok= pingpong_max_us=
+ *   pingpong-until FILE BYTES   the same until FILE exists (at most 60 s)
  *   slot                    print slot_word_used= slot_word_quota= slot_pid= of our slot
  *   hold FILE [S]           keep the connection until FILE exists (at most S s, default 60)
  *   sleep MS
@@ -338,7 +339,7 @@ static void wait_closed(int ms)
     }
 }
 
-static int pingpong(unsigned long long count, uint64_t bytes)
+static int pingpong(unsigned long long count, uint64_t bytes, const char *until)
 {
     uint64_t pages;
     if (!ledger || my_slot >= CG_LEDGER_SLOTS || !cg_ledger_pages(bytes, &pages)) {
@@ -348,7 +349,8 @@ static int pingpong(unsigned long long count, uint64_t bytes)
     struct cg_ledger_slot *s = &ledger->slots[my_slot];
     uint64_t worst = 0;
     unsigned long long ok = 0;
-    for (; ok < count; ok++) {
+    uint64_t deadline = now_us() + 60u * 1000000u;
+    for (; until ? access(until, F_OK) != 0 && now_us() < deadline : ok < count; ok++) {
         union cg_msg m;
         uint64_t id = next_id++;
         cg_proto_init(&m, CG_MSG_ALLOC, id);
@@ -368,8 +370,10 @@ static int pingpong(unsigned long long count, uint64_t bytes)
         /* What the interposer does on a free: lower its own use; the quota stays. */
         cg_ledger_uncharge(s, pages);
     }
-    printf("pingpong_ok=%llu pingpong_max_us=%" PRIu64 "\n", ok, worst);
-    return ok == count ? 0 : 4;
+    bool done = until ? access(until, F_OK) == 0 : ok == count;
+    printf("pingpong_ok=%llu pingpong_max_us=%" PRIu64 " pingpong_done=%s\n", ok, worst,
+           done ? "yes" : "no");
+    return done ? 0 : 4;
 }
 
 int main(int argc, char **argv)
@@ -451,7 +455,12 @@ int main(int argc, char **argv)
             wait_closed(ms);
         } else if (strcmp(a, "pingpong") == 0) {
             unsigned long long n = num(ARG());
-            status = pingpong(n, num(ARG()));
+            status = pingpong(n, num(ARG()), NULL);
+            if (status)
+                break;
+        } else if (strcmp(a, "pingpong-until") == 0) {
+            const char *file = ARG();
+            status = pingpong(0, num(ARG()), file);
             if (status)
                 break;
         } else if (strcmp(a, "slot") == 0) {
