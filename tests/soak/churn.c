@@ -396,6 +396,8 @@ int main(int argc, char **argv)
             printf("churn pid=%d exit-without-free held=%llu\n", (int)getpid(),
                    (unsigned long long)st.held);
             fflush(stdout);
+            if (pidfile[0])
+                unlink(pidfile);
             _exit(0);
         }
         if (r < opt.exit_pm + opt.fork_pm) {
