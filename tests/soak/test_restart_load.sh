@@ -31,7 +31,7 @@ kill_tracked() {
     for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
     for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
 }
-trap 'kill_tracked; cleanup' EXIT
+trap 'set +e; kill_tracked; cleanup' EXIT
 
 start_daemon --emulate $DEV
 
