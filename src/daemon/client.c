@@ -19,7 +19,7 @@
 #define MAX_PENDING_PER_PROC 256
 #define MAX_MSGS_PER_WAKEUP 64
 
-static uint64_t proc_start_time(pid_t pid)
+uint64_t proc_start_time(pid_t pid)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);

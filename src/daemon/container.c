@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -163,6 +164,15 @@ void container_rebalance(struct daemon *d, struct container *c, struct proc *fav
             &s->word, &w, cg_ledger_pack(cg_ledger_quota(w) - slack, cg_ledger_used(w))))
             ;
     }
+}
+
+bool container_owner_gone(struct container *c)
+{
+    if (!c->owner_poll)
+        return false;
+    if (kill(c->owner_pid, 0) != 0 && errno == ESRCH)
+        return true;
+    return c->owner_start && proc_start_time(c->owner_pid) != c->owner_start;
 }
 
 static void owner_exited(void *ctx, uint32_t events)
@@ -382,8 +392,13 @@ int container_create(struct daemon *d, const char *id, const char *name, int dev
         goto fail_files;
     }
     if (auto_remove && owner > 0) {
+        c->owner_start = proc_start_time(owner);
         c->owner_pidfd = (int)syscall(SYS_pidfd_open, owner, 0);
-        if (c->owner_pidfd < 0 || loop_add(d->loop, c->owner_pidfd, EPOLLIN, owner_exited, c) != 0) {
+        if (c->owner_pidfd < 0 && (errno == ENOSYS || errno == EINVAL)) {
+            /* Kernels before 5.3 (and valgrind) have no pidfd: poll the owner instead. */
+            c->owner_poll = true;
+        } else if (c->owner_pidfd < 0 ||
+                   loop_add(d->loop, c->owner_pidfd, EPOLLIN, owner_exited, c) != 0) {
             snprintf(err, errlen, "cannot watch owner pid %d: %s", (int)owner, strerror(errno));
             loop_del(d->loop, c->listen_fd);
             goto fail_files;

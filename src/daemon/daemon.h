@@ -63,7 +63,9 @@ struct container {
     gid_t owner_gid;
     pid_t owner_pid;       /* removed when this process exits, if auto_remove */
     pid_t init_pid;        /* the container's init process (host pid), when an integration said */
-    int owner_pidfd;
+    int owner_pidfd;       /* -1: none, or polled instead (owner_poll) */
+    bool owner_poll;       /* no pidfd on this kernel: the reaper polls the owner's liveness */
+    uint64_t owner_start;  /* owner's start time, so a reused pid is not mistaken for it */
     bool auto_remove;
     bool restoring;        /* being re-created after a restart: reuse its ledger file */
     int64_t created_unix;  /* wall clock, seconds */
@@ -146,6 +148,8 @@ int container_create(struct daemon *d, const char *id, const char *name, int dev
                      size_t errlen);
 int container_remove(struct daemon *d, struct container *c, const char *why);
 struct container *container_find(struct daemon *d, const char *id_or_name);
+/* True when a polled owner (no pidfd) has exited; the reaper then removes the container. */
+bool container_owner_gone(struct container *c);
 struct container *container_by_cid(struct daemon *d, cg_cid cid);
 int container_set_limit(struct daemon *d, struct container *c, uint64_t limit, bool *pending,
                         char *err, size_t errlen);
@@ -158,6 +162,8 @@ uint64_t proc_used_bytes(struct proc *p);
 struct proc *proc_by_key(struct daemon *d, uint64_t key);
 
 /* client.c */
+/* A process's start time (clock ticks since boot, /proc/PID/stat), 0 when unknown. */
+uint64_t proc_start_time(pid_t pid);
 void client_accept(void *ctx, uint32_t events);
 void proc_drop(struct daemon *d, struct proc *p, const char *why);
 /* Answers an ALLOC; -1 when the client cannot take it (it is then shut down). */

@@ -89,10 +89,14 @@ void decide_sink(void *ctx, const cg_event *ev)
         p = r ? r->proc : NULL;
         if (r)
             metrics_observe_request(d, (double)(ev->now - r->since) / 1e9);
-        if (p && p->welcomed && p->fd >= 0) {
+        /* Charge whenever the core did, so quota keeps equal to the core's use even for a
+         * process that is disconnected right now; only a connected one can be answered. */
+        if (p && p->welcomed) {
             charge_slot(p, ev->bytes);
-            queue_reply(d, p, r->msg_id, CG_ALLOC_GRANTED);
-            c->favored = p;
+            if (p->fd >= 0) {
+                queue_reply(d, p, r->msg_id, CG_ALLOC_GRANTED);
+                c->favored = p;
+            }
         }
         if (ev->kind == CG_EV_RESUME && r)
             log_info("resume container %s pid %d: %s granted after %.3fs (%s)", cname,

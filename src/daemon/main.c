@@ -507,9 +507,17 @@ static int restore_one(void *ctx, const struct stored_container *sc)
     return 0;
 }
 
-/* Placeholders of processes that never reconnected are dropped once the process is gone. */
+/* Once a second: containers whose polled owner exited are removed, and placeholders of processes
+ * that never reconnected after a restart are dropped once the process is gone. */
 static void reap_placeholders(struct daemon *d)
 {
+    for (struct container *c = d->containers, *cn; c; c = cn) {
+        cn = c->next;
+        if (container_owner_gone(c)) {
+            log_info("container %s: owner pid %d exited; removing", c->id, (int)c->owner_pid);
+            container_remove(d, c, "owner exited");
+        }
+    }
     for (struct container *c = d->containers; c; c = c->next) {
         struct proc *next;
         for (struct proc *p = c->procs; p; p = next) {
