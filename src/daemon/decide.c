@@ -178,13 +178,16 @@ void decide_alloc(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t by
     struct container *c = p->c;
     uint64_t pages;
     if (!cg_ledger_pages(bytes, &pages) || pages * CG_LEDGER_PAGE > c->limit) {
-        /* Bigger than the limit can ever be: no need to bother the core. */
-        client_reply_alloc(p, msg_id, 1);
+        /* Bigger than the limit can ever be: no need to bother the core. A client that does
+         * not read its answers is cut off like any other (the hang-up path drops it). */
+        if (client_reply_alloc(p, msg_id, CG_ALLOC_OVER_LIMIT) != 0)
+            shutdown(p->fd, SHUT_RDWR);
         return;
     }
     struct pending *r = calloc(1, sizeof *r);
     if (!r) {
-        client_reply_alloc(p, msg_id, 3);
+        if (client_reply_alloc(p, msg_id, CG_ALLOC_INVALID) != 0)
+            shutdown(p->fd, SHUT_RDWR);
         return;
     }
     r->req = ++d->next_req;
