@@ -18,8 +18,8 @@ import time
 
 def connect(path):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)  # blocking: a full backlog makes it wait for the daemon's accept
     s.settimeout(10)
-    s.connect(path)
     return s
 
 

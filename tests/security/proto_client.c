@@ -24,7 +24,8 @@
  *                           closed=yes drained=K | closed=no
  *   pingpong N BYTES        N times: ALLOC, wait for GRANTED (5 s), give the use back in the
  *                           ledger (the interposer's free): pingpong_ok= pingpong_max_us=
- *   pingpong-until FILE BYTES   the same until FILE exists (at most 60 s)
+ *   pingpong-until FILE BYTES   the same, with a 500 us pause after each, until FILE exists
+ *                           (at most 60 s)
  *   slot                    print slot_word_used= slot_word_quota= slot_pid= of our slot
  *   hold FILE [S]           keep the connection until FILE exists (at most S s, default 60)
  *   sleep MS
@@ -369,6 +370,8 @@ static int pingpong(unsigned long long count, uint64_t bytes, const char *until)
             worst = dt;
         /* What the interposer does on a free: lower its own use; the quota stays. */
         cg_ledger_uncharge(s, pages);
+        if (until)
+            usleep(500);
     }
     bool done = until ? access(until, F_OK) == 0 : ok == count;
     printf("pingpong_ok=%llu pingpong_max_us=%" PRIu64 " pingpong_done=%s\n", ok, worst,
