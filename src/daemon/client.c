@@ -17,6 +17,9 @@
 #include "proto.h"
 
 #define MAX_PENDING_PER_PROC 256
+#define MAX_CONNECTIONS_PER_CONTAINER CG_LEDGER_SLOTS
+#define MAX_UNWELCOMED_PER_CONTAINER 32
+#define HELLO_DEADLINE_NS (5ull * 1000000000ull)
 #define MAX_MSGS_PER_WAKEUP 64
 
 uint64_t proc_start_time(pid_t pid)
@@ -217,8 +220,8 @@ static void client_readable(void *ctx, uint32_t events)
         }
         if (handle_message(d, p, &m) != 0) {
             if (p->fd >= 0) {
-                log_warn("container %s: pid %d: unexpected %s; disconnecting", p->c->id,
-                         (int)p->pid, cg_msg_type_name(m.hdr.type));
+                log_warn("container %s: pid %d: %s refused or unanswerable; disconnecting",
+                         p->c->id, (int)p->pid, cg_msg_type_name(m.hdr.type));
                 proc_drop(d, p, "protocol violation");
             }
             return;
@@ -228,19 +231,64 @@ static void client_readable(void *ctx, uint32_t events)
         proc_drop(d, p, "process exited");
 }
 
+/* At most one warning a second per reason: a flood must not become a log flood. */
+static bool warn_allowed(uint64_t *last)
+{
+    uint64_t now = loop_now_ns();
+    if (now - *last < 1000000000ull)
+        return false;
+    *last = now;
+    return true;
+}
+
+/* Out of descriptors: the pending connection cannot be accepted, and the listening socket stays
+ * readable, so the loop would spin. Give up the spare descriptor, accept the connection and
+ * close it at once, and take the spare back: the caller retries later and nobody spins. */
+static void shed_one(struct daemon *d, int listen_fd)
+{
+    if (d->spare_fd >= 0) {
+        close(d->spare_fd);
+        d->spare_fd = -1;
+    }
+    int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0)
+        close(fd);
+    d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
 void client_accept(void *ctx, uint32_t events)
 {
     (void)events;
     struct container *c = ctx;
     struct daemon *d = c->d;
-    for (;;) {
+    for (int n = 0; n < 64; n++) {
         int fd = accept4(c->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-                log_warn("container %s: accept: %s", c->id, strerror(errno));
             if (errno == EINTR)
                 continue;
+            if (errno == EMFILE || errno == ENFILE) {
+                if (warn_allowed(&d->last_fd_warning))
+                    log_warn("out of file descriptors: refusing connections (container %s)", c->id);
+                shed_one(d, c->listen_fd);
+                continue;
+            }
+            if (errno != EAGAIN && errno != EWOULDBLOCK && warn_allowed(&d->last_fd_warning))
+                log_warn("container %s: accept: %s", c->id, strerror(errno));
             return;
+        }
+        /* A container's connections are bounded, and so are those that have not said HELLO
+         * yet, so one container cannot exhaust the daemon's descriptors for everyone. */
+        unsigned total = 0, unwelcomed = 0;
+        for (struct proc *q = c->procs; q; q = q->next) {
+            total++;
+            unwelcomed += !q->welcomed;
+        }
+        if (total >= MAX_CONNECTIONS_PER_CONTAINER || unwelcomed >= MAX_UNWELCOMED_PER_CONTAINER) {
+            if (warn_allowed(&c->last_refusal_warning))
+                log_warn("container %s: %u connections (%u before HELLO): refusing more", c->id,
+                         total, unwelcomed);
+            close(fd);
+            continue;
         }
         struct ucred cred;
         socklen_t len = sizeof cred;
@@ -267,6 +315,19 @@ void client_accept(void *ctx, uint32_t events)
         }
         p->next = c->procs;
         c->procs = p;
+    }
+}
+
+void client_reap_silent(struct daemon *d)
+{
+    uint64_t now = loop_now_ns();
+    for (struct container *c = d->containers; c; c = c->next) {
+        struct proc *next;
+        for (struct proc *p = c->procs; p; p = next) {
+            next = p->next;
+            if (!p->welcomed && p->fd >= 0 && now - p->connected_at > HELLO_DEADLINE_NS)
+                proc_drop(d, p, "no HELLO in time");
+        }
     }
 }
 

@@ -78,6 +78,7 @@ struct container {
     struct proc *procs;
     struct pending *pending;
     uint64_t nvml_used;    /* the watchdog's last reading: NVML's figure for its processes */
+    uint64_t last_refusal_warning;
     bool dirty;            /* a decision touched it: refresh its ledger view, hand out quota */
     struct proc *favored;  /* who gets the quota hand-out: the last process granted */
     struct container *next;
@@ -120,6 +121,8 @@ struct daemon {
     char emu_state[PATH_MAX];
     struct container *creating; /* being created: the core's ADMIT/ASSIGN events are about it */
     int control_fd;
+    int spare_fd;               /* kept open to shed connections when out of descriptors */
+    uint64_t last_fd_warning;
     /* Replies decided inside a core call, sent once quotas are handed out (decide_flush), so a
      * granted process finds its next allocation on the fast path. */
     struct reply { struct proc *p; uint64_t msg_id; uint32_t status; } outbox[256];
@@ -166,6 +169,8 @@ struct proc *proc_by_key(struct daemon *d, uint64_t key);
 uint64_t proc_start_time(pid_t pid);
 void client_accept(void *ctx, uint32_t events);
 void proc_drop(struct daemon *d, struct proc *p, const char *why);
+/* Drops connections that did not say HELLO within the deadline (called once a second). */
+void client_reap_silent(struct daemon *d);
 /* Answers an ALLOC; -1 when the client cannot take it (it is then shut down). */
 int client_reply_alloc(struct proc *p, uint64_t msg_id, uint32_t status);
 

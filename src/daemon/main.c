@@ -577,6 +577,7 @@ int main(int argc, char **argv)
     }
 
     signal(SIGPIPE, SIG_IGN);
+    d.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     char err[512];
     if (gpu_discover(&d, err, sizeof err) != 0) {
         log_error("%s", err);
@@ -673,6 +674,7 @@ int main(int argc, char **argv)
         uint64_t now = loop_now_ns();
         if (now - last_reap > 1000000000ull) {
             reap_placeholders(&d);
+            client_reap_silent(&d);
             last_reap = now;
         }
     }

@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core.h"
 #include "daemon.h"
@@ -33,6 +36,14 @@ struct store *store_open(const char *path, char *err, size_t errlen)
     if (!s) {
         snprintf(err, errlen, "out of memory");
         return NULL;
+    }
+    /* Container ids, names, owners and limits are nobody else's business: create the file
+     * owner-only before SQLite does (its journal files take the same mode). */
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd >= 0) {
+        if (fchmod(fd, 0600) != 0)
+            log_warn("store: cannot make %s private", path);
+        close(fd);
     }
     if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                                           SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {

@@ -12,6 +12,7 @@
 #include "args.h"
 #include "bundle.h"
 #include "spec.h"
+#include "state.h"
 
 static int failures;
 #define CHECK(cond)                                                               \
@@ -335,8 +336,22 @@ static void test_bundle(void)
     rmdir(dir);
 }
 
+/* Ids from runc's arguments or a hook's state JSON never lead out of <runtime-dir>/oci. */
+static void test_state_path(void)
+{
+    char buf[256];
+    CHECK(oci_state_path("abc", NULL, buf, sizeof buf) != NULL && strstr(buf, "/oci/abc") != NULL);
+    CHECK(oci_state_path("abc", "ld.so.preload", buf, sizeof buf) != NULL);
+    const char *bad[] = {"", ".", "..", "../x", "a/b", "/abs", "x/..", NULL};
+    for (const char **b = bad; *b; b++)
+        CHECK(oci_state_path(*b, "ld.so.preload", buf, sizeof buf) == NULL);
+    CHECK(oci_state_path(NULL, NULL, buf, sizeof buf) == NULL);
+    CHECK(oci_state_path("abc", NULL, buf, 4) == NULL); /* too long for the buffer */
+}
+
 int main(void)
 {
+    test_state_path();
     test_args();
     test_request();
     test_inject();

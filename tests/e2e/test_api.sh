@@ -86,6 +86,7 @@ check "run without --gpu-memory fails" bash -c "! $BUILD/bin/convgpu --runtime-d
 check "run with a bad size fails with a message" bash -c "$BUILD/bin/convgpu --runtime-dir $RUNDIR run --gpu-memory 1.3B -- true 2>&1 | grep -q 'bad --gpu-memory'"
 check "every command has --help" bash -c "for c in run create rm ps inspect set devices policy events sim; do $BUILD/bin/convgpu \$c --help >/dev/null || exit 1; done"
 check "convgpud --help" "$BUILD/bin/convgpud" --help
+check "state database is owner-only (0600)" test "$(stat -c %a "$RUNDIR/state.db")" = 600
 check "control socket is owner/group only (0660)" test "$(stat -c %a "$RUNDIR/control.sock")" = 660
 check "convgpud refuses an unknown control group" bash -c "! $BUILD/bin/convgpud --control-group no-such-group-here 2>/dev/null"
 check "convgpud rejects a bad option" bash -c "! $BUILD/bin/convgpud --policy nope 2>/dev/null"

@@ -2,6 +2,7 @@
 #include "state.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +10,10 @@
 
 char *oci_state_path(const char *id, const char *name, char *buf, size_t len)
 {
+    /* The id comes from runc's arguments or a hook's state JSON: it must be one path
+     * component, never a way out of <runtime-dir>/oci. */
+    if (!id || !*id || strchr(id, '/') || strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
+        return NULL;
     int n = name ? snprintf(buf, len, "%s/oci/%s/%s", cli_runtime_dir(), id, name)
                  : snprintf(buf, len, "%s/oci/%s", cli_runtime_dir(), id);
     return n < 0 || (size_t)n >= len ? NULL : buf;
