@@ -1,7 +1,8 @@
 # lib.sh — helpers for the container tests: a private convgpud on the emulated GPU in a temporary
 # runtime directory, a tiny root filesystem made from host binaries (convgpu-sample and a shell,
-# with the libraries ldd names), and cleanup that stops only what the test started (by pid or by
-# its private runc root), unmounts anything left under the temporary directory and removes it.
+# with the libraries ldd names), a private Docker engine (start_dockerd), and cleanup that stops
+# only what the test started (by pid or by its private runc root), unmounts anything left under
+# the temporary directory and removes it. Also sourced by bench/docker-create.sh.
 set -eu
 
 BUILD=${CONVGPU_BUILD_DIR:?CONVGPU_BUILD_DIR must point at the build tree}
@@ -86,13 +87,76 @@ san_env_json() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' "
 make_rootfs() { # make_rootfs DIR: host binaries and the libraries they (and ours) need
     local dir=$1 b f
     mkdir -p "$dir/tmp" "$dir/proc" "$dir/dev" "$dir/sys" "$dir/etc"
-    for b in "$SAMPLE" /bin/sh /bin/cat /bin/sleep /usr/bin/env "$BUILD/lib/libconvgpu.so" \
-        "$BUILD/lib/emu/libcuda.so.1"; do
+    for b in "$SAMPLE" /bin/sh /bin/cat /bin/sleep /bin/true /bin/ls /usr/bin/env \
+        "$BUILD/lib/libconvgpu.so" "$BUILD/lib/emu/libcuda.so.1" ${ROOTFS_EXTRA:-}; do
         for f in "$b" $(ldd "$b" | grep -o '/[^ ]*'); do
             mkdir -p "$dir$(dirname "$f")"
             cp -L "$f" "$dir$f"
         done
     done
     mkdir -p "$dir/usr/local/bin"
-    cp "$SAMPLE" "$dir/usr/local/bin/convgpu-sample"
+    for b in "$SAMPLE" ${ROOTFS_EXTRA:-}; do cp "$b" "$dir/usr/local/bin/"; done
+}
+
+# ---- a private Docker engine -----------------------------------------------------------------
+# docker_prereqs; start_daemon ...; start_dockerd; docker_images: dockerd with vfs storage, no
+# iptables, no bridge, its own data root, exec root and socket under $DOCKER_DIR, a daemon.json
+# written by `convgpu setup docker --config` (runtime "convgpu" -> the shim, this test's runtime
+# dir); stopped (its containers removed first) at exit. Skips (77) with the reason where no
+# engine can run. Never touches a system dockerd or /etc/docker.
+DOCKER=
+DOCKERD_PID=
+DOCKER_DIR=$TMP/d
+DOCKERD_ARGS=() # extra dockerd options
+
+docker_prereqs() {
+    command -v dockerd >/dev/null || skip "dockerd is not installed (apt-get install docker.io)"
+    [ "$(id -u)" = 0 ] || skip "dockerd needs root"
+    # The client that matches Debian's dockerd, when a newer one shadows it in PATH.
+    DOCKER=$(command -v docker || true)
+    [ -x /usr/bin/docker ] && DOCKER=/usr/bin/docker
+    [ -n "$DOCKER" ] || skip "no docker client (apt-get install docker.io)"
+    export CONVGPU_DOCKER=$DOCKER
+}
+
+stop_dockerd() {
+    [ -n "$DOCKERD_PID" ] || return 0
+    local ids
+    ids=$("$DOCKER" ps -aq 2>/dev/null); [ -z "$ids" ] || "$DOCKER" rm -f $ids
+    kill -TERM "$DOCKERD_PID"
+    for _ in $(seq 100); do kill -0 "$DOCKERD_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$DOCKERD_PID" 2>/dev/null
+    wait "$DOCKERD_PID" 2>/dev/null
+    DOCKERD_PID=
+}
+
+start_dockerd() { # after start_daemon
+    [ -n "$DOCKER" ] || docker_prereqs
+    mkdir -p "$DOCKER_DIR"
+    export DOCKER_HOST=unix://$DOCKER_DIR/docker.sock
+    cg setup docker --config "$DOCKER_DIR/daemon.json" >"$TMP/setup.out"
+    at_exit stop_dockerd
+    dockerd --config-file "$DOCKER_DIR/daemon.json" --storage-driver=vfs --iptables=false \
+        --bridge=none --data-root "$DOCKER_DIR/data" --exec-root "$DOCKER_DIR/exec" \
+        --pidfile "$DOCKER_DIR/docker.pid" -H "unix://$DOCKER_DIR/docker.sock" \
+        ${DOCKERD_ARGS[@]+"${DOCKERD_ARGS[@]}"} >"$DOCKER_DIR/dockerd.log" 2>&1 &
+    DOCKERD_PID=$!
+    if ! wait_for "dockerd answers" 60 "$DOCKER" info; then
+        echo "--- dockerd log ---"; tail -n 30 "$DOCKER_DIR/dockerd.log"
+        skip "dockerd did not start here (see its log above)"
+    fi
+}
+
+docker_images() { # cg-sample:1 (make_rootfs) and cg-labeled:1 (the paper's label, 256MiB)
+    make_rootfs "$TMP/img"
+    tar -C "$TMP/img" -c . | "$DOCKER" import - cg-sample:1 >/dev/null
+    tar -C "$TMP/img" -c . | "$DOCKER" import --change 'LABEL com.nvidia.memory.limit=256MiB' - \
+        cg-labeled:1 >/dev/null
+}
+
+SAN_ARGS=()
+for e in ${SAN_ENV[@]+"${SAN_ENV[@]}"}; do SAN_ARGS+=(-e "$e"); done
+dr() { # convgpu docker run --network none [sanitizer env] ARGS...
+    "$BUILD/bin/convgpu" --runtime-dir "$RUNDIR" docker run --network none \
+        ${SAN_ARGS[@]+"${SAN_ARGS[@]}"} "$@"
 }

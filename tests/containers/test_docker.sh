@@ -9,51 +9,16 @@
 # once, a limit no GPU has fails before the container starts. Skips (77) with the reason when
 # dockerd cannot run here. Never touches a system dockerd or /etc/docker.
 . "$(dirname "$0")/lib.sh"
-command -v dockerd >/dev/null || skip "dockerd is not installed (apt-get install docker.io)"
-[ "$(id -u)" = 0 ] || skip "dockerd needs root"
-# The client that matches Debian's dockerd, when a newer one shadows it in PATH.
-DOCKER=$(command -v docker)
-[ -x /usr/bin/docker ] && DOCKER=/usr/bin/docker
-[ -n "$DOCKER" ] || skip "no docker client (apt-get install docker.io)"
-export CONVGPU_DOCKER=$DOCKER
-
+docker_prereqs
 start_daemon
-D=$TMP/d
-mkdir -p "$D"
-export DOCKER_HOST=unix://$D/docker.sock
-cg setup docker --config "$D/daemon.json" >"$TMP/setup.out"
+start_dockerd
+D=$DOCKER_DIR
 check "setup docker wrote the runtime" grep -q '"convgpu"' "$D/daemon.json"
-
-DOCKERD_PID=
-stop_dockerd() {
-    [ -n "$DOCKERD_PID" ] || return 0
-    ids=$("$DOCKER" ps -aq 2>/dev/null); [ -z "$ids" ] || "$DOCKER" rm -f $ids
-    kill -TERM "$DOCKERD_PID"
-    for _ in $(seq 100); do kill -0 "$DOCKERD_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$DOCKERD_PID" 2>/dev/null
-    wait "$DOCKERD_PID" 2>/dev/null
-    DOCKERD_PID=
-}
-at_exit stop_dockerd
-dockerd --config-file "$D/daemon.json" --storage-driver=vfs --iptables=false --bridge=none \
-    --data-root "$D/data" --exec-root "$D/exec" --pidfile "$D/docker.pid" \
-    -H "unix://$D/docker.sock" >"$D/dockerd.log" 2>&1 &
-DOCKERD_PID=$!
-if ! wait_for "dockerd answers" 60 "$DOCKER" info; then
-    echo "--- dockerd log ---"; tail -n 30 "$D/dockerd.log"
-    skip "dockerd did not start here (see its log above)"
-fi
 pass "private dockerd started"
 
 # Images: the sample, a shell and their libraries; one with the paper's label.
-make_rootfs "$TMP/img"
-tar -C "$TMP/img" -c . | "$DOCKER" import - cg-sample:1 >/dev/null
-tar -C "$TMP/img" -c . | "$DOCKER" import --change 'LABEL com.nvidia.memory.limit=256MiB' - cg-labeled:1 >/dev/null
+docker_images
 check "images imported" "$DOCKER" image inspect cg-sample:1 cg-labeled:1
-
-SAN_ARGS=()
-for e in "${SAN_ENV[@]}"; do SAN_ARGS+=(-e "$e"); done
-dr() { "$BUILD/bin/convgpu" --runtime-dir "$RUNDIR" docker run --network none "${SAN_ARGS[@]}" "$@"; }
 
 # --- the limit inside a container ---
 dr --rm --gpu-memory 1GiB cg-sample:1 convgpu-sample --size 800MiB --report >"$TMP/o1" 2>&1 && rc=0 || rc=$?
