@@ -183,23 +183,31 @@ static int container_path(const char *id, char *path, size_t len)
     return 0;
 }
 
-int cmd_inspect(int argc, char **argv)
+/* The shape of every command that takes one container: help, one argument, one call. */
+static int one_container(int argc, char **argv, const char *use, const char *help,
+                         const char *method, json_t **ans)
 {
-    static const char *use = "convgpu inspect ID|NAME";
     if (cli_wants_help(argc, argv)) {
-        printf("Usage: %s\n\nPrints one container as JSON: limit, assignment, use, state, total\n"
-               "suspended time, its processes (host pids, use) and waiting requests.\n", use);
-        return 0;
+        printf("Usage: %s\n\n%s", use, help);
+        return -1;
     }
     if (!check_args(argc, argv, NULL, 1, use))
         return 2;
     char path[256];
     if (container_path(positional(argc, argv, 0), path, sizeof path))
         return 2;
+    return call(method, path, NULL, ans, 200);
+}
+
+int cmd_inspect(int argc, char **argv)
+{
     json_t *ans = NULL;
-    int rc = call("GET", path, NULL, &ans, 200);
+    int rc = one_container(argc, argv, "convgpu inspect ID|NAME",
+                           "Prints one container as JSON: limit, assignment, use, state, total\n"
+                           "suspended time, its processes (host pids, use) and waiting requests.\n",
+                           "GET", &ans);
     if (rc)
-        return rc;
+        return rc < 0 ? 0 : rc;
     print_json(ans);
     json_decref(ans);
     return 0;
@@ -260,21 +268,13 @@ int cmd_create(int argc, char **argv)
 
 int cmd_rm(int argc, char **argv)
 {
-    static const char *use = "convgpu rm ID|NAME";
-    if (cli_wants_help(argc, argv)) {
-        printf("Usage: %s\n\nRemoves a container: its processes lose their connection, waiting\n"
-               "requests fail, and its assignment returns to the device at once.\n", use);
-        return 0;
-    }
-    if (!check_args(argc, argv, NULL, 1, use))
-        return 2;
-    char path[256];
-    if (container_path(positional(argc, argv, 0), path, sizeof path))
-        return 2;
     json_t *ans = NULL;
-    int rc = call("DELETE", path, NULL, &ans, 200);
+    int rc = one_container(argc, argv, "convgpu rm ID|NAME",
+                           "Removes a container: its processes lose their connection, waiting\n"
+                           "requests fail, and its assignment returns to the device at once.\n",
+                           "DELETE", &ans);
     if (rc)
-        return rc;
+        return rc < 0 ? 0 : rc;
     printf("%s\n", json_string_value(json_object_get(ans, "removed")));
     json_decref(ans);
     return 0;
