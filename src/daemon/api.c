@@ -122,10 +122,7 @@ static json_t *device_json(struct daemon *d, unsigned i)
 {
     cg_device_info di = {0};
     cg_device_get(d->core, i, &di);
-    uint64_t used = 0;
-    for (struct container *c = d->containers; c; c = c->next)
-        if (c->device == i)
-            used += container_used_bytes(c);
+    uint64_t used = device_used_bytes(d, i);
     return json_pack("{s:I,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "index", (json_int_t)i,
                      "name", d->devices[i].name, "uuid", d->devices[i].uuid, "total",
                      (json_int_t)di.total, "reserve", (json_int_t)di.reserve, "capacity",

@@ -72,7 +72,7 @@ static int json_size(json_t *v, uint64_t *out, char *err, size_t errlen)
     return 0;
 }
 
-static bool valid_name(const char *s)
+bool api_valid_name(const char *s)
 {
     size_t n = strlen(s);
     if (n == 0 || n > 64 || s[0] == '.' || s[0] == '-')
@@ -109,9 +109,9 @@ int api_parse_create(const char *body, size_t len, unsigned ndevices, struct cre
         fail(err, errlen, "gpu_memory is required (e.g. \"1GiB\")");
     } else if (json_size(gm, &out->limit, err, errlen) != 0) {
         /* message set */
-    } else if (name && (!json_is_string(name) || !valid_name(json_string_value(name)))) {
+    } else if (name && (!json_is_string(name) || !api_valid_name(json_string_value(name)))) {
         fail(err, errlen, "name must be 1-64 characters of [A-Za-z0-9_.-], not starting with . or -");
-    } else if (id && (!json_is_string(id) || !valid_name(json_string_value(id)))) {
+    } else if (id && (!json_is_string(id) || !api_valid_name(json_string_value(id)))) {
         fail(err, errlen, "id must be 1-64 characters of [A-Za-z0-9_.-], not starting with . or -");
     } else if (dev && (!json_is_integer(dev) || json_integer_value(dev) < 0 ||
                        json_integer_value(dev) >= (json_int_t)ndevices)) {

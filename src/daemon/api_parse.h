@@ -25,6 +25,10 @@ struct policy_request {
     cg_placement_policy placement;
 };
 
+/* A container id or name: 1-64 of [A-Za-z0-9_.-], not starting with '.' or '-' (it becomes a
+ * directory name in the runtime directory). */
+bool api_valid_name(const char *s);
+
 /* Each returns 0, or -1 with a message in err saying what to send instead. */
 int api_parse_create(const char *body, size_t len, unsigned ndevices, struct create_request *out,
                      char *err, size_t errlen);

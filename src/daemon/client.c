@@ -4,6 +4,7 @@
  * anything malformed, or does not read its replies, is disconnected; nobody else notices. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,16 @@ uint64_t proc_start_time(pid_t pid)
         }
     }
     return start;
+}
+
+bool proc_alive(pid_t pid, uint64_t start)
+{
+    if (pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH))
+        return false;
+    uint64_t now_start = proc_start_time(pid);
+    /* 0: /proc unreadable (gone, or another pid namespace); a different start: the pid was
+     * reused by another process. */
+    return now_start != 0 && (start == 0 || now_start == start);
 }
 
 static int send_msg(struct proc *p, const union cg_msg *m, int fd_to_pass)

@@ -17,26 +17,11 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "api_parse.h"
 #include "daemon.h"
 #include "log.h"
 #include "size.h"
 #include "store.h"
-
-static bool valid_id(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > CONTAINER_ID_MAX)
-        return false;
-    if (s[0] == '.' || s[0] == '-')
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char ch = s[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              ch == '_' || ch == '-' || ch == '.'))
-            return false;
-    }
-    return true;
-}
 
 static void random_id(char *out)
 {
@@ -92,6 +77,15 @@ uint64_t proc_used_bytes(struct proc *p)
 uint64_t container_used_bytes(struct container *c)
 {
     return cg_ledger_used_bytes(c->ledger);
+}
+
+uint64_t device_used_bytes(struct daemon *d, unsigned device)
+{
+    uint64_t used = 0;
+    for (struct container *c = d->containers; c; c = c->next)
+        if (c->device == device)
+            used += container_used_bytes(c);
+    return used;
 }
 
 void container_freeze_sync(struct daemon *d, struct container *c)
@@ -168,11 +162,7 @@ void container_rebalance(struct daemon *d, struct container *c, struct proc *fav
 
 bool container_owner_gone(struct container *c)
 {
-    if (!c->owner_poll)
-        return false;
-    if (kill(c->owner_pid, 0) != 0 && errno == ESRCH)
-        return true;
-    return c->owner_start && proc_start_time(c->owner_pid) != c->owner_start;
+    return c->owner_poll && !proc_alive(c->owner_pid, c->owner_start);
 }
 
 static void owner_exited(void *ctx, uint32_t events)
@@ -300,7 +290,7 @@ int container_create(struct daemon *d, const char *id, const char *name, int dev
 {
     char gen[CONTAINER_ID_MAX + 1];
     if (id && *id) {
-        if (!valid_id(id)) {
+        if (!api_valid_name(id)) {
             snprintf(err, errlen, "invalid container id '%s' (1-64 of [A-Za-z0-9_.-])", id);
             return -EINVAL;
         }
@@ -310,7 +300,7 @@ int container_create(struct daemon *d, const char *id, const char *name, int dev
         while (container_find(d, gen));
         id = gen;
     }
-    if (name && *name && !valid_id(name)) {
+    if (name && *name && !api_valid_name(name)) {
         snprintf(err, errlen, "invalid container name '%s' (1-64 of [A-Za-z0-9_.-])", name);
         return -EINVAL;
     }

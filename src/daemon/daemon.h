@@ -161,12 +161,16 @@ void container_freeze_sync(struct daemon *d, struct container *c);
 /* Hand assignment not covered by quotas to `favored` (may be NULL: first known process). */
 void container_rebalance(struct daemon *d, struct container *c, struct proc *favored);
 uint64_t container_used_bytes(struct container *c);
+/* What the containers on a device use now (from their ledgers). */
+uint64_t device_used_bytes(struct daemon *d, unsigned device);
 uint64_t proc_used_bytes(struct proc *p);
 struct proc *proc_by_key(struct daemon *d, uint64_t key);
 
 /* client.c */
 /* A process's start time (clock ticks since boot, /proc/PID/stat), 0 when unknown. */
 uint64_t proc_start_time(pid_t pid);
+/* The process exists and, when start is not 0, is the one that started then (not a reused pid). */
+bool proc_alive(pid_t pid, uint64_t start);
 void client_accept(void *ctx, uint32_t events);
 void proc_drop(struct daemon *d, struct proc *p, const char *why);
 /* Drops connections that did not say HELLO within the deadline (called once a second). */

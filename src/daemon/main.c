@@ -375,31 +375,6 @@ static void resolve_paths(struct daemon *d)
 
 /* ---- restore after a restart ------------------------------------------------------------- */
 
-static bool pid_alive(pid_t pid, uint64_t start)
-{
-    if (pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH))
-        return false;
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return false;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
-    if (!p || !start)
-        return p != NULL;
-    unsigned long long st = 0;
-    int field = 2;
-    for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " "))
-        if (++field == 22) {
-            st = strtoull(tok, NULL, 10);
-            break;
-        }
-    return st == start;
-}
-
 static void remove_leftovers(struct daemon *d, const char *id)
 {
     char path[PATH_MAX + 160];
@@ -417,7 +392,7 @@ static void remove_leftovers(struct daemon *d, const char *id)
 static int restore_one(void *ctx, const struct stored_container *sc)
 {
     struct daemon *d = ctx;
-    if (sc->auto_remove && !pid_alive(sc->owner_pid, 0)) {
+    if (sc->auto_remove && !proc_alive(sc->owner_pid, 0)) {
         log_info("container %s: owner pid %d exited while the daemon was down; removed", sc->id,
                  (int)sc->owner_pid);
         remove_leftovers(d, sc->id);
@@ -436,7 +411,7 @@ static int restore_one(void *ctx, const struct stored_container *sc)
             if (l->magic == CG_LEDGER_MAGIC && l->version == CG_LEDGER_VERSION) {
                 uint64_t quota = 0;
                 for (uint32_t i = 0; i < CG_LEDGER_SLOTS; i++)
-                    if (l->slots[i].pid && pid_alive((pid_t)l->slots[i].pid, l->slots[i].owner_start))
+                    if (l->slots[i].pid && proc_alive((pid_t)l->slots[i].pid, l->slots[i].owner_start))
                         quota += cg_ledger_quota(l->slots[i].word) * CG_LEDGER_PAGE;
                 ri.assigned = l->assigned > quota ? l->assigned : quota;
                 if (ri.assigned > sc->limit)
@@ -462,7 +437,7 @@ static int restore_one(void *ctx, const struct stored_container *sc)
         pid_t pid = (pid_t)atomic_load(&s->pid);
         if (!pid)
             continue;
-        if (!pid_alive(pid, s->owner_start)) {
+        if (!proc_alive(pid, s->owner_start)) {
             atomic_store(&s->word, 0);
             atomic_store(&s->pid, 0);
             continue;
@@ -522,7 +497,7 @@ static void reap_placeholders(struct daemon *d)
         struct proc *next;
         for (struct proc *p = c->procs; p; p = next) {
             next = p->next;
-            if (p->fd < 0 && !pid_alive(p->pid, c->ledger->slots[p->slot].owner_start))
+            if (p->fd < 0 && !proc_alive(p->pid, c->ledger->slots[p->slot].owner_start))
                 proc_drop(d, p, "process exited while disconnected");
         }
     }

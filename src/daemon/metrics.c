@@ -134,10 +134,7 @@ char *metrics_render(struct daemon *d)
         for (unsigned i = 0; i < d->ndevices; i++) {
             cg_device_info di = {0};
             cg_device_get(d->core, i, &di);
-            uint64_t used = 0;
-            for (struct container *c = d->containers; c; c = c->next)
-                if (c->device == i)
-                    used += container_used_bytes(c);
+            uint64_t used = device_used_bytes(d, i);
             uint64_t v = k == 0 ? di.capacity : k == 1 ? di.assigned : k == 2 ? used : di.context_charge;
             out(&b, "%s{device=\"%u\",uuid=\"%s\"} %llu\n", dev_metrics[k].name, i,
                 esc(d->devices[i].uuid, e1, sizeof e1), (unsigned long long)v);

@@ -30,10 +30,8 @@ static CUresult array_create(CUarray *out, size_t w, size_t h, size_t d, CUarray
                              unsigned channels)
 {
     struct CUctx_st *ctx;
-    CUresult rc = emu_enter();
+    CUresult rc = emu_enter_current(&ctx);
     if (rc != CUDA_SUCCESS)
-        return rc;
-    if ((rc = emu_current(&ctx)) != CUDA_SUCCESS)
         return rc;
     unsigned es = element_size(fmt);
     if (!out || w == 0 || es == 0 || (channels != 1 && channels != 2 && channels != 4))

@@ -25,6 +25,12 @@ CUresult emu_current(struct CUctx_st **out)
     return CUDA_SUCCESS;
 }
 
+CUresult emu_enter_current(struct CUctx_st **ctx)
+{
+    CUresult rc = emu_enter();
+    return rc != CUDA_SUCCESS ? rc : emu_current(ctx);
+}
+
 CUresult emu_stream_ctx(CUstream s, struct CUctx_st **ctx)
 {
     if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)

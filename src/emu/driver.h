@@ -98,6 +98,8 @@ static inline void emu_unlock(void) { pthread_rwlock_unlock(&g_emu.lock); }
 /* devices and contexts (device.c, context.c) */
 CUresult emu_device(CUdevice dev, unsigned *phys);
 CUresult emu_current(struct CUctx_st **ctx);
+/* emu_enter() then emu_current(): the opening of every entry point that works in a context. */
+CUresult emu_enter_current(struct CUctx_st **ctx);
 int emu_ctx_valid(const struct CUctx_st *ctx);
 void emu_ctx_tls_reset(void);
 /* Resolves a stream argument to its context (NULL and the special handles mean the calling

@@ -108,10 +108,8 @@ static size_t page_round(size_t n)
 static CUresult linear_alloc(CUdeviceptr *dptr, size_t bytes, int kind)
 {
     struct CUctx_st *ctx;
-    CUresult rc = emu_enter();
+    CUresult rc = emu_enter_current(&ctx);
     if (rc != CUDA_SUCCESS)
-        return rc;
-    if ((rc = emu_current(&ctx)) != CUDA_SUCCESS)
         return rc;
     if (!dptr || bytes == 0)
         return CUDA_ERROR_INVALID_VALUE;
@@ -173,10 +171,8 @@ CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flag
 CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
     struct CUctx_st *ctx;
-    CUresult rc = emu_enter();
+    CUresult rc = emu_enter_current(&ctx);
     if (rc != CUDA_SUCCESS)
-        return rc;
-    if ((rc = emu_current(&ctx)) != CUDA_SUCCESS)
         return rc;
     if (dptr == 0)
         return CUDA_SUCCESS;
@@ -198,10 +194,8 @@ CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
 {
     struct CUctx_st *ctx;
     uint64_t used;
-    CUresult rc = emu_enter();
+    CUresult rc = emu_enter_current(&ctx);
     if (rc != CUDA_SUCCESS)
-        return rc;
-    if ((rc = emu_current(&ctx)) != CUDA_SUCCESS)
         return rc;
     if (!free || !total)
         return CUDA_ERROR_INVALID_VALUE;
@@ -216,10 +210,8 @@ CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
 CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 {
     struct CUctx_st *ctx;
-    CUresult rc = emu_enter();
+    CUresult rc = emu_enter_current(&ctx);
     if (rc != CUDA_SUCCESS)
-        return rc;
-    if ((rc = emu_current(&ctx)) != CUDA_SUCCESS)
         return rc;
     emu_rdlock();
     emu_alloc *a = emu_alloc_find((uintptr_t)dptr);
@@ -240,10 +232,8 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr 
 CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
 {
     struct CUctx_st *ctx;
-    CUresult rc = emu_enter();
+    CUresult rc = emu_enter_current(&ctx);
     if (rc != CUDA_SUCCESS)
-        return rc;
-    if ((rc = emu_current(&ctx)) != CUDA_SUCCESS)
         return rc;
     if (!pp || bytesize == 0)
         return CUDA_ERROR_INVALID_VALUE;

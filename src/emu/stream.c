@@ -24,10 +24,8 @@ struct CUevent_st {
 CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
 {
     struct CUctx_st *ctx;
-    CUresult rc = emu_enter();
+    CUresult rc = emu_enter_current(&ctx);
     if (rc != CUDA_SUCCESS)
-        return rc;
-    if ((rc = emu_current(&ctx)) != CUDA_SUCCESS)
         return rc;
     if (!phStream || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
         return CUDA_ERROR_INVALID_VALUE;
@@ -87,10 +85,8 @@ CUresult cuStreamQuery(CUstream hStream) { return stream_check(hStream); }
 CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 {
     struct CUctx_st *ctx;
-    CUresult rc = emu_enter();
+    CUresult rc = emu_enter_current(&ctx);
     if (rc != CUDA_SUCCESS)
-        return rc;
-    if ((rc = emu_current(&ctx)) != CUDA_SUCCESS)
         return rc;
     unsigned known = CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
     if (!phEvent || (Flags & ~known) ||

@@ -68,10 +68,8 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 {
     unsigned phys;
     struct CUctx_st *ctx;
-    CUresult rc = emu_enter();
+    CUresult rc = emu_enter_current(&ctx);
     if (rc != CUDA_SUCCESS)
-        return rc;
-    if ((rc = emu_current(&ctx)) != CUDA_SUCCESS)
         return rc;
     if (!handle || flags != 0 || size == 0 || size % g_emu.cfg.granularity != 0)
         return CUDA_ERROR_INVALID_VALUE;
