@@ -57,15 +57,6 @@ struct container *container_by_cid(struct daemon *d, cg_cid cid)
     return NULL;
 }
 
-struct proc *proc_by_key(struct daemon *d, uint64_t key)
-{
-    for (struct container *c = d->containers; c; c = c->next)
-        for (struct proc *p = c->procs; p; p = p->next)
-            if (p->key == key)
-                return p;
-    return NULL;
-}
-
 uint64_t proc_used_bytes(struct proc *p)
 {
     if (!p->welcomed)

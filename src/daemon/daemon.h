@@ -164,7 +164,6 @@ uint64_t container_used_bytes(struct container *c);
 /* What the containers on a device use now (from their ledgers). */
 uint64_t device_used_bytes(struct daemon *d, unsigned device);
 uint64_t proc_used_bytes(struct proc *p);
-struct proc *proc_by_key(struct daemon *d, uint64_t key);
 
 /* client.c */
 /* A process's start time (clock ticks since boot, /proc/PID/stat), 0 when unknown. */

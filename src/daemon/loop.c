@@ -85,14 +85,6 @@ int loop_add(struct loop *l, int fd, uint32_t events, loop_fn fn, void *ctx)
     return 0;
 }
 
-int loop_mod(struct loop *l, int fd, uint32_t events)
-{
-    if (fd < 0 || fd >= l->cap || !l->by_fd[fd])
-        return -1;
-    struct epoll_event ev = {.events = events, .data.ptr = l->by_fd[fd]};
-    return epoll_ctl(l->epfd, EPOLL_CTL_MOD, fd, &ev);
-}
-
 void loop_del(struct loop *l, int fd)
 {
     if (fd < 0 || fd >= l->cap || !l->by_fd[fd])

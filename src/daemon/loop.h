@@ -11,7 +11,6 @@ struct loop *loop_new(void);
 void loop_free(struct loop *l);
 /* Watch fd for events (EPOLLIN, ...). ctx must stay valid until loop_del. */
 int loop_add(struct loop *l, int fd, uint32_t events, loop_fn fn, void *ctx);
-int loop_mod(struct loop *l, int fd, uint32_t events);
 void loop_del(struct loop *l, int fd);
 /* Runs one round: waits at most timeout_ms (-1 = forever) and dispatches ready fds. */
 int loop_run_once(struct loop *l, int timeout_ms);

@@ -74,7 +74,7 @@ static void finding(struct daemon *d, const char *kind, struct container *c, pid
     api_watchdog_event(d, kind, c, pid, bytes);
 }
 
-void watchdog_check(struct daemon *d)
+static void watchdog_check(struct daemon *d)
 {
     struct watchdog *w = get(d);
     struct nvml *n = d->nvml;

@@ -12,8 +12,6 @@
 /* Runs a check when one is due (call from the event loop); returns ms until the next one, or
  * -1 when the watchdog is off. */
 int watchdog_tick(struct daemon *d);
-/* One check now, whatever the schedule (tests, the API). */
-void watchdog_check(struct daemon *d);
 void watchdog_free(struct daemon *d);
 /* Findings so far, by kind: 0 unregistered, 1 over limit. */
 uint64_t watchdog_count(struct daemon *d, int kind);

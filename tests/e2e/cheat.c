@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuda_types.h"
+#include "cuda_open.h"
 #include "ledger.h"
 
 static struct cg_ledger *find_ledger(void)
@@ -37,18 +37,10 @@ int main(int argc, char **argv)
     if (argc != 3)
         return 1;
     size_t bytes = strtoull(argv[1], NULL, 10);
-    void *h = dlopen("libcuda.so.1", RTLD_NOW);
-    if (!h)
-        return 1;
-    PFN_cuInit init = (PFN_cuInit)dlsym(h, "cuInit");
-    PFN_cuDeviceGet get = (PFN_cuDeviceGet)dlsym(h, "cuDeviceGet");
-    PFN_cuDevicePrimaryCtxRetain retain = (PFN_cuDevicePrimaryCtxRetain)dlsym(h, "cuDevicePrimaryCtxRetain");
-    PFN_cuCtxSetCurrent setcur = (PFN_cuCtxSetCurrent)dlsym(h, "cuCtxSetCurrent");
-    PFN_cuMemAlloc_v2 alloc = (PFN_cuMemAlloc_v2)dlsym(h, "cuMemAlloc_v2");
-    CUdevice dev;
-    CUcontext ctx;
+    void *h = cg_test_cuda_open("cheat");
+    PFN_cuMemAlloc_v2 alloc = h ? (PFN_cuMemAlloc_v2)dlsym(h, "cuMemAlloc_v2") : NULL;
     CUdeviceptr a, b;
-    if (init(0) || get(&dev, 0) || retain(&ctx, dev) || setcur(ctx) || alloc(&a, bytes)) {
+    if (!alloc || alloc(&a, bytes)) {
         fprintf(stderr, "cheat: first allocation failed\n");
         return 1;
     }

@@ -7,25 +7,16 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "cuda_types.h"
+#include "cuda_open.h"
 
 int main(int argc, char **argv)
 {
     if (argc < 3)
         return 1;
-    void *h = dlopen("libcuda.so.1", RTLD_NOW);
-    if (!h)
-        return 1;
-    PFN_cuInit init = (PFN_cuInit)dlsym(h, "cuInit");
-    PFN_cuDeviceGet get = (PFN_cuDeviceGet)dlsym(h, "cuDeviceGet");
-    PFN_cuDevicePrimaryCtxRetain retain = (PFN_cuDevicePrimaryCtxRetain)dlsym(h, "cuDevicePrimaryCtxRetain");
-    PFN_cuCtxSetCurrent setcur = (PFN_cuCtxSetCurrent)dlsym(h, "cuCtxSetCurrent");
-    PFN_cuMemAlloc_v2 alloc = (PFN_cuMemAlloc_v2)dlsym(h, "cuMemAlloc_v2");
-    CUdevice dev;
-    CUcontext ctx;
+    void *h = cg_test_cuda_open("execalloc");
+    PFN_cuMemAlloc_v2 alloc = h ? (PFN_cuMemAlloc_v2)dlsym(h, "cuMemAlloc_v2") : NULL;
     CUdeviceptr p;
-    if (init(0) || get(&dev, 0) || retain(&ctx, dev) || setcur(ctx) ||
-        alloc(&p, strtoull(argv[1], NULL, 10))) {
+    if (!alloc || alloc(&p, strtoull(argv[1], NULL, 10))) {
         fprintf(stderr, "execalloc: allocation before exec failed\n");
         return 1;
     }
