@@ -32,10 +32,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (!err[0]) {
         abort();
     }
-    int pid = 0;
+    struct start_request sr;
     err[0] = '\0';
-    if (api_parse_start(body, size, &pid, err, sizeof err) == 0) {
-        if (pid <= 0)
+    if (api_parse_start(body, size, &sr, err, sizeof err) == 0) {
+        if (sr.pid <= 0)
             abort();
     } else if (!err[0]) {
         abort();

@@ -10,6 +10,8 @@
  *   GET    /v1/containers/{id}            inspect (processes, pending requests, suspension)
  *   DELETE /v1/containers/{id}            remove; its assignment returns at once
  *   PUT    /v1/containers/{id}/limit      {"gpu_memory": SIZE}: lowering below use is refused
+ *   POST   /v1/containers/{id}/start      {"pid": N, "auto_remove": BOOL}: the container's init
+ *                                         (host pid); auto_remove: removed when it exits
  *   GET    /v1/policy, PUT /v1/policy     {"resume": NAME, "placement": NAME}
  *   GET    /v1/events?since=N             recent decision events (ring buffer), oldest first
  *
@@ -19,7 +21,9 @@
 #include "api.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,6 +31,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -130,6 +135,12 @@ static json_t *device_json(struct daemon *d, unsigned i)
                      (json_int_t)used, "free", (json_int_t)di.free, "context_charge",
                      (json_int_t)di.context_charge, "containers", (json_int_t)di.ncontainers,
                      "suspended", (json_int_t)di.nsuspended);
+}
+
+static json_t *version_json(const struct daemon *d)
+{
+    return json_pack("{s:s,s:i,s:s,s:i}", "version", CONVGPU_VERSION, "api", API_VERSION, "mode",
+                     d->opt.emulate[0] ? "emulated" : "nvidia", "pid", (int)getpid());
 }
 
 static json_t *container_env_json(struct daemon *d, struct container *c)
@@ -474,9 +485,7 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
     bool put = strcmp(method, "PUT") == 0, del = strcmp(method, "DELETE") == 0;
 
     if (strcmp(url, "/v1/version") == 0 && get)
-        return send_json(conn, 200, json_pack("{s:s,s:i,s:s}", "version", CONVGPU_VERSION, "api",
-                                              API_VERSION, "mode",
-                                              d->opt.emulate[0] ? "emulated" : "nvidia"));
+        return send_json(conn, 200, version_json(d));
     if (strcmp(url, "/v1/devices") == 0 && get) {
         json_t *arr = json_array();
         for (unsigned i = 0; i < d->ndevices; i++)
@@ -525,14 +534,22 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
             if (!may_touch(&cred, c))
                 return send_error(conn, 403, "container %s belongs to uid %d", c->id,
                                   (int)c->owner_uid);
-            int pid;
+            struct start_request sr;
             char msg[256];
-            if (api_parse_start(rc->body, rc->len, &pid, msg, sizeof msg) != 0)
+            if (api_parse_start(rc->body, rc->len, &sr, msg, sizeof msg) != 0)
                 return send_error(conn, 400, "%s", msg);
-            if (kill(pid, 0) != 0 && errno == ESRCH)
-                return send_error(conn, 400, "no process %d", pid);
-            c->init_pid = pid;
-            log_info("container %s: started, init pid %d", c->id, pid);
+            if (kill(sr.pid, 0) != 0 && errno == ESRCH)
+                return send_error(conn, 400, "no process %d", sr.pid);
+            /* With auto_remove the init process's exit is the container's stop: its memory
+             * returns at once, even when no stop hook runs (a runtime killed, a daemon that was
+             * down then: restore checks the recorded pid and start time). */
+            if (sr.auto_remove && container_watch_owner(c, sr.pid, 0, msg, sizeof msg) != 0)
+                return send_error(conn, 400, "%s", msg);
+            c->init_pid = sr.pid;
+            if (d->store && store_put_container(d->store, c) != 0)
+                log_warn("container %s: init pid %d not persisted", c->id, sr.pid);
+            log_info("container %s: started, init pid %d%s", c->id, sr.pid,
+                     sr.auto_remove ? ", removed when it exits" : "");
             return send_json(conn, 200, container_json(d, c, true));
         }
         if (strcmp(slash, "/limit") == 0) {
@@ -650,6 +667,28 @@ int api_timeout_ms(struct daemon *d)
     if (MHD_get_timeout(d->api->mhd, &t) != MHD_YES)
         return -1;
     return t > 60000 ? 60000 : (int)t;
+}
+
+int api_publish_version(const struct daemon *d, char *err, size_t errlen)
+{
+    char path[PATH_MAX + 32], tmp[PATH_MAX + 48];
+    snprintf(path, sizeof path, "%s/" API_INFO_FILE, d->opt.runtime_dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    json_t *v = version_json(d);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    char *text = v ? json_dumps(v, JSON_COMPACT) : NULL;
+    json_decref(v);
+    bool ok = fd >= 0 && text && fchmod(fd, 0644) == 0 &&
+              write(fd, text, strlen(text)) == (ssize_t)strlen(text) && write(fd, "\n", 1) == 1;
+    if (fd >= 0)
+        close(fd);
+    free(text);
+    if (!ok || rename(tmp, path) != 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
 }
 
 int api_start(struct daemon *d, int listen_fd, char *err, size_t errlen)

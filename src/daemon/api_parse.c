@@ -161,22 +161,27 @@ int api_parse_limit(const char *body, size_t len, uint64_t *limit, char *err, si
     return rc;
 }
 
-int api_parse_start(const char *body, size_t len, int *pid, char *err, size_t errlen)
+int api_parse_start(const char *body, size_t len, struct start_request *out, char *err,
+                    size_t errlen)
 {
     json_t *j = load_object(body, len, err, errlen);
     if (!j)
         return -1;
-    static const char *const allowed[] = {"pid", NULL};
+    memset(out, 0, sizeof *out);
+    static const char *const allowed[] = {"pid", "auto_remove", NULL};
     const char *bad = NULL;
-    json_t *p = json_object_get(j, "pid");
+    json_t *p = json_object_get(j, "pid"), *ar = json_object_get(j, "auto_remove");
     int rc = -1;
     if (!only_keys(j, allowed, &bad))
-        snprintf(err, errlen, "unknown field '%s' (send {\"pid\": N})", bad);
+        snprintf(err, errlen, "unknown field '%s' (send {\"pid\": N, \"auto_remove\": BOOL})", bad);
     else if (!p || !json_is_integer(p) || json_integer_value(p) <= 0 ||
              json_integer_value(p) > 0x3fffffff)
         fail(err, errlen, "pid must be a positive process id (send {\"pid\": N})");
+    else if (ar && !json_is_boolean(ar))
+        fail(err, errlen, "auto_remove must be true or false");
     else {
-        *pid = (int)json_integer_value(p);
+        out->pid = (int)json_integer_value(p);
+        out->auto_remove = ar && json_is_true(ar);
         rc = 0;
     }
     json_decref(j);

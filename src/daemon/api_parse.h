@@ -33,8 +33,14 @@ bool api_valid_name(const char *s);
 int api_parse_create(const char *body, size_t len, unsigned ndevices, struct create_request *out,
                      char *err, size_t errlen);
 int api_parse_limit(const char *body, size_t len, uint64_t *limit, char *err, size_t errlen);
-/* POST /v1/containers/{id}/start: {"pid": N}, the container's init pid (host pid). */
-int api_parse_start(const char *body, size_t len, int *pid, char *err, size_t errlen);
+/* POST /v1/containers/{id}/start: {"pid": N, "auto_remove": BOOL}: the container's init pid
+ * (host pid); with auto_remove the container is removed when that process exits. */
+struct start_request {
+    int pid;
+    bool auto_remove;
+};
+int api_parse_start(const char *body, size_t len, struct start_request *out, char *err,
+                    size_t errlen);
 int api_parse_policy(const char *body, size_t len, struct policy_request *out, char *err,
                      size_t errlen);
 

@@ -164,6 +164,39 @@ static void owner_exited(void *ctx, uint32_t events)
     container_remove(c->d, c, "owner exited");
 }
 
+int container_watch_owner(struct container *c, pid_t pid, uint64_t start, char *err,
+                          size_t errlen)
+{
+    uint64_t now_start = proc_start_time(pid);
+    if (start && now_start && start != now_start) {
+        snprintf(err, errlen, "owner pid %d is another process now", (int)pid);
+        return -1;
+    }
+    int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+    bool poll = fd < 0 && (errno == ENOSYS || errno == EINVAL);
+    if (fd < 0 && !poll) {
+        snprintf(err, errlen, "cannot watch owner pid %d: %s", (int)pid, strerror(errno));
+        return -1;
+    }
+    if (fd >= 0 && loop_add(c->d->loop, fd, EPOLLIN, owner_exited, c) != 0) {
+        snprintf(err, errlen, "cannot watch owner pid %d: %s", (int)pid, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    /* A new owner replaces the old one (a container's init is reported again after a restart
+     * of the runtime): only the latest is watched. */
+    if (c->owner_pidfd >= 0) {
+        loop_del(c->d->loop, c->owner_pidfd);
+        close(c->owner_pidfd);
+    }
+    c->owner_pidfd = fd; /* kernels before 5.3 (and valgrind) have no pidfd: polled instead */
+    c->owner_poll = poll;
+    c->owner_pid = pid;
+    c->owner_start = start ? start : now_start;
+    c->auto_remove = true;
+    return 0;
+}
+
 static int map_ledger(struct container *c, int fd, bool fresh, char *err, size_t errlen)
 {
     void *m = mmap(NULL, CG_LEDGER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -321,6 +354,7 @@ int container_create(struct daemon *d, const char *id, const char *name, int dev
     c->owner_gid = gid;
     c->owner_pid = owner;
     c->auto_remove = auto_remove;
+    c->init_pid = restore ? restore->init_pid : 0;
     c->created_unix = (int64_t)time(NULL);
 
     uint64_t now = loop_now_ns();
@@ -372,18 +406,10 @@ int container_create(struct daemon *d, const char *id, const char *name, int dev
         snprintf(err, errlen, "cannot watch container socket");
         goto fail_files;
     }
-    if (auto_remove && owner > 0) {
-        c->owner_start = proc_start_time(owner);
-        c->owner_pidfd = (int)syscall(SYS_pidfd_open, owner, 0);
-        if (c->owner_pidfd < 0 && (errno == ENOSYS || errno == EINVAL)) {
-            /* Kernels before 5.3 (and valgrind) have no pidfd: poll the owner instead. */
-            c->owner_poll = true;
-        } else if (c->owner_pidfd < 0 ||
-                   loop_add(d->loop, c->owner_pidfd, EPOLLIN, owner_exited, c) != 0) {
-            snprintf(err, errlen, "cannot watch owner pid %d: %s", (int)owner, strerror(errno));
-            loop_del(d->loop, c->listen_fd);
-            goto fail_files;
-        }
+    if (auto_remove && owner > 0 &&
+        container_watch_owner(c, owner, restore ? restore->owner_start : 0, err, errlen) != 0) {
+        loop_del(d->loop, c->listen_fd);
+        goto fail_files;
     }
     if (d->store && !restore && store_put_container(d->store, c) != 0) {
         snprintf(err, errlen, "cannot persist container state");

@@ -144,6 +144,8 @@ struct daemon {
 struct container_restore {
     uint64_t assigned;     /* from the ledger header */
     uint64_t created_mono; /* monotonic ns at first creation (FIFO order) */
+    uint64_t owner_start;  /* the auto_remove owner's start time when it was recorded */
+    pid_t init_pid;
 };
 int container_create(struct daemon *d, const char *id, const char *name, int device,
                      uint64_t limit, uid_t uid, gid_t gid, pid_t owner, bool auto_remove,
@@ -151,6 +153,11 @@ int container_create(struct daemon *d, const char *id, const char *name, int dev
                      size_t errlen);
 int container_remove(struct daemon *d, struct container *c, const char *why);
 struct container *container_find(struct daemon *d, const char *id_or_name);
+/* Removes the container when process pid exits (pidfd, else polled by the reaper); replaces an
+ * earlier owner. start: the start time recorded for pid (0: read it now); a pid that now names
+ * another process is refused. Returns 0, or -1 with err. */
+int container_watch_owner(struct container *c, pid_t pid, uint64_t start, char *err,
+                          size_t errlen);
 /* True when a polled owner (no pidfd) has exited; the reaper then removes the container. */
 bool container_owner_gone(struct container *c);
 struct container *container_by_cid(struct daemon *d, cg_cid cid);

@@ -288,6 +288,14 @@ static int mkdir_p(const char *path, mode_t mode)
     return 0;
 }
 
+static void write_pid(const struct daemon *d, int fd)
+{
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "%d\n", (int)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, (size_t)n, 0) != n)
+        log_warn("cannot write %s/convgpud.pid", d->opt.runtime_dir);
+}
+
 static int lock_runtime_dir(struct daemon *d)
 {
     char path[PATH_MAX + 16];
@@ -302,11 +310,8 @@ static int lock_runtime_dir(struct daemon *d)
         close(fd);
         return -1;
     }
-    char buf[32];
-    int n = snprintf(buf, sizeof buf, "%d\n", (int)getpid());
-    if (ftruncate(fd, 0) != 0 || write(fd, buf, (size_t)n) != n)
-        log_warn("cannot write %s", path);
-    return fd; /* held open for the daemon's life */
+    write_pid(d, fd);
+    return fd; /* held open (and locked) for the daemon's life */
 }
 
 static int open_control_socket(struct daemon *d)
@@ -392,7 +397,7 @@ static void remove_leftovers(struct daemon *d, const char *id)
 static int restore_one(void *ctx, const struct stored_container *sc)
 {
     struct daemon *d = ctx;
-    if (sc->auto_remove && !proc_alive(sc->owner_pid, 0)) {
+    if (sc->auto_remove && !proc_alive(sc->owner_pid, sc->owner_start)) {
         log_info("container %s: owner pid %d exited while the daemon was down; removed", sc->id,
                  (int)sc->owner_pid);
         remove_leftovers(d, sc->id);
@@ -401,7 +406,8 @@ static int restore_one(void *ctx, const struct stored_container *sc)
     }
     /* The assignment lives in the ledger header (updated on every decision); the quotas of
      * live processes bound it from below in case the daemon died between the two. */
-    struct container_restore ri = {.assigned = 0, .created_mono = sc->created_mono};
+    struct container_restore ri = {.assigned = 0, .created_mono = sc->created_mono,
+                                   .owner_start = sc->owner_start, .init_pid = sc->init_pid};
     char lpath[PATH_MAX + 96];
     snprintf(lpath, sizeof lpath, "%s/containers/%s/ledger", d->opt.runtime_dir, sc->id);
     int lfd = open(lpath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -534,7 +540,8 @@ int main(int argc, char **argv)
         log_error("cannot create %s: %s", sub, strerror(errno));
         return 1;
     }
-    if (lock_runtime_dir(&d) < 0)
+    int lock_fd = lock_runtime_dir(&d);
+    if (lock_fd < 0)
         return 1;
     if (d.opt.emulate[0]) {
         snprintf(sub, sizeof sub, "%s/emu", d.opt.runtime_dir);
@@ -627,6 +634,9 @@ int main(int argc, char **argv)
         log_error("cannot detach: %s", strerror(errno));
         return 1;
     }
+    write_pid(&d, lock_fd); /* detaching changed it */
+    if (api_publish_version(&d, err, sizeof err) != 0)
+        log_warn("%s", err);
     log_info("ready: %u device(s), policy %s, placement %s, control socket %s/control.sock%s",
              d.ndevices, cg_resume_policy_name(cg_get_resume_policy(d.core)),
              cg_placement_policy_name(cg_get_placement_policy(d.core)), d.opt.runtime_dir,
@@ -660,6 +670,8 @@ int main(int argc, char **argv)
     close(d.control_fd);
     char ctl[PATH_MAX + 16];
     snprintf(ctl, sizeof ctl, "%s/control.sock", d.opt.runtime_dir);
+    unlink(ctl);
+    snprintf(ctl, sizeof ctl, "%s/" API_INFO_FILE, d.opt.runtime_dir);
     unlink(ctl);
     store_close(d.store);
     cg_core_free(d.core);

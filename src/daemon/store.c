@@ -27,8 +27,44 @@ static const char *schema =
     "  id TEXT NOT NULL UNIQUE, name TEXT NOT NULL, device INTEGER NOT NULL,"
     "  limit_bytes INTEGER NOT NULL, assigned INTEGER NOT NULL, uid INTEGER NOT NULL,"
     "  gid INTEGER NOT NULL, owner_pid INTEGER NOT NULL, auto_remove INTEGER NOT NULL,"
-    "  created_unix INTEGER NOT NULL, created_mono INTEGER NOT NULL DEFAULT 0);"
+    "  created_unix INTEGER NOT NULL, created_mono INTEGER NOT NULL DEFAULT 0,"
+    "  owner_start INTEGER NOT NULL DEFAULT 0, init_pid INTEGER NOT NULL DEFAULT 0);"
     "CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);";
+
+/* Columns added after the first release: a state.db written by an older daemon gets them with
+ * their defaults, so an upgrade keeps every container. */
+static int add_missing_columns(struct store *s, char *err, size_t errlen)
+{
+    static const char *const added[][2] = {
+        {"created_mono", "INTEGER NOT NULL DEFAULT 0"},
+        {"owner_start", "INTEGER NOT NULL DEFAULT 0"},
+        {"init_pid", "INTEGER NOT NULL DEFAULT 0"},
+    };
+    for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
+        sqlite3_stmt *st;
+        char sql[160];
+        snprintf(sql, sizeof sql, "SELECT 1 FROM pragma_table_info('containers') WHERE name='%s'",
+                 added[i][0]);
+        if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+            snprintf(err, errlen, "cannot read the schema: %s", sqlite3_errmsg(s->db));
+            return -1;
+        }
+        bool present = sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_finalize(st);
+        if (present)
+            continue;
+        snprintf(sql, sizeof sql, "ALTER TABLE containers ADD COLUMN %s %s", added[i][0],
+                 added[i][1]);
+        char *msg = NULL;
+        if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+            snprintf(err, errlen, "cannot upgrade the schema (%s): %s", added[i][0], msg ? msg : "?");
+            sqlite3_free(msg);
+            return -1;
+        }
+        log_info("store: upgraded: column %s added", added[i][0]);
+    }
+    return 0;
+}
 
 struct store *store_open(const char *path, char *err, size_t errlen)
 {
@@ -59,6 +95,10 @@ struct store *store_open(const char *path, char *err, size_t errlen)
         store_close(s);
         return NULL;
     }
+    if (add_missing_columns(s, err, errlen) != 0) {
+        store_close(s);
+        return NULL;
+    }
     return s;
 }
 
@@ -75,9 +115,12 @@ int store_put_container(struct store *s, const struct container *c)
     /* Upsert keeps the original seq, so creation order survives limit changes. */
     static const char *sql =
         "INSERT INTO containers (id, name, device, limit_bytes, assigned, uid, gid, owner_pid,"
-        " auto_remove, created_unix, created_mono) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)"
+        " auto_remove, created_unix, created_mono, owner_start, init_pid)"
+        " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)"
         " ON CONFLICT(id) DO UPDATE SET limit_bytes=excluded.limit_bytes,"
-        " assigned=excluded.assigned";
+        " assigned=excluded.assigned, owner_pid=excluded.owner_pid,"
+        " auto_remove=excluded.auto_remove, owner_start=excluded.owner_start,"
+        " init_pid=excluded.init_pid";
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
         return -1;
@@ -94,6 +137,8 @@ int store_put_container(struct store *s, const struct container *c)
     sqlite3_bind_int(st, 9, c->auto_remove);
     sqlite3_bind_int64(st, 10, c->created_unix);
     sqlite3_bind_int64(st, 11, (sqlite3_int64)c->created_mono);
+    sqlite3_bind_int64(st, 12, (sqlite3_int64)c->owner_start);
+    sqlite3_bind_int64(st, 13, (sqlite3_int64)c->init_pid);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
@@ -120,7 +165,8 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db,
                            "SELECT id, name, device, limit_bytes, assigned, uid, gid, owner_pid,"
-                           " auto_remove, created_unix, created_mono FROM containers ORDER BY seq",
+                           " auto_remove, created_unix, created_mono, owner_start, init_pid"
+                           " FROM containers ORDER BY seq",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     int rc, result = 0;
@@ -139,6 +185,8 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
         sc.auto_remove = sqlite3_column_int(st, 8) != 0;
         sc.created_unix = sqlite3_column_int64(st, 9);
         sc.created_mono = (uint64_t)sqlite3_column_int64(st, 10);
+        sc.owner_start = (uint64_t)sqlite3_column_int64(st, 11);
+        sc.init_pid = (pid_t)sqlite3_column_int64(st, 12);
         if (fn(ctx, &sc) != 0)
             result = -1;
     }

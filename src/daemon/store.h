@@ -20,6 +20,8 @@ struct stored_container {
     uid_t uid;
     gid_t gid;
     pid_t owner_pid;
+    uint64_t owner_start; /* its start time (0: recorded by a daemon that did not keep it) */
+    pid_t init_pid;
     bool auto_remove;
     int64_t created_unix;
     uint64_t created_mono;

@@ -53,9 +53,46 @@ for body in '{}' '{"pid":0}' '{"pid":"1"}' '{"pid":1,"x":2}' '{"pid":2147483647}
     out=$(api POST /v1/containers/owned/start "$body")
     check "refused start $body" test "${out%% *}" = 400
 done
+for body in '{"pid":1,"auto_remove":"yes"}' '{"pid":1,"auto_remove":1}' '{"pid":1,"auto_remove":null}'; do
+    out=$(api POST /v1/containers/owned/start "$body")
+    check "refused start $body" test "${out%% *}" = 400
+done
+check "refused starts changed nothing (not auto_remove)" test "$(container_field owned auto_remove)" = False
 out=$(api GET /v1/containers/owned/start); check "start needs POST" test "${out%% *}" = 405
 out=$(api POST /v1/containers/nobody/start '{"pid":1}'); check "start of an unknown container is 404" test "${out%% *}" = 404
 cg rm owned >/dev/null
+
+# start with auto_remove: the init's exit is the container's stop, also across a daemon restart.
+api POST /v1/containers '{"gpu_memory":"64MiB","name":"initw"}' >/dev/null
+sleep 300 & init1=$!
+out=$(api POST /v1/containers/initw/start "{\"pid\":$init1,\"auto_remove\":true}")
+check "start with auto_remove accepted" test "${out%% *}" = 200
+check "container now auto_remove" test "$(container_field initw auto_remove)" = True
+kill "$init1"; wait "$init1" 2>/dev/null || true
+wait_for "the container is removed when its init exits" 5 bash -c \
+    "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/containers/initw)\" = 404 ]" &&
+    pass "removed when its init exited" || fail "still registered after its init exited"
+for name in initx inity; do api POST /v1/containers "{\"gpu_memory\":\"64MiB\",\"name\":\"$name\"}" >/dev/null; done
+sleep 300 & initx=$!
+sleep 300 & inity=$!
+api POST /v1/containers/initx/start "{\"pid\":$initx,\"auto_remove\":true}" >/dev/null
+api POST /v1/containers/inity/start "{\"pid\":$inity,\"auto_remove\":true}" >/dev/null
+stop_daemon_hard
+kill "$initx"; wait "$initx" 2>/dev/null || true
+start_daemon
+check "an init that exited while the daemon was down: removed at restart" test "$(api GET /v1/containers/initx | cut -d' ' -f1)" = 404
+check "a live init: kept at restart, with its pid" test "$(container_field inity init_pid)" = "$inity"
+kill "$inity"; wait "$inity" 2>/dev/null || true
+wait_for "the restored watch removes it" 5 bash -c \
+    "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/containers/inity)\" = 404 ]" &&
+    pass "restored container removed when its init exited" || fail "restored container not removed when its init exited"
+
+# The daemon's version document is also a file while it runs (read by convgpu docker run).
+check "convgpud.json has the version and mode" python3 -c '
+import json,sys; v=json.load(open(sys.argv[1])); assert v["mode"]=="emulated" and v["pid"]==int(sys.argv[2]) and v["api"]>=1' \
+    "$RUNDIR/convgpud.json" "$DAEMON_PID"
+check "convgpud.json matches GET /v1/version" bash -c \
+    "[ \"\$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1])))' '$RUNDIR/convgpud.json')\" = \"\$(curl -s --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/version | python3 -c 'import json,sys;print(json.load(sys.stdin))')\" ]"
 
 # Limits: lowering below use is refused; changing works; over capacity is refused.
 out=$(api PUT /v1/containers/alpha/limit '{"gpu_memory":"512MiB"}')
