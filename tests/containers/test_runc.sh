@@ -3,7 +3,8 @@
 # no engine: the limit holds inside the container (over it: exit 2), memory info shows it, the
 # daemon sees the container's process, a process whose environment lacks LD_PRELOAD is still
 # limited (ld.so.preload), a container that asks for nothing is untouched, stop + start again
-# re-registers, delete and poststop release.
+# re-registers, delete and poststop release; with --pid-file (containerd's way) no hooks, and the
+# daemon releases the container when its init exits.
 . "$(dirname "$0")/lib.sh"
 command -v runc >/dev/null || skip "runc is not installed (apt-get install runc)"
 [ "$(id -u)" = 0 ] || skip "runc needs root here"
@@ -90,6 +91,28 @@ check "second create on the same (rewritten) bundle registers again" test "$(api
 check "mounts not duplicated" test "$(grep -c '"destination": "/run/convgpu"' "$B/config.json")" = 1
 runc --root "$ROOT" delete -f again1 # the real runtime directly: the poststop hook releases
 check "poststop hook releases when runc itself deletes" test "$(api GET /v1/containers/again1)" = 404
+
+# --- create --pid-file, as containerd calls it: no hooks; the shim reports the init and the
+#     daemon releases the container the moment it exits ---
+set_config '["CONVGPU_GPU_MEMORY=256MiB"]' '["convgpu-sample","--size","100MiB","--hold-ms","60000","--quiet"]'
+rt create --bundle "$B" --pid-file "$TMP/pf1.pid" pf1 </dev/null >/dev/null
+check "pid-file: no hooks in config.json" bash -c "! grep -q 'create-runtime' '$B/config.json'"
+check "pid-file: the daemon has the init pid from the pid file" test "$(container_field pf1 init_pid)" = "$(cat "$TMP/pf1.pid")"
+check "pid-file: the init pid is runc's" test "$(runc --root "$ROOT" state pf1 | json_get pid)" = "$(cat "$TMP/pf1.pid")"
+rt start pf1
+wait_for "the container's process holds memory" 20 \
+    bash -c "[ \"\$('$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' inspect pf1 | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"used\"])')\" -ge $((100 << 20)) ]" &&
+    pass "pid-file: the limit applies (100MiB accounted)" || fail "pid-file: allocation not seen"
+runc --root "$ROOT" kill pf1 KILL
+wait_for "released at the init's exit, before any delete" 10 bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/containers/pf1)\" = 404 ]" &&
+    pass "pid-file: released when the container stopped" || fail "pid-file: still registered after the container stopped"
+rt delete pf1
+check "pid-file: delete cleans the shim state" test ! -e "$RUNDIR/oci/pf1"
+rt create --bundle "$B" --pid-file "$TMP/pf1.pid" pf1 </dev/null >/dev/null
+check "pid-file: created again, registered again" test "$(api GET /v1/containers/pf1)" = 200
+rt delete --force pf1
+wait_for "delete --force of a created container releases it (its init is killed)" 10 bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/containers/pf1)\" = 404 ]" &&
+    pass "pid-file: delete --force released it" || fail "pid-file: still registered after delete --force"
 
 # --- asks for nothing: untouched ---
 # (runc left the earlier mount points in this rootfs: empty, as nothing is mounted on them now)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_shim.sh — convgpu-runtime against a fake runtime that records its arguments: pass-through
 # is byte-identical, the real runtime gets every argument untouched, create registers before
-# the runtime runs and delete releases (both idempotent), a failed create leaves nothing
+# the runtime runs and delete releases (both idempotent), create --pid-file reports the init
+# (released when it exits; delete then needs no daemon), a failed create leaves nothing
 # registered, bad inputs change nothing, the hooks read OCI state from stdin, the log follows
 # runc's --log/--log-format and nothing is written on stdout.
 . "$(dirname "$0")/lib.sh"
@@ -12,9 +13,15 @@ cat >"$FAKE" <<'SH'
 #!/bin/sh
 # Records its arguments (one per line) and whether the container was registered when it ran.
 printf '%s\n' "$@" >"$FAKE_DIR/args.$FAKE_N"
-for a in "$@"; do last=$a; done
+prev=
+for a in "$@"; do
+    [ "$prev" = --pid-file ] && printf '%s' "${FAKE_PID:-$$}" >"$a" # as runc: the init's pid
+    prev=$a last=$a
+done
 curl -s -o /dev/null -w '%{http_code}' --unix-socket "$FAKE_RUNDIR/control.sock" \
     "http://convgpu/v1/containers/$last" >"$FAKE_DIR/seen.$FAKE_N"
+[ -n "${FAKE_RM:-}" ] && curl -s -o /dev/null -X DELETE --unix-socket "$FAKE_RUNDIR/control.sock" \
+    "http://convgpu/v1/containers/$last"
 case " $* " in *" state "*) exit "${FAKE_STATE_RC:-1}" ;; esac
 exit "${FAKE_RC:-0}"
 SH
@@ -75,6 +82,46 @@ check "failed delete of a container that still exists keeps it" test "$(api GET 
 next_call
 shim delete --force c1
 check "delete --force releases" test "$(api GET /v1/containers/c1)" = 404
+
+# --- create --pid-file (containerd's way): the shim reports the init, no hooks, the daemon
+#     removes the container when the init exits, delete has nothing to tell the daemon ---
+printf '%s\n' "$asks" >"$B/config.json"
+sleep 300 & init=$!
+next_call
+FAKE_PID=$init shim create --bundle "$B" --pid-file "$TMP/c4.pid" c4
+check "pid-file: init pid reported" test "$(container_field c4 init_pid)" = "$init"
+check "pid-file: removed when the init exits" test "$(container_field c4 auto_remove)" = True
+check "pid-file: no hooks in config.json" bash -c "! grep -q 'create-runtime\|poststop' '$B/config.json'"
+check "pid-file: marked watched" test -e "$RUNDIR/oci/c4/init-watched"
+kill "$init"; wait "$init" 2>/dev/null || true
+wait_for "released when the init exits" 5 bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/containers/c4)\" = 404 ]" &&
+    pass "pid-file: released as soon as the init exited" || fail "pid-file: still registered after the init exited"
+mv "$RUNDIR/control.sock" "$RUNDIR/control.away" # delete must not need the daemon now
+next_call
+shim delete c4 2>"$TMP/err" && rc=0 || rc=$?
+mv "$RUNDIR/control.away" "$RUNDIR/control.sock"
+check "pid-file: delete succeeds without the daemon" test "$rc" = 0
+check "pid-file: delete quiet" bash -c "[ ! -s '$TMP/err' ] && ! grep -q 'c4.*cannot' '$RUNDIR/oci/runtime.log'"
+check "pid-file: delete removed the shim state" test ! -e "$RUNDIR/oci/c4"
+check "pid-file: runtime got delete untouched" test "$(args_of $n | tr '\n' ' ')" = "delete c4 "
+# A pid file that is not a pid: the container still runs with its limit; delete releases it.
+next_call
+FAKE_PID=garbage shim create --bundle "$B" --pid-file "$TMP/c5.pid" c5 && rc=0 || rc=$?
+check "garbage pid file: create still succeeds" test "$rc" = 0
+check "garbage pid file: registered, not watched" bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/containers/c5)\" = 200 ] && [ ! -e '$RUNDIR/oci/c5/init-watched' ]"
+check "garbage pid file: logged" grep -q "cannot read the init pid from $TMP/c5.pid" "$RUNDIR/oci/runtime.log"
+next_call
+shim delete c5
+check "garbage pid file: delete releases" test "$(api GET /v1/containers/c5)" = 404
+# Removed from the daemon while the runtime created it: the container must not run.
+sleep 300 & init=$!
+next_call
+FAKE_RM=1 FAKE_PID=$init shim create --bundle "$B" --pid-file "$TMP/c6.pid" c6 2>"$TMP/err" && rc=0 || rc=$?
+kill "$init"; wait "$init" 2>/dev/null || true
+check "registration gone during create: create fails" test "$rc" != 0
+check "registration gone during create: the runtime was told to delete it" test "$(args_of $n | tr '\n' ' ')" = "delete --force c6 "
+check "registration gone during create: said why" grep -q "c6 was removed from convgpud" "$RUNDIR/oci/runtime.log"
+check "registration gone during create: no shim state" test ! -e "$RUNDIR/oci/c6"
 
 # --- the runtime fails to create: nothing stays registered ---
 printf '%s\n' "$asks" >"$B/config.json"

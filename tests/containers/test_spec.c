@@ -181,7 +181,7 @@ static void test_inject(void)
     struct oci_inject in = {.container_dir = "/run/convgpu/containers/c1",
                             .preload_file = "/run/convgpu/oci/c1/ld.so.preload",
                             .env = env, .hook_path = "/usr/bin/convgpu-runtime",
-                            .hook_args = hargs, .nvidia = false};
+                            .hook_args = hargs, .nvidia = false, .hooks = true};
     json_t *c = cfg("{\"ociVersion\":\"1.0.2\",\"process\":{\"env\":[\"PATH=/bin\","
                     "\"LD_PRELOAD=/usr/lib/libmine.so\",\"LD_LIBRARY_PATH=/app/lib\"]},"
                     "\"mounts\":[{\"destination\":\"/proc\",\"type\":\"proc\",\"source\":\"proc\"}],"
@@ -225,6 +225,18 @@ static void test_inject(void)
     CHECK(once && twice && strcmp(once, twice) == 0);
     free(once);
     free(twice);
+
+    /* Without hooks (the shim reports the init pid itself): a re-injection takes ours out and
+     * leaves the bundle's own. */
+    in.hooks = false;
+    CHECK(oci_spec_inject(c, &in, err, sizeof err) == 0);
+    hooks = json_object_get(c, "hooks");
+    CHECK(json_array_size(json_object_get(hooks, "poststop")) == 1);
+    CHECK(STREQ(json_string_value(json_object_get(json_array_get(json_object_get(hooks, "poststop"), 0),
+                                                  "path")), "/usr/bin/other"));
+    CHECK(json_array_size(json_object_get(hooks, "createRuntime")) == 0);
+    CHECK(json_array_size(json_object_get(c, "mounts")) == 6);
+    in.hooks = true;
     json_decref(c);
     json_decref(env);
 

@@ -119,6 +119,8 @@ int oci_args_parse(int argc, char **argv, struct oci_args *a, char *err, size_t 
         }
         if (len == 6 || len == 1) /* bundle or b */
             a->bundle = value;
+        else if (len == 8 && strncmp(name, "pid-file", 8) == 0)
+            a->pid_file = value;
     }
     a->fwd[0] = (char *)a->runtime;
     a->fwd[a->nfwd] = NULL;

@@ -18,6 +18,7 @@ struct oci_args {
     const char *command; /* "create", "run", "delete", ... or NULL */
     int cmd_index;       /* its index in argv, 0 when there is none */
     const char *bundle;  /* --bundle/-b of create and run, NULL: the current directory */
+    const char *pid_file; /* --pid-file of create and run: where the runtime writes the init pid */
     const char *id;      /* the last positional argument after the command */
     bool detach;         /* run --detach/-d */
     /* The command line for the real runtime: fwd[0] = runtime, then every argument but the

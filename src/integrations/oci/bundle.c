@@ -100,7 +100,10 @@ static int write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
-/* Writes text to path via path.convgpu-tmp + fsync + rename, with the given mode. */
+/* Writes text to path via path.convgpu-tmp + rename, with the given mode: a reader (the runtime)
+ * sees the old file or the new one, never a torn one, even if the shim dies mid-write. Not
+ * fsynced: a bundle lives only as long as its container, which a host crash ends anyway (the
+ * engine writes a new bundle for the next start), and a flush would cost every `docker run`. */
 static int replace_file(const char *path, const char *text, mode_t mode, char *err, size_t errlen)
 {
     char tmp[PATH_MAX];
@@ -113,7 +116,7 @@ static int replace_file(const char *path, const char *text, mode_t mode, char *e
         snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
         return -1;
     }
-    if (fchmod(fd, mode) != 0 || write_all(fd, text, strlen(text)) != 0 || fsync(fd) != 0) {
+    if (fchmod(fd, mode) != 0 || write_all(fd, text, strlen(text)) != 0) {
         snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
         close(fd);
         unlink(tmp);

@@ -108,30 +108,18 @@ int oci_release(const char *id, char *err, size_t errlen)
     return rc;
 }
 
-int oci_registered(const char *id, char *err, size_t errlen)
-{
-    char path[128], terr[512] = "", did[DAEMON_ID_MAX + 1];
-    snprintf(path, sizeof path, "/v1/containers/%s", daemon_id(id, did));
-    json_t *ans = NULL;
-    long st = cli_request("GET", path, NULL, &ans, terr, sizeof terr);
-    json_decref(ans);
-    if (st == 200)
-        return 1;
-    if (st == 404)
-        return 0;
-    api_error(st, NULL, terr, "cannot ask convgpud", err, errlen);
-    return -1;
-}
-
 int oci_started(const char *id, long pid, char *err, size_t errlen)
 {
     char path[128], did[DAEMON_ID_MAX + 1], terr[512] = "";
     snprintf(path, sizeof path, "/v1/containers/%s/start", daemon_id(id, did));
     json_t *ans = NULL;
-    long st = cli_request("POST", path, json_pack("{s:I}", "pid", (json_int_t)pid), &ans, terr,
-                          sizeof terr);
+    long st = cli_request("POST", path,
+                          json_pack("{s:I,s:b}", "pid", (json_int_t)pid, "auto_remove", 1), &ans,
+                          terr, sizeof terr);
     int rc = 0;
-    if (st != 200) {
+    if (st == 404) {
+        rc = 1;
+    } else if (st != 200) {
         char what[128];
         snprintf(what, sizeof what, "cannot report init pid %ld of %.64s", pid, id);
         api_error(st, ans, terr, what, err, errlen);

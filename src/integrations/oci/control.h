@@ -1,5 +1,5 @@
 /* control.h — the shim's calls on convgpud's control API: register a container before it
- * exists, confirm it at createRuntime, release it when it is deleted. */
+ * exists, report its init pid once it exists, release it when it is deleted. */
 #ifndef CONVGPU_OCI_CONTROL_H
 #define CONVGPU_OCI_CONTROL_H
 
@@ -19,11 +19,9 @@ json_t *oci_register(const char *id, const struct oci_request *req, char *err, s
 /* DELETE /v1/containers/{id}. Returns 0 when released or not registered, -1 with err. */
 int oci_release(const char *id, char *err, size_t errlen);
 
-/* POST /v1/containers/{id}/start {"pid"}: tells the daemon the container's init (host) pid.
- * 0, or -1 with err. */
+/* POST /v1/containers/{id}/start {"pid", "auto_remove": true}: tells the daemon the container's
+ * init (host) pid; the daemon removes the container when that process exits, which is the
+ * container's stop. Returns 0, 1 when the container is not registered, or -1 with err. */
 int oci_started(const char *id, long pid, char *err, size_t errlen);
-
-/* GET /v1/containers/{id}: 1 registered, 0 not registered, -1 daemon unreachable (err). */
-int oci_registered(const char *id, char *err, size_t errlen);
 
 #endif

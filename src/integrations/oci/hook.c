@@ -1,7 +1,9 @@
 /* hook.c — `convgpu-runtime hook create-runtime|poststop`: the OCI hooks the shim adds. runc
  * runs them with the container's state JSON on stdin (id, pid, status, bundle, annotations).
- * create-runtime confirms the registration and reports the init pid to the daemon; poststop
- * releases the container (its failure is only logged by runc). */
+ * create-runtime reports the init pid to the daemon (which then also removes the container when
+ * that process exits) and fails the create if the registration is gone; poststop releases the
+ * container (its failure is only logged by runc). The shim adds them only where it cannot do
+ * this itself: `run`, and `create` without --pid-file. */
 #include "hook.h"
 
 #include <stdio.h>
@@ -15,7 +17,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "Usage: convgpu-runtime [--runtime-dir DIR] [--log FILE] hook create-runtime|poststop\n\n"
                "Run by the OCI runtime with the container's state JSON on stdin:\n"
-               "  create-runtime  checks the container is registered with convgpud, logs its init pid\n"
+               "  create-runtime  reports the container's init pid to convgpud (fails if not registered)\n"
                "  poststop        releases the container: its GPU memory returns at once\n");
 }
 
@@ -51,19 +53,16 @@ int oci_hook_main(int argc, char **argv)
             oci_log(OCI_LOG_ERROR, "hook create-runtime: container %s: state has no init pid", id);
             rc = 1;
         } else {
-            int reg = oci_registered(id, err, sizeof err);
-            if (reg == 0) {
+            int reg = oci_started(id, (long)pid, err, sizeof err);
+            if (reg == 1) {
                 oci_log(OCI_LOG_ERROR, "hook create-runtime: container %s is not registered with "
                                        "convgpud (was it removed with convgpu rm?)", id);
                 rc = 1;
             } else {
                 if (reg < 0)
                     oci_log(OCI_LOG_WARN, "hook create-runtime: %s", err);
-                else if (oci_started(id, (long)pid, err, sizeof err) != 0)
-                    oci_log(OCI_LOG_WARN, "hook create-runtime: %s", err);
                 oci_log(OCI_LOG_INFO, "container %s: init pid %lld (status %s, bundle %s)", id,
-                        (long long)pid, status ? status : "?",
-                        bundle ? bundle : "?");
+                        (long long)pid, status ? status : "?", bundle ? bundle : "?");
             }
         }
     } else {

@@ -1,7 +1,8 @@
 /* main.c — convgpu-runtime, an OCI runtime shim in front of runc (or crun): on create/run of a
  * container that asks for GPU memory it registers the container with convgpud first (the
  * paper's order), rewrites the bundle's config.json to wire the container to it, runs the real
- * runtime with the same arguments and releases the container when it is deleted. Containers
+ * runtime with the same arguments and tells the daemon the container's init pid (the daemon
+ * releases the container when that process exits; delete releases it otherwise). Containers
  * that ask for nothing, and every other command, go to the real runtime untouched. */
 #include <errno.h>
 #include <limits.h>
@@ -32,7 +33,8 @@ static void usage(FILE *f)
             "registered with convgpud first, then wired to it (mounts, environment, hooks):\n"
             "  process env   " OCI_ENV_MEMORY "=SIZE  (e.g. 1GiB), optional " OCI_ENV_DEVICE "=N\n"
             "  annotations   " OCI_ANN_MEMORY ", " OCI_ANN_PAPER ", " OCI_ANN_DEVICE "\n"
-            "delete (and the poststop hook) releases it. Others pass through unchanged.\n\n"
+            "When its init process exits (or at delete) it is released. Others pass through\n"
+            "unchanged.\n\n"
             "  --runtime PATH     the real runtime (default $CONVGPU_RUNC, else runc in PATH)\n"
             "  --runtime-dir DIR  convgpud's runtime directory (default $CONVGPU_RUNTIME_DIR,\n"
             "                     else /run/convgpu)\n"
@@ -118,6 +120,89 @@ static void hook_args(const struct oci_args *a, const char **out)
     out[n] = NULL;
 }
 
+/* `create --pid-file`, which is how containerd and CRI-O call every runtime: the shim learns
+ * the init pid from that file once the runtime has created the container, and tells the daemon
+ * itself. Otherwise (`run`, or a caller that asks for no pid file) runc's createRuntime hook
+ * must: a process more, and another daemon client to load, per container. */
+static bool reports_pid(const struct oci_args *a)
+{
+    return a->pid_file && *a->pid_file && strcmp(a->command, "create") == 0;
+}
+
+/* Runs the real runtime's COMMAND ID with the same global options, output discarded; returns
+ * its exit status, or -1 when it could not run. */
+static int runtime_quietly(const struct oci_args *a, const char *command, const char *opt)
+{
+    char **argv = calloc((size_t)a->nglobal + 5, sizeof *argv);
+    if (!argv)
+        return -1;
+    int n = 0;
+    for (int i = 0; i <= a->nglobal; i++)
+        argv[n++] = a->fwd[i];
+    argv[n++] = (char *)command;
+    if (opt)
+        argv[n++] = (char *)opt;
+    argv[n++] = (char *)a->id;
+    pid_t p = fork();
+    if (p == 0) {
+        freopen("/dev/null", "w", stdout);
+        freopen("/dev/null", "w", stderr);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    int status = 0;
+    if (p > 0)
+        while (waitpid(p, &status, 0) < 0 && errno == EINTR)
+            ;
+    free(argv);
+    return p > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The init pid the runtime wrote, or -1 (logged). */
+static long read_pid_file(const char *path)
+{
+    FILE *f = fopen(path, "re");
+    char buf[32] = "";
+    bool got = f && fgets(buf, sizeof buf, f);
+    if (f)
+        fclose(f);
+    char *end = NULL;
+    errno = 0;
+    long pid = got ? strtol(buf, &end, 10) : -1;
+    if (!got || errno || end == buf || (*end && *end != '\n') || pid <= 0 || pid > 0x3fffffff) {
+        oci_log(OCI_LOG_ERROR, "cannot read the init pid from %s", path);
+        return -1;
+    }
+    return pid;
+}
+
+/* After `create --pid-file`: the daemon learns the init pid (and removes the container when it
+ * exits). 0, or -1 when the container must not run: its registration is gone. */
+static int report_init(const struct oci_args *a)
+{
+    char err[1024];
+    long pid = read_pid_file(a->pid_file);
+    int rc = pid > 0 ? oci_started(a->id, pid, err, sizeof err) : -1;
+    if (rc == 0) {
+        if (oci_state_touch(a->id, OCI_STATE_WATCHED) != 0)
+            oci_log(OCI_LOG_WARN, "container %s: cannot mark it watched: %s (delete will ask "
+                                  "the daemon)", a->id, strerror(errno));
+        oci_log(OCI_LOG_INFO, "container %s: init pid %ld reported", a->id, pid);
+        return 0;
+    }
+    if (rc == 1) {
+        oci_log(OCI_LOG_ERROR, "container %s was removed from convgpud while it was being "
+                               "created (convgpu rm?); deleting it", a->id);
+        runtime_quietly(a, "delete", "--force");
+        oci_state_remove(a->id);
+        return -1;
+    }
+    /* The daemon did not take it: the container still has its limit; delete releases it. */
+    if (pid > 0)
+        oci_log(OCI_LOG_WARN, "container %s: %s", a->id, err);
+    return 0;
+}
+
 /* Registers the container and rewrites its config.json. Returns 0, or -1 with nothing left
  * registered and config.json untouched. */
 static int prepare(const struct oci_args *a, const char *bundle, json_t *config, bool pretty,
@@ -150,6 +235,7 @@ static int prepare(const struct oci_args *a, const char *bundle, json_t *config,
         .hook_path = exe,
         .hook_args = hargs,
         .nvidia = !json_object_get(env, "CONVGPU_EMU_STATE"),
+        .hooks = !reports_pid(a),
     };
     char *image = oci_bundle_image_preload(bundle, config);
     char *text = oci_preload_text(image);
@@ -217,6 +303,8 @@ static int cmd_create(struct oci_args *a, bool run)
         release(a->id, "run ended");
     else if (rc != 0)
         release(a->id, "the runtime failed to create it");
+    else if (reports_pid(a) && report_init(a) != 0)
+        rc = 1;
     return rc;
 }
 
@@ -224,32 +312,17 @@ static int cmd_delete(struct oci_args *a)
 {
     if (!a->id || !oci_state_exists(a->id))
         exec_runtime(a->fwd);
-    int rc = run_runtime(a->fwd, false);
-    if (rc != 0) {
-        /* Failed: release only if the runtime no longer knows the container. */
-        char **st = calloc((size_t)a->nglobal + 4, sizeof *st);
-        if (!st)
-            return rc;
-        int n = 0;
-        for (int i = 0; i <= a->nglobal; i++)
-            st[n++] = a->fwd[i];
-        st[n++] = "state";
-        st[n++] = (char *)a->id;
-        pid_t p = fork();
-        if (p == 0) {
-            freopen("/dev/null", "w", stdout);
-            freopen("/dev/null", "w", stderr);
-            execvp(st[0], st);
-            _exit(127);
-        }
-        int status = 1;
-        if (p > 0)
-            while (waitpid(p, &status, 0) < 0 && errno == EINTR)
-                ;
-        free(st);
-        if (p > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
-            return rc; /* still exists */
+    /* The daemon removes the container when its init exits: nothing to tell it. The state goes
+     * first so the runtime can be exec'd: a container that survives a failed delete keeps its
+     * mounted ld.so.preload (a mount holds the file), and is watched all the same. */
+    if (oci_state_has(a->id, OCI_STATE_WATCHED)) {
+        oci_state_remove(a->id);
+        exec_runtime(a->fwd);
     }
+    int rc = run_runtime(a->fwd, false);
+    /* Failed: release only if the runtime no longer knows the container. */
+    if (rc != 0 && runtime_quietly(a, "state", NULL) == 0)
+        return rc;
     release(a->id, "deleted");
     return rc;
 }

@@ -336,8 +336,8 @@ int oci_spec_inject(json_t *config, const struct oci_inject *in, char *err, size
             return fail(err, errlen, "%s", "out of memory");
     }
 
-    if (add_hook(hooks, "createRuntime", in, "create-runtime", err, errlen) != 0 ||
-        add_hook(hooks, "poststop", in, "poststop", err, errlen) != 0)
+    if (in->hooks && (add_hook(hooks, "createRuntime", in, "create-runtime", err, errlen) != 0 ||
+                      add_hook(hooks, "poststop", in, "poststop", err, errlen) != 0))
         return -1;
     if (json_object_set_new(ann, OCI_ANN_MOUNTS, json_string(added)) != 0)
         return fail(err, errlen, "%s", "out of memory");

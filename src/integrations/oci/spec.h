@@ -44,10 +44,11 @@ struct oci_inject {
     const char *hook_path;     /* absolute host path of convgpu-runtime */
     const char *const *hook_args; /* options before "hook" (runtime dir, log), NULL-terminated */
     bool nvidia;               /* a real GPU: also set NVIDIA_VISIBLE_DEVICES for the toolkit */
+    bool hooks;                /* add the createRuntime and poststop hooks (see hook.c) */
 };
 
 /* Edits config in place: removes a previous injection (OCI_ANN_MOUNTS, our hooks), then adds
- * the mounts, the environment and the hooks. Returns 0, or -1 with err (config may then be
+ * the mounts, the environment and, with in->hooks, the hooks. Returns 0, or -1 with err (config may then be
  * partly edited: the caller discards it). */
 int oci_spec_inject(json_t *config, const struct oci_inject *in, char *err, size_t errlen);
 

@@ -1,6 +1,8 @@
 /* state.c — the shim's per-container directory under the daemon's runtime directory. */
 #include "state.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,10 +28,32 @@ bool oci_state_exists(const char *id)
     return oci_state_path(id, NULL, p, sizeof p) && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+int oci_state_touch(const char *id, const char *name)
+{
+    char p[4096];
+    if (!oci_state_path(id, name, p, sizeof p)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    int fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    return 0;
+}
+
+bool oci_state_has(const char *id, const char *name)
+{
+    char p[4096];
+    return oci_state_path(id, name, p, sizeof p) && access(p, F_OK) == 0;
+}
+
 void oci_state_remove(const char *id)
 {
     char p[4096];
     if (oci_state_path(id, "ld.so.preload", p, sizeof p))
+        unlink(p);
+    if (oci_state_path(id, OCI_STATE_WATCHED, p, sizeof p))
         unlink(p);
     if (oci_state_path(id, NULL, p, sizeof p))
         rmdir(p);

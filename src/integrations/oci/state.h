@@ -1,6 +1,6 @@
 /* state.h — the shim's own per-container directory, <runtime-dir>/oci/<id>/: it holds the
  * generated ld.so.preload, and its existence marks a container the shim registered (so `delete`
- * releases only those). The daemon's private dir is not used: the daemon owns its contents. */
+ * releases only those, and only when the daemon does not watch its init). The daemon's private dir is not used: the daemon owns its contents. */
 #ifndef CONVGPU_OCI_STATE_H
 #define CONVGPU_OCI_STATE_H
 
@@ -10,6 +10,12 @@
 /* <runtime-dir>/oci/<id>[/name]; name may be NULL. Returns buf, or NULL if too long. */
 char *oci_state_path(const char *id, const char *name, char *buf, size_t len);
 bool oci_state_exists(const char *id);
+/* The marker that the daemon watches the container's init process and removes the container
+ * when it exits: `delete` then has nothing to tell the daemon. */
+#define OCI_STATE_WATCHED "init-watched"
+/* Creates an empty file name in the container's directory: 0, or -1 (errno). */
+int oci_state_touch(const char *id, const char *name);
+bool oci_state_has(const char *id, const char *name);
 /* Removes the directory and the files the shim put in it. */
 void oci_state_remove(const char *id);
 
