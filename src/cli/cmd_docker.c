@@ -4,9 +4,12 @@
  * `convgpu setup docker`) as CONVGPU_GPU_MEMORY in the container's environment, and the shim
  * registers the container before it exists. Everything else goes to `docker run` untouched. */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,6 +91,45 @@ static int image_label(const char *image, char *buf, size_t len)
         return -1;
     buf[strcspn(buf, "\r\n")] = '\0';
     return buf[0] && strcmp(buf, "<no value>") != 0 ? 1 : 0;
+}
+
+/* Whether convgpud runs on NVIDIA GPUs (1) or emulates them (0); -1 (reported) when it does
+ * not run. Read from the file the daemon keeps while it runs, held valid by the lock it holds
+ * on its pid file: no HTTP client to load, which is most of what this command costs before it
+ * execs docker. An older daemon without the file is asked over the control API. */
+static int daemon_is_nvidia(void)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/convgpud.pid", cli_runtime_dir());
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int open_errno = fd < 0 ? errno : 0;
+    bool running = fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    if (fd >= 0)
+        close(fd); /* also drops the shared lock, if we got it */
+    if (fd < 0 && open_errno != ENOENT) {
+        running = true; /* cannot tell from here: ask below */
+    } else if (!running) {
+        fprintf(stderr, "convgpu: convgpud is not running on %s (start it, e.g. systemctl start "
+                        "convgpud, or: convgpud --runtime-dir %s --emulate 5GiB)\n",
+                cli_runtime_dir(), cli_runtime_dir());
+        return -1;
+    }
+    snprintf(path, sizeof path, "%s/convgpud.json", cli_runtime_dir());
+    json_t *ver = json_load_file(path, 0, NULL);
+    if (!json_is_object(ver)) {
+        json_decref(ver);
+        char terr[512];
+        long st = cli_request("GET", "/v1/version", NULL, &ver, terr, sizeof terr);
+        if (st != 200) {
+            cli_report_error(st, ver, terr);
+            json_decref(ver);
+            return -1;
+        }
+    }
+    const char *mode = json_string_value(json_object_get(ver, "mode"));
+    int nvidia = mode && strcmp(mode, "nvidia") == 0;
+    json_decref(ver);
+    return nvidia;
 }
 
 int cmd_docker(int argc, char **argv)
@@ -207,18 +249,11 @@ int cmd_docker(int argc, char **argv)
     }
 
     /* The daemon must run; its mode says whether the NVIDIA toolkit must be asked for the GPU. */
-    json_t *ver = NULL;
-    char terr[512];
-    long st = cli_request("GET", "/v1/version", NULL, &ver, terr, sizeof terr);
-    if (st != 200) {
-        cli_report_error(st, ver, terr);
-        json_decref(ver);
+    int nvidia = daemon_is_nvidia();
+    if (nvidia < 0) {
         free(out);
         return 125;
     }
-    const char *mode = json_string_value(json_object_get(ver, "mode"));
-    bool nvidia = mode && strcmp(mode, "nvidia") == 0;
-    json_decref(ver);
 
     char env[sizeof "CONVGPU_GPU_MEMORY=" + 256];
     snprintf(env, sizeof env, "CONVGPU_GPU_MEMORY=%s", size);
@@ -232,7 +267,7 @@ int cmd_docker(int argc, char **argv)
     }
     out[k++] = "-e";
     out[k++] = env;
-    if (nvidia && !gpus_given) {
+    if (nvidia == 1 && !gpus_given) {
         out[k++] = "--gpus";
         out[k++] = "all";
     }
