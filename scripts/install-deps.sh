@@ -4,7 +4,7 @@
 set -eu
 
 PACKAGES="build-essential cmake pkg-config clang libclang-rt-14-dev \
-libmicrohttpd-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev curl procps python3 \
+libmicrohttpd-dev libjansson-dev libsqlite3-dev libhttp-parser-dev curl procps python3 \
 docker.io runc"
 
 missing=""

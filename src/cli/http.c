@@ -1,56 +1,29 @@
-/* http.c — libcurl over the daemon's UNIX control socket, JSON in and out via jansson.
+/* http.c — the control API client: HTTP/1.1 over the daemon's UNIX control socket, JSON in and
+ * out via jansson, answers decoded by http-parser (http_response.c).
  *
- * libcurl is loaded on the first request, not at program start. The OCI shim shares this file
- * and is exec'd several times for every container start; most of those invocations never talk
- * to the daemon, and linking libcurl would make each of them load some thirty libraries (~7 ms)
- * before main. */
+ * The CLI and the OCI shim are its only users and the control socket is their only peer, so a
+ * socket, one request written out and a parser is all it takes. It used to be libcurl, which
+ * costs every process that talks to the daemon some thirty libraries (6-7 ms here) before the
+ * first byte is sent; the shim pays that inside every `docker run` (docs/BENCHMARKS.md). */
 #include "http.h"
 
-#define CURL_DISABLE_TYPECHECK 1
-#include <curl/curl.h>
-#include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "http_response.h"
 
-static struct {
-    CURL *(*easy_init)(void);
-    CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
-    CURLcode (*easy_perform)(CURL *);
-    CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
-    void (*easy_cleanup)(CURL *);
-    const char *(*easy_strerror)(CURLcode);
-    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
-    void (*slist_free_all)(struct curl_slist *);
-} cu;
-
-/* Loads libcurl once; NULL on success, else why not. */
-static const char *curl_load(void)
-{
-    static void *handle;
-    static const char *failure;
-    if (handle || failure)
-        return failure;
-    handle = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-    if (!handle)
-        return failure = "cannot load libcurl.so.4 (install Debian's libcurl4)";
-#define LOAD(field, name)                                    \
-    if (!(*(void **)&cu.field = dlsym(handle, name)))        \
-        return failure = "libcurl.so.4 lacks " name;
-    LOAD(easy_init, "curl_easy_init")
-    LOAD(easy_setopt, "curl_easy_setopt")
-    LOAD(easy_perform, "curl_easy_perform")
-    LOAD(easy_getinfo, "curl_easy_getinfo")
-    LOAD(easy_cleanup, "curl_easy_cleanup")
-    LOAD(easy_strerror, "curl_easy_strerror")
-    LOAD(slist_append, "curl_slist_append")
-    LOAD(slist_free_all, "curl_slist_free_all")
-#undef LOAD
-    return NULL;
-}
+#define REQUEST_TIMEOUT_MS 30000
+#define MAX_ANSWER (16u << 20) /* a control answer never gets this big */
+#define MAX_EVENT_LINE (1u << 20)
 
 static char runtime_dir[PATH_MAX];
 
@@ -68,25 +41,100 @@ const char *cli_runtime_dir(void)
     return runtime_dir;
 }
 
-struct buf {
-    char *data;
-    size_t len;
-};
-
-static size_t collect(char *ptr, size_t size, size_t n, void *ud)
+static int64_t now_ms(void)
 {
-    struct buf *b = ud;
-    size_t add = size * n;
-    if (b->len + add > (16u << 20))
-        return 0; /* a control answer never gets this big */
-    char *nd = realloc(b->data, b->len + add + 1);
-    if (!nd)
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void unreachable(const char *sock, const char *why, char *error, size_t errlen)
+{
+    snprintf(error, errlen, "cannot reach convgpud at %s: %s (is the daemon running? start it "
+                            "with: convgpud --runtime-dir %s --emulate 5GiB)",
+             sock, why, cli_runtime_dir());
+}
+
+/* Sends one request and reads its answer into r. timeout_ms < 0: wait as long as it takes (a
+ * followed event stream). Returns the HTTP status, or 0 with *error. */
+static long exchange(const char *method, const char *path, const char *body,
+                     struct http_response *r, int timeout_ms, char *error, size_t errlen)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (snprintf(sa.sun_path, sizeof sa.sun_path, "%s/control.sock", cli_runtime_dir()) >=
+        (int)sizeof sa.sun_path) {
+        snprintf(error, errlen, "the control socket path %s/control.sock is too long",
+                 cli_runtime_dir());
         return 0;
-    memcpy(nd + b->len, ptr, add);
-    b->data = nd;
-    b->len += add;
-    b->data[b->len] = '\0';
-    return add;
+    }
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        unreachable(sa.sun_path, strerror(errno), error, errlen);
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    size_t blen = body ? strlen(body) : 0;
+    char head[1024];
+    int hlen = snprintf(head, sizeof head,
+                        "%s %s HTTP/1.1\r\nHost: convgpu\r\nConnection: close\r\n"
+                        "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
+                        method, path, blen);
+    if (hlen < 0 || (size_t)hlen >= sizeof head) {
+        snprintf(error, errlen, "request path too long");
+        close(fd);
+        return 0;
+    }
+    const char *parts[2] = {head, body};
+    size_t lens[2] = {(size_t)hlen, blen};
+    for (int i = 0; i < 2; i++) {
+        for (size_t off = 0; off < lens[i];) {
+            ssize_t w = send(fd, parts[i] + off, lens[i] - off, MSG_NOSIGNAL);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                unreachable(sa.sun_path, strerror(errno), error, errlen);
+                close(fd);
+                return 0;
+            }
+            off += (size_t)w;
+        }
+    }
+    int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+    char buf[16384];
+    int done = 0;
+    while (done == 0) {
+        int wait = -1;
+        if (deadline >= 0) {
+            int64_t left = deadline - now_ms();
+            wait = left > 0 ? (int)left : 0;
+        }
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        int pr = poll(&pfd, 1, wait);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr == 0) {
+            snprintf(error, errlen, "convgpud did not answer %s %s within %d s", method, path,
+                     timeout_ms / 1000);
+            close(fd);
+            return 0;
+        }
+        ssize_t n = pr < 0 ? -1 : read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            unreachable(sa.sun_path, strerror(errno), error, errlen);
+            close(fd);
+            return 0;
+        }
+        done = http_response_feed(r, buf, (size_t)n);
+    }
+    close(fd);
+    if (done < 0 && !r->stopped) {
+        snprintf(error, errlen, "%s", r->error);
+        return 0;
+    }
+    return r->status;
 }
 
 long cli_request(const char *method, const char *path, json_t *body, json_t **out, char *error,
@@ -94,51 +142,21 @@ long cli_request(const char *method, const char *path, json_t *body, json_t **ou
 {
     if (out)
         *out = NULL;
-    char sock[PATH_MAX + 16], url[512];
-    snprintf(sock, sizeof sock, "%s/control.sock", cli_runtime_dir());
-    snprintf(url, sizeof url, "http://convgpu%s", path);
-    const char *why = curl_load();
-    CURL *c = why ? NULL : cu.easy_init();
-    if (!c) {
-        snprintf(error, errlen, "%s", why ? why : "cannot initialise libcurl");
-        json_decref(body);
-        return 0;
-    }
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
     json_decref(body);
-    struct buf b = {0};
-    struct curl_slist *hdr = cu.slist_append(NULL, "Content-Type: application/json");
-    cu.easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, sock);
-    cu.easy_setopt(c, CURLOPT_URL, url);
-    cu.easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-    cu.easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
-    cu.easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-    cu.easy_setopt(c, CURLOPT_WRITEDATA, &b);
-    cu.easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-    cu.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    if (text)
-        cu.easy_setopt(c, CURLOPT_POSTFIELDS, text);
-    CURLcode rc = cu.easy_perform(c);
-    long status = 0;
-    if (rc != CURLE_OK) {
-        snprintf(error, errlen, "cannot reach convgpud at %s: %s (is the daemon running? "
-                                "start it with: convgpud --runtime-dir %s --emulate 5GiB)",
-                 sock, cu.easy_strerror(rc), cli_runtime_dir());
-    } else {
-        cu.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-        if (out && b.len) {
-            json_error_t jerr;
-            *out = json_loadb(b.data, b.len, 0, &jerr);
-            if (!*out) {
-                snprintf(error, errlen, "daemon answered something that is not JSON: %s", jerr.text);
-                status = 0;
-            }
+    struct http_response r;
+    http_response_init(&r, MAX_ANSWER, NULL, NULL);
+    long status = exchange(method, path, text, &r, REQUEST_TIMEOUT_MS, error, errlen);
+    if (status && out && r.len) {
+        json_error_t jerr;
+        *out = json_loadb(r.body, r.len, 0, &jerr);
+        if (!*out) {
+            snprintf(error, errlen, "daemon answered something that is not JSON: %s", jerr.text);
+            status = 0;
         }
     }
-    cu.slist_free_all(hdr);
-    cu.easy_cleanup(c);
+    http_response_free(&r);
     free(text);
-    free(b.data);
     return status;
 }
 
@@ -158,61 +176,41 @@ struct stream {
     void *ctx;
     char *pending;
     size_t len;
-    bool stop;
 };
 
-static size_t stream_chunk(char *ptr, size_t size, size_t n, void *ud)
+/* Splits the body into lines as it arrives; non-zero stops the stream. */
+static int stream_chunk(const char *data, size_t add, void *ud)
 {
     struct stream *st = ud;
-    size_t add = size * n;
-    if (st->len + add > (1u << 20))
-        return 0; /* no event line is this long */
+    if (st->len + add > MAX_EVENT_LINE)
+        return -1; /* no event line is this long */
     char *nb = realloc(st->pending, st->len + add + 1);
     if (!nb)
-        return 0;
-    memcpy(nb + st->len, ptr, add);
+        return -1;
+    memcpy(nb + st->len, data, add);
     st->pending = nb;
     st->len += add;
     st->pending[st->len] = '\0';
     char *start = st->pending, *nl;
     while ((nl = memchr(start, '\n', st->len - (size_t)(start - st->pending)))) {
         *nl = '\0';
-        if (st->on_line(start, st->ctx) != 0) {
-            st->stop = true;
-            return 0;
-        }
+        if (st->on_line(start, st->ctx) != 0)
+            return -1;
         start = nl + 1;
     }
     size_t rest = st->len - (size_t)(start - st->pending);
     memmove(st->pending, start, rest);
     st->len = rest;
-    return add;
+    return 0;
 }
 
 long cli_stream(const char *path, int (*on_line)(const char *line, void *ctx), void *ctx,
                 char *error, size_t errlen)
 {
-    char sock[PATH_MAX + 16], url[512];
-    snprintf(sock, sizeof sock, "%s/control.sock", cli_runtime_dir());
-    snprintf(url, sizeof url, "http://convgpu%s", path);
-    const char *why = curl_load();
-    CURL *c = why ? NULL : cu.easy_init();
-    if (!c) {
-        snprintf(error, errlen, "%s", why ? why : "cannot initialise libcurl");
-        return 0;
-    }
     struct stream st = {.on_line = on_line, .ctx = ctx};
-    cu.easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, sock);
-    cu.easy_setopt(c, CURLOPT_URL, url);
-    cu.easy_setopt(c, CURLOPT_WRITEFUNCTION, stream_chunk);
-    cu.easy_setopt(c, CURLOPT_WRITEDATA, &st);
-    cu.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    CURLcode rc = cu.easy_perform(c);
-    long status = 0;
-    cu.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    if (rc != CURLE_OK && !st.stop && status == 0)
-        snprintf(error, errlen, "cannot reach convgpud at %s: %s", sock, cu.easy_strerror(rc));
-    cu.easy_cleanup(c);
+    struct http_response r;
+    http_response_init(&r, 0, stream_chunk, &st);
+    long status = exchange("GET", path, NULL, &r, -1, error, errlen);
     free(st.pending);
     return status;
 }
