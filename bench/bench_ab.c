@@ -1,10 +1,13 @@
 /* bench_ab.c — interleaved wall-clock timing of whole commands: A, B (, C ...) run one after
  * another, REPS times, alternating the order every repetition (A B C, C B A, ...) so drift and
  * order effects hit every command alike. Prints, per command, the median and spread of its run
- * times and, against the first command, the ratio of medians and the median of the paired
- * differences (each repetition's B - A):
+ * times and, against the first command, the ratio of medians, the median of the paired ratios
+ * (each repetition's B / A) and of the paired differences (each repetition's B - A):
  *   cmd=K label=L n=REPS med_ms=... p25_ms=... p75_ms=... min_ms=... max_ms=...
- *         [ratio=... diff_med_ms=... diff_p25_ms=... diff_p75_ms=...]
+ *         [ratio=... pratio=... pratio_p25=... pratio_p75=...
+ *          diff_med_ms=... diff_p25_ms=... diff_p75_ms=...]
+ * On a shared, noisy machine the paired figures are the steadier ones: both runs of a pair are
+ * adjacent in time, so load that comes and goes cancels out of their ratio.
  * A command that fails (non-zero exit) stops the run with exit status 1.
  *
  * Usage: bench_ab [--reps N] [--warmup W] [--labels a,b,...] -- CMD_A ARGS --- CMD_B ARGS [--- ...] */
@@ -105,11 +108,12 @@ int main(int argc, char **argv)
         if (!label[k])
             label[k] = cmds[k][0];
     }
-    double *t[MAXCMD], *d[MAXCMD];
+    double *t[MAXCMD], *d[MAXCMD], *q[MAXCMD];
     for (int k = 0; k < ncmd; k++) {
         t[k] = calloc((size_t)reps, sizeof(double));
         d[k] = calloc((size_t)reps, sizeof(double));
-        if (!t[k] || !d[k])
+        q[k] = calloc((size_t)reps, sizeof(double));
+        if (!t[k] || !d[k] || !q[k])
             return 1;
     }
     for (int r = -warmup; r < reps; r++) {
@@ -123,12 +127,14 @@ int main(int argc, char **argv)
         for (int k = 0; k < ncmd; k++) {
             t[k][r] = one[k];
             d[k][r] = one[k] - one[0];
+            q[k][r] = one[0] > 0 ? one[k] / one[0] : 0;
         }
     }
     double med0 = 0;
     for (int k = 0; k < ncmd; k++) {
         qsort(t[k], (size_t)reps, sizeof(double), cmp_double);
         qsort(d[k], (size_t)reps, sizeof(double), cmp_double);
+        qsort(q[k], (size_t)reps, sizeof(double), cmp_double);
         double med = quant(t[k], reps, 0.5);
         if (k == 0)
             med0 = med;
@@ -136,8 +142,11 @@ int main(int argc, char **argv)
                k, label[k], reps, med, quant(t[k], reps, 0.25), quant(t[k], reps, 0.75), t[k][0],
                t[k][reps - 1]);
         if (k > 0)
-            printf(" ratio=%.4f diff_med_ms=%.3f diff_p25_ms=%.3f diff_p75_ms=%.3f", med / med0,
-                   quant(d[k], reps, 0.5), quant(d[k], reps, 0.25), quant(d[k], reps, 0.75));
+            printf(" ratio=%.4f pratio=%.4f pratio_p25=%.4f pratio_p75=%.4f diff_med_ms=%.3f "
+                   "diff_p25_ms=%.3f diff_p75_ms=%.3f",
+                   med / med0, quant(q[k], reps, 0.5), quant(q[k], reps, 0.25),
+                   quant(q[k], reps, 0.75), quant(d[k], reps, 0.5), quant(d[k], reps, 0.25),
+                   quant(d[k], reps, 0.75));
         printf("\n");
     }
     return 0;
