@@ -5,7 +5,7 @@ set -eu
 
 PACKAGES="build-essential cmake pkg-config clang libclang-rt-14-dev \
 libmicrohttpd-dev libjansson-dev libsqlite3-dev libhttp-parser-dev curl procps python3 \
-docker.io runc"
+docker.io runc podman"
 
 missing=""
 for p in $PACKAGES; do

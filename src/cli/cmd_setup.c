@@ -230,11 +230,27 @@ static int setup_podman(const char *path, const char *shim, const char *runc, bo
     char *old = slurp(path, &existed);
     if (existed && !old)
         return fail("cannot read %s", path);
-    char text[PATH_MAX * 2];
+    /* Podman passes runtimes no options and conmon no environment of its own: settings other
+     * than the defaults reach the shim through conmon_env_vars, which conmon hands on to the
+     * runtime. That key replaces containers.conf's list, so the default PATH comes along. */
+    const char *dir = cli_runtime_dir();
+    bool env = strcmp(dir, "/run/convgpu") != 0 || runc;
+    for (const char *v = shim; v; v = v == shim ? dir : v == dir ? runc : NULL)
+        if (v && strpbrk(v, "\"\\\n"))
+            return fail("cannot write '%s' into TOML (no quotes, backslashes or newlines)", v);
+    char text[PATH_MAX * 4], envs[PATH_MAX * 3] = "";
+    if (env)
+        snprintf(envs, sizeof envs,
+                 "[engine]\n"
+                 "# Podman passes runtimes no options: the shim's settings go through conmon's\n"
+                 "# environment. This list replaces containers.conf's conmon_env_vars.\n"
+                 "conmon_env_vars = [\"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:"
+                 "/bin\", \"CONVGPU_RUNTIME_DIR=%s\"%s%s%s]\n\n",
+                 dir, runc ? ", \"CONVGPU_RUNC=" : "", runc ? runc : "", runc ? "\"" : "");
     snprintf(text, sizeof text,
              "# Installed by `convgpu setup podman`: the convgpu OCI runtime.\n"
              "# Use: podman run --runtime " RUNTIME_NAME " -e CONVGPU_GPU_MEMORY=1GiB IMAGE ...\n"
-             "[engine.runtimes]\n" RUNTIME_NAME " = [\"%s\"]\n", shim);
+             "%s[engine.runtimes]\n" RUNTIME_NAME " = [\"%s\"]\n", envs, shim);
     int rc = 0;
     if (rm ? !existed : (existed && strcmp(old, text) == 0)) {
         printf("%s: runtime '%s' %s; nothing changed\n", path, RUNTIME_NAME,
@@ -245,10 +261,10 @@ static int setup_podman(const char *path, const char *shim, const char *runc, bo
         printf("%s runtime '%s' %s %s\nPodman reads it on every command: nothing to restart.\n",
                rm ? "removed" : "installed", RUNTIME_NAME, rm ? "from" : "in", path);
     }
-    if (rc == 0 && !rm && !dry && (strcmp(cli_runtime_dir(), "/run/convgpu") != 0 || runc))
-        printf("Podman passes no options to runtimes: give it CONVGPU_RUNTIME_DIR=%s%s%s in its\n"
-               "environment.\n", cli_runtime_dir(), runc ? " and CONVGPU_RUNC=" : "",
-               runc ? runc : "");
+    if (rc == 0 && !rm && !dry && env)
+        printf("The runtime directory%s reach%s the shim through conmon_env_vars, which replaces\n"
+               "containers.conf's own list: add any variables you had there to %s.\n",
+               runc ? " and the real runtime" : "", runc ? "" : "es", path);
     free(old);
     return rc;
 }

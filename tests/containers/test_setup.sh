@@ -59,10 +59,19 @@ $C setup 2>/dev/null && fail "setup without an engine accepted" || pass "setup w
 P=$TMP/containers.conf.d/50-convgpu.conf
 $C setup podman --config "$P" >"$TMP/out4"
 check "podman drop-in written" grep -q '^convgpu = \["/.*convgpu-runtime"\]' "$P"
-check "podman: tells about CONVGPU_RUNTIME_DIR (not the default dir)" grep -q CONVGPU_RUNTIME_DIR "$TMP/out4"
+check "podman: the runtime directory (not the default) through conmon_env_vars" \
+    grep -q "^conmon_env_vars = \[\"PATH=[^\"]*\", \"CONVGPU_RUNTIME_DIR=/run/cg-test\"\]" "$P"
+check "podman: says conmon_env_vars replaces the user's" grep -q conmon_env_vars "$TMP/out4"
+check "podman: valid TOML" python3 -c 'import sys, tomllib; c = tomllib.load(open(sys.argv[1], "rb")); assert c["engine"]["runtimes"]["convgpu"][0].endswith("convgpu-runtime")' "$P"
 cp "$P" "$TMP/p1"
 $C setup podman --config "$P" >/dev/null
 check "podman: idempotent" cmp -s "$P" "$TMP/p1"
+"$BUILD/bin/convgpu" setup podman --config "$TMP/default.conf" >/dev/null
+check "podman, default runtime directory: no conmon_env_vars" bash -c "! grep -q conmon_env_vars '$TMP/default.conf'"
+$C setup podman --config "$TMP/runc.conf" --runc /usr/bin/crun >/dev/null
+check "podman --runc: CONVGPU_RUNC too" grep -q '"CONVGPU_RUNC=/usr/bin/crun"\]' "$TMP/runc.conf"
+$C setup podman --config "$TMP/bad.conf" --runc '/opt/x"y' 2>"$TMP/err" && fail "a quote in a path accepted" ||
+    check "podman: a path TOML cannot hold is refused, nothing written" bash -c "[ ! -e '$TMP/bad.conf' ] && grep -q TOML '$TMP/err'"
 $C setup podman --config "$P" --remove >/dev/null
 check "podman: --remove deletes the drop-in (after a backup)" bash -c "[ ! -e '$P' ] && ls '$P'.convgpu-backup-* >/dev/null"
 check "setup --help" bash -c "$C setup --help | grep -q daemon.json"
