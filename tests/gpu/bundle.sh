@@ -5,7 +5,7 @@
 #   tests/gpu/bundle.sh [--build DIR] [--dest DIR]     (defaults: build, .gpu-bundle)
 #
 # DEST gets bin/{convgpud,convgpu,convgpu-sample}, lib/libconvgpu.so, deps/ (every shared library
-# convgpud and convgpu need beyond glibc, e.g. libmicrohttpd, libjansson, libsqlite3, libcurl and
+# convgpud and convgpu need beyond glibc, e.g. libmicrohttpd, libjansson, libsqlite3, libhttp_parser and
 # theirs), gpu/{cudart_table2,gpu_probe} when nvcc is here, and ORIGIN (where and from what it was
 # built). run.sh uses the bundle when the build packages are missing (or with --prebuilt DIR) and
 # puts deps/ on LD_LIBRARY_PATH of the daemon and the CLI only, never of the workloads.

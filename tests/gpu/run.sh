@@ -111,7 +111,7 @@ have() { command -v "$1" >/dev/null 2>&1; }
 py_has() { have "$PYTHON" && "$PYTHON" -c "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('$1') else 1)" 2>/dev/null; }
 build_deps_present() {
     have cmake && have make && have cc && have pkg-config &&
-        pkg-config --exists libmicrohttpd jansson sqlite3 libcurl 2>/dev/null
+        pkg-config --exists libmicrohttpd jansson sqlite3 2>/dev/null && [ -e /usr/include/http_parser.h ]
 }
 libcuda_present() {
     { have ldconfig && ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; } ||
@@ -331,7 +331,7 @@ build_convgpu() {
             fi
             record build.deps - pass "$SECS" "installed by scripts/install-deps.sh"
         else
-            record build.deps - fail 0 "missing build packages (cmake, pkg-config, libmicrohttpd-dev, libjansson-dev, libsqlite3-dev, libcurl4-openssl-dev) and not root: run scripts/install-deps.sh as root, or use --prebuilt DIR from tests/gpu/bundle.sh"
+            record build.deps - fail 0 "missing build packages (cmake, pkg-config, libmicrohttpd-dev, libjansson-dev, libsqlite3-dev, libhttp-parser-dev) and not root: run scripts/install-deps.sh as root, or use --prebuilt DIR from tests/gpu/bundle.sh"
             return 1
         fi
     fi

@@ -1,4 +1,4 @@
-/* control.c — registration and release through the CLI's libcurl client (src/cli/http.c). */
+/* control.c — registration, init report and release through the control API client (src/cli/http.c). */
 #include "control.h"
 
 #include <stdio.h>
