@@ -100,10 +100,10 @@ check "inside X, neither Y's socket (host path, /proc/PID/root) nor the control 
     test "$rc" = 0
 check "... they do not exist there (ENOENT), 5 paths probed" \
     test "$(grep -c 'stream=ENOENT seqpacket=ENOENT' "$TMP/x.probe")" = 5
-# (The emulator's state file is mounted at its host path, $RUNDIR/emu/state: on the emulated
-# GPU only that part of the runtime directory exists inside.)
-xexec sh -c 'test ! -e '"$RUNDIR/containers"' && test ! -e '"$RUNDIR/control.sock" && rc=0 || rc=$?
-check "inside X, the daemon's containers/ directory and control socket do not exist" test "$rc" = 0
+# (The emulator's state file is mounted at /run/convgpu-emu/state: nothing of the host's runtime
+# directory exists inside.)
+xexec sh -c 'test ! -e '"$RUNDIR"' && test -e /run/convgpu-emu/state' && rc=0 || rc=$?
+check "inside X, the daemon's runtime directory does not exist (only the emulator's state file)" test "$rc" = 0
 check "inside X, Y's processes are not visible (pid namespace)" \
     bash -c "! '$DOCKER' exec $X ls /proc | grep -qx '$YPID'"
 xexec proto_client "$YSOCK" hello recv >"$TMP/x.y" 2>&1 && rc=0 || rc=$?

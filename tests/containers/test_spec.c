@@ -191,7 +191,7 @@ static void test_inject(void)
     CHECK(STREQ(env_of(c, "LD_LIBRARY_PATH"), "/opt/cg/lib/emu:/app/lib"));
     CHECK(STREQ(env_of(c, "CONVGPU_SOCKET"), OCI_CG_SOCKET));
     CHECK(STREQ(env_of(c, "CUDA_VISIBLE_DEVICES"), "GPU-1234"));
-    CHECK(STREQ(env_of(c, "CONVGPU_EMU_STATE"), "/run/convgpu/emu/state"));
+    CHECK(STREQ(env_of(c, "CONVGPU_EMU_STATE"), OCI_CG_EMU_STATE));
     CHECK(STREQ(env_of(c, "PATH"), "/bin") && env_of(c, "NVIDIA_VISIBLE_DEVICES") == NULL);
     int n;
     json_t *m = mount_at(c, OCI_CG_DIR, &n);
@@ -206,9 +206,19 @@ static void test_inject(void)
                           "/run/convgpu/oci/c1/ld.so.preload"));
     m = mount_at(c, "/opt/cg/lib/emu", &n);
     CHECK(n == 1);
-    m = mount_at(c, "/run/convgpu/emu/state", &n);
-    CHECK(n == 1 && STREQ(json_string_value(json_array_get(json_object_get(m, "options"), 1)), "rw"));
+    m = mount_at(c, OCI_CG_EMU_STATE, &n);
+    CHECK(n == 1 && STREQ(json_string_value(json_object_get(m, "source")), "/run/convgpu/emu/state") && STREQ(json_string_value(json_array_get(json_object_get(m, "options"), 1)), "rw"));
     CHECK(json_array_size(json_object_get(c, "mounts")) == 6);
+    /* Nothing is mounted below the read-only OCI_CG_DIR: runc cannot create a mount point there
+     * (the daemon on the default /run/convgpu has its emulator state at /run/convgpu/emu/state,
+     * which used to be mounted at that same path and failed every emulated container). */
+    size_t mi;
+    json_t *mv;
+    json_array_foreach(json_object_get(c, "mounts"), mi, mv) {
+        const char *dst = json_string_value(json_object_get(mv, "destination"));
+        CHECK(dst && (strcmp(dst, OCI_CG_DIR) == 0 ||
+                      strncmp(dst, OCI_CG_DIR "/", strlen(OCI_CG_DIR) + 1) != 0));
+    }
     json_t *hooks = json_object_get(c, "hooks");
     CHECK(json_array_size(json_object_get(hooks, "poststop")) == 2);
     json_t *cr = json_array_get(json_object_get(hooks, "createRuntime"), 0);

@@ -305,7 +305,7 @@ int oci_spec_inject(json_t *config, const struct oci_inject *in, char *err, size
     }
     const char *state = json_string_value(json_object_get(in->env, "CONVGPU_EMU_STATE"));
     if (state && state[0] == '/')
-        ADD_MOUNT(state, state, true);
+        ADD_MOUNT(OCI_CG_EMU_STATE, state, true);
 #undef ADD_MOUNT
 
     /* Environment: the daemon's, with the in-container paths. */
@@ -322,6 +322,8 @@ int oci_spec_inject(json_t *config, const struct oci_inject *in, char *err, size
             s = joined = path_prepend(s, env_get(env, key));
         else if (strcmp(key, "CONVGPU_SOCKET") == 0)
             s = OCI_CG_SOCKET;
+        else if (strcmp(key, "CONVGPU_EMU_STATE") == 0)
+            s = OCI_CG_EMU_STATE;
         int rc = s ? env_set(env, key, s) : -1;
         free(joined);
         if (rc != 0)

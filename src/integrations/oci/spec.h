@@ -14,6 +14,10 @@
 #define OCI_CG_SOCKET "/run/convgpu/container.sock"     /* the interposer's default socket */
 #define OCI_CG_LIB "/usr/lib/convgpu/libconvgpu.so"     /* the interposer */
 #define OCI_CG_PRELOAD "/etc/ld.so.preload"             /* loads it even without LD_PRELOAD */
+/* The emulated GPU's state file (emulating daemons only). Not under OCI_CG_DIR, which is mounted
+ * read-only, and not at its host path, which is under OCI_CG_DIR when the daemon runs on the
+ * default runtime directory. */
+#define OCI_CG_EMU_STATE "/run/convgpu-emu/state"
 /* The environment variable and annotations that ask for GPU memory, in priority order. */
 #define OCI_ENV_MEMORY "CONVGPU_GPU_MEMORY"
 #define OCI_ENV_DEVICE "CONVGPU_GPU_DEVICE"
