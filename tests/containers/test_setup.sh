@@ -14,6 +14,16 @@ import json,sys; c=json.load(open(sys.argv[1]))
 r=c["runtimes"]["convgpu"]; assert r["path"].endswith("/convgpu-runtime"), r
 assert r["runtimeArgs"]==["--runtime-dir","/run/cg-test"], r' "$TMP/new/dir/daemon.json"
 check "tells what to restart" grep -q "restart" "$TMP/out"
+# The default runtime directory needs no runtimeArgs, which would make dockerd run a /bin/sh
+# wrapper for every OCI command.
+"$BUILD/bin/convgpu" --runtime-dir /run/convgpu setup docker --config "$TMP/default/daemon.json" >/dev/null
+check "default runtime directory: no runtimeArgs" python3 -c '
+import json,sys; r=json.load(open(sys.argv[1]))["runtimes"]["convgpu"]
+assert r["path"].endswith("/convgpu-runtime") and "runtimeArgs" not in r, r' "$TMP/default/daemon.json"
+"$BUILD/bin/convgpu" --runtime-dir /run/convgpu setup docker --config "$TMP/default/daemon.json" --runc /usr/bin/crun >/dev/null
+check "default directory with --runc: only the runtime" python3 -c '
+import json,sys; r=json.load(open(sys.argv[1]))["runtimes"]["convgpu"]
+assert r["runtimeArgs"]==["--runtime","/usr/bin/crun"], r' "$TMP/default/daemon.json"
 
 # An existing file keeps every other key; a backup is made; mode kept.
 cat >"$F" <<'JSON'
