@@ -619,6 +619,13 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    if (!d.opt.foreground && daemon(1, 1) != 0) {
+        log_error("cannot detach: %s", strerror(errno));
+        return 1;
+    }
+    write_pid(&d, lock_fd); /* detaching changed it */
+    /* After detaching: epoll is not woken for signals of a child through a signalfd its parent
+     * made (a detached daemon ignored SIGTERM). */
     sigset_t mask;
     sigemptyset(&mask);
     sigaddset(&mask, SIGINT);
@@ -629,12 +636,6 @@ int main(int argc, char **argv)
         log_error("cannot watch signals");
         return 1;
     }
-
-    if (!d.opt.foreground && daemon(1, 1) != 0) {
-        log_error("cannot detach: %s", strerror(errno));
-        return 1;
-    }
-    write_pid(&d, lock_fd); /* detaching changed it */
     if (api_publish_version(&d, err, sizeof err) != 0)
         log_warn("%s", err);
     log_info("ready: %u device(s), policy %s, placement %s, control socket %s/control.sock%s",

@@ -141,4 +141,15 @@ check "gamma survives restart" test "$(container_field gamma limit)" = 107374182
 check "alpha's assignment restored exactly" test "$(container_field alpha assigned)" = 536870912
 check "gamma's assignment restored exactly (0)" test "$(container_field gamma assigned)" = 0
 check "policy survives restart" bash -c "$BUILD/bin/convgpu --runtime-dir $RUNDIR policy | grep -q 'resume: best-fit'"
+# Detached (no --foreground): convgpud.pid and convgpud.json name the daemon that runs, not the
+# parent that exited while detaching (they named the parent before).
+D2=$TMP/detached
+"$BUILD/bin/convgpud" --runtime-dir "$D2" --emulate 1GiB --log-level warn 2>>"$DAEMON_LOG"
+wait_for "the detached daemon answers" 10 curl -sf -o /dev/null --unix-socket "$D2/control.sock" http://convgpu/v1/version
+dpid=$(cat "$D2/convgpud.pid")
+check "detached: convgpud.pid names the running daemon" bash -c "[ -n '$dpid' ] && grep -q convgpud /proc/$dpid/cmdline"
+check "detached: convgpud.json has the same pid" python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["pid"]==int(sys.argv[2])' "$D2/convgpud.json" "$dpid"
+kill -TERM "$dpid"
+wait_for "the detached daemon stops cleanly" 10 bash -c "[ ! -e '$D2/control.sock' ]" # (its zombie may linger: its parent is whoever adopted it)
+check "clean stop removes convgpud.json" test ! -e "$D2/convgpud.json"
 finish
