@@ -23,38 +23,11 @@
 #define HELLO_DEADLINE_NS (5ull * 1000000000ull)
 #define MAX_MSGS_PER_WAKEUP 64
 
-uint64_t proc_start_time(pid_t pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    /* Field 22; the command name (field 2) may contain spaces, so count from its ')'. */
-    char *p = strrchr(buf, ')');
-    if (!p)
-        return 0;
-    unsigned long long start = 0;
-    int field = 2;
-    for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " ")) {
-        if (++field == 22) {
-            start = strtoull(tok, NULL, 10);
-            break;
-        }
-    }
-    return start;
-}
-
 bool proc_alive(pid_t pid, uint64_t start)
 {
     if (pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH))
         return false;
-    uint64_t now_start = proc_start_time(pid);
+    uint64_t now_start = cg_proc_start_time(pid);
     /* 0: /proc unreadable (gone, or another pid namespace); a different start: the pid was
      * reused by another process. */
     return now_start != 0 && (start == 0 || now_start == start);
@@ -105,7 +78,7 @@ static uint32_t find_slot(struct container *c, pid_t pid)
             continue;
         struct cg_ledger_slot *s = &c->ledger->slots[i];
         atomic_store(&s->word, 0);
-        s->owner_start = proc_start_time(pid);
+        s->owner_start = cg_proc_start_time(pid);
         atomic_fetch_add(&s->generation, 1);
         atomic_store(&s->pid, (uint32_t)pid);
         if (atomic_load(&c->ledger->high_slot) < i + 1)

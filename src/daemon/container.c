@@ -167,7 +167,7 @@ static void owner_exited(void *ctx, uint32_t events)
 int container_watch_owner(struct container *c, pid_t pid, uint64_t start, char *err,
                           size_t errlen)
 {
-    uint64_t now_start = proc_start_time(pid);
+    uint64_t now_start = cg_proc_start_time(pid);
     if (start && now_start && start != now_start) {
         snprintf(err, errlen, "owner pid %d is another process now", (int)pid);
         return -1;

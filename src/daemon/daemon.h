@@ -22,6 +22,7 @@
 
 #include "core.h"
 #include "ledger.h"
+#include "proc_start.h"
 #include "loop.h"
 
 #define CONTAINER_ID_MAX 64
@@ -173,8 +174,6 @@ uint64_t device_used_bytes(struct daemon *d, unsigned device);
 uint64_t proc_used_bytes(struct proc *p);
 
 /* client.c */
-/* A process's start time (clock ticks since boot, /proc/PID/stat), 0 when unknown. */
-uint64_t proc_start_time(pid_t pid);
 /* The process exists and, when start is not 0, is the one that started then (not a reused pid). */
 bool proc_alive(pid_t pid, uint64_t start);
 void client_accept(void *ctx, uint32_t events);

@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proc_start.h"
+
 #define EMU_STATE_MAGIC 0x31554d4555504743ull /* "CGPUEMU1" */
 
 uint64_t emu_now_ns(void)
@@ -34,38 +36,6 @@ uint64_t emu_now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Start time of pid (field 22 of /proc/<pid>/stat), 0 if it is gone or a zombie. */
-static uint64_t proc_start_time(pid_t pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    /* The command name (field 2) may hold spaces and parentheses: start after the last ')'. */
-    char *p = strrchr(buf, ')');
-    if (!p || p[1] != ' ')
-        return 0;
-    p += 2;
-    if (*p == 'Z' || *p == 'X')
-        return 0;
-    for (int field = 3; field < 22; field++) {
-        p = strchr(p, ' ');
-        if (!p)
-            return 0;
-        p++;
-    }
-    unsigned long long t = 0;
-    if (sscanf(p, "%llu", &t) != 1)
-        return 0;
-    return t ? (uint64_t)t : 1;
 }
 
 static int st_lock(emu_state *st)
@@ -90,7 +60,7 @@ static void reclaim(emu_shared *sh)
         emu_slot *s = &st->slots[i];
         if (s->pid == 0 || is_own_slot(sh, i))
             continue;
-        if (proc_start_time(s->pid) != s->start_time) {
+        if (cg_proc_start_time(s->pid) != s->start_time) {
             s->pid = 0; /* first: a half-cleared slot is already free */
             memset(s, 0, sizeof *s);
         }
@@ -146,7 +116,7 @@ static int init_mutex(pthread_mutex_t *m)
 
 static int register_slot(emu_shared *sh)
 {
-    uint64_t start = proc_start_time(getpid());
+    uint64_t start = cg_proc_start_time(getpid());
     for (int i = 0; i < EMU_MAX_PROCS; i++) {
         emu_slot *s = &sh->st->slots[i];
         if (s->pid != 0)
