@@ -205,9 +205,13 @@ static int map_ledger(struct container *c, int fd, bool fresh, char *err, size_t
         return -1;
     }
     struct cg_ledger *l = m;
-    if (fresh || l->magic != CG_LEDGER_MAGIC || l->version != CG_LEDGER_VERSION ||
-        l->nslots != CG_LEDGER_SLOTS) {
+    /* A fresh file is all zeroes already (ftruncate): clearing it again would make tmpfs back
+     * every slot page of every container at once, where untouched slots need no memory. */
+    bool stale = !fresh && (l->magic != CG_LEDGER_MAGIC || l->version != CG_LEDGER_VERSION ||
+                            l->nslots != CG_LEDGER_SLOTS);
+    if (stale)
         memset(l, 0, CG_LEDGER_SIZE);
+    if (fresh || stale) {
         l->magic = CG_LEDGER_MAGIC;
         l->version = CG_LEDGER_VERSION;
         l->nslots = CG_LEDGER_SLOTS;

@@ -7,6 +7,15 @@ export CONVGPU_EMU_CONTEXT=6MiB
 start_daemon --emulate 512MiB
 SAMPLE=$BUILD/bin/convgpu-sample
 
+# A new container's ledger (1024 process slots, 68 KiB) is sparse: memory backs a slot's page
+# only once a process takes that slot, not every page of every container at registration.
+cg create --name sparse --gpu-memory 64MiB >/dev/null
+ledger=$RUNDIR/containers/$(cg inspect sparse | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')/ledger
+check "a new container's ledger is 68 KiB long" test "$(stat -c %s "$ledger")" -ge 65536
+check "a new container's ledger occupies at most 8 KiB ($(stat -c '%b x %B' "$ledger") bytes)" \
+    test "$(( $(stat -c '%b * %B' "$ledger") ))" -le 8192
+cg rm sparse >/dev/null
+
 set +e
 cg run --quiet --gpu-memory 64MiB -- sh -c 'exit 7'; rc=$?
 check "run passes exit status 7 through" test "$rc" = 7
