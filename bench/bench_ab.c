@@ -2,10 +2,12 @@
  * another, REPS times, alternating the order every repetition (A B C, C B A, ...) so drift and
  * order effects hit every command alike. Prints, per command, the median and spread of its run
  * times and, against the first command, the ratio of medians, the median of the paired ratios
- * (each repetition's B / A) and of the paired differences (each repetition's B - A):
+ * (each repetition's B / A) and of the paired differences (each repetition's B - A), each
+ * with a distribution-free 95% confidence interval of that median (order statistics: no
+ * assumption about the shape of the noise):
  *   cmd=K label=L n=REPS med_ms=... p25_ms=... p75_ms=... min_ms=... max_ms=...
- *         [ratio=... pratio=... pratio_p25=... pratio_p75=...
- *          diff_med_ms=... diff_p25_ms=... diff_p75_ms=...]
+ *         [ratio=... pratio=... pratio_p25=... pratio_p75=... pratio_lo95=... pratio_hi95=...
+ *          diff_med_ms=... diff_p25_ms=... diff_p75_ms=... diff_lo95_ms=... diff_hi95_ms=...]
  * On a shared, noisy machine the paired figures are the steadier ones: both runs of a pair are
  * adjacent in time, so load that comes and goes cancels out of their ratio.
  * A command that fails (non-zero exit) stops the run with exit status 1.
@@ -13,6 +15,7 @@
  * Usage: bench_ab [--reps N] [--warmup W] [--labels a,b,...] -- CMD_A ARGS --- CMD_B ARGS [--- ...] */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +45,21 @@ static double quant(double *v, int n, double q) /* v sorted */
 {
     int i = (int)(q * (n - 1) + 0.5);
     return v[i];
+}
+
+/* The 95% confidence interval of the median of n sorted values: the values of ranks
+ * (n+1)/2 -+ 0.98 sqrt(n) (1-based; the normal approximation of the binomial ranks, fine from
+ * n of about 10), clamped to the sample. */
+static void median_ci(const double *v, int n, double *lo, double *hi)
+{
+    double half = 0.98 * sqrt((double)n), mid = (n + 1) / 2.0;
+    int r = (int)floor(mid - half), s = (int)ceil(mid + half);
+    if (r < 1)
+        r = 1;
+    if (s > n)
+        s = n;
+    *lo = v[r - 1];
+    *hi = v[s - 1];
 }
 
 static double run(char **cmd)
@@ -141,12 +159,17 @@ int main(int argc, char **argv)
         printf("cmd=%d label=%s n=%d med_ms=%.3f p25_ms=%.3f p75_ms=%.3f min_ms=%.3f max_ms=%.3f",
                k, label[k], reps, med, quant(t[k], reps, 0.25), quant(t[k], reps, 0.75), t[k][0],
                t[k][reps - 1]);
-        if (k > 0)
-            printf(" ratio=%.4f pratio=%.4f pratio_p25=%.4f pratio_p75=%.4f diff_med_ms=%.3f "
-                   "diff_p25_ms=%.3f diff_p75_ms=%.3f",
+        if (k > 0) {
+            double qlo, qhi, dlo, dhi;
+            median_ci(q[k], reps, &qlo, &qhi);
+            median_ci(d[k], reps, &dlo, &dhi);
+            printf(" ratio=%.4f pratio=%.4f pratio_p25=%.4f pratio_p75=%.4f pratio_lo95=%.4f "
+                   "pratio_hi95=%.4f diff_med_ms=%.3f diff_p25_ms=%.3f diff_p75_ms=%.3f "
+                   "diff_lo95_ms=%.3f diff_hi95_ms=%.3f",
                    med / med0, quant(q[k], reps, 0.5), quant(q[k], reps, 0.25),
-                   quant(q[k], reps, 0.75), quant(d[k], reps, 0.5), quant(d[k], reps, 0.25),
-                   quant(d[k], reps, 0.75));
+                   quant(q[k], reps, 0.75), qlo, qhi, quant(d[k], reps, 0.5),
+                   quant(d[k], reps, 0.25), quant(d[k], reps, 0.75), dlo, dhi);
+        }
         printf("\n");
     }
     return 0;

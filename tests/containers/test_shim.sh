@@ -93,6 +93,10 @@ check "pid-file: init pid reported" test "$(container_field c4 init_pid)" = "$in
 check "pid-file: removed when the init exits" test "$(container_field c4 auto_remove)" = True
 check "pid-file: no hooks in config.json" bash -c "! grep -q 'create-runtime\|poststop' '$B/config.json'"
 check "pid-file: marked watched" test -e "$RUNDIR/oci/c4/init-watched"
+check "the log says how long registering and rewriting took" \
+    grep -Eq "container c4: registered .*\(register [0-9]+\.[0-9]+ ms, rewrite [0-9]+\.[0-9]+ ms\)" "$RUNDIR/oci/runtime.log"
+check "the log says how long the runtime's create and the report took" \
+    grep -Eq "container c4: init pid $init reported \(runtime create [0-9]+\.[0-9] ms, report [0-9]+\.[0-9]+ ms\)" "$RUNDIR/oci/runtime.log"
 kill "$init"; wait "$init" 2>/dev/null || true
 wait_for "released when the init exits" 5 bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/containers/c4)\" = 404 ]" &&
     pass "pid-file: released as soon as the init exited" || fail "pid-file: still registered after the init exited"

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "args.h"
@@ -45,6 +46,14 @@ static void usage(FILE *f)
 }
 
 static pid_t child = -1;
+
+/* For the durations the log reports: an operator sees a slow daemon or runtime in them. */
+static double mono_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
 
 static void forward(int sig)
 {
@@ -178,16 +187,18 @@ static long read_pid_file(const char *path)
 
 /* After `create --pid-file`: the daemon learns the init pid (and removes the container when it
  * exits). 0, or -1 when the container must not run: its registration is gone. */
-static int report_init(const struct oci_args *a)
+static int report_init(const struct oci_args *a, double runtime_ms)
 {
     char err[1024];
+    double t0 = mono_ms();
     long pid = read_pid_file(a->pid_file);
     int rc = pid > 0 ? oci_started(a->id, pid, err, sizeof err) : -1;
     if (rc == 0) {
         if (oci_state_touch(a->id, OCI_STATE_WATCHED) != 0)
             oci_log(OCI_LOG_WARN, "container %s: cannot mark it watched: %s (delete will ask "
                                   "the daemon)", a->id, strerror(errno));
-        oci_log(OCI_LOG_INFO, "container %s: init pid %ld reported", a->id, pid);
+        oci_log(OCI_LOG_INFO, "container %s: init pid %ld reported (runtime create %.1f ms, "
+                              "report %.2f ms)", a->id, pid, runtime_ms, mono_ms() - t0);
         return 0;
     }
     if (rc == 1) {
@@ -220,7 +231,9 @@ static int prepare(const struct oci_args *a, const char *bundle, json_t *config,
         oci_log(OCI_LOG_ERROR, "container id too long: %s", id);
         return -1;
     }
+    double t0 = mono_ms();
     json_t *ans = oci_register(id, req, err, sizeof err);
+    double t_registered = mono_ms();
     if (!ans) {
         oci_log(OCI_LOG_ERROR, "%s", err);
         return -1;
@@ -250,9 +263,11 @@ static int prepare(const struct oci_args *a, const char *bundle, json_t *config,
         rc = 0;
     if (rc == 0) {
         oci_log(OCI_LOG_INFO, "container %s: registered with %s of GPU memory (from %s) on "
-                              "device %lld; %s/config.json rewritten",
+                              "device %lld; %s/config.json rewritten (register %.2f ms, "
+                              "rewrite %.2f ms)",
                 id, cg_format_size(req->bytes, size, sizeof size), req->source,
-                (long long)json_integer_value(json_object_get(ans, "device")), bundle);
+                (long long)json_integer_value(json_object_get(ans, "device")), bundle,
+                t_registered - t0, mono_ms() - t_registered);
     } else {
         oci_log(OCI_LOG_ERROR, "container %s: %s", id, err);
         release(id, "setup failed");
@@ -298,12 +313,14 @@ static int cmd_create(struct oci_args *a, bool run)
     json_decref(config);
     if (rc != 0)
         return 1;
+    double t0 = mono_ms();
     rc = run_runtime(a->fwd, run && !a->detach);
+    double runtime_ms = mono_ms() - t0;
     if (run && !a->detach)
         release(a->id, "run ended");
     else if (rc != 0)
         release(a->id, "the runtime failed to create it");
-    else if (reports_pid(a) && report_init(a) != 0)
+    else if (reports_pid(a) && report_init(a, runtime_ms) != 0)
         rc = 1;
     return rc;
 }
