@@ -55,6 +55,15 @@ LIMIT=256MiB
 log() { echo "[bench docker] $*"; }
 md() { printf '%s\n' "$@" >&3; }
 
+# Docker's exec root (its state and the containers' bundles, config.json included) as in
+# production: /run/docker is on tmpfs; only the data root (images, layers) is on disk.
+if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
+    DOCKER_EXEC_ROOT=$(mktemp -d /dev/shm/convgpu-bench-exec.XXXXXX)
+    at_exit "awk -v t='$DOCKER_EXEC_ROOT' 'index(\$2, t) == 1 {print \$2}' /proc/mounts | sort -r | xargs -r -n1 umount -l; rm -rf '$DOCKER_EXEC_ROOT'"
+    EXECFS="Docker's exec root (state, bundles) on tmpfs as /run/docker is"
+else
+    EXECFS="Docker's exec root on $(stat -f -c %T "$TMP") (no tmpfs at /dev/shm; /run/docker is tmpfs on a real host)"
+fi
 docker_prereqs
 export CONVGPU_EMU_CONTEXT=2MiB
 start_daemon --emulate 8GiB --log-level info
@@ -210,7 +219,7 @@ VERDICT=$(awk -v r="$P2" -v lo="$LO2" -v hi="$HI2" 'BEGIN {
 pr() { echo "$(echo "$1" | kv pratio) [$(echo "$1" | kv pratio_lo95)..$(echo "$1" | kv pratio_hi95)]"; }
 ad() { echo "$(echo "$1" | kv diff_med_ms) ms [$(echo "$1" | kv diff_lo95_ms)..$(echo "$1" | kv diff_hi95_ms)]"; }
 md "### Container creation with Docker (paper Figure 5: +61.8 ms, +15%)" ""
-md "\`bench/docker-create.sh\`: a private dockerd $DV (vfs storage driver, \`--network none\`, runc $RV) and convgpud on the emulated GPU (runtime directory $RUNFS); an image of ${IMG_KB} KiB imported from host binaries; $REPS interleaved triples (\`bench_ab\`, order reversed every repetition) after 2 warm-up runs; each command is a whole \`docker run --rm IMAGE true\`: create, start, run \`true\`, wait, remove. The added time is the median of the paired differences against plain \`docker run\` of the same repetition; brackets: its 95% confidence interval (order statistics)." ""
+md "\`bench/docker-create.sh\`: a private dockerd $DV (vfs storage driver, \`--network none\`, runc $RV) and convgpud on the emulated GPU (runtime directory $RUNFS; $EXECFS); an image of ${IMG_KB} KiB imported from host binaries; $REPS interleaved triples (\`bench_ab\`, order reversed every repetition) after 2 warm-up runs; each command is a whole \`docker run --rm IMAGE true\`: create, start, run \`true\`, wait, remove. The added time is the median of the paired differences against plain \`docker run\` of the same repetition; brackets: its 95% confidence interval (order statistics)." ""
 md "| command | median | p25-p75 | added (paired median) [95% CI] | paired ratio [95% CI] | pairs' ratio p25..p75 | ratio of medians |" "|---|---|---|---|---|---|---|"
 iqr() { echo "$(echo "$1" | kv pratio_p25)..$(echo "$1" | kv pratio_p75)"; }
 md "| \`docker run --rm IMAGE true\` (runc) | $(echo "$L0" | kv med_ms) ms | $(echo "$L0" | kv p25_ms)-$(echo "$L0" | kv p75_ms) ms | | | | |"

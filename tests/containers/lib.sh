@@ -108,6 +108,7 @@ DOCKER=
 DOCKERD_PID=
 DOCKER_DIR=$TMP/d
 DOCKERD_ARGS=() # extra dockerd options
+DOCKER_EXEC_ROOT= # dockerd's --exec-root (default $DOCKER_DIR/exec)
 
 docker_prereqs() {
     command -v dockerd >/dev/null || skip "dockerd is not installed (apt-get install docker.io)"
@@ -137,7 +138,7 @@ start_dockerd() { # after start_daemon
     cg setup docker --config "$DOCKER_DIR/daemon.json" >"$TMP/setup.out"
     at_exit stop_dockerd
     dockerd --config-file "$DOCKER_DIR/daemon.json" --storage-driver=vfs --iptables=false \
-        --bridge=none --data-root "$DOCKER_DIR/data" --exec-root "$DOCKER_DIR/exec" \
+        --bridge=none --data-root "$DOCKER_DIR/data" --exec-root "${DOCKER_EXEC_ROOT:-$DOCKER_DIR/exec}" \
         --pidfile "$DOCKER_DIR/docker.pid" -H "unix://$DOCKER_DIR/docker.sock" \
         ${DOCKERD_ARGS[@]+"${DOCKERD_ARGS[@]}"} >"$DOCKER_DIR/dockerd.log" 2>&1 &
     DOCKERD_PID=$!

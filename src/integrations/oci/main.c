@@ -215,7 +215,8 @@ static int report_init(const struct oci_args *a, double runtime_ms)
 }
 
 /* Registers the container and rewrites its config.json. Returns 0, or -1 with nothing left
- * registered and config.json untouched. */
+ * registered and config.json untouched. Edits config (the caller's copy in memory) in place:
+ * only a complete edit is ever saved. */
 static int prepare(const struct oci_args *a, const char *bundle, json_t *config, bool pretty,
                    const struct oci_request *req)
 {
@@ -253,13 +254,12 @@ static int prepare(const struct oci_args *a, const char *bundle, json_t *config,
     char *image = oci_bundle_image_preload(bundle, config);
     char *text = oci_preload_text(image);
     free(image);
-    json_t *edited = json_deep_copy(config);
     int rc = -1;
-    if (!text || !edited)
+    if (!text)
         snprintf(err, sizeof err, "out of memory");
     else if (oci_write_file(preload, text, err, sizeof err) == 0 &&
-             oci_spec_inject(edited, &in, err, sizeof err) == 0 &&
-             oci_bundle_save(bundle, edited, pretty, err, sizeof err) == 0)
+             oci_spec_inject(config, &in, err, sizeof err) == 0 &&
+             oci_bundle_save(bundle, config, pretty, err, sizeof err) == 0)
         rc = 0;
     if (rc == 0) {
         oci_log(OCI_LOG_INFO, "container %s: registered with %s of GPU memory (from %s) on "
@@ -273,7 +273,6 @@ static int prepare(const struct oci_args *a, const char *bundle, json_t *config,
         release(id, "setup failed");
     }
     free(text);
-    json_decref(edited);
     json_decref(ans);
     return rc;
 }
