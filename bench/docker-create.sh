@@ -133,11 +133,9 @@ wait_for "the daemon released the OCI-level containers" 10 test "$(registered_co
     fail "containers left registered after the OCI-level profile"
 O1=$(grep '^cmd=1 ' "$TMP/oci.txt"); O2=$(grep '^cmd=2 ' "$TMP/oci.txt")
 # The shim's own phases, from its log lines for those containers (median over them, ms).
-phase() { grep -o "container ocibench-[0-9]*: .*($1 [0-9.]* ms" "$RUNDIR/oci/runtime.log" |
-    sed "s/.*($1 \([0-9.]*\) ms/\1/" | sort -n | awk '{ a[NR] = $1 } END { print NR ? a[int((NR + 1) / 2)] : "-" }'; }
-phase2() { grep -o "container ocibench-[0-9]*: .*, $1 [0-9.]* ms)" "$RUNDIR/oci/runtime.log" |
-    sed "s/.*, $1 \([0-9.]*\) ms)/\1/" | sort -n | awk '{ a[NR] = $1 } END { print NR ? a[int((NR + 1) / 2)] : "-" }'; }
-PH_REG=$(phase register) PH_REW=$(phase2 rewrite) PH_RT=$(phase "runtime create") PH_REP=$(phase2 report)
+phase() { grep "container ocibench-[0-9]*: " "$RUNDIR/oci/runtime.log" | grep -oE "[(,] ?$1 [0-9.]+ ms" |
+    sed "s/.* \([0-9.]*\) ms/\1/" | sort -n | awk '{ a[NR] = $1 } END { print NR ? a[int((NR + 1) / 2)] : "-" }'; }
+PH_REG=$(phase register) PH_REW=$(phase rewrite) PH_RT=$(phase "runtime create") PH_REP=$(phase report)
 
 # ---- profile: the CLI before docker, and every OCI command through timing wrappers ------------
 log "profile: convgpu docker run's own cost (a fake docker: /bin/true)"
