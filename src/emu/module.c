@@ -31,9 +31,10 @@ static CUresult load(CUmodule *module, const char *image, size_t len)
     CUresult rc = emu_current(&ctx);
     if (rc != CUDA_SUCCESS)
         return rc;
-    unsigned mask = emu_image_parse(image, len);
-    if (!mask)
-        return CUDA_ERROR_INVALID_IMAGE;
+    unsigned mask = 0;
+    rc = emu_image_parse(image, len, &mask);
+    if (rc != CUDA_SUCCESS)
+        return rc;
     struct CUmod_st *m = calloc(1, sizeof *m);
     if (!m)
         return CUDA_ERROR_OUT_OF_MEMORY;

@@ -1,7 +1,11 @@
-/* complement_ptx.h — the `complement` kernel as PTX, so convgpu-sample runs on a real driver.
- * Generated from tests/gpu/complement.cu (compute_75; the driver JIT-compiles it for newer GPUs):
+/* complement_ptx.h — the `complement` kernel as PTX: convgpu-sample passes it to cuModuleLoadData,
+ * and a real driver JIT-compiles it for its GPU while the emulator runs its built-in kernel of
+ * that name. Generated from tests/gpu/complement.cu with
  *   nvcc -ptx -arch=compute_75 tests/gpu/complement.cu -o complement.ptx
- * The emulator rejects PTX (CUDA_ERROR_INVALID_IMAGE) and the sample falls back to its text image. */
+ * then `.version` lowered from the generating nvcc's ISA (9.0 for CUDA 13.0, which only drivers
+ * of r580 and later compile) to 6.3, the first ISA that knows sm_75 (CUDA 10.0): the kernel uses
+ * nothing newer, so older drivers take it too. The gpu.build test checks that the body is still
+ * what nvcc makes of complement.cu and that ptxas assembles it for sm_90. */
 #ifndef CONVGPU_COMPLEMENT_PTX_H
 #define CONVGPU_COMPLEMENT_PTX_H
 
@@ -14,7 +18,7 @@ static const char complement_ptx[] =
     "// Based on NVVM 7.0.1\n"
     "//\n"
     "\n"
-    ".version 9.0\n"
+    ".version 6.3\n"
     ".target sm_75\n"
     ".address_size 64\n"
     "\n"
@@ -61,7 +65,6 @@ static const char complement_ptx[] =
     "\tret;\n"
     "\n"
     "}\n"
-    "\n"
     "\n";
 
 #endif

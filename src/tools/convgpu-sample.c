@@ -3,8 +3,8 @@
  *
  * It is written the way the CUDA runtime reaches a driver: dlopen("libcuda.so.1"), dlsym for
  * cuInit and cuGetProcAddress_v2 only, every other entry point through cuGetProcAddress_v2 at
- * CUDA 13.0. So it runs unchanged on a real driver (given a module image for `complement`), on
- * the emulator, and under the convgpu interposer.
+ * CUDA 13.0. So it runs unchanged on a real driver, on the emulator, and under the convgpu
+ * interposer; its kernel is PTX, which both take.
  *
  * Exit status: 0 success, 2 an allocation failed with CUDA_ERROR_OUT_OF_MEMORY, 1 otherwise. */
 #include "cuda_types.h"
@@ -100,8 +100,6 @@ static CUmemoryPool pool;
 static CUmodule module;
 static CUfunction kernel;
 static int ctx_retained;
-
-static const char *module_image = "convgpu-emu-module 1\nkernel complement\n";
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -380,9 +378,9 @@ static int setup(void)
     ctx_retained = 1;
     if ((rc = CALL(cuCtxSetCurrent, ctx)) || (rc = report_meminfo("before")))
         return rc;
-    /* A real driver takes the PTX; the emulator rejects it and takes its own text image. */
-    if ((api.cuModuleLoadData(&module, complement_ptx) != CUDA_SUCCESS &&
-         (rc = CALL(cuModuleLoadData, &module, module_image))) ||
+    /* The same PTX for a real driver (which JIT-compiles it) and the emulator (which runs its
+     * built-in kernel of that name). */
+    if ((rc = CALL(cuModuleLoadData, &module, complement_ptx)) ||
         (rc = CALL(cuModuleGetFunction, &kernel, module, "complement")))
         return rc;
     if (opt.mode == M_ASYNC || opt.mode == M_POOL)

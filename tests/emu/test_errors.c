@@ -141,6 +141,30 @@ static void modules(void)
     CHECK_OK(cu.cuModuleUnload(m));
     CHECK_CU(cu.cuModuleUnload(m), CUDA_ERROR_INVALID_HANDLE);
 
+    /* PTX: refused as a real driver refuses it; entries that name built-in kernels run them,
+     * others are not found. */
+    CHECK_CU(cu.cuModuleLoadData(&m, ".version 9.1\n.target sm_75\n"),
+             CUDA_ERROR_UNSUPPORTED_PTX_VERSION);
+    CHECK_CU(cu.cuModuleLoadData(&m, "// c\n.version 10.0\n.target sm_75\n"),
+             CUDA_ERROR_UNSUPPORTED_PTX_VERSION);
+    CHECK_CU(cu.cuModuleLoadData(&m, ".version 8.0\n.target sm_90\n"), CUDA_ERROR_INVALID_PTX);
+    CHECK_CU(cu.cuModuleLoadData(&m, ".version 8.0\n.address_size 64\n"), CUDA_ERROR_INVALID_PTX);
+    CHECK_CU(cu.cuModuleLoadData(&m, ".version eight\n.target sm_75\n"), CUDA_ERROR_INVALID_PTX);
+    CHECK_CU(cu.cuModuleLoadData(&m, ".version 8.0\n.target compute_75\n"), CUDA_ERROR_INVALID_PTX);
+    CHECK_CU(cu.cuModuleLoadData(&m, ".target sm_75\n.version 8.0\n"), CUDA_ERROR_INVALID_IMAGE);
+    CHECK_OK(cu.cuModuleLoadData(&m, "/* generated */ .version 6.3 .target sm_75, texmode_unified"
+                                     " // arch\n.address_size 64\n"
+                                     ".visible .entry other(.param .u64 a) { ret; }\n"
+                                     "// .entry spin\n.file 1 \".entry spin\"\n"
+                                     ".visible .entry complement(\n.param .u64 p)\n{ ret; }\n"));
+    CHECK_OK(cu.cuModuleGetFunction(&f, m, "complement"));
+    CHECK_CU(cu.cuModuleGetFunction(&g, m, "other"), CUDA_ERROR_NOT_FOUND);
+    CHECK_CU(cu.cuModuleGetFunction(&g, m, "spin"), CUDA_ERROR_NOT_FOUND); /* comment, string */
+    CHECK_OK(cu.cuModuleUnload(m));
+    CHECK_OK(cu.cuModuleLoadData(&m, ".version 9.0\n.target sm_80\n.entry spin() { ret; }\n"));
+    CHECK_OK(cu.cuModuleGetFunction(&g, m, "spin"));
+    CHECK_OK(cu.cuModuleUnload(m));
+
     CHECK_OK(cu.cuModuleLoadData(&m, image));
     CHECK_OK(cu.cuModuleGetFunction(&f, m, "complement"));
     CHECK_OK(cu.cuModuleGetFunction(&g, m, "spin"));

@@ -19,4 +19,19 @@ rc=0; "$OUT/cudart_table2" >/dev/null 2>&1 || rc=$?
 [ "$rc" -eq 1 ] || { echo "FAIL: cudart_table2 without arguments: exit $rc, want 1 (usage)"; exit 1; }
 rc=0; "$OUT/gpu_probe" bogus >/dev/null 2>&1 || rc=$?
 [ "$rc" -eq 1 ] || { echo "FAIL: gpu_probe bogus: exit $rc, want 1"; exit 1; }
+# convgpu-sample's embedded PTX (src/tools/complement_ptx.h) is still nvcc's rendering of
+# complement.cu, apart from its comments and the lowered `.version`, and ptxas assembles it for
+# Hopper, which is what a real driver's JIT does with it.
+ROOT=$CONVGPU_SOURCE_DIR
+printf '#include <stdio.h>\n#include "complement_ptx.h"\nint main(void) { fputs(complement_ptx, stdout); return 0; }\n' |
+    cc -x c -I"$ROOT/src/tools" -o "$OUT/print_ptx" -
+"$OUT/print_ptx" >"$OUT/embedded.ptx"
+make -C "$SRC" OUT="$OUT" NVCC="$NVCC" CUDA_HOME="$CUDA_HOME" "$OUT/complement.ptx"
+body() { grep -v -e '^//' -e '^\.version ' "$1" | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'; }
+diff <(body "$OUT/complement.ptx") <(body "$OUT/embedded.ptx") ||
+    { echo "FAIL: src/tools/complement_ptx.h is not nvcc's PTX of tests/gpu/complement.cu (regenerate it)"; exit 1; }
+grep -qx '\.version 6\.3' "$OUT/embedded.ptx" || { echo "FAIL: embedded PTX is not .version 6.3"; exit 1; }
+PTXAS=$(dirname "$NVCC")/ptxas
+"$PTXAS" -arch=sm_90 "$OUT/embedded.ptx" -o "$OUT/embedded.cubin" ||
+    { echo "FAIL: ptxas rejects the embedded PTX for sm_90"; exit 1; }
 echo "ok: cudart_table2 and gpu_probe built with $("$NVCC" --version | grep -m1 release)"
