@@ -36,7 +36,8 @@ static void usage(FILE *f)
     fprintf(f, "\nGlobal options:\n"
                "  --runtime-dir DIR  the daemon's runtime directory (default /run/convgpu,\n"
                "                     or $CONVGPU_RUNTIME_DIR)\n"
-               "  -h, --help         this help; COMMAND --help for a command's own\n");
+               "  -h, --help         this help; COMMAND --help for a command's own\n"
+               "  --version          print the version and exit\n");
 }
 
 bool cli_wants_help(int argc, char **argv)
@@ -62,10 +63,17 @@ int main(int argc, char **argv)
             cli_set_runtime_dir(argv[i + 1]);
             i += 2;
         } else if (strncmp(argv[i], "--runtime-dir=", 14) == 0) {
+            if (argv[i][14] != '/') {
+                fprintf(stderr, "convgpu: --runtime-dir must be an absolute path\n");
+                return 2;
+            }
             cli_set_runtime_dir(argv[i] + 14);
             i++;
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--version") == 0) {
+            printf("convgpu %s\n", CONVGPU_VERSION);
             return 0;
         } else {
             fprintf(stderr, "convgpu: unknown option '%s' (see convgpu --help)\n", argv[i]);

@@ -121,8 +121,11 @@ check "policy unchanged after refusal" bash -c "$BUILD/bin/convgpu --runtime-dir
 # CLI errors are clear and exit non-zero.
 check "run without --gpu-memory fails" bash -c "! $BUILD/bin/convgpu --runtime-dir $RUNDIR run -- true 2>/dev/null"
 check "run with a bad size fails with a message" bash -c "$BUILD/bin/convgpu --runtime-dir $RUNDIR run --gpu-memory 1.3B -- true 2>&1 | grep -q 'bad --gpu-memory'"
-check "every command has --help" bash -c "for c in run create rm ps inspect set devices policy events sim; do $BUILD/bin/convgpu \$c --help >/dev/null || exit 1; done"
+check "every command has --help" bash -c "for c in run create rm ps inspect set devices policy top events docker setup demo sim; do $BUILD/bin/convgpu \$c --help >/dev/null || exit 1; done"
 check "convgpud --help" "$BUILD/bin/convgpud" --help
+check "convgpu --version" bash -c "$BUILD/bin/convgpu --version | grep -Eqx 'convgpu [0-9]+\.[0-9]+\.[0-9]+'"
+check "convgpud --version" bash -c "$BUILD/bin/convgpud --version | grep -Eqx 'convgpud [0-9]+\.[0-9]+\.[0-9]+'"
+check "--runtime-dir=RELATIVE refused like --runtime-dir RELATIVE" bash -c "$BUILD/bin/convgpu --runtime-dir=relative ps 2>&1 | grep -q 'must be an absolute path'; rc=\${PIPESTATUS[0]}; [ \$rc -eq 2 ]"
 check "state database is owner-only (0600)" test "$(stat -c %a "$RUNDIR/state.db")" = 600
 check "control socket is owner/group only (0660)" test "$(stat -c %a "$RUNDIR/control.sock")" = 660
 check "convgpud refuses an unknown control group" bash -c "! $BUILD/bin/convgpud --control-group no-such-group-here 2>/dev/null"
