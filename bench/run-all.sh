@@ -5,7 +5,9 @@
 #   bench/run-all.sh BUILD_DIR              emulated GPU: every benchmark (a few minutes)
 #   bench/run-all.sh --real-gpu BUILD_DIR   real GPU host: the round trip, API response time and
 #                                           application overhead only; no --emulate, the system's
-#                                           libcuda; results go to the bench-gpu section
+#                                           libcuda; results go to the bench-gpu section.
+#                                           BUILD_DIR may be a bundle (tests/gpu/bundle.sh) on a
+#                                           host without the build packages
 # Environment:
 #   BENCH_QUICK=1   smoke run (< 1 min): few repetitions; numbers are not meaningful
 #   BENCH_OUT=FILE  write there instead of docs/BENCHMARKS.md
@@ -33,6 +35,14 @@ for p in "$BUILD/bin/convgpud" "$BUILD/bin/convgpu" "$BUILD/lib/libconvgpu.so" \
          "$BB/bench_ab"; do
     [ -x "$p" ] || [ -f "$p" ] || { echo "run-all.sh: missing $p (build first)" >&2; exit 1; }
 done
+
+# A bundle's daemon and CLI find their libraries in its deps/. The workloads run under `env -i`
+# and get back only what the caller had on LD_LIBRARY_PATH (a real host's driver may be found
+# through it), never the bundle's libraries.
+HOST_LDLP=${LD_LIBRARY_PATH:-}
+if [ -d "$BUILD/deps" ]; then
+    export LD_LIBRARY_PATH="$BUILD/deps${HOST_LDLP:+:$HOST_LDLP}"
+fi
 
 TMP=$(mktemp -d /tmp/convgpu-bench.XXXXXX)
 DAEMONS=()
@@ -89,13 +99,17 @@ create_container() {
     local out
     out=$(cg create --gpu-memory "$1")
     echo "$out" | tail -n +2 >"$2"
+    if [ "$REAL" = 1 ] && [ -n "$HOST_LDLP" ]; then echo "LD_LIBRARY_PATH=$HOST_LDLP" >>"$2"; fi
     echo "$out" | head -n 1
 }
 
 # The environment of a process that uses the GPU without convgpu (the emulator alone, sharing
 # the daemon's emulated device) -> file.
 native_env() { # native_env FILE
-    if [ "$REAL" = 1 ]; then : >"$1"; return; fi
+    if [ "$REAL" = 1 ]; then
+        if [ -n "$HOST_LDLP" ]; then echo "LD_LIBRARY_PATH=$HOST_LDLP" >"$1"; else : >"$1"; fi
+        return
+    fi
     printf '%s\n' "LD_LIBRARY_PATH=$BUILD/lib/emu" "CONVGPU_EMU_DEVICES=$EMU_SPEC" \
         "CONVGPU_EMU_STATE=$RUN/emu/state" "CONVGPU_EMU_CONTEXT=$CTX" >"$1"
 }
@@ -246,7 +260,7 @@ log "application overhead: $AB_REPS interleaved pairs of convgpu-sample --size $
 ab_line() { grep "^cmd=$1 " "$2"; }
 A0=$(ab_line 0 "$TMP/app.txt"); A1=$(ab_line 1 "$TMP/app.txt")
 emit "### Application overhead (paper Figure 6: TensorFlow MNIST 402.1 s -> 404.93 s, +0.7%)" ""
-emit "\`convgpu-sample --size $APP_SIZE\` (allocate, copy in, complement kernel, copy back, verify) as a whole process, $AB_REPS interleaved pairs (\`bench_ab\`, order alternating), process already in a container (the container is created once; creation is measured below). The emulator's page faults on the copied memory dominate large sizes on this VM, so the size is kept small to keep the run short; this makes the fixed per-process cost (registration with the daemon) weigh more than it would for a real application." ""
+emit "\`convgpu-sample --size $APP_SIZE\` (allocate, copy in, complement kernel, copy back, verify) as a whole process, $AB_REPS interleaved pairs (\`bench_ab\`, order alternating), process already in a container (the container is created once; creation is measured below). $(if [ "$REAL" = 1 ]; then echo "On the real GPU the process's time is mostly the driver's start-up and context creation; the fixed per-process cost of convgpu (registration with the daemon) weighs more than it would for a long application (the training loop of tests/gpu/run.sh is that case)."; else echo "The emulator's page faults on the copied memory dominate large sizes on this VM, so the size is kept small to keep the run short; this makes the fixed per-process cost (registration with the daemon) weigh more than it would for a real application."; fi)" ""
 emit "| | median | p25-p75 | min-max |" "|---|---|---|---|"
 emit "| native | $(echo "$A0" | kv med_ms) ms | $(echo "$A0" | kv p25_ms)-$(echo "$A0" | kv p75_ms) ms | $(echo "$A0" | kv min_ms)-$(echo "$A0" | kv max_ms) ms |"
 emit "| under convgpu | $(echo "$A1" | kv med_ms) ms | $(echo "$A1" | kv p25_ms)-$(echo "$A1" | kv p75_ms) ms | $(echo "$A1" | kv min_ms)-$(echo "$A1" | kv max_ms) ms |"

@@ -4,7 +4,8 @@
 #
 #   tests/gpu/bundle.sh [--build DIR] [--dest DIR]     (defaults: build, .gpu-bundle)
 #
-# DEST gets bin/{convgpud,convgpu,convgpu-sample}, lib/libconvgpu.so, deps/ (every shared library
+# DEST gets bin/{convgpud,convgpu,convgpu-sample}, lib/libconvgpu.so, bench/bench_* (so that
+# `bench/run-all.sh --real-gpu DEST` runs there too), deps/ (every shared library
 # convgpud and convgpu need beyond glibc, e.g. libmicrohttpd, libjansson, libsqlite3, libhttp_parser and
 # theirs), gpu/{cudart_table2,gpu_probe} when nvcc is here, and ORIGIN (where and from what it was
 # built). run.sh uses the bundle when the build packages are missing (or with --prebuilt DIR) and
@@ -28,15 +29,17 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-for f in bin/convgpud bin/convgpu bin/convgpu-sample lib/libconvgpu.so; do
+BENCH_BINS=(bench_ab bench_api bench_roundtrip bench_scale)
+for f in bin/convgpud bin/convgpu bin/convgpu-sample lib/libconvgpu.so "${BENCH_BINS[@]/#/bench/}"; do
     [ -e "$BUILD/$f" ] || { echo "bundle.sh: $BUILD/$f missing: run 'make build' first" >&2; exit 1; }
 done
 [ "$(uname -m)" = x86_64 ] || echo "bundle.sh: warning: built on $(uname -m); the GPU machines are x86-64" >&2
 
 rm -rf "$DEST"
-mkdir -p "$DEST/bin" "$DEST/lib" "$DEST/deps"
+mkdir -p "$DEST/bin" "$DEST/lib" "$DEST/deps" "$DEST/bench"
 cp "$BUILD/bin/convgpud" "$BUILD/bin/convgpu" "$BUILD/bin/convgpu-sample" "$DEST/bin/"
 cp "$BUILD/lib/libconvgpu.so" "$DEST/lib/"
+for b in "${BENCH_BINS[@]}"; do cp "$BUILD/bench/$b" "$DEST/bench/"; done
 
 # Shared libraries beyond glibc's own (the target has its own glibc, and must use it).
 ldd "$BUILD/bin/convgpud" "$BUILD/bin/convgpu" |
