@@ -7,7 +7,7 @@
  *   gpu_probe info                  device name, total memory, driver version (NVML + driver)
  *   gpu_probe measure               context charge (NVML device delta, NVML per-process use,
  *                                   cuMemGetInfo), allocation granularity, free-memory delta of
- *                                   small cuMemAlloc sizes
+ *                                   small cuMemAlloc sizes, one at a time and 64 held at once
  *   gpu_probe timing [ITERS] [SIZE] API response times (ns): cuMemAlloc_v2 + cuMemFree_v2 of
  *                                   SIZE bytes (default 2 MiB), cuMemGetInfo_v2; median, p90, mean
  *   gpu_probe hold SIZE MS          allocate SIZE bytes, keep them MS milliseconds, free; prints
@@ -301,6 +301,25 @@ static int cmd_measure(void)
             return rc;
         printf("alloc_delta_%s=%lld\n", names[i], (long long)free0 - (long long)free1);
         if ((rc = ck("cuMemFree_v2", cu.mem_free(p))))
+            return rc;
+    }
+    /* Many small allocations held at once: does the driver pack them into shared pages (free
+     * falls by far less than count x 2 MiB) or back each with its own? convgpu charges each one
+     * rounded up to the daemon's granularity, so packing would mean over-charging them. */
+    static const size_t held_sizes[] = {4096, 65536, 1u << 20};
+    static const char *const held_names[] = {"4KiB", "64KiB", "1MiB"};
+    enum { HELD = 64 };
+    for (size_t i = 0; i < sizeof held_sizes / sizeof held_sizes[0]; i++) {
+        CUdeviceptr held[HELD] = {0};
+        int n = 0;
+        rc = ck("cuMemGetInfo_v2", cu.mem_info(&free0, &dummy));
+        while (rc == 0 && n < HELD && (rc = ck("cuMemAlloc_v2", cu.mem_alloc(&held[n], held_sizes[i]))) == 0)
+            n++;
+        if (rc == 0 && (rc = ck("cuMemGetInfo_v2", cu.mem_info(&free1, &dummy))) == 0)
+            printf("held%d_delta_%s=%lld\n", HELD, held_names[i], (long long)free0 - (long long)free1);
+        while (n > 0)
+            cu.mem_free(held[--n]);
+        if (rc)
             return rc;
     }
     if (nv.ok && nvml_device_used(&after) == 0 && have_before)

@@ -451,6 +451,15 @@ if [ "$RC" -eq 0 ]; then
     measure "cuMemGetAllocationGranularity minimum / recommended" "$(kv vmm_granularity_minimum "$TMP/out") / $(kv vmm_granularity_recommended "$TMP/out") B"
     measure "free-memory delta of cuMemAlloc 1 B / 4 KiB / 64 KiB / 1 MiB / 2 MiB+1" \
         "$(kv alloc_delta_1B "$TMP/out") / $(kv alloc_delta_4KiB "$TMP/out") / $(kv alloc_delta_64KiB "$TMP/out") / $(kv alloc_delta_1MiB "$TMP/out") / $(kv alloc_delta_2MiBplus1 "$TMP/out") B"
+    # 64 held at once: about 64 x 2 MiB = 128 MiB means a page each (what convgpu charges);
+    # much less means the driver packs small allocations and convgpu over-charges them.
+    held=""
+    for sz in 4KiB 64KiB 1MiB; do
+        v=$(kv "held64_delta_$sz" "$TMP/out")
+        case $v in ''|*[!0-9-]*) held="$held${held:+ / }n/a" ;;
+                   *) held="$held${held:+ / }$(awk -v b="$v" 'BEGIN { printf "%.1f MiB (%.2f MiB each)", b / 1048576, b / 1048576 / 64 }')" ;; esac
+    done
+    measure "free-memory delta of 64 cuMemAlloc held at once, 4 KiB / 64 KiB / 1 MiB (convgpu charges 64 x granularity)" "$held"
 else
     record measure.native native fail "$SECS" "gpu_probe measure failed (exit $RC): $(tail_out)"
 fi

@@ -31,6 +31,9 @@ for c in table2 torch jax cupy train; do
 done
 grep -q '^| check | mode | result' "$OUT/gpu-results.md" || fail "Markdown table missing"
 grep -q 'context charge (convgpud' "$OUT/gpu-results.md" || fail "measured context charge missing"
+# The emulator backs every allocation with its own 2 MiB granule: the probe must see exactly that.
+grep -q '^| free-memory delta of 64 cuMemAlloc held at once.*| 128.0 MiB (2.00 MiB each) / 128.0 MiB (2.00 MiB each) / 128.0 MiB (2.00 MiB each) |$' \
+    "$OUT/gpu-results.md" || fail "64 held allocations: not 3 x 128 MiB on the emulator: $(grep 'held at once' "$OUT/gpu-results.md")"
 # Nothing left running, nothing left behind: the run's temporary directory is gone.
 tmpdir=$(sed -n 's/.*temporary directory: //p' "$OUT/gpu-steps.log" | head -n1)
 [ -n "$tmpdir" ] || fail "the step log does not name the temporary directory"
