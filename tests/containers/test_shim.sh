@@ -50,6 +50,10 @@ check "pass-through: no shim state" test ! -e "$RUNDIR/oci/plain1"
 next_call
 shim --debug state plain1 || true
 check "other commands go through untouched" test "$(args_of $n | tr '\n' ' ')" = "--debug state plain1 "
+next_call
+out=$(shim --version)
+check "--version: ours first, then the runtime's" test "$(head -n 1 <<<"$out")" = "convgpu-runtime version $(sed -n 's/^convgpu \(.*\)/\1/p' < <("$BUILD/bin/convgpu" --version))"
+check "--version: the runtime got it" test "$(args_of $n | tr '\n' ' ')" = "--version "
 
 # --- create registers first, delete releases ---
 printf '%s\n' "$asks" >"$B/config.json"; chmod 0640 "$B/config.json"

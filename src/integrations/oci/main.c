@@ -42,6 +42,7 @@ static void usage(FILE *f)
             "  --log FILE         (runc's own) the log; default DIR/oci/runtime.log\n"
             "  hook NAME          the OCI hooks the shim installs (see: hook --help)\n"
             "  --help             this help; the real runtime's: convgpu-runtime help\n"
+            "  --version, -v      convgpu-runtime's version, then the real runtime's\n"
             "Install for Docker or Podman with: convgpu setup docker|podman\n");
 }
 
@@ -359,6 +360,13 @@ int main(int argc, char **argv)
         usage(stdout);
         oci_args_free(&a);
         return 0;
+    }
+    if (!cmd && argc > 1 && (strcmp(argv[argc - 1], "--version") == 0 ||
+                             strcmp(argv[argc - 1], "-v") == 0)) {
+        /* Ours first, then the runtime's own (Docker and Podman read the lines they know). */
+        printf("convgpu-runtime version %s\n", CONVGPU_VERSION);
+        fflush(stdout);
+        exec_runtime(a.fwd);
     }
     if (cmd && strcmp(cmd, "hook") == 0) {
         oci_log_open(a.log_path, a.log_format, cli_runtime_dir());
