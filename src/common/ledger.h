@@ -15,6 +15,11 @@
  * a process that dies (SIGKILL included) leaves an exact account behind; because the file lives on
  * tmpfs, a restarted daemon reopens it and finds every process's use where it was.
  *
+ * A grant whose reply a dying daemon never sent is not charged twice when the process asks
+ * again: the daemon notes each grant in the slot before charging it and forgets it once the
+ * reply is sent, and a restarted daemon answers a re-sent request it finds noted (and charged)
+ * with GRANTED alone.
+ *
  * Frees never wait: a process lowers its own used half; when `waiters` is non-zero (a request of
  * this container is suspended) it also sends the daemon a FREED notice so it can re-decide.
  *
@@ -35,12 +40,26 @@
 #define CG_LEDGER_SLOTS 1024u       /* processes per container that may hold a slot at once */
 #define CG_LEDGER_MAX_PAGES 0xffffffffull
 
+/* A grant the daemon charged to a slot and has not answered yet (written by the daemon only).
+ * Only the daemon changes a slot's quota, so after a crash "quota still quota_before" tells
+ * whether the charge of the last noted grant happened. */
+struct cg_ledger_grant {
+    uint64_t id;                /* the request's id (the process's own numbering) */
+    uint32_t quota_before;      /* the slot's quota just before the charge */
+    uint32_t pages;             /* what the charge adds to both halves */
+};
+
+#define CG_LEDGER_NOTES 2
+#define CG_LEDGER_CHARGED 0xffffffffu /* quota_before once the charge is known to be done */
+
 struct cg_ledger_slot {
     _Atomic uint64_t word;      /* quota_pages << 32 | used_pages */
     _Atomic uint32_t pid;       /* host pid of the owner (0 = free); written by the daemon */
     _Atomic uint32_t generation;/* bumped by the daemon each time the slot is handed out */
     uint64_t owner_start;       /* owner's start time (clock ticks since boot, /proc/pid/stat) */
-    uint8_t pad_[40];
+    _Atomic uint32_t noted;     /* notes[0, noted) are valid */
+    uint32_t reserved_;
+    struct cg_ledger_grant notes[CG_LEDGER_NOTES]; /* grants whose replies are not sent yet */
 };
 
 struct cg_ledger {

@@ -78,6 +78,7 @@ static uint32_t find_slot(struct container *c, pid_t pid)
             continue;
         struct cg_ledger_slot *s = &c->ledger->slots[i];
         atomic_store(&s->word, 0);
+        atomic_store(&s->noted, 0);
         s->owner_start = cg_proc_start_time(pid);
         atomic_fetch_add(&s->generation, 1);
         atomic_store(&s->pid, (uint32_t)pid);
@@ -341,6 +342,7 @@ void proc_drop(struct daemon *d, struct proc *p, const char *why)
     if (p->welcomed) {
         struct cg_ledger_slot *s = &c->ledger->slots[p->slot];
         atomic_store(&s->word, 0);
+        atomic_store(&s->noted, 0);
         atomic_store(&s->pid, 0);
         api_process_event(d, c, p, "exit");
     }

@@ -136,6 +136,10 @@ struct daemon {
     struct container *containers; /* creation order */
     uint64_t next_key;
     uint64_t next_req;
+    /* Fault injection for tests (CONVGPUD_TEST_CRASH=before-charge:N or after-charge:N): the
+     * daemon dies at its Nth grant, after noting it in the slot and before (or right after)
+     * charging it, in either case before the reply is sent. 0: off. */
+    unsigned long crash_before_charge, crash_after_charge;
     /* Set by the event sink for the request being decided right now. */
     volatile int stop;
 };

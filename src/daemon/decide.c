@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "api.h"
 #include "daemon.h"
@@ -34,26 +35,53 @@ static struct pending *find_pending(struct container *c, uint64_t req)
     return NULL;
 }
 
+/* Sends the queued replies; the grants they answer need no notes any more (ledger.h). */
+static void send_outbox(struct daemon *d)
+{
+    unsigned n = d->noutbox;
+    d->noutbox = 0;
+    for (unsigned i = 0; i < n; i++) {
+        struct reply *r = &d->outbox[i];
+        if (!r->p || r->p->fd < 0)
+            continue;
+        if (client_reply_alloc(r->p, r->msg_id, r->status) != 0)
+            shutdown(r->p->fd, SHUT_RDWR); /* the hang-up path drops it */
+        else if (r->p->welcomed)
+            atomic_store(&r->p->c->ledger->slots[r->p->slot].noted, 0);
+    }
+}
+
 static void queue_reply(struct daemon *d, struct proc *p, uint64_t msg_id, uint32_t status)
 {
-    if (d->noutbox == sizeof d->outbox / sizeof d->outbox[0]) {
-        /* Full (hundreds of grants in one decision): send at once rather than lose one. */
-        if (client_reply_alloc(p, msg_id, status) != 0)
-            shutdown(p->fd, SHUT_RDWR);
-        return;
-    }
+    if (d->noutbox == sizeof d->outbox / sizeof d->outbox[0])
+        send_outbox(d); /* full (hundreds of grants in one decision): send what is queued */
     d->outbox[d->noutbox++] = (struct reply){p, msg_id, status};
 }
 
 /* The grant is charged to both halves of the slot: the process does not charge it again, and
- * quota stays equal to the core's view of the process's use. */
-static void charge_slot(struct proc *p, uint64_t bytes)
+ * quota stays equal to the core's view of the process's use. The grant is noted in the slot
+ * first, so a daemon that dies before the reply goes out leaves enough behind for its successor
+ * to answer the re-sent request without charging it again (ledger.h). */
+static void charge_slot(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t bytes)
 {
     uint64_t pages;
     if (!cg_ledger_pages(bytes, &pages))
         pages = CG_LEDGER_MAX_PAGES;
     struct cg_ledger_slot *s = &p->c->ledger->slots[p->slot];
+    uint32_t n = atomic_load(&s->noted);
+    if (n >= CG_LEDGER_NOTES && p->fd >= 0) {
+        send_outbox(d); /* answers this process's earlier grants and frees their notes */
+        n = atomic_load(&s->noted);
+    }
+    if (n >= CG_LEDGER_NOTES) { /* not connected: keep the newest notes */
+        memmove(&s->notes[0], &s->notes[1], sizeof s->notes[0] * (CG_LEDGER_NOTES - 1));
+        n = CG_LEDGER_NOTES - 1;
+    }
     uint64_t w = atomic_load(&s->word);
+    s->notes[n] = (struct cg_ledger_grant){msg_id, (uint32_t)cg_ledger_quota(w), (uint32_t)pages};
+    atomic_store(&s->noted, n + 1); /* the note is whole before the charge can happen */
+    if (d->crash_before_charge && --d->crash_before_charge == 0)
+        _exit(99); /* fault injection: noted, not charged, not answered */
     uint64_t q, u;
     do {
         q = cg_ledger_quota(w) + pages;
@@ -63,6 +91,9 @@ static void charge_slot(struct proc *p, uint64_t bytes)
         if (u > q)
             u = q;
     } while (!atomic_compare_exchange_weak(&s->word, &w, cg_ledger_pack(q, u)));
+    if (d->crash_after_charge && --d->crash_after_charge == 0)
+        _exit(99); /* fault injection: charged, noted, not answered */
+    s->notes[n].quota_before = CG_LEDGER_CHARGED; /* no longer needs telling apart */
 }
 
 void decide_sink(void *ctx, const cg_event *ev)
@@ -92,7 +123,7 @@ void decide_sink(void *ctx, const cg_event *ev)
         /* Charge whenever the core did, so quota keeps equal to the core's use even for a
          * process that is disconnected right now; only a connected one can be answered. */
         if (p && p->welcomed) {
-            charge_slot(p, ev->bytes);
+            charge_slot(d, p, r->msg_id, ev->bytes);
             if (p->fd >= 0) {
                 queue_reply(d, p, r->msg_id, CG_ALLOC_GRANTED);
                 c->favored = p;
@@ -164,18 +195,28 @@ void decide_flush(struct daemon *d)
         if (!any)
             break;
     }
-    unsigned n = d->noutbox;
-    d->noutbox = 0;
-    for (unsigned i = 0; i < n; i++) {
-        struct reply *r = &d->outbox[i];
-        if (r->p && r->p->fd >= 0 && client_reply_alloc(r->p, r->msg_id, r->status) != 0)
-            shutdown(r->p->fd, SHUT_RDWR); /* the hang-up path drops it */
-    }
+    send_outbox(d);
 }
 
 void decide_alloc(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t bytes)
 {
     struct container *c = p->c;
+    /* A request granted and charged by a daemon that died before answering it: answer it now,
+     * and charge nothing again. */
+    struct cg_ledger_slot *s = &c->ledger->slots[p->slot];
+    uint32_t noted = atomic_load(&s->noted);
+    for (uint32_t i = 0; i < noted && i < CG_LEDGER_NOTES; i++) {
+        if (s->notes[i].id != msg_id)
+            continue;
+        memmove(&s->notes[i], &s->notes[i + 1], sizeof s->notes[0] * (CG_LEDGER_NOTES - 1 - i));
+        atomic_store(&s->noted, noted - 1);
+        log_info("container %s: pid %d: request %llu was granted before the daemon restarted; "
+                 "answered again, not charged again", c->id, (int)p->pid,
+                 (unsigned long long)msg_id);
+        if (client_reply_alloc(p, msg_id, CG_ALLOC_GRANTED) != 0)
+            shutdown(p->fd, SHUT_RDWR);
+        return;
+    }
     uint64_t pages;
     if (!cg_ledger_pages(bytes, &pages) || pages * CG_LEDGER_PAGE > c->limit) {
         /* Bigger than the limit can ever be: no need to bother the core. A client that does

@@ -445,6 +445,7 @@ static int restore_one(void *ctx, const struct stored_container *sc)
             continue;
         if (!proc_alive(pid, s->owner_start)) {
             atomic_store(&s->word, 0);
+            atomic_store(&s->noted, 0);
             atomic_store(&s->pid, 0);
             continue;
         }
@@ -460,6 +461,16 @@ static int restore_one(void *ctx, const struct stored_container *sc)
         p->connected_at = loop_now_ns();
         p->next = c->procs;
         c->procs = p;
+        /* The last grant noted by the dead daemon: charged or not? Only a daemon changes the
+         * quota, so an unchanged quota says the charge never happened (ledger.h). Forget it
+         * then: the re-sent request will be decided afresh. Earlier notes were charged. */
+        uint32_t noted = atomic_load(&s->noted);
+        if (noted > CG_LEDGER_NOTES)
+            noted = CG_LEDGER_NOTES; /* a damaged count: keep what can be read */
+        if (noted > 0 && s->notes[noted - 1].quota_before != CG_LEDGER_CHARGED &&
+            s->notes[noted - 1].quota_before == cg_ledger_quota(atomic_load(&s->word)))
+            noted--;
+        atomic_store(&s->noted, noted);
         /* Freeze, then tell the core the exact use; the context charge is part of it. */
         uint64_t w = atomic_load(&s->word);
         while (!atomic_compare_exchange_weak(&s->word, &w,
@@ -526,6 +537,12 @@ int main(int argc, char **argv)
 {
     static struct daemon d;
     int rc = parse_args(argc, argv, &d.opt);
+    /* Test-only fault injection (tests/interpose/test_lost_reply.sh); never set in production. */
+    const char *crash = getenv("CONVGPUD_TEST_CRASH");
+    if (crash && strncmp(crash, "before-charge:", 14) == 0)
+        d.crash_before_charge = strtoul(crash + 14, NULL, 10);
+    else if (crash && strncmp(crash, "after-charge:", 13) == 0)
+        d.crash_after_charge = strtoul(crash + 13, NULL, 10);
     if (rc)
         return rc == 1 ? 0 : 2;
 
