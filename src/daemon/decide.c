@@ -42,12 +42,15 @@ static void send_outbox(struct daemon *d)
     d->noutbox = 0;
     for (unsigned i = 0; i < n; i++) {
         struct reply *r = &d->outbox[i];
-        if (!r->p || r->p->fd < 0)
-            continue;
-        if (client_reply_alloc(r->p, r->msg_id, r->status) != 0)
+        if (r->p && r->p->fd >= 0 && client_reply_alloc(r->p, r->msg_id, r->status) != 0)
             shutdown(r->p->fd, SHUT_RDWR); /* the hang-up path drops it */
-        else if (r->p->welcomed)
-            atomic_store(&r->p->c->ledger->slots[r->p->slot].noted, 0);
+    }
+    /* Only once every reply is out: a process's notes may cover a grant answered later in the
+     * outbox than another reply to the same process. */
+    for (unsigned i = 0; i < n; i++) {
+        struct proc *p = d->outbox[i].p;
+        if (p && p->fd >= 0 && p->welcomed)
+            atomic_store(&p->c->ledger->slots[p->slot].noted, 0);
     }
 }
 
