@@ -4,7 +4,7 @@
 #
 # Each "job" is a container with a random limit L (256MiB..2GiB) and 4-8 churn processes: either
 # `convgpu run --gpu-memory L -- bash -c '...'` or `convgpu create` + the processes + `convgpu rm`,
-# on a 6GiB emulated GPU; the test keeps about SOAK_PROCS churn processes alive at once, so the containers ask well over the device and some are suspended. churn allows
+# on an emulated GPU of PROCS * 96MiB (at least 2GiB); the test keeps about SOAK_PROCS churn processes alive at once, so the containers ask well over the device and some are suspended. churn allows
 # out-of-memory answers (a container whose processes together ask over its limit gets them).
 #
 # Asserts:
@@ -25,6 +25,7 @@
 #   SOAK_PROCS=64     churn processes alive at once
 #   SOAK_DRAIN_S=30   time allowed after the load phase for everything to finish
 #   SOAK_KILL_PM=150  per mille chance, every 100 ms, that the test SIGKILLs a random process
+#   SOAK_DEVICE_MIB=N size of the emulated GPU (default PROCS * 96, at least 2048)
 #   SOAK_SEED=N       seed of the test's choices (default: time)
 #   SOAK_VALGRIND=1   run the daemon under valgrind memcheck (--leak-check=full,
 #                     --error-exitcode); the test then also requires a clean valgrind exit
@@ -40,13 +41,17 @@ KILL_PM=${SOAK_KILL_PM:-150}
 RSS_TOL=${SOAK_RSS_TOL_KB:-4096}
 SEED=${SOAK_SEED:-$(date +%s)}
 RANDOM=$SEED
-DEV=6GiB
+# The device shrinks with the load so that containers are always suspended: about 6 processes
+# per container and 1.1GiB per container on average, so PROCS * 96MiB is about half of what the
+# containers live at once may ask (6GiB at 64 processes; never under 2GiB, the largest limit).
+DEV_MIB=${SOAK_DEVICE_MIB:-$(( PROCS * 96 > 2048 ? PROCS * 96 : 2048 ))}
+DEV=${DEV_MIB}MiB
 export CONVGPU_EMU_CONTEXT=2MiB
 export CONVGPU_DAEMON_TIMEOUT=30
 PIDDIR=$TMP/pids
 JOBDIR=$TMP/jobs
 mkdir -p "$PIDDIR" "$JOBDIR"
-echo "soak: ${SECONDS_LOAD}s, $PROCS processes, drain ${DRAIN}s, seed $SEED${SOAK_VALGRIND:+, daemon under valgrind}"
+echo "soak: ${SECONDS_LOAD}s, $PROCS processes on a ${DEV} device, drain ${DRAIN}s, seed $SEED${SOAK_VALGRIND:+, daemon under valgrind}"
 
 declare -A JOBN           # live job (convgpu run) pid -> its number of processes
 ALLJOBS=()
@@ -196,7 +201,7 @@ check "every container removed" empty
 dev=$(cg devices --json | python3 -c 'import json,sys; d=json.load(sys.stdin)[0]; print(d["assigned"], d["used"], d["containers"], d["suspended"])')
 check "device: assigned 0, used 0, no container, none suspended ($dev)" test "$dev" = "0 0 0 0"
 nv=$(LD_LIBRARY_PATH="$BUILD/lib/emu" CONVGPU_EMU_DEVICES=$DEV "$CHURN" --nvml)
-check "emulator's NVML: no process, 0 used ($(echo $nv))" test "$(echo $nv)" = "device 0 $((6 << 30))"
+check "emulator's NVML: no process, 0 used ($(echo $nv))" test "$(echo $nv)" = "device 0 $((DEV_MIB << 20))"
 sleep 0.5
 sample end
 
