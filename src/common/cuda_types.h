@@ -37,6 +37,7 @@ typedef struct CUctx_st *CUcontext;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUarray_st *CUarray;
+typedef struct CUmipmappedArray_st *CUmipmappedArray;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
@@ -390,6 +391,12 @@ typedef struct CUDA_ARRAY3D_DESCRIPTOR_st {
 } CUDA_ARRAY3D_DESCRIPTOR_v2;
 typedef CUDA_ARRAY3D_DESCRIPTOR_v2 CUDA_ARRAY3D_DESCRIPTOR;
 
+/* CUDA_ARRAY3D_DESCRIPTOR.Flags that change what an array holds */
+#define CUDA_ARRAY3D_LAYERED          0x01
+#define CUDA_ARRAY3D_CUBEMAP          0x04
+#define CUDA_ARRAY3D_SPARSE           0x40
+#define CUDA_ARRAY3D_DEFERRED_MAPPING 0x80
+
 typedef struct CUmemLocation_st {
     CUmemLocationType type;
     int id;
@@ -604,6 +611,10 @@ CG_CU_DECL(cuMemSetAccess, (CUdeviceptr ptr, size_t size, const CUmemAccessDesc 
 CG_CU_DECL(cuArrayCreate_v2, (CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *pAllocateArray));
 CG_CU_DECL(cuArray3DCreate_v2, (CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray));
 CG_CU_DECL(cuArrayDestroy, (CUarray hArray));
+CG_CU_DECL(cuMipmappedArrayCreate, (CUmipmappedArray *pHandle,
+                                    const CUDA_ARRAY3D_DESCRIPTOR *pMipmappedArrayDesc,
+                                    unsigned int numMipmapLevels));
+CG_CU_DECL(cuMipmappedArrayDestroy, (CUmipmappedArray hMipmappedArray));
 
 /* streams and events */
 CG_CU_DECL(cuStreamCreate, (CUstream *phStream, unsigned int Flags));

@@ -1,80 +1,84 @@
-/* array.c — CUDA arrays. Only their memory is emulated: an array charges
- * round_up(width * max(height,1) * max(depth,1) * element size * channels, granularity) to the
- * current context's device; there are no array copies or textures. */
-#include "driver.h"
+/* array.c — CUDA arrays and mipmapped arrays. Only their memory is emulated: an array charges
+ * array_bytes.h's footprint (every level of a mipmapped array) rounded up to the granularity to
+ * the current context's device; sparse and deferred-mapping arrays charge nothing; there are no
+ * array copies, textures or level arrays. */
+#include "driver.h" /* first: it declares the entry points exported */
+#include "array_bytes.h"
 
 #include <stdlib.h>
 
+/* One object for both kinds; the handle's emu_obj kind tells them apart. */
 struct CUarray_st {
     emu_obj hdr;
     unsigned phys;
     uint64_t charge;
 };
 
-static unsigned element_size(CUarray_format f)
-{
-    switch (f) {
-    case CU_AD_FORMAT_UNSIGNED_INT8:
-    case CU_AD_FORMAT_SIGNED_INT8: return 1;
-    case CU_AD_FORMAT_UNSIGNED_INT16:
-    case CU_AD_FORMAT_SIGNED_INT16:
-    case CU_AD_FORMAT_HALF: return 2;
-    case CU_AD_FORMAT_UNSIGNED_INT32:
-    case CU_AD_FORMAT_SIGNED_INT32:
-    case CU_AD_FORMAT_FLOAT: return 4;
-    default: return 0;
-    }
-}
-
-static CUresult array_create(CUarray *out, size_t w, size_t h, size_t d, CUarray_format fmt,
-                             unsigned channels)
+static CUresult array_create(void **out, int kind, const CUDA_ARRAY3D_DESCRIPTOR *d,
+                             unsigned levels)
 {
     struct CUctx_st *ctx;
     CUresult rc = emu_enter_current(&ctx);
     if (rc != CUDA_SUCCESS)
         return rc;
-    unsigned es = element_size(fmt);
-    if (!out || w == 0 || es == 0 || (channels != 1 && channels != 2 && channels != 4))
+    unsigned es = cg_array_channel_bytes(d->Format), ch = d->NumChannels;
+    if (!out || d->Width == 0 || es == 0 || (ch != 1 && ch != 2 && ch != 4))
         return CUDA_ERROR_INVALID_VALUE;
-    uint64_t bytes;
-    if (__builtin_mul_overflow((uint64_t)w, (uint64_t)(h ? h : 1), &bytes) ||
-        __builtin_mul_overflow(bytes, (uint64_t)(d ? d : 1), &bytes) ||
-        __builtin_mul_overflow(bytes, (uint64_t)es * channels, &bytes) ||
-        bytes > g_emu.cfg.total[ctx->phys])
+    if ((d->Flags & CUDA_ARRAY3D_CUBEMAP) &&
+        (d->Width != d->Height ||
+         ((d->Flags & CUDA_ARRAY3D_LAYERED) ? d->Depth == 0 || d->Depth % 6 : d->Depth != 6)))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (levels == 0 || levels > cg_array_max_levels(d->Width, d->Height, d->Depth, d->Flags))
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t bytes = cg_array_bytes(d->Width, d->Height, d->Depth, d->Flags, (uint64_t)es * ch,
+                                    levels);
+    bool holds = cg_array_holds_memory(d->Flags);
+    if (holds && bytes > g_emu.cfg.total[ctx->phys])
         return CUDA_ERROR_OUT_OF_MEMORY;
     struct CUarray_st *a = calloc(1, sizeof *a);
     if (!a)
         return CUDA_ERROR_OUT_OF_MEMORY;
     a->phys = ctx->phys;
-    a->charge = emu_charge_of(bytes);
+    a->charge = holds ? emu_charge_of(bytes) : 0;
     emu_wrlock();
     if (emu_shared_charge(&g_emu.sh, a->phys, a->charge) != 0) {
         emu_unlock();
         free(a);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    emu_obj_add(&a->hdr, EMU_K_ARRAY, ctx);
+    emu_obj_add(&a->hdr, kind, ctx);
     emu_unlock();
     *out = a;
     return CUDA_SUCCESS;
 }
 
+static CUresult null_descriptor(void)
+{
+    CUresult rc = emu_enter();
+    return rc != CUDA_SUCCESS ? rc : CUDA_ERROR_INVALID_VALUE;
+}
+
 CUresult cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *d)
 {
-    if (!d) {
-        CUresult rc = emu_enter();
-        return rc != CUDA_SUCCESS ? rc : CUDA_ERROR_INVALID_VALUE;
-    }
-    return array_create(pHandle, d->Width, d->Height, 0, d->Format, d->NumChannels);
+    if (!d)
+        return null_descriptor();
+    CUDA_ARRAY3D_DESCRIPTOR d3 = {d->Width, d->Height, 0, d->Format, d->NumChannels, 0};
+    return array_create((void **)pHandle, EMU_K_ARRAY, &d3, 1);
 }
 
 CUresult cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *d)
 {
-    if (!d) {
-        CUresult rc = emu_enter();
-        return rc != CUDA_SUCCESS ? rc : CUDA_ERROR_INVALID_VALUE;
-    }
-    return array_create(pHandle, d->Width, d->Height, d->Depth, d->Format, d->NumChannels);
+    if (!d)
+        return null_descriptor();
+    return array_create((void **)pHandle, EMU_K_ARRAY, d, 1);
+}
+
+CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *d,
+                                unsigned int numMipmapLevels)
+{
+    if (!d)
+        return null_descriptor();
+    return array_create((void **)pHandle, EMU_K_MIPMAP, d, numMipmapLevels);
 }
 
 void emu_array_destroy_obj(emu_obj *o, int uncharge)
@@ -86,15 +90,22 @@ void emu_array_destroy_obj(emu_obj *o, int uncharge)
     free(a);
 }
 
-CUresult cuArrayDestroy(CUarray hArray)
+static CUresult array_destroy(const void *handle, int kind)
 {
     CUresult rc = emu_enter();
     if (rc != CUDA_SUCCESS)
         return rc;
     emu_wrlock();
-    emu_obj *o = emu_obj_find(hArray, EMU_K_ARRAY);
+    emu_obj *o = emu_obj_find(handle, kind);
     if (o)
         emu_array_destroy_obj(o, 1);
     emu_unlock();
     return o ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult cuArrayDestroy(CUarray hArray) { return array_destroy(hArray, EMU_K_ARRAY); }
+
+CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
+{
+    return array_destroy(hMipmappedArray, EMU_K_MIPMAP);
 }

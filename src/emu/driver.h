@@ -16,7 +16,8 @@
 
 /* Handles the process owns besides contexts and device pointers. */
 enum emu_kind {
-    EMU_K_STREAM = 1, EMU_K_EVENT, EMU_K_MODULE, EMU_K_ARRAY, EMU_K_POOL, EMU_K_VMM, EMU_K_HOST
+    EMU_K_STREAM = 1, EMU_K_EVENT, EMU_K_MODULE, EMU_K_ARRAY, EMU_K_POOL, EMU_K_VMM, EMU_K_HOST,
+    EMU_K_MIPMAP
 };
 
 /* Every such handle begins with this header and sits on one list, which is how handles are

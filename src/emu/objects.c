@@ -59,7 +59,8 @@ void emu_release_owned(struct CUctx_st *ctx, int all, int uncharge)
         case EMU_K_STREAM: emu_stream_destroy_obj(o); break;
         case EMU_K_EVENT: emu_event_destroy_obj(o); break;
         case EMU_K_MODULE: emu_module_destroy_obj(o); break;
-        case EMU_K_ARRAY: emu_array_destroy_obj(o, uncharge); break;
+        case EMU_K_ARRAY:
+        case EMU_K_MIPMAP: emu_array_destroy_obj(o, uncharge); break;
         case EMU_K_POOL: emu_pool_destroy_obj(o, uncharge); break;
         case EMU_K_VMM: emu_vmm_destroy_obj(o, uncharge); break;
         case EMU_K_HOST: emu_host_destroy_obj(o); break;

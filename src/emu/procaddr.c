@@ -104,6 +104,8 @@ static const struct emu_entry {
     {"cuArrayCreate", 3020, F(cuArrayCreate_v2), NULL},
     {"cuArray3DCreate", 3020, F(cuArray3DCreate_v2), NULL},
     {"cuArrayDestroy", 2000, F(cuArrayDestroy), NULL},
+    {"cuMipmappedArrayCreate", 5000, F(cuMipmappedArrayCreate), NULL},
+    {"cuMipmappedArrayDestroy", 5000, F(cuMipmappedArrayDestroy), NULL},
 
     {"cuStreamCreate", 2000, F(cuStreamCreate), NULL},
     {"cuStreamCreateWithPriority", 5050, F(cuStreamCreateWithPriority), NULL},

@@ -1,16 +1,16 @@
 /* alloctab.h — the live allocations of this process and what each was charged.
  *
- * Keyed by (space, key): device pointers, VMM handles and arrays live in separate key spaces so
- * a handle value can never be mistaken for a pointer. A free takes its entry out *before* the
- * driver call (and puts it back if the call fails), so an address the driver hands out again
- * meanwhile can never lose its own entry. */
+ * Keyed by (space, key): device pointers, VMM handles, arrays and mipmapped arrays live in
+ * separate key spaces so a handle value can never be mistaken for a pointer. A free takes its
+ * entry out *before* the driver call (and puts it back if the call fails), so an address the
+ * driver hands out again meanwhile can never lose its own entry. */
 #ifndef CONVGPU_IP_ALLOCTAB_H
 #define CONVGPU_IP_ALLOCTAB_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-enum cg_space { CG_SPACE_PTR = 1, CG_SPACE_HANDLE = 2, CG_SPACE_ARRAY = 3 };
+enum cg_space { CG_SPACE_PTR = 1, CG_SPACE_HANDLE = 2, CG_SPACE_ARRAY = 3, CG_SPACE_MIPMAP = 4 };
 
 struct cg_alloc {
     uint64_t key;

@@ -58,6 +58,8 @@
     X(cuMemSetAccess, cuMemSetAccess)                            \
     X(cuArrayCreate, cuArrayCreate_v2)                           \
     X(cuArrayDestroy, cuArrayDestroy)                            \
+    X(cuMipmappedArrayCreate, cuMipmappedArrayCreate)            \
+    X(cuMipmappedArrayDestroy, cuMipmappedArrayDestroy)          \
     X(cuModuleLoadData, cuModuleLoadData)                        \
     X(cuModuleGetFunction, cuModuleGetFunction)                  \
     X(cuModuleUnload, cuModuleUnload)                            \
@@ -69,9 +71,9 @@ static struct {
 #undef FIELD
 } api;
 
-enum mode { M_PLAIN, M_PITCH, M_MANAGED, M_VMM, M_ASYNC, M_POOL, M_ARRAY };
+enum mode { M_PLAIN, M_PITCH, M_MANAGED, M_VMM, M_ASYNC, M_POOL, M_ARRAY, M_MIPMAP };
 static const char *const mode_names[] = {"plain", "pitch", "managed", "vmm",
-                                         "async", "pool",  "array"};
+                                         "async", "pool",  "array",   "mipmap"};
 
 static struct {
     uint64_t size;
@@ -91,6 +93,7 @@ typedef struct {
     size_t mapped;          /* VMM: size of handle and reservation */
     CUmemGenericAllocationHandle handle;
     CUarray array;
+    CUmipmappedArray mipmap;
 } chunk;
 
 static CUdevice dev;
@@ -212,6 +215,23 @@ static int alloc_chunk(chunk *c, size_t len)
         rc = ALLOC(cuArrayCreate, &c->array, &d);
         break;
     }
+    case M_MIPMAP: {
+        /* RGBA float texels, level 0 about 3/4 of len (the whole chain down to 1 x 1 is about
+         * len), at most 16384 wide and high: within every current GPU's 2D mipmap limits. */
+        size_t texels = len / 16 * 3 / 4 ? len / 16 * 3 / 4 : 1;
+        size_t w = texels < 16384 ? texels : 16384, h = (texels + w - 1) / w;
+        if (h > 16384) {
+            fprintf(stderr, "convgpu-sample: %zu bytes is too much for one mipmapped array; "
+                            "use --chunks\n", len);
+            return 1;
+        }
+        CUDA_ARRAY3D_DESCRIPTOR d = {w, h, 0, CU_AD_FORMAT_FLOAT, 4, 0};
+        unsigned levels = 0;
+        for (size_t m = w > h ? w : h; m; m >>= 1)
+            levels++;
+        rc = ALLOC(cuMipmappedArrayCreate, &c->mipmap, &d, levels);
+        break;
+    }
     case M_VMM: {
         CUmemAllocationProp prop;
         memset(&prop, 0, sizeof prop);
@@ -259,6 +279,10 @@ static int free_chunk(chunk *c)
         if (c->array)
             rc = CALL(cuArrayDestroy, c->array);
         break;
+    case M_MIPMAP:
+        if (c->mipmap)
+            rc = CALL(cuMipmappedArrayDestroy, c->mipmap);
+        break;
     case M_VMM:
         if (c->ptr) {
             api.cuMemUnmap(c->ptr, c->mapped); /* fails harmlessly if never mapped */
@@ -278,7 +302,7 @@ static unsigned char pattern(size_t i, unsigned round) { return (unsigned char)(
 /* Copy in, complement on the device, copy out, verify (the first --touch bytes, or all). */
 static int exercise(chunk *c, unsigned round)
 {
-    if (opt.mode == M_ARRAY)
+    if (opt.mode == M_ARRAY || opt.mode == M_MIPMAP)
         return 0;
     size_t len = opt.touch && opt.touch < c->len ? (size_t)opt.touch : c->len;
     unsigned char *host = malloc(len);
@@ -416,7 +440,8 @@ static void usage(FILE *f)
             "Allocates device memory, copies a pattern in, runs the complement kernel, copies\n"
             "it back and verifies it, through the CUDA driver API found by the dynamic loader.\n"
             "  --size SIZE     bytes to allocate (e.g. 64MiB, 1.5GiB; default 64MiB)\n"
-            "  --api API       plain|pitch|managed|vmm|async|pool|array (default plain)\n"
+            "  --api API       plain|pitch|managed|vmm|async|pool|array|mipmap\n"
+            "                  (default plain)\n"
             "  --chunks N      allocate in N pieces (default 1)\n"
             "  --hold-ms N     keep the memory N milliseconds after verifying\n"
             "  --touch SIZE    copy and verify only the first SIZE bytes of each piece\n"

@@ -27,7 +27,8 @@
     X(cuMemAllocFromPoolAsync) X(cuMemPoolTrimTo) X(cuMemPoolSetAttribute)                     \
     X(cuMemPoolGetAttribute) X(cuMemGetAllocationGranularity) X(cuMemCreate) X(cuMemRelease)   \
     X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemMap) X(cuMemUnmap) X(cuMemSetAccess)     \
-    X(cuArrayCreate_v2) X(cuArray3DCreate_v2) X(cuArrayDestroy) X(cuStreamCreate)              \
+    X(cuArrayCreate_v2) X(cuArray3DCreate_v2) X(cuArrayDestroy) X(cuMipmappedArrayCreate)     \
+    X(cuMipmappedArrayDestroy) X(cuStreamCreate)              \
     X(cuStreamDestroy_v2) X(cuStreamSynchronize) X(cuModuleLoad) X(cuModuleLoadData)           \
     X(cuModuleGetFunction) X(cuModuleUnload) X(cuLaunchKernel) X(cuLaunchKernelEx)
 

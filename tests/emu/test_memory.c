@@ -1,5 +1,6 @@
 /* test_memory.c — what each allocation path charges and how it behaves: pitch (512-byte pitch,
- * pitch x height rounded to the granule), arrays, managed memory, stream-ordered pools with
+ * pitch x height rounded to the granule), arrays and mipmapped arrays (every level; layered
+ * and cubemap depth not halved; sparse and deferred-mapping arrays hold nothing), managed memory, stream-ordered pools with
  * their release threshold, VMM (granularity, access, shared bytes, deferred release), and
  * contexts (charge on the first, returned with the last; destroy frees owned memory). */
 #include "emu_test.h"
@@ -40,6 +41,50 @@ static void arrays(uint64_t base)
     CHECK_OK(cu.cuArrayDestroy(a));
     CHECK_OK(cu.cuArrayDestroy(b));
     CHECK_CU(cu.cuArrayDestroy(b), CUDA_ERROR_INVALID_HANDLE);
+    CHECK_EQ(t_free(), base);
+}
+
+static void mipmaps(uint64_t base)
+{
+    CUmipmappedArray m, m2;
+    CUarray a;
+    /* 2048 x 2048 x 4 bytes = 16 MiB, then 4, 1, 0.25, ... MiB: 12 levels = 22369620 bytes. */
+    CUDA_ARRAY3D_DESCRIPTOR d = {2048, 2048, 0, CU_AD_FORMAT_UNSIGNED_INT8, 4, 0};
+    CHECK_OK(cu.cuMipmappedArrayCreate(&m, &d, 12));
+    CHECK_EQ(base - t_free(), 11 * G); /* 22369620 bytes -> 11 granules */
+    CHECK_CU(cu.cuMipmappedArrayCreate(&m2, &d, 13), CUDA_ERROR_INVALID_VALUE); /* > 2048 -> 1 */
+    CHECK_CU(cu.cuMipmappedArrayCreate(&m2, &d, 0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_CU(cu.cuMipmappedArrayCreate(&m2, NULL, 1), CUDA_ERROR_INVALID_VALUE);
+    /* A handle of one kind is not a handle of the other. */
+    CHECK_CU(cu.cuArrayDestroy((CUarray)(void *)m), CUDA_ERROR_INVALID_HANDLE);
+    CHECK_OK(cu.cuMipmappedArrayDestroy(m));
+    CHECK_CU(cu.cuMipmappedArrayDestroy(m), CUDA_ERROR_INVALID_HANDLE);
+    CHECK_EQ(t_free(), base);
+    /* Layered: 8 layers of 1024 x 1024 x 4 bytes, 2 levels: the layers are not halved. */
+    CUDA_ARRAY3D_DESCRIPTOR l = {1024, 1024, 8, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_LAYERED};
+    CHECK_OK(cu.cuMipmappedArrayCreate(&m, &l, 2));
+    CHECK_EQ(base - t_free(), 40 * T_MiB); /* 32 MiB + 8 MiB */
+    CHECK_OK(cu.cuMipmappedArrayDestroy(m));
+    /* Cubemap: 6 faces of 512 x 512, faces square and exactly 6. */
+    CUDA_ARRAY3D_DESCRIPTOR c = {512, 512, 6, CU_AD_FORMAT_UNSIGNED_INT32, 4, CUDA_ARRAY3D_CUBEMAP};
+    CHECK_OK(cu.cuArray3DCreate_v2(&a, &c));
+    CHECK_EQ(base - t_free(), 24 * T_MiB); /* 6 x 512 x 512 x 16 bytes = 24 MiB */
+    CHECK_OK(cu.cuArrayDestroy(a));
+    c.Depth = 5;
+    CHECK_CU(cu.cuArray3DCreate_v2(&a, &c), CUDA_ERROR_INVALID_VALUE);
+    c.Depth = 6, c.Height = 256;
+    CHECK_CU(cu.cuArray3DCreate_v2(&a, &c), CUDA_ERROR_INVALID_VALUE);
+    /* Sparse and deferred-mapping arrays get their memory mapped in later: nothing now. */
+    d.Flags = CUDA_ARRAY3D_SPARSE;
+    CHECK_OK(cu.cuMipmappedArrayCreate(&m, &d, 12));
+    d.Depth = 1024, d.Flags = CUDA_ARRAY3D_DEFERRED_MAPPING; /* 16 GiB: a reservation only */
+    CHECK_OK(cu.cuArray3DCreate_v2(&a, &d));
+    CHECK_EQ(t_free(), base);
+    CHECK_OK(cu.cuArrayDestroy(a));
+    CHECK_OK(cu.cuMipmappedArrayDestroy(m));
+    /* A chain that does not fit the device. */
+    CUDA_ARRAY3D_DESCRIPTOR big = {32768, 32768, 0, CU_AD_FORMAT_FLOAT, 4, 0}; /* 16 GiB */
+    CHECK_CU(cu.cuMipmappedArrayCreate(&m, &big, 2), CUDA_ERROR_OUT_OF_MEMORY);
     CHECK_EQ(t_free(), base);
 }
 
@@ -194,6 +239,7 @@ int main(void)
     CHECK_EQ(base, T_GiB - 66 * T_MiB);
     pitch(base);
     arrays(base);
+    mipmaps(base);
     managed(base);
     pools(base);
     vmm(base);

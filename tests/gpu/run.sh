@@ -528,7 +528,7 @@ CTX_DAEMON=$(json_get 'j[0]["context_charge"]' <"$TMP/devices.json" 2>/dev/null 
 [ -n "$CTX_DAEMON" ] && measure "context charge (convgpud, charged per process)" "$((CTX_DAEMON >> 20)) MiB ($CTX_DAEMON B)"
 
 # ---- 4. convgpu-sample, every allocation API ----------------------------------------------
-for api in plain pitch managed vmm async pool array; do
+for api in plain pitch managed vmm async pool array mipmap; do
     run_cmd 60 native "$SAMPLE" --api "$api" --size "${SAMPLE_WITHIN}MiB" --quiet
     if [ "$RC" -eq 0 ]; then record "sample.$api.within" native pass "$SECS" "${SAMPLE_WITHIN}MiB"
     else record "sample.$api.within" native fail "$SECS" "exit $RC: $(tail_out)"; fi

@@ -9,7 +9,10 @@
  *                     while the main thread keeps freeing and allocating; waits until all done
  *   fork SIZE         parent holds SIZE across fork; checks the child is its own process
  *   steps SIZE FILE   allocates SIZE, creates FILE, waits until FILE is removed, allocates SIZE
- *                     again (exit 2 if that one is refused) */
+ *                     again (exit 2 if that one is refused)
+ *   arrays            creates arrays and mipmapped arrays of each kind; prints the fall of
+ *                     cuMemGetInfo's free for each ("array NAME drop=BYTES") and after all are
+ *                     destroyed ("array destroyed drop=BYTES") */
 #include "cuda_types.h"
 #include "nvml_types.h"
 #include "size.h"
@@ -325,11 +328,64 @@ static int cmd_fork(uint64_t size)
     return f2 >= f1 + size ? 0 : 1;
 }
 
+static size_t free_now(void)
+{
+    size_t f = 0, t = 0;
+    if (P(cuMemGetInfo_v2)(&f, &t) != CUDA_SUCCESS)
+        DIE("cuMemGetInfo failed");
+    return f;
+}
+
+static int cmd_arrays(void)
+{
+    init();
+    size_t f0 = free_now();
+    CUarray a[3];
+    CUmipmappedArray m[3];
+    CUDA_ARRAY_DESCRIPTOR d2 = {1024, 1024, CU_AD_FORMAT_FLOAT, 4};
+    struct {
+        const char *name;
+        int mipmap;
+        unsigned levels;
+        CUDA_ARRAY3D_DESCRIPTOR d;
+    } cases[] = {
+        {"array3d", 0, 1, {100, 100, 100, CU_AD_FORMAT_UNSIGNED_INT16, 2, 0}},
+        {"cubemap", 0, 1, {512, 512, 6, CU_AD_FORMAT_UNSIGNED_INT32, 4, CUDA_ARRAY3D_CUBEMAP}},
+        {"sparse", 0, 1, {4096, 4096, 16, CU_AD_FORMAT_FLOAT, 4, CUDA_ARRAY3D_SPARSE}},
+        {"mipmap", 1, 12, {2048, 2048, 0, CU_AD_FORMAT_UNSIGNED_INT8, 4, 0}},
+        {"mipmap-layered", 1, 2, {1024, 1024, 8, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_LAYERED}},
+        {"mipmap-deferred", 1, 12,
+         {2048, 2048, 0, CU_AD_FORMAT_UNSIGNED_INT8, 4, CUDA_ARRAY3D_DEFERRED_MAPPING}},
+    };
+    CUarray plain;
+    size_t before = free_now();
+    if (P(cuArrayCreate_v2)(&plain, &d2) != CUDA_SUCCESS)
+        DIE("cuArrayCreate failed");
+    printf("array array2d drop=%zu\n", before - free_now());
+    unsigned na = 0, nm = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        before = free_now();
+        CUresult r = cases[i].mipmap
+                         ? P(cuMipmappedArrayCreate)(&m[nm++], &cases[i].d, cases[i].levels)
+                         : P(cuArray3DCreate_v2)(&a[na++], &cases[i].d);
+        if (r != CUDA_SUCCESS)
+            DIE("%s: creation failed: %d", cases[i].name, (int)r);
+        printf("array %s drop=%zu\n", cases[i].name, before - free_now());
+    }
+    int bad = P(cuArrayDestroy)(plain) != CUDA_SUCCESS;
+    while (na)
+        bad |= P(cuArrayDestroy)(a[--na]) != CUDA_SUCCESS;
+    while (nm)
+        bad |= P(cuMipmappedArrayDestroy)(m[--nm]) != CUDA_SUCCESS;
+    printf("array destroyed drop=%zu\n", f0 - free_now());
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc < 2)
-        DIE("usage: ip_probe lookup|info|alloc|hold|threads|fork ...");
+        DIE("usage: ip_probe lookup|info|alloc|hold|threads|fork|steps|arrays ...");
     const char *c = argv[1];
     if (strcmp(c, "lookup") == 0)
         return cmd_lookup();
@@ -389,5 +445,7 @@ int main(int argc, char **argv)
         return cmd_threads(parse(argv[2]), atoi(argv[3]), parse(argv[4]));
     if (strcmp(c, "fork") == 0 && argc >= 3)
         return cmd_fork(parse(argv[2]));
+    if (strcmp(c, "arrays") == 0)
+        return cmd_arrays();
     DIE("unknown command %s", c);
 }

@@ -8,7 +8,7 @@ emu_env 5GiB
 
 expect_rc 0 "lookups: dlsym, RTLD_NEXT, cuGetProcAddress (4 and 5 args)" env LD_PRELOAD="$LIB" "$PROBE" lookup
 if [ -x "$SAMPLE" ]; then
-    for api in plain pitch managed vmm async pool array; do
+    for api in plain pitch managed vmm async pool array mipmap; do
         expect_rc 0 "sample --api $api unchanged" env LD_PRELOAD="$LIB" "$SAMPLE" --api "$api" --size 64MiB --chunks 2
     done
     # Over the *device* size, the driver's own out-of-memory still comes through unchanged.
