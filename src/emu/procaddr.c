@@ -7,10 +7,21 @@
  * it has one and V >= 7000 (when those variants appeared). A name known only in newer forms
  * answers CUDA_ERROR_NOT_FOUND with CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT. ABIs older
  * than the rows below (e.g. the 32-bit cuMemAlloc of CUDA < 3.2) are not emulated.
- * Adding an entry point is one row. */
+ * Adding an entry point is one row.
+ *
+ * CONVGPU_EMU_TRACE_LOOKUPS=FILE appends one line per lookup to FILE — "NAME VERSION FLAGS
+ * RESULT SYMBOL" (SYMBOL: the exported function answered, or -) — which is how the tests learn
+ * what a real CUDA runtime asks a driver for before it gives up on the emulator. */
+/* dladdr needs _GNU_SOURCE, which the build defines everywhere */
 #include "driver.h"
 
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef void (*emu_fn)(void);
 #define F(f) ((emu_fn)(f))
@@ -130,8 +141,33 @@ static const struct emu_entry {
      F(cuLaunchCooperativeKernel_ptsz)},
 };
 
-static CUresult lookup(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
-                       CUdriverProcAddressQueryResult *status)
+static int trace_fd = -1;
+static pthread_once_t trace_once = PTHREAD_ONCE_INIT;
+
+static void trace_open(void)
+{
+    const char *path = getenv("CONVGPU_EMU_TRACE_LOOKUPS");
+    if (path && *path)
+        trace_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+}
+
+/* One write per line: lookups from several threads or processes never interleave. */
+static void trace(const char *symbol, int version, cuuint64_t flags, CUresult r, void *fn)
+{
+    pthread_once(&trace_once, trace_open);
+    if (trace_fd < 0)
+        return;
+    Dl_info info;
+    const char *answer = fn && dladdr(fn, &info) && info.dli_sname ? info.dli_sname : "-";
+    char line[512];
+    int n = snprintf(line, sizeof line, "%.200s %d %llu %d %.200s\n", symbol ? symbol : "(null)",
+                     version, (unsigned long long)flags, (int)r, answer);
+    if (n > 0 && (size_t)n < sizeof line && write(trace_fd, line, (size_t)n) < 0)
+        return; /* a trace that cannot be written is not the program's problem */
+}
+
+static CUresult find(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                     CUdriverProcAddressQueryResult *status)
 {
     CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     if (pfn)
@@ -162,6 +198,14 @@ static CUresult lookup(const char *symbol, void **pfn, int cudaVersion, cuuint64
                cudaVersion >= EMU_PTDS_VERSION;
     *pfn = (void *)(ptds ? best->ptds : best->fn);
     return CUDA_SUCCESS;
+}
+
+static CUresult lookup(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                       CUdriverProcAddressQueryResult *status)
+{
+    CUresult r = find(symbol, pfn, cudaVersion, flags, status);
+    trace(symbol, cudaVersion, flags, r, pfn ? *pfn : NULL);
+    return r;
 }
 
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,

@@ -5,10 +5,18 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 int cg_log_level = CG_LOG_WARN;
+
+/* The level is known from the start, so messages from calls that never read the rest of our
+ * configuration (cuGetProcAddress, dlsym) are not lost; config.c reads it again, harmlessly. */
+__attribute__((constructor)) static void log_level_from_env(void)
+{
+    cg_log_init(getenv("CONVGPU_LOG"));
+}
 
 void cg_log_init(const char *text)
 {

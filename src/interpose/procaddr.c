@@ -29,6 +29,9 @@ static void to_wrapper(const char *symbol, void **pfn, int version, cuuint64_t f
                version, (unsigned long long)flags, cg_hooks[id].name);
     }
     *pfn = cg_hooks[id].wrapper;
+    /* tests/gpu/test_cudart_lookups.sh reads these lines: keep "-> ours NAME" as it is. */
+    cg_log(CG_LOG_DEBUG, "cuGetProcAddress(%s, %d, %llu) -> ours %s", symbol, version,
+           (unsigned long long)flags, cg_hooks[id].name);
 }
 
 CG_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
