@@ -101,12 +101,13 @@ declare -A WHY=(
     [cuSurfObjectCreate]="a view of memory already charged"
 )
 unknown=0
-for name in $(awk '{print $1}' "$TMP/driver.trace" | sort -u | grep -E 'Alloc|Create|Register|Import|Retain|Reserve'); do
+awk '{print $1}' "$TMP/driver.trace" | sort -u | grep -E 'Alloc|Create|Register|Import|Retain|Reserve' >"$TMP/takers" || true
+while read -r name; do
     if hooked_base "$name"; then continue; fi
     if [ -n "${WHY[$name]:-}" ]; then continue; fi
     echo "    | $name: may take device memory and is neither hooked nor explained in $(basename "$0")"
     unknown=$((unknown + 1))
-done
+done <"$TMP/takers"
 check "every entry point the runtime may take device memory with is hooked or explained ($unknown undecided)" test "$unknown" -eq 0
 covered=$(awk '{print $1}' "$TMP/driver.trace" | sort -u | while read -r n; do if hooked_base "$n"; then echo "$n"; fi; done | tr '\n' ' ')
 echo "hooked entry points the runtime looks up: $covered"
