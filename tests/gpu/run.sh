@@ -553,6 +553,20 @@ else
     record_lines table2 convgpu
     ctx=$(kv meminfo_free "$TMP/out")
     [ -n "$ctx" ] && measure "context charge seen by a cudart program (limit - cudaMemGetInfo free)" "$(( (TABLE2_LIMIT << 20) - ctx >> 20 )) MiB"
+    # How the runtime found the real driver's entry points: the interposer's debug log names the
+    # wrapper each lookup of a hooked entry point got. On the emulator (gpu.cudart_lookups) this
+    # runtime's lookups hand out, among others, the wrappers below; a real driver must too.
+    run_cmd 90 under "$TABLE2_LIMIT" env CONVGPU_LOG=debug "$TABLE2" --limit "${TABLE2_LIMIT}MiB"
+    got=$(sed -n 's/.*) -> ours \([A-Za-z0-9_]*\)$/\1/p' "$TMP/out" | sort -u | tr '\n' ' ')
+    fallbacks=$(grep -c 'unknown pointer, using' "$TMP/out" || true)
+    missing=""
+    for w in cuMemAlloc_v2 cuMemAllocPitch_v2 cuMemAllocManaged cuMemFree_v2 cuMemGetInfo_v2 \
+             cuArray3DCreate_v2 cuMipmappedArrayCreate cuDevicePrimaryCtxRetain cuMemAllocAsync; do
+        case " $got " in *" $w "*) ;; *) missing="$missing $w" ;; esac
+    done
+    measure "cudart lookups answered with our wrappers (driver pointer not recognised: $fallbacks)" "${got:-none}"
+    if [ -z "$missing" ]; then record cudart.lookups convgpu pass "$SECS" "wrappers handed out: $got; fallbacks by name: $fallbacks"
+    else record cudart.lookups convgpu fail "$SECS" "the runtime did not get our$missing (got: ${got:-none})"; fi
 fi
 
 # ---- 6. two containers over capacity: suspend and resume ----------------------------------
