@@ -49,10 +49,10 @@ static CUresult keep(uint32_t space, CUresult r, void *handle, uint64_t charged)
 
 /* Before the driver call of a destruction: the entry leaves the table first and comes back if
  * the call fails (alloctab.h). */
-static CUresult release(uint32_t space, CUresult r, const struct cg_alloc *a)
+static CUresult release(CUresult r, const struct cg_alloc *a)
 {
     if (r != CUDA_SUCCESS)
-        cg_alloc_put(space, a->key, a->bytes, a->pool);
+        cg_alloc_put(a->space, a->key, a->bytes, a->pool);
     else
         cg_uncharge(a->bytes);
     return r;
@@ -131,7 +131,7 @@ CG_EXPORT CUresult cuArrayDestroy(CUarray hArray)
     if (CG_LIKELY(!cg_enabled()) ||
         !cg_alloc_take(CG_SPACE_ARRAY, (uint64_t)(uintptr_t)hArray, &a))
         return real(hArray);
-    return release(CG_SPACE_ARRAY, real(hArray), &a);
+    return release(real(hArray), &a);
 }
 
 CG_EXPORT CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
@@ -143,5 +143,5 @@ CG_EXPORT CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
     if (CG_LIKELY(!cg_enabled()) ||
         !cg_alloc_take(CG_SPACE_MIPMAP, (uint64_t)(uintptr_t)hMipmappedArray, &a))
         return real(hMipmappedArray);
-    return release(CG_SPACE_MIPMAP, real(hMipmappedArray), &a);
+    return release(real(hMipmappedArray), &a);
 }

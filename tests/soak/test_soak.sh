@@ -4,8 +4,10 @@
 #
 # Each "job" is a container with a random limit L (256MiB..2GiB) and 4-8 churn processes: either
 # `convgpu run --gpu-memory L -- bash -c '...'` or `convgpu create` + the processes + `convgpu rm`,
-# on an emulated GPU of PROCS * 96MiB (at least 2GiB); the test keeps about SOAK_PROCS churn processes alive at once, so the containers ask well over the device and some are suspended. churn allows
-# out-of-memory answers (a container whose processes together ask over its limit gets them).
+# on an emulated GPU of PROCS * 96MiB (at least 2GiB); the test keeps about SOAK_PROCS churn
+# processes alive at once, so the containers ask well over the device and some are suspended.
+# churn allows out-of-memory answers (a container whose processes together ask over its limit
+# gets them).
 #
 # Asserts:
 #  - no process outlives the deadline (load phase + SOAK_DRAIN_S): the watchdog fails the test and
