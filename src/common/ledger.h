@@ -81,6 +81,8 @@ _Static_assert(sizeof(struct cg_ledger_slot) == 64, "one slot per cache line");
 _Static_assert(offsetof(struct cg_ledger, slots) == 64, "header is one cache line");
 
 #define CG_LEDGER_SIZE sizeof(struct cg_ledger)
+/* The ledger is a sealed memfd of this name + the container id (no file in any directory). */
+#define CG_LEDGER_MEMFD_PREFIX "convgpu-ledger:"
 
 static inline uint64_t cg_ledger_pack(uint64_t quota_pages, uint64_t used_pages)
 {

@@ -25,12 +25,11 @@
 
 bool proc_alive(pid_t pid, uint64_t start)
 {
-    if (pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH))
+    if (pid <= 0 || start == 0 || (kill(pid, 0) != 0 && errno == ESRCH))
         return false;
-    uint64_t now_start = cg_proc_start_time(pid);
     /* 0: /proc unreadable (gone, or another pid namespace); a different start: the pid was
      * reused by another process. */
-    return now_start != 0 && (start == 0 || now_start == start);
+    return cg_proc_start_time(pid) == start;
 }
 
 static int send_msg(struct proc *p, const union cg_msg *m, int fd_to_pass)
@@ -71,33 +70,15 @@ int client_reply_alloc(struct proc *p, uint64_t msg_id, uint32_t status)
     return 0;
 }
 
-static uint32_t find_slot(struct container *c, pid_t pid)
-{
-    for (uint32_t i = 0; i < CG_LEDGER_SLOTS; i++) {
-        if (atomic_load(&c->ledger->slots[i].pid) != 0)
-            continue;
-        struct cg_ledger_slot *s = &c->ledger->slots[i];
-        atomic_store(&s->word, 0);
-        atomic_store(&s->noted, 0);
-        s->owner_start = cg_proc_start_time(pid);
-        atomic_fetch_add(&s->generation, 1);
-        atomic_store(&s->pid, (uint32_t)pid);
-        if (atomic_load(&c->ledger->high_slot) < i + 1)
-            atomic_store(&c->ledger->high_slot, i + 1);
-        return i;
-    }
-    return UINT32_MAX;
-}
-
 static int handle_hello(struct daemon *d, struct proc *p, const struct cg_msg_hello *h)
 {
     struct container *c = p->c;
     uint32_t slot = UINT32_MAX;
     if (h->flags & CG_HELLO_RECONNECT) {
-        /* Only the process that held the slot may take it back, and only if nobody holds it. */
-        if (h->slot < CG_LEDGER_SLOTS &&
-            atomic_load(&c->ledger->slots[h->slot].pid) == (uint32_t)p->pid &&
-            atomic_load(&c->ledger->slots[h->slot].generation) == h->generation) {
+        /* Only the process the daemon gave the slot to may take it back (pid, start time and
+         * generation from the daemon's record, never from the ledger), and only if nobody
+         * holds it. */
+        if (slot_held_by(c, h->slot, p->pid, h->generation)) {
             bool held = false;
             for (struct proc *q = c->procs; q; q = q->next)
                 if (q != p && q->welcomed && q->slot == h->slot && q->fd >= 0)
@@ -122,7 +103,7 @@ static int handle_hello(struct daemon *d, struct proc *p, const struct cg_msg_he
             }
         }
     } else {
-        slot = find_slot(c, p->pid);
+        slot = slot_claim(c, p->pid);
         if (slot == UINT32_MAX) {
             log_warn("container %s: no free ledger slot for pid %d", c->id, (int)p->pid);
             return -1;
@@ -134,7 +115,7 @@ static int handle_hello(struct daemon *d, struct proc *p, const struct cg_msg_he
     union cg_msg m;
     cg_proto_init(&m, CG_MSG_WELCOME, 0);
     m.welcome.slot = slot;
-    m.welcome.generation = atomic_load(&c->ledger->slots[slot].generation);
+    m.welcome.generation = c->rec->slots[slot].generation;
     m.welcome.device = c->device;
     m.welcome.limit = c->limit;
     m.welcome.granularity = c->ledger->granularity;
@@ -340,11 +321,8 @@ void proc_drop(struct daemon *d, struct proc *p, const char *why)
         }
     }
     if (p->welcomed) {
-        struct cg_ledger_slot *s = &c->ledger->slots[p->slot];
-        atomic_store(&s->word, 0);
-        atomic_store(&s->noted, 0);
-        atomic_store(&s->pid, 0);
         api_process_event(d, c, p, "exit");
+        slot_release(c, p->slot);
     }
     if (p->welcomed || p->known_to_core)
         log_info("container %s: pid %d gone (%s); %llu bytes returned", c->id, (int)p->pid, why,

@@ -1,6 +1,12 @@
-/* container.c — a container's life in the daemon: its private directory, socket and ledger,
+/* container.c — a container's life in the daemon: its directory, socket, ledger and record,
  * its registration with the core, limit changes, removal, and keeping ledger quotas equal to
- * the core's use (see the invariant in daemon.h). */
+ * the core's use (see the invariant in daemon.h).
+ *
+ * Nothing here follows a path a tenant can change: the container's directory belongs to the
+ * daemon (0711; the container's user can connect to the socket in it and create nothing), it
+ * is reached through descriptors (rundir.c), the socket is bound under a temporary name and
+ * given to its user before it is renamed into place, and the ledger is a sealed memfd that
+ * exists in no directory, which its processes can neither shrink nor grow. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,6 +19,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/epoll.h>
+#include <linux/memfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,13 +68,17 @@ uint64_t proc_used_bytes(struct proc *p)
 {
     if (!p->welcomed)
         return 0;
-    uint64_t w = atomic_load(&p->c->ledger->slots[p->slot].word);
-    return cg_ledger_used(w) * CG_LEDGER_PAGE;
+    return slot_used_pages(p->c, p->slot) * CG_LEDGER_PAGE;
 }
 
 uint64_t container_used_bytes(struct container *c)
 {
-    return cg_ledger_used_bytes(c->ledger);
+    uint64_t pages = 0;
+    uint32_t high = c->rec->high < CG_LEDGER_SLOTS ? c->rec->high : CG_LEDGER_SLOTS;
+    for (uint32_t i = 0; i < high; i++)
+        if (c->rec->slots[i].pid)
+            pages += slot_used_pages(c, i);
+    return pages * CG_LEDGER_PAGE;
 }
 
 uint64_t device_used_bytes(struct daemon *d, unsigned device)
@@ -85,14 +96,9 @@ void container_freeze_sync(struct daemon *d, struct container *c)
     for (struct proc *p = c->procs; p; p = p->next) {
         if (!p->welcomed)
             continue;
-        struct cg_ledger_slot *s = &c->ledger->slots[p->slot];
-        uint64_t w = atomic_load(&s->word);
-        while (!atomic_compare_exchange_weak(&s->word, &w,
-                                             cg_ledger_pack(cg_ledger_used(w), cg_ledger_used(w))))
-            ;
+        uint64_t used = slot_freeze(c, p->slot);
         if (p->known_to_core) {
-            cg_status st = cg_process_set_use(d->core, c->cid, p->key,
-                                              cg_ledger_used(w) * CG_LEDGER_PAGE, now);
+            cg_status st = cg_process_set_use(d->core, c->cid, p->key, used, now);
             if (st != CG_OK)
                 log_warn("container %s: pid %d: cannot sync use: %s", c->id, (int)p->pid,
                          cg_status_str(st));
@@ -126,28 +132,21 @@ void container_rebalance(struct daemon *d, struct container *c, struct proc *fav
     uint64_t quota_pages = 0;
     for (struct proc *p = c->procs; p; p = p->next)
         if (p->welcomed)
-            quota_pages += cg_ledger_quota(atomic_load(&c->ledger->slots[p->slot].word));
+            quota_pages += c->rec->slots[p->slot].quota;
     uint64_t assigned_pages = ci.assigned / CG_LEDGER_PAGE;
     if (quota_pages >= assigned_pages)
         return;
     uint64_t slack = assigned_pages - quota_pages;
-    struct cg_ledger_slot *s = &c->ledger->slots[favored->slot];
-    uint64_t w = atomic_load(&s->word);
-    uint64_t nq;
-    do {
-        nq = cg_ledger_quota(w) + slack;
-        if (nq > CG_LEDGER_MAX_PAGES)
-            nq = CG_LEDGER_MAX_PAGES;
-    } while (!atomic_compare_exchange_weak(&s->word, &w, cg_ledger_pack(nq, cg_ledger_used(w))));
+    uint64_t old = c->rec->slots[favored->slot].quota, nq = old + slack;
+    if (nq > CG_LEDGER_MAX_PAGES)
+        nq = CG_LEDGER_MAX_PAGES;
+    slot_set_quota(c, favored->slot, nq);
     cg_status st = cg_process_set_use(d->core, c->cid, favored->key, nq * CG_LEDGER_PAGE,
                                       loop_now_ns());
     if (st != CG_OK) {
         /* Undo: the core would not take it, so the process must not have it. */
         log_warn("container %s: quota hand-out refused by core: %s", c->id, cg_status_str(st));
-        w = atomic_load(&s->word);
-        while (!atomic_compare_exchange_weak(
-            &s->word, &w, cg_ledger_pack(cg_ledger_quota(w) - slack, cg_ledger_used(w))))
-            ;
+        slot_set_quota(c, favored->slot, old);
     }
 }
 
@@ -197,98 +196,124 @@ int container_watch_owner(struct container *c, pid_t pid, uint64_t start, char *
     return 0;
 }
 
-static int map_ledger(struct container *c, int fd, bool fresh, char *err, size_t errlen)
+/* The ledger is a memfd sealed against shrinking and growing: a process holding it (every
+ * process of the container does) can write its words but cannot make the daemon's mapping
+ * fault, and its pages count against no file system a tenant could fill. */
+static int new_ledger(struct container *c, char *err, size_t errlen)
 {
+    char name[CONTAINER_ID_MAX + 32];
+    snprintf(name, sizeof name, CG_LEDGER_MEMFD_PREFIX "%s", c->id);
+    int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create the ledger: %s", strerror(errno));
+        return -1;
+    }
+    if (ftruncate(fd, (off_t)CG_LEDGER_SIZE) != 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        snprintf(err, errlen, "cannot size and seal the ledger: %s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int make_ledger(struct container *c, int found_fd, char *err, size_t errlen)
+{
+    bool fresh = found_fd < 0;
+    int fd = fresh ? new_ledger(c, err, errlen) : found_fd;
+    if (fd < 0)
+        return -1;
     void *m = mmap(NULL, CG_LEDGER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (m == MAP_FAILED) {
         snprintf(err, errlen, "cannot map the ledger: %s", strerror(errno));
+        close(fd);
         return -1;
     }
     struct cg_ledger *l = m;
-    /* A fresh file is all zeroes already (ftruncate): clearing it again would make tmpfs back
-     * every slot page of every container at once, where untouched slots need no memory. */
-    bool stale = !fresh && (l->magic != CG_LEDGER_MAGIC || l->version != CG_LEDGER_VERSION ||
-                            l->nslots != CG_LEDGER_SLOTS);
-    if (stale)
-        memset(l, 0, CG_LEDGER_SIZE);
-    if (fresh || stale) {
-        l->magic = CG_LEDGER_MAGIC;
-        l->version = CG_LEDGER_VERSION;
-        l->nslots = CG_LEDGER_SLOTS;
-    }
+    /* A fresh memfd is all zeroes: untouched slot pages take no memory. */
+    l->magic = CG_LEDGER_MAGIC;
+    l->version = CG_LEDGER_VERSION;
+    l->nslots = CG_LEDGER_SLOTS;
     l->device = c->device;
     l->granularity = c->d->opt.granularity;
     l->context_charge = c->d->devices[c->device].context_charge;
     atomic_store(&l->limit, c->limit);
+    atomic_store(&l->high_slot, c->rec->high);
+    struct stat st;
+    if (fstat(fd, &st) == 0) {
+        c->rec->ledger_dev = (uint64_t)st.st_dev;
+        c->rec->ledger_ino = (uint64_t)st.st_ino;
+    }
     c->ledger = l;
-    return 0;
-}
-
-/* A restarted daemon reopens the ledger its processes still map, so their accounts and fast
- * paths carry on in the same file; a new container gets a fresh one. */
-static int make_ledger(struct container *c, char *err, size_t errlen)
-{
-    char path[PATH_MAX + 128];
-    snprintf(path, sizeof path, "%s/ledger", c->dir);
-    bool fresh = true;
-    int fd = -1;
-    if (c->restoring) {
-        fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-        struct stat st;
-        if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-            (size_t)st.st_size == CG_LEDGER_SIZE)
-            fresh = false;
-        else if (fd >= 0) {
-            close(fd);
-            fd = -1;
-            unlink(path);
-        }
-    }
-    if (fd < 0)
-        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
-        return -1;
-    }
-    if (fresh && ftruncate(fd, (off_t)CG_LEDGER_SIZE) != 0) {
-        snprintf(err, errlen, "cannot size %s: %s", path, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    if (map_ledger(c, fd, fresh, err, errlen) != 0) {
-        close(fd);
-        return -1;
-    }
-    if (fchown(fd, c->owner_uid, c->owner_gid) != 0 && geteuid() == 0)
-        log_warn("container %s: chown ledger: %s", c->id, strerror(errno));
     c->ledger_fd = fd;
     return 0;
 }
 
+/* The directory belongs to the daemon; an older version left it to the container's user, so
+ * anything already there that is not a directory of ours is removed first. */
+static int make_dir(struct container *c, char *err, size_t errlen)
+{
+    int cfd = c->d->rd.containers_fd;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (mkdirat(cfd, c->id, 0711) != 0 && errno != EEXIST)
+            break;
+        int fd = openat(cfd, c->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
+            (st.st_mode & 07777) == 0711) {
+            c->dir_fd = fd;
+            return 0;
+        }
+        if (fd >= 0)
+            close(fd);
+        log_warn("container %s: its directory was not the daemon's own; replacing it", c->id);
+        rundir_remove(cfd, c->id);
+    }
+    snprintf(err, errlen, "cannot create %s: %s", c->dir, strerror(errno ? errno : EEXIST));
+    return -1;
+}
+
+/* Bound as root with mode 0600 under a temporary name, given to the container's user, then
+ * renamed into place: the name never points at anything but this socket, owned by that user.
+ * The path goes through /proc/self/fd, so it resolves to the directory we hold whatever
+ * happens to the path, and it is short whatever the runtime directory's length. */
 static int make_socket(struct container *c, char *err, size_t errlen)
 {
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (snprintf(c->sock_path, sizeof c->sock_path, "%s/container.sock", c->dir) >=
-            (int)sizeof sa.sun_path) {
-        snprintf(err, errlen, "socket path too long: %s/container.sock", c->dir);
+        (int)sizeof ((struct sockaddr_un *)0)->sun_path) {
+        snprintf(err, errlen, "socket path too long for clients: %s/container.sock", c->dir);
         return -1;
     }
-    strcpy(sa.sun_path, c->sock_path);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/container.sock.new", c->dir_fd);
     int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         snprintf(err, errlen, "socket: %s", strerror(errno));
         return -1;
     }
-    unlink(c->sock_path);
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 128) != 0) {
+    unlinkat(c->dir_fd, "container.sock.new", 0);
+    mode_t old = umask(0177);
+    int rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
+    umask(old);
+    if (rc != 0 || listen(fd, 128) != 0) {
         snprintf(err, errlen, "cannot listen on %s: %s", c->sock_path, strerror(errno));
         close(fd);
         return -1;
     }
-    /* Only the container's owner (and root) may connect; the directory is private too. */
-    if (chmod(c->sock_path, 0600) != 0 ||
-        (chown(c->sock_path, c->owner_uid, c->owner_gid) != 0 && geteuid() == 0))
-        log_warn("container %s: socket permissions: %s", c->id, strerror(errno));
+    if (fchownat(c->dir_fd, "container.sock.new", c->owner_uid, c->owner_gid,
+                 AT_SYMLINK_NOFOLLOW) != 0 && geteuid() == 0) {
+        snprintf(err, errlen, "cannot give the socket to uid %u: %s", (unsigned)c->owner_uid,
+                 strerror(errno));
+        close(fd);
+        unlinkat(c->dir_fd, "container.sock.new", 0);
+        return -1;
+    }
+    if (renameat(c->dir_fd, "container.sock.new", c->dir_fd, "container.sock") != 0) {
+        snprintf(err, errlen, "cannot publish %s: %s", c->sock_path, strerror(errno));
+        close(fd);
+        unlinkat(c->dir_fd, "container.sock.new", 0);
+        return -1;
+    }
     c->listen_fd = fd;
     return 0;
 }
@@ -303,17 +328,18 @@ static void container_destroy_files(struct container *c)
         close(c->listen_fd);
     if (c->owner_pidfd >= 0)
         close(c->owner_pidfd);
-    char path[PATH_MAX + 128];
-    snprintf(path, sizeof path, "%s/ledger", c->dir);
-    unlink(path);
-    if (c->sock_path[0])
-        unlink(c->sock_path);
-    rmdir(c->dir);
+    record_close(c->rec);
+    record_unlink(c->d->rd.records_fd, c->id);
+    if (c->dir_fd >= 0) {
+        close(c->dir_fd);
+        if (rundir_remove(c->d->rd.containers_fd, c->id) != 0)
+            log_warn("container %s: cannot remove %s: %s", c->id, c->dir, strerror(errno));
+    }
 }
 
 int container_create(struct daemon *d, const char *id, const char *name, int device,
                      uint64_t limit, uid_t uid, gid_t gid, pid_t owner, bool auto_remove,
-                     const struct container_restore *restore, struct container **out, char *err,
+                     struct container_restore *restore, struct container **out, char *err,
                      size_t errlen)
 {
     char gen[CONTAINER_ID_MAX + 1];
@@ -351,7 +377,7 @@ int container_create(struct daemon *d, const char *id, const char *name, int dev
         return -ENOMEM;
     }
     c->d = d;
-    c->listen_fd = c->ledger_fd = c->owner_pidfd = -1;
+    c->listen_fd = c->ledger_fd = c->owner_pidfd = c->dir_fd = -1;
     snprintf(c->id, sizeof c->id, "%s", id);
     snprintf(c->name, sizeof c->name, "%s", name ? name : "");
     c->owner_uid = uid;
@@ -366,7 +392,6 @@ int container_create(struct daemon *d, const char *id, const char *name, int dev
     cg_status st;
     c->created_mono = restore ? restore->created_mono : now;
     d->creating = c;
-    c->restoring = restore != NULL;
     if (restore && device >= 0) {
         st = cg_container_restore(d->core, (unsigned)device, limit, restore->assigned,
                                   restore->created_mono, &cid);
@@ -395,17 +420,28 @@ int container_create(struct daemon *d, const char *id, const char *name, int dev
     c->device = ci.device;
     c->limit = ci.limit;
 
-    snprintf(c->dir, sizeof c->dir, "%s/containers/%s", d->opt.runtime_dir, c->id);
-    if (mkdir(c->dir, 0700) != 0 && !(restore && errno == EEXIST)) {
-        snprintf(err, errlen, "cannot create %s: %s", c->dir, strerror(errno));
-        goto fail_core;
+    snprintf(c->dir, sizeof c->dir, "%s/containers/%s", d->rd.path, c->id);
+    bool found = false;
+    int found_ledger = -1;
+    if (restore) { /* from here on the container owns them, failing or not */
+        c->rec = restore->rec;
+        found_ledger = restore->ledger_fd;
+        restore->rec = NULL;
+        restore->ledger_fd = -1;
+    } else {
+        c->rec = record_open(d->rd.records_fd, c->id, false, &found, err, errlen);
     }
-    if (chown(c->dir, uid, gid) != 0 && geteuid() == 0)
-        log_warn("container %s: chown dir: %s", c->id, strerror(errno));
-    if (make_ledger(c, err, errlen) != 0 || make_socket(c, err, errlen) != 0)
+    if (!c->rec)
+        goto fail_core;
+    c->rec->assigned = ci.assigned;
+    if (make_dir(c, err, errlen) != 0) {
+        if (found_ledger >= 0)
+            close(found_ledger);
+        goto fail_files;
+    }
+    if (make_ledger(c, found_ledger, err, errlen) != 0 || make_socket(c, err, errlen) != 0)
         goto fail_files;
     atomic_store(&c->ledger->assigned, ci.assigned);
-    c->restoring = false;
     if (loop_add(d->loop, c->listen_fd, EPOLLIN, client_accept, c) != 0) {
         snprintf(err, errlen, "cannot watch container socket");
         goto fail_files;

@@ -21,9 +21,12 @@
 #include <sys/types.h>
 
 #include "core.h"
+#include "store.h"
 #include "ledger.h"
 #include "proc_start.h"
 #include "loop.h"
+#include "record.h"
+#include "rundir.h"
 
 #define CONTAINER_ID_MAX 64
 #define DEVICE_NAME_MAX 96
@@ -68,14 +71,15 @@ struct container {
     bool owner_poll;       /* no pidfd on this kernel: the reaper polls the owner's liveness */
     uint64_t owner_start;  /* owner's start time, so a reused pid is not mistaken for it */
     bool auto_remove;
-    bool restoring;        /* being re-created after a restart: reuse its ledger file */
     int64_t created_unix;  /* wall clock, seconds */
     uint64_t created_mono; /* monotonic ns: the core's creation time, kept across restarts */
-    char dir[PATH_MAX + 96];
+    char dir[PATH_MAX + 96];       /* DIR/containers/<id>: for clients; the daemon uses dir_fd */
     char sock_path[PATH_MAX + 128];
+    int dir_fd;
     int listen_fd;
-    int ledger_fd;
-    struct cg_ledger *ledger;
+    int ledger_fd;                 /* a sealed memfd: processes get it in WELCOME */
+    struct cg_ledger *ledger;      /* shared with the processes: claims, never trusted */
+    struct cg_record *rec;         /* the daemon's own account (record.h) */
     struct proc *procs;
     struct pending *pending;
     uint64_t nvml_used;    /* the watchdog's last reading: NVML's figure for its processes */
@@ -112,6 +116,7 @@ struct daemon_options {
 
 struct daemon {
     struct daemon_options opt;
+    struct rundir rd;           /* opened and checked at start (rundir.c) */
     struct loop *loop;
     cg_core *core;
     struct device devices[CG_MAX_DEVICES];
@@ -145,16 +150,21 @@ struct daemon {
 };
 
 /* container.c */
-/* What a restarted daemon knows about a container it re-creates. */
+/* What a restarted daemon knows about a container it re-creates (restore.c). */
 struct container_restore {
-    uint64_t assigned;     /* from the ledger header */
+    uint64_t assigned;     /* from the daemon's record, bounded by the limit */
     uint64_t created_mono; /* monotonic ns at first creation (FIFO order) */
     uint64_t owner_start;  /* the auto_remove owner's start time when it was recorded */
     pid_t init_pid;
+    struct cg_record *rec; /* the record, opened (ownership passes to the container) */
+    int ledger_fd;         /* the ledger found again in a live process, or -1: a fresh one */
 };
+/* Creates a container (restore: re-creates one after a restart; the container takes restore's
+ * record and ledger, which are then NULL/-1 in *restore; whatever is left there on failure is
+ * the caller's). */
 int container_create(struct daemon *d, const char *id, const char *name, int device,
                      uint64_t limit, uid_t uid, gid_t gid, pid_t owner, bool auto_remove,
-                     const struct container_restore *restore, struct container **out, char *err,
+                     struct container_restore *restore, struct container **out, char *err,
                      size_t errlen);
 int container_remove(struct daemon *d, struct container *c, const char *why);
 struct container *container_find(struct daemon *d, const char *id_or_name);
@@ -177,8 +187,29 @@ uint64_t container_used_bytes(struct container *c);
 uint64_t device_used_bytes(struct daemon *d, unsigned device);
 uint64_t proc_used_bytes(struct proc *p);
 
+/* slot.c: a process's account, the ledger word bounded by the daemon's record */
+uint64_t slot_used_pages(const struct container *c, uint32_t i);
+/* quota := use (at most what was granted); returns the use in bytes. */
+uint64_t slot_freeze(struct container *c, uint32_t i);
+/* Sets the quota the process may spend without asking (recorded first). */
+void slot_set_quota(struct container *c, uint32_t i, uint64_t quota_pages);
+/* A grant: the caller raised the record's quota by `pages`; both ledger halves follow. */
+void slot_charge(struct container *c, uint32_t i, uint64_t pages);
+/* A free slot for pid (its start time read now), or UINT32_MAX. */
+uint32_t slot_claim(struct container *c, pid_t pid);
+void slot_release(struct container *c, uint32_t i);
+/* The daemon handed slot i to this very process (pid, start time) with this generation. */
+bool slot_held_by(const struct container *c, uint32_t i, pid_t pid, uint32_t generation);
+
+/* restore.c */
+/* Re-creates a stored container after a restart and adopts its live processes (store callback). */
+int restore_container(void *ctx, const struct stored_container *sc);
+/* Once a second: placeholders of processes that exited while disconnected are dropped. */
+void restore_reap(struct daemon *d);
+
 /* client.c */
-/* The process exists and, when start is not 0, is the one that started then (not a reused pid). */
+/* The process exists and is the one that started at `start` (not a reused pid); false for a
+ * start of 0, which names no process. */
 bool proc_alive(pid_t pid, uint64_t start);
 void client_accept(void *ctx, uint32_t events);
 void proc_drop(struct daemon *d, struct proc *p, const char *why);

@@ -50,7 +50,7 @@ static void send_outbox(struct daemon *d)
     for (unsigned i = 0; i < n; i++) {
         struct proc *p = d->outbox[i].p;
         if (p && p->fd >= 0 && p->welcomed)
-            atomic_store(&p->c->ledger->slots[p->slot].noted, 0);
+            p->c->rec->slots[p->slot].noted = 0;
     }
 }
 
@@ -62,41 +62,41 @@ static void queue_reply(struct daemon *d, struct proc *p, uint64_t msg_id, uint3
 }
 
 /* The grant is charged to both halves of the slot: the process does not charge it again, and
- * quota stays equal to the core's view of the process's use. The grant is noted in the slot
- * first, so a daemon that dies before the reply goes out leaves enough behind for its successor
- * to answer the re-sent request without charging it again (ledger.h). */
+ * quota stays equal to the core's view of the process's use. It is noted in the daemon's record
+ * first, then recorded as granted, then charged to the ledger, so a daemon that dies at any
+ * point leaves its successor enough to tell (restore.c): quota still quota_before -> the charge
+ * never happened; otherwise it did, and the ledger is brought level if it had not followed.
+ * The re-sent request is then answered from the note without a second charge. */
 static void charge_slot(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t bytes)
 {
     uint64_t pages;
     if (!cg_ledger_pages(bytes, &pages))
         pages = CG_LEDGER_MAX_PAGES;
-    struct cg_ledger_slot *s = &p->c->ledger->slots[p->slot];
-    uint32_t n = atomic_load(&s->noted);
+    struct cg_record_slot *r = &p->c->rec->slots[p->slot];
+    uint32_t n = r->noted < CG_LEDGER_NOTES ? r->noted : CG_LEDGER_NOTES;
     if (n >= CG_LEDGER_NOTES && p->fd >= 0) {
         send_outbox(d); /* answers this process's earlier grants and frees their notes */
-        n = atomic_load(&s->noted);
+        n = r->noted < CG_LEDGER_NOTES ? r->noted : CG_LEDGER_NOTES;
     }
     if (n >= CG_LEDGER_NOTES) { /* not connected: keep the newest notes */
-        memmove(&s->notes[0], &s->notes[1], sizeof s->notes[0] * (CG_LEDGER_NOTES - 1));
+        memmove(&r->notes[0], &r->notes[1], sizeof r->notes[0] * (CG_LEDGER_NOTES - 1));
         n = CG_LEDGER_NOTES - 1;
     }
-    uint64_t w = atomic_load(&s->word);
-    s->notes[n] = (struct cg_ledger_grant){msg_id, (uint32_t)cg_ledger_quota(w), (uint32_t)pages};
-    atomic_store(&s->noted, n + 1); /* the note is whole before the charge can happen */
+    uint64_t before = r->quota, after = before + pages;
+    if (after > CG_LEDGER_MAX_PAGES)
+        after = CG_LEDGER_MAX_PAGES;
+    r->notes[n] = (struct cg_ledger_grant){msg_id, (uint32_t)before, (uint32_t)(after - before)};
+    atomic_signal_fence(memory_order_seq_cst);
+    r->noted = n + 1; /* the note is whole before the charge can happen */
+    atomic_signal_fence(memory_order_seq_cst);
     if (d->crash_before_charge && --d->crash_before_charge == 0)
         _exit(99); /* fault injection: noted, not charged, not answered */
-    uint64_t q, u;
-    do {
-        q = cg_ledger_quota(w) + pages;
-        u = cg_ledger_used(w) + pages;
-        if (q > CG_LEDGER_MAX_PAGES)
-            q = CG_LEDGER_MAX_PAGES;
-        if (u > q)
-            u = q;
-    } while (!atomic_compare_exchange_weak(&s->word, &w, cg_ledger_pack(q, u)));
+    r->quota = (uint32_t)after;
+    atomic_signal_fence(memory_order_seq_cst);
+    slot_charge(p->c, p->slot, after - before);
     if (d->crash_after_charge && --d->crash_after_charge == 0)
         _exit(99); /* fault injection: charged, noted, not answered */
-    s->notes[n].quota_before = CG_LEDGER_CHARGED; /* no longer needs telling apart */
+    r->notes[n].quota_before = CG_LEDGER_CHARGED; /* no longer needs telling apart */
 }
 
 void decide_sink(void *ctx, const cg_event *ev)
@@ -206,13 +206,13 @@ void decide_alloc(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t by
     struct container *c = p->c;
     /* A request granted and charged by a daemon that died before answering it: answer it now,
      * and charge nothing again. */
-    struct cg_ledger_slot *s = &c->ledger->slots[p->slot];
-    uint32_t noted = atomic_load(&s->noted);
-    for (uint32_t i = 0; i < noted && i < CG_LEDGER_NOTES; i++) {
+    struct cg_record_slot *s = &c->rec->slots[p->slot];
+    uint32_t noted = s->noted < CG_LEDGER_NOTES ? s->noted : CG_LEDGER_NOTES;
+    for (uint32_t i = 0; i < noted; i++) {
         if (s->notes[i].id != msg_id)
             continue;
         memmove(&s->notes[i], &s->notes[i + 1], sizeof s->notes[0] * (CG_LEDGER_NOTES - 1 - i));
-        atomic_store(&s->noted, noted - 1);
+        s->noted = noted - 1;
         log_info("container %s: pid %d: request %llu was granted before the daemon restarted; "
                  "answered again, not charged again", c->id, (int)p->pid,
                  (unsigned long long)msg_id);

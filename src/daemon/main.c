@@ -271,23 +271,6 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
     return 0;
 }
 
-static int mkdir_p(const char *path, mode_t mode)
-{
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    }
-    if (mkdir(tmp, mode) != 0 && errno != EEXIST)
-        return -1;
-    return 0;
-}
-
 static void write_pid(const struct daemon *d, int fd)
 {
     char buf[32];
@@ -298,11 +281,9 @@ static void write_pid(const struct daemon *d, int fd)
 
 static int lock_runtime_dir(struct daemon *d)
 {
-    char path[PATH_MAX + 16];
-    snprintf(path, sizeof path, "%s/convgpud.pid", d->opt.runtime_dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = openat(d->rd.fd, "convgpud.pid", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0) {
-        log_error("cannot open %s: %s", path, strerror(errno));
+        log_error("cannot open %s/convgpud.pid: %s", d->rd.path, strerror(errno));
         return -1;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -378,148 +359,6 @@ static void resolve_paths(struct daemon *d)
              d->opt.runtime_dir);
 }
 
-/* ---- restore after a restart ------------------------------------------------------------- */
-
-static void remove_leftovers(struct daemon *d, const char *id)
-{
-    char path[PATH_MAX + 160];
-    snprintf(path, sizeof path, "%s/containers/%s/ledger", d->opt.runtime_dir, id);
-    unlink(path);
-    snprintf(path, sizeof path, "%s/containers/%s/container.sock", d->opt.runtime_dir, id);
-    unlink(path);
-    snprintf(path, sizeof path, "%s/containers/%s", d->opt.runtime_dir, id);
-    rmdir(path);
-}
-
-/* Re-create one stored container and re-register its live processes' use with the core. The
- * processes themselves notice nothing: they keep charging their slot in the same ledger file
- * and reconnect (HELLO with RECONNECT) on their next request. */
-static int restore_one(void *ctx, const struct stored_container *sc)
-{
-    struct daemon *d = ctx;
-    if (sc->auto_remove && !proc_alive(sc->owner_pid, sc->owner_start)) {
-        log_info("container %s: owner pid %d exited while the daemon was down; removed", sc->id,
-                 (int)sc->owner_pid);
-        remove_leftovers(d, sc->id);
-        store_delete_container(d->store, sc->id);
-        return 0;
-    }
-    /* The assignment lives in the ledger header (updated on every decision); the quotas of
-     * live processes bound it from below in case the daemon died between the two. */
-    struct container_restore ri = {.assigned = 0, .created_mono = sc->created_mono,
-                                   .owner_start = sc->owner_start, .init_pid = sc->init_pid};
-    char lpath[PATH_MAX + 96];
-    snprintf(lpath, sizeof lpath, "%s/containers/%s/ledger", d->opt.runtime_dir, sc->id);
-    int lfd = open(lpath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (lfd >= 0) {
-        struct cg_ledger *l = mmap(NULL, CG_LEDGER_SIZE, PROT_READ, MAP_SHARED, lfd, 0);
-        if (l != MAP_FAILED) {
-            if (l->magic == CG_LEDGER_MAGIC && l->version == CG_LEDGER_VERSION) {
-                uint64_t quota = 0;
-                for (uint32_t i = 0; i < CG_LEDGER_SLOTS; i++)
-                    if (l->slots[i].pid && proc_alive((pid_t)l->slots[i].pid, l->slots[i].owner_start))
-                        quota += cg_ledger_quota(l->slots[i].word) * CG_LEDGER_PAGE;
-                ri.assigned = l->assigned > quota ? l->assigned : quota;
-                if (ri.assigned > sc->limit)
-                    ri.assigned = sc->limit;
-            }
-            munmap(l, CG_LEDGER_SIZE);
-        }
-        close(lfd);
-    }
-    struct container *c = NULL;
-    char err[256];
-    int rc = container_create(d, sc->id, sc->name, sc->device, sc->limit, sc->uid, sc->gid,
-                              sc->owner_pid, sc->auto_remove, &ri, &c, err, sizeof err);
-    if (rc != 0) {
-        log_error("container %s: cannot restore: %s", sc->id, err);
-        return -1;
-    }
-    c->created_unix = sc->created_unix;
-    unsigned adopted = 0;
-    uint32_t high = atomic_load(&c->ledger->high_slot);
-    for (uint32_t i = 0; i < high && i < CG_LEDGER_SLOTS; i++) {
-        struct cg_ledger_slot *s = &c->ledger->slots[i];
-        pid_t pid = (pid_t)atomic_load(&s->pid);
-        if (!pid)
-            continue;
-        if (!proc_alive(pid, s->owner_start)) {
-            atomic_store(&s->word, 0);
-            atomic_store(&s->noted, 0);
-            atomic_store(&s->pid, 0);
-            continue;
-        }
-        struct proc *p = calloc(1, sizeof *p);
-        if (!p)
-            break;
-        p->c = c;
-        p->fd = -1;
-        p->pid = pid;
-        p->key = ++d->next_key;
-        p->slot = i;
-        p->welcomed = true;
-        p->connected_at = loop_now_ns();
-        p->next = c->procs;
-        c->procs = p;
-        /* The last grant noted by the dead daemon: charged or not? Only a daemon changes the
-         * quota, so an unchanged quota says the charge never happened (ledger.h). Forget it
-         * then: the re-sent request will be decided afresh. Earlier notes were charged. */
-        uint32_t noted = atomic_load(&s->noted);
-        if (noted > CG_LEDGER_NOTES)
-            noted = CG_LEDGER_NOTES; /* a damaged count: keep what can be read */
-        if (noted > 0 && s->notes[noted - 1].quota_before != CG_LEDGER_CHARGED &&
-            s->notes[noted - 1].quota_before == cg_ledger_quota(atomic_load(&s->word)))
-            noted--;
-        atomic_store(&s->noted, noted);
-        /* Freeze, then tell the core the exact use; the context charge is part of it. */
-        uint64_t w = atomic_load(&s->word);
-        while (!atomic_compare_exchange_weak(&s->word, &w,
-                                             cg_ledger_pack(cg_ledger_used(w), cg_ledger_used(w))))
-            ;
-        uint64_t used = cg_ledger_used(w) * CG_LEDGER_PAGE;
-        if (used) {
-            p->known_to_core = true;
-            cg_status st = cg_process_set_use(d->core, c->cid, p->key, used, loop_now_ns());
-            if (st != CG_OK) {
-                /* The recorded assignment did not cover it: ask like a request would. */
-                uint64_t ctxc = c->ledger->context_charge;
-                cg_outcome out = CG_REJECTED;
-                st = cg_request(d->core, c->cid, p->key, ++d->next_req,
-                                used > ctxc ? used - ctxc : CG_LEDGER_PAGE, loop_now_ns(), &out);
-                if (st != CG_OK || out != CG_GRANTED)
-                    log_error("container %s: pid %d: use of %llu bytes could not be restored",
-                              c->id, (int)pid, (unsigned long long)used);
-            }
-        }
-        adopted++;
-    }
-    if (adopted)
-        log_info("container %s: %u live process account(s) restored", c->id, adopted);
-    container_rebalance(d, c, NULL);
-    return 0;
-}
-
-/* Once a second: containers whose polled owner exited are removed, and placeholders of processes
- * that never reconnected after a restart are dropped once the process is gone. */
-static void reap_placeholders(struct daemon *d)
-{
-    for (struct container *c = d->containers, *cn; c; c = cn) {
-        cn = c->next;
-        if (container_owner_gone(c)) {
-            log_info("container %s: owner pid %d exited; removing", c->id, (int)c->owner_pid);
-            container_remove(d, c, "owner exited");
-        }
-    }
-    for (struct container *c = d->containers; c; c = c->next) {
-        struct proc *next;
-        for (struct proc *p = c->procs; p; p = next) {
-            next = p->next;
-            if (p->fd < 0 && !proc_alive(p->pid, c->ledger->slots[p->slot].owner_start))
-                proc_drop(d, p, "process exited while disconnected");
-        }
-    }
-}
-
 static int signal_fd = -1;
 
 static void on_signal(void *ctx, uint32_t events)
@@ -546,24 +385,21 @@ int main(int argc, char **argv)
     if (rc)
         return rc == 1 ? 0 : 2;
 
+    char err[512];
+    umask(022);
+    if (rundir_open(d.opt.runtime_dir, &d.rd, err, sizeof err) != 0) {
+        log_error("%s", err);
+        return 1;
+    }
+    snprintf(d.opt.runtime_dir, sizeof d.opt.runtime_dir, "%s", d.rd.path);
     resolve_paths(&d);
-    if (mkdir_p(d.opt.runtime_dir, 0755) != 0) {
-        log_error("cannot create %s: %s", d.opt.runtime_dir, strerror(errno));
-        return 1;
-    }
     char sub[PATH_MAX + 16];
-    snprintf(sub, sizeof sub, "%s/containers", d.opt.runtime_dir);
-    if (mkdir(sub, 0711) != 0 && errno != EEXIST) {
-        log_error("cannot create %s: %s", sub, strerror(errno));
-        return 1;
-    }
     int lock_fd = lock_runtime_dir(&d);
     if (lock_fd < 0)
         return 1;
     if (d.opt.emulate[0]) {
-        snprintf(sub, sizeof sub, "%s/emu", d.opt.runtime_dir);
-        if (mkdir(sub, 0755) != 0 && errno != EEXIST) {
-            log_error("cannot create %s: %s", sub, strerror(errno));
+        if (mkdirat(d.rd.fd, "emu", 0755) != 0 && errno != EEXIST) {
+            log_error("cannot create %s/emu: %s", d.rd.path, strerror(errno));
             return 1;
         }
         setenv("CONVGPU_EMU_DEVICES", d.opt.emulate, 1);
@@ -577,7 +413,6 @@ int main(int argc, char **argv)
 
     signal(SIGPIPE, SIG_IGN);
     d.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    char err[512];
     if (gpu_discover(&d, err, sizeof err) != 0) {
         log_error("%s", err);
         return 1;
@@ -622,7 +457,7 @@ int main(int argc, char **argv)
             cg_placement_policy_parse(val, &pp))
             cg_set_placement_policy(d.core, pp);
     }
-    store_each_container(d.store, restore_one, &d);
+    store_each_container(d.store, restore_container, &d);
 
     d.control_fd = open_control_socket(&d);
     if (d.control_fd < 0)
@@ -676,7 +511,7 @@ int main(int argc, char **argv)
         api_poll(&d);
         uint64_t now = loop_now_ns();
         if (now - last_reap > 1000000000ull) {
-            reap_placeholders(&d);
+            restore_reap(&d);
             client_reap_silent(&d);
             last_reap = now;
         }
@@ -694,5 +529,6 @@ int main(int argc, char **argv)
     store_close(d.store);
     cg_core_free(d.core);
     loop_free(d.loop);
+    rundir_close(&d.rd);
     return 0;
 }

@@ -20,8 +20,7 @@ static struct cg_ledger *find_ledger(void)
     char line[1024];
     void *addr = NULL;
     while (f && fgets(line, sizeof line, f)) {
-        size_t n = strlen(line);
-        if (n > 8 && strcmp(line + n - 8, "/ledger\n") == 0) {
+        if (strstr(line, "/memfd:" CG_LEDGER_MEMFD_PREFIX)) {
             unsigned long lo;
             if (sscanf(line, "%lx-", &lo) == 1)
                 addr = (void *)lo;

@@ -8,12 +8,19 @@ start_daemon --emulate 512MiB
 SAMPLE=$BUILD/bin/convgpu-sample
 
 # A new container's ledger (1024 process slots, 68 KiB) is sparse: memory backs a slot's page
-# only once a process takes that slot, not every page of every container at registration.
+# only once a process takes that slot, not every page of every container at registration. It is
+# a memfd (no file in the runtime directory), seen here through the daemon's descriptor.
 cg create --name sparse --gpu-memory 64MiB >/dev/null
-ledger=$RUNDIR/containers/$(cg inspect sparse | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')/ledger
-check "a new container's ledger is 68 KiB long" test "$(stat -c %s "$ledger")" -ge 65536
-check "a new container's ledger occupies at most 8 KiB ($(stat -c '%b x %B' "$ledger") bytes)" \
-    test "$(( $(stat -c '%b * %B' "$ledger") ))" -le 8192
+sparse_id=$(cg inspect sparse | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+ledger=
+for f in /proc/"$DAEMON_PID"/fd/*; do
+    [ "$(readlink "$f")" = "/memfd:convgpu-ledger:$sparse_id (deleted)" ] && ledger=$f
+done
+check "the daemon holds the new container's ledger memfd" test -n "$ledger"
+check "no ledger file in the container's directory" test ! -e "$RUNDIR/containers/$sparse_id/ledger"
+check "a new container's ledger is 68 KiB long" test "$(stat -L -c %s "$ledger")" -ge 65536
+check "a new container's ledger occupies at most 8 KiB ($(stat -L -c '%b x %B' "$ledger") bytes)" \
+    test "$(( $(stat -L -c '%b * %B' "$ledger") ))" -le 8192
 cg rm sparse >/dev/null
 
 set +e

@@ -6,7 +6,8 @@
 # X (uid 1101, 96MiB) and Y (uid 1102, 160MiB; 2MiB context charge) are created through the control API for those
 # uids, the way the OCI shim does. Checked:
 #   1. reach: X's process connects to X's socket (control), but gets EACCES on Y's socket, cannot
-#      read Y's ledger or list Y's directory, and cannot connect to the control socket.
+#      list Y's directory (nor its own, nor create anything in it: they are the daemon's), finds
+#      no ledger file to read (ledgers are memfds), and cannot connect to the control socket.
 #   2. no way to raise a limit: the container protocol has no message for it. Every message a
 #      client may not send (WELCOME, ALLOC_REPLY, ERROR, type 0, type 99, ALLOC or FREED before
 #      HELLO, a second HELLO) gets the client disconnected and changes nothing: limit and
@@ -43,10 +44,11 @@ check "X's process cannot connect to Y's socket (EACCES)" grep -q "connect=error
 check "... and the client says so in its exit status" test "$rc" = 3
 rc=0; as_uid $UY "$CLIENT" "$YS" >"$O.yy" 2>&1 || rc=$?
 check "Y's own process can connect to Y's socket (the refusal above is about X)" test "$rc" = 0
-check "X's process cannot read Y's ledger" bash -c "! setpriv --reuid=$UX --regid=$UX --clear-groups cat '$RUNDIR/containers/$Y/ledger' >/dev/null 2>&1"
+check "no ledger file to read: ledgers are memfds handed over the socket" test ! -e "$RUNDIR/containers/$Y/ledger"
 check "X's process cannot list Y's directory" bash -c "! setpriv --reuid=$UX --regid=$UX --clear-groups ls '$RUNDIR/containers/$Y' >/dev/null 2>&1"
 check "X's process cannot list the containers directory" bash -c "! setpriv --reuid=$UX --regid=$UX --clear-groups ls '$RUNDIR/containers' >/dev/null 2>&1"
-check "X's process can read its own ledger (control)" as_uid $UX cat "$RUNDIR/containers/$X/ledger" >/dev/null
+check "X's process can list nothing in its own directory either (0711, the daemon's)" bash -c "! setpriv --reuid=$UX --regid=$UX --clear-groups ls '$RUNDIR/containers/$X' >/dev/null 2>&1"
+check "X's process cannot create a file in its own directory" bash -c "! setpriv --reuid=$UX --regid=$UX --clear-groups touch '$RUNDIR/containers/$X/x' 2>/dev/null"
 rc=0; as_uid $UX curl -sS -o /dev/null --unix-socket "$RUNDIR/control.sock" http://convgpu/v1/version 2>"$O.ctl" || rc=$?
 check "X's process cannot connect to the control socket (curl: couldn't connect)" test "$rc" = 7
 rc=0; as_uid $UX "$CLIENT" "$RUNDIR/control.sock" >"$O.ctl2" 2>&1 || rc=$?
