@@ -1,9 +1,9 @@
 /* ledger.h — the per-container ledger: a small shared file that lets a container allocate within
  * what the daemon already assigned it without a round trip, while the daemon stays the authority.
  *
- * The daemon creates one ledger file per container (<runtime-dir>/containers/<id>/ledger, on
- * tmpfs) and hands each connected process an fd to it. Each process owns one slot: a single
- * 64-bit atomic word packing its quota and its use, in 4 KiB pages:
+ * The daemon creates one ledger per container, a memfd sealed against shrinking and growing (it
+ * lives in no directory), and hands each connected process an fd to it in WELCOME. Each process
+ * owns one slot: a single 64-bit atomic word packing its quota and its use, in 4 KiB pages:
  *
  *     word = quota_pages << 32 | used_pages        (used <= quota, always)
  *
@@ -12,13 +12,14 @@
  * which decides through the scheduling core and, on a grant, adds the pages to both halves of the
  * word itself. The daemon keeps sum(quota) <= the container's assignment; it reclaims unused quota
  * with a CAS (quota := used), which freezes a slot's fast path at once. Because use is one word,
- * a process that dies (SIGKILL included) leaves an exact account behind; because the file lives on
- * tmpfs, a restarted daemon reopens it and finds every process's use where it was.
+ * a process that dies (SIGKILL included) leaves an exact account behind; a restarted daemon finds
+ * the same memfd again in a live process's memory map and every process's use where it was.
  *
- * A grant whose reply a dying daemon never sent is not charged twice when the process asks
- * again: the daemon notes each grant in the slot before charging it and forgets it once the
- * reply is sent, and a restarted daemon answers a re-sent request it finds noted (and charged)
- * with GRANTED alone.
+ * Everything here is writable by the container's processes, so to the daemon it is a claim: it
+ * keeps its own record of owners, grants and assignment (src/daemon/record.h) and reads a slot's
+ * use as min(used, what it granted). The pid, generation, owner_start and notes fields of a slot
+ * are written by the daemon for readers' information and never read back; grant notes (a grant
+ * whose reply a dying daemon never sent is not charged twice) live in the record.
  *
  * Frees never wait: a process lowers its own used half; when `waiters` is non-zero (a request of
  * this container is suspended) it also sends the daemon a FREED notice so it can re-decide.
