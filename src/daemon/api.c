@@ -38,6 +38,7 @@
 #include "api_parse.h"
 #include "log.h"
 #include "metrics.h"
+#include "proc_start.h"
 #include "size.h"
 #include "store.h"
 
@@ -119,6 +120,13 @@ static enum MHD_Result send_error(struct MHD_Connection *conn, unsigned status, 
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     return send_json(conn, status, json_pack("{s:s}", "error", msg));
+}
+
+/* A change the store did not take was not made: 507 when the disk (or the database) is full,
+ * 503 for any other failure of the store. Either way the caller may retry later. */
+static enum MHD_Result send_not_stored(struct MHD_Connection *conn, int rc, const char *msg)
+{
+    return send_error(conn, rc == -ENOSPC ? 507 : 503, "%s", msg);
 }
 
 /* ---- views -------------------------------------------------------------------------------- */
@@ -306,7 +314,7 @@ static enum MHD_Result create_container(struct daemon *d, struct MHD_Connection 
                                         struct request_ctx *rc, const struct ucred *cred)
 {
     struct create_request req;
-    char msg[256];
+    char msg[512];
     if (api_parse_create(rc->body, rc->len, d->ndevices, &req, msg, sizeof msg) != 0)
         return send_error(conn, 400, "%s", msg);
     if (req.has_owner && cred->uid != 0 && cred->uid != geteuid() &&
@@ -331,11 +339,14 @@ static enum MHD_Result set_limit(struct daemon *d, struct MHD_Connection *conn,
                                  struct request_ctx *rc, struct container *c)
 {
     uint64_t limit;
-    char msg[256];
+    char msg[512];
     bool pending = false;
     if (api_parse_limit(rc->body, rc->len, &limit, msg, sizeof msg) != 0)
         return send_error(conn, 400, "%s", msg);
-    if (container_set_limit(d, c, limit, &pending, msg, sizeof msg) != 0)
+    int rcode = container_set_limit(d, c, limit, &pending, msg, sizeof msg);
+    if (rcode == -ENOSPC || rcode == -EIO)
+        return send_not_stored(conn, rcode, msg);
+    if (rcode != 0)
         return send_error(conn, 409, "%s", msg);
     json_t *o = container_json(d, c, true);
     json_object_set_new(o, "limit_pending", json_boolean(pending));
@@ -348,11 +359,23 @@ static enum MHD_Result set_policy(struct daemon *d, struct MHD_Connection *conn,
                                   struct request_ctx *rc)
 {
     struct policy_request req;
-    char msg[256];
+    char msg[512];
     if (api_parse_policy(rc->body, rc->len, &req, msg, sizeof msg) != 0)
         return send_error(conn, 400, "%s", msg);
     cg_resume_policy rp = req.has_resume ? req.resume : cg_get_resume_policy(d->core);
     cg_placement_policy pp = req.has_placement ? req.placement : cg_get_placement_policy(d->core);
+    if (d->store) {
+        /* Stored first, both in one transaction: a policy a restart would not bring back is
+         * not applied. */
+        static const char *const keys[] = {"resume_policy", "placement_policy"};
+        const char *values[] = {cg_resume_policy_name(rp), cg_placement_policy_name(pp)};
+        int src = store_set_many(d->store, keys, values, 2);
+        if (src != 0) {
+            snprintf(msg, sizeof msg, "policy not changed: the state could not be saved (%s)",
+                     store_error(d->store));
+            return send_not_stored(conn, src, msg);
+        }
+    }
     for (struct container *c = d->containers; c; c = c->next)
         container_freeze_sync(d, c);
     cg_set_resume_policy(d->core, rp, loop_now_ns());
@@ -360,10 +383,6 @@ static enum MHD_Result set_policy(struct daemon *d, struct MHD_Connection *conn,
     for (struct container *c = d->containers; c; c = c->next)
         c->dirty = true;
     decide_flush(d);
-    if (d->store) {
-        store_set(d->store, "resume_policy", cg_resume_policy_name(rp));
-        store_set(d->store, "placement_policy", cg_placement_policy_name(pp));
-    }
     log_info("policy: resume %s, placement %s", cg_resume_policy_name(rp),
              cg_placement_policy_name(pp));
     return send_json(conn, 200, json_pack("{s:s,s:s}", "resume", cg_resume_policy_name(rp),
@@ -523,6 +542,14 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
                                       (int)c->owner_uid);
                 char cid[CONTAINER_ID_MAX + 1];
                 snprintf(cid, sizeof cid, "%s", c->id);
+                /* The row goes first: a container a restart would bring back is not removed. */
+                int src = d->store ? store_delete_container(d->store, cid) : 0;
+                if (src != 0) {
+                    char msg[512];
+                    snprintf(msg, sizeof msg, "container %s not removed: the state could not "
+                                              "be saved (%s)", cid, store_error(d->store));
+                    return send_not_stored(conn, src, msg);
+                }
                 container_remove(d, c, "removed through the API");
                 return send_json(conn, 200, json_pack("{s:s}", "removed", cid));
             }
@@ -535,7 +562,7 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
                 return send_error(conn, 403, "container %s belongs to uid %d", c->id,
                                   (int)c->owner_uid);
             struct start_request sr;
-            char msg[256];
+            char msg[512];
             if (api_parse_start(rc->body, rc->len, &sr, msg, sizeof msg) != 0)
                 return send_error(conn, 400, "%s", msg);
             if (kill(sr.pid, 0) != 0 && errno == ESRCH)
@@ -543,11 +570,33 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
             /* With auto_remove the init process's exit is the container's stop: its memory
              * returns at once, even when no stop hook runs (a runtime killed, a daemon that was
              * down then: restore checks the recorded pid and start time). */
-            if (sr.auto_remove && container_watch_owner(c, sr.pid, 0, msg, sizeof msg) != 0)
+            uint64_t start = sr.auto_remove ? cg_proc_start_time(sr.pid) : 0;
+            if (d->store) {
+                /* Stored first: a restart must know the init (and, with auto_remove, watch it)
+                 * before the caller is told it is. */
+                struct stored_container row;
+                store_row_of(c, &row);
+                row.init_pid = sr.pid;
+                if (sr.auto_remove) {
+                    row.auto_remove = true;
+                    row.owner_pid = sr.pid;
+                    row.owner_start = start;
+                }
+                int src = store_put_row(d->store, &row);
+                if (src != 0) {
+                    snprintf(msg, sizeof msg, "init pid of container %s not recorded: the state "
+                                              "could not be saved (%s)", c->id,
+                             store_error(d->store));
+                    return send_not_stored(conn, src, msg);
+                }
+            }
+            if (sr.auto_remove && container_watch_owner(c, sr.pid, start, msg, sizeof msg) != 0) {
+                if (d->store && store_put_container(d->store, c) != 0)
+                    log_error("container %s: state.db names pid %d as its init, which could not "
+                              "be watched: %s", c->id, sr.pid, store_error(d->store));
                 return send_error(conn, 400, "%s", msg);
+            }
             c->init_pid = sr.pid;
-            if (d->store && store_put_container(d->store, c) != 0)
-                log_warn("container %s: init pid %d not persisted", c->id, sr.pid);
             log_info("container %s: started, init pid %d%s", c->id, sr.pid,
                      sr.auto_remove ? ", removed when it exits" : "");
             return send_json(conn, 200, container_json(d, c, true));
