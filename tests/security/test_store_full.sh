@@ -31,7 +31,7 @@ trap cleanup_mount EXIT
 
 # The daemon writes compact JSON; the fields read here occur once, at the top level, so grep
 # reads them (python3 takes seconds to start on a loaded 2-core machine).
-status() { cut -d' ' -f1 <<<"$1"; }
+status() { echo "${1%% *}"; }
 top_field() { grep -o "\"$1\":\"\?[^,\"}]*" | head -n 1 | sed 's/.*://; s/"//'; }
 is_json_error() { [[ "$1" =~ ^[0-9]+\ \{\"error\":\"[^\"]+\"\} ]]; }
 limit_of() { api GET "/v1/containers/$1" | top_field limit; }
