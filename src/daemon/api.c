@@ -16,12 +16,20 @@
  *   GET    /v1/events?since=N             recent decision events (ring buffer), oldest first
  *
  * Every request body is parsed strictly: unknown fields, wrong types and bad sizes are a 400 with
- * a message saying what to send instead, and change nothing. Callers are identified by
- * SO_PEERCRED; a non-root caller may only touch containers it created. */
+ * a message saying what to send instead, and change nothing. A change is answered with success
+ * only once state.db has it (507/503 otherwise, nothing changed; see store.h).
+ *
+ * Callers are identified by SO_PEERCRED (and SO_PEERGROUPS for the operators group). Root, the
+ * daemon's user and operators see and act on every container; anyone else sees only its own
+ * containers — in lists, inspection, events and /metrics — and another's answers 404 exactly as
+ * a missing one does. What such a caller may create or raise is bounded per user
+ * (user-memory-quota, user-max-containers: 403 naming the bound). */
 #include "api.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <jansson.h>
 #include <limits.h>
 #include <microhttpd.h>
@@ -38,6 +46,7 @@
 #include "api_parse.h"
 #include "log.h"
 #include "metrics.h"
+#include "proc_start.h"
 #include "size.h"
 #include "store.h"
 
@@ -54,6 +63,16 @@ struct event_rec {
     unsigned device;       /* UINT32_MAX: not about a device */
     int pid;
     uint64_t bytes;
+    bool owned;            /* about a container: shown only to its owner and to operators */
+    uid_t owner;
+};
+
+/* Who is asking, from the kernel. `all`: root, the daemon's own user or a member of the
+ * operators group, who see and act on every container; anyone else sees and acts only on the
+ * containers it owns, and what it may create is bounded per user. */
+struct caller {
+    struct ucred cred;
+    bool all;
 };
 
 /* A client following /v1/events?follow=1: its connection is suspended while it has seen
@@ -61,6 +80,7 @@ struct event_rec {
 struct subscriber {
     struct api *a;
     struct MHD_Connection *conn;
+    struct caller who;     /* sees only the events it may see */
     uint64_t next;
     bool suspended;
     struct subscriber *prev, *next_sub;
@@ -85,6 +105,7 @@ struct request_ctx {
     size_t len;
     bool too_big;
 };
+
 
 /* ---- responses ---------------------------------------------------------------------------- */
 
@@ -119,6 +140,13 @@ static enum MHD_Result send_error(struct MHD_Connection *conn, unsigned status, 
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     return send_json(conn, status, json_pack("{s:s}", "error", msg));
+}
+
+/* A change the store did not take was not made: 507 when the disk (or the database) is full,
+ * 503 for any other failure of the store. Either way the caller may retry later. */
+static enum MHD_Result send_not_stored(struct MHD_Connection *conn, int rc, const char *msg)
+{
+    return send_error(conn, rc == -ENOSPC ? 507 : 503, "%s", msg);
 }
 
 /* ---- views -------------------------------------------------------------------------------- */
@@ -220,9 +248,11 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
 /* Recording an event is on every decision's path, so it is a fixed-size copy into a ring;
  * JSON is built only when someone reads /v1/events. */
 static void ring_push(struct api *a, const char *type, const char *reason, const char *cid,
-                      unsigned device, int pid, uint64_t bytes)
+                      unsigned device, int pid, uint64_t bytes, bool owned, uid_t owner)
 {
     struct event_rec *r = &a->ring[a->next_seq % EVENT_RING];
+    r->owned = owned;
+    r->owner = owner;
     r->seq = a->next_seq++;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -260,15 +290,19 @@ static json_t *event_json(const struct event_rec *r)
 
 void api_core_event(struct daemon *d, struct container *c, struct proc *p, const cg_event *ev)
 {
+    /* An event about a container the daemon does not list (one whose creation failed) is
+     * still about a container: operators only. */
     if (d->api)
         ring_push(d->api, cg_event_kind_name(ev->kind), cg_reason_str(ev->reason),
-                  c ? c->id : NULL, ev->device, p ? (int)p->pid : 0, ev->bytes);
+                  c ? c->id : NULL, ev->device, p ? (int)p->pid : 0, ev->bytes,
+                  c || ev->cid != CG_CID_NONE, c ? c->owner_uid : (uid_t)-1);
 }
 
 void api_process_event(struct daemon *d, struct container *c, struct proc *p, const char *what)
 {
     if (d->api)
-        ring_push(d->api, what, NULL, c->id, c->device, (int)p->pid, proc_used_bytes(p));
+        ring_push(d->api, what, NULL, c->id, c->device, (int)p->pid, proc_used_bytes(p), true,
+                  c->owner_uid);
 }
 
 void api_watchdog_event(struct daemon *d, const char *kind, struct container *c, pid_t pid,
@@ -276,37 +310,180 @@ void api_watchdog_event(struct daemon *d, const char *kind, struct container *c,
 {
     if (d->api)
         ring_push(d->api, kind, NULL, c ? c->id : NULL, c ? c->device : UINT32_MAX, (int)pid,
-                  bytes);
+                  bytes, c != NULL, c ? c->owner_uid : (uid_t)-1);
 }
 
 void api_container_removed(struct daemon *d, struct container *c)
 {
     if (d->api)
-        ring_push(d->api, "removed", NULL, c->id, c->device, 0, 0);
+        ring_push(d->api, "removed", NULL, c->id, c->device, 0, 0, true, c->owner_uid);
 }
 
 /* ---- callers ---------------------------------------------------------------------------- */
 
-static bool peer_cred(struct MHD_Connection *conn, struct ucred *cred)
+#ifndef SO_PEERGROUPS
+#define SO_PEERGROUPS 59 /* Linux 4.13 */
+#endif
+
+/* Whether uid's entry in the group database makes it a member of g (kernels without
+ * SO_PEERGROUPS). A uid with no passwd entry has only its primary group. */
+static bool user_in_group(uid_t uid, gid_t gid, gid_t g)
+{
+    char buf[4096];
+    struct passwd pw, *pwp = NULL;
+    if (getpwuid_r(uid, &pw, buf, sizeof buf, &pwp) != 0 || !pwp)
+        return false;
+    gid_t groups[256];
+    int n = 256;
+    if (getgrouplist(pw.pw_name, gid, groups, &n) < 0)
+        n = 256; /* more than fit: the first 256 are there */
+    for (int i = 0; i < n; i++)
+        if (groups[i] == g)
+            return true;
+    return false;
+}
+
+/* Whether the peer on fd is a member of group g: its primary group, or one of the
+ * supplementary groups its process had when it connected (SO_PEERGROUPS: what the kernel
+ * checked against the socket's mode, not what a database says). */
+static bool peer_in_group(int fd, const struct ucred *cred, gid_t g)
+{
+    if (cred->gid == g)
+        return true;
+    gid_t small[64], *groups = small;
+    socklen_t len = sizeof small;
+    int rc = getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len);
+    if (rc != 0 && errno == ERANGE && len > sizeof small && len <= 65536 * sizeof(gid_t)) {
+        groups = malloc(len);
+        if (!groups)
+            return false;
+        rc = getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len);
+    }
+    bool member = false;
+    if (rc == 0) {
+        for (size_t i = 0; i < len / sizeof(gid_t); i++)
+            member = member || groups[i] == g;
+    } else if (errno == ENOPROTOOPT) {
+        member = user_in_group(cred->uid, cred->gid, g);
+    }
+    if (groups != small)
+        free(groups);
+    return member;
+}
+
+static bool identify(struct daemon *d, struct MHD_Connection *conn, struct caller *who)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    socklen_t len = sizeof *cred;
-    return ci && getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, cred, &len) == 0;
+    socklen_t len = sizeof who->cred;
+    if (!ci || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &who->cred, &len) != 0)
+        return false;
+    who->all = who->cred.uid == 0 || who->cred.uid == geteuid() ||
+               (d->opt.operators_group[0] &&
+                peer_in_group(ci->connect_fd, &who->cred, d->opt.operators_gid));
+    return true;
 }
 
-static bool may_touch(const struct ucred *cred, const struct container *c)
+static bool sees(const struct caller *who, const struct container *c)
 {
-    return cred->uid == 0 || cred->uid == geteuid() || cred->uid == c->owner_uid;
+    return who->all || c->owner_uid == who->cred.uid;
+}
+
+static bool sees_event(const struct caller *who, const struct event_rec *r)
+{
+    return who->all || !r->owned || r->owner == who->cred.uid;
+}
+
+/* container_find among the containers the caller may see: one it may not see answers exactly
+ * as one that does not exist, so ids and names of others do not leak. */
+static struct container *find_for(struct daemon *d, const struct caller *who, const char *key)
+{
+    for (struct container *c = d->containers; c; c = c->next)
+        if (sees(who, c) && strcmp(c->id, key) == 0)
+            return c;
+    for (struct container *c = d->containers; c; c = c->next)
+        if (sees(who, c) && c->name[0] && strcmp(c->name, key) == 0)
+            return c;
+    return NULL;
+}
+
+/* ---- per-user bounds ---------------------------------------------------------------------- */
+
+/* What uid holds, `except` left out: its containers and the sum of their limits (a raise that
+ * waits counts at its target: it is applied later without asking again). */
+static void holdings(struct daemon *d, uid_t uid, const struct container *except, unsigned *n,
+                     uint64_t *bytes)
+{
+    *n = 0;
+    *bytes = 0;
+    for (struct container *c = d->containers; c; c = c->next) {
+        if (c->owner_uid != uid || c == except)
+            continue;
+        cg_container_info ci = {0};
+        cg_container_get(d->core, c->cid, loop_now_ns(), &ci);
+        (*n)++;
+        *bytes += ci.limit_waiting > ci.limit ? ci.limit_waiting : ci.limit;
+    }
+}
+
+static uint64_t held_by(struct daemon *d, const struct container *c)
+{
+    cg_container_info ci = {0};
+    cg_container_get(d->core, c->cid, loop_now_ns(), &ci);
+    return ci.limit_waiting > ci.limit ? ci.limit_waiting : ci.limit;
+}
+
+/* The refusal (403) when uid, a caller bound per user, may not hold `limit` more in one
+ * container (`resized`: an existing one whose limit this replaces; NULL: a new one); NULL when
+ * it may. The answer names the bound, its value and what is held, so the caller can act. */
+static json_t *over_bound(struct daemon *d, uid_t uid, const struct container *resized,
+                          uint64_t limit)
+{
+    unsigned n;
+    uint64_t held;
+    holdings(d, uid, resized, &n, &held);
+    char msg[512], b1[CG_SIZE_BUFLEN], b2[CG_SIZE_BUFLEN], b3[CG_SIZE_BUFLEN], b4[CG_SIZE_BUFLEN];
+    if (!resized && d->opt.user_max_containers && n >= d->opt.user_max_containers) {
+        snprintf(msg, sizeof msg, "user-max-containers: uid %u may hold at most %u container(s) "
+                                  "and holds %u; remove one first",
+                 (unsigned)uid, d->opt.user_max_containers, n);
+        return json_pack("{s:s,s:s,s:I,s:I}", "error", msg, "bound", "user-max-containers",
+                         "quota", (json_int_t)d->opt.user_max_containers, "held", (json_int_t)n);
+    }
+    uint64_t quota = d->opt.user_memory_quota, capacity = 0;
+    for (unsigned i = 0; i < d->ndevices; i++) {
+        cg_device_info di = {0};
+        cg_device_get(d->core, i, &di);
+        capacity += di.capacity;
+    }
+    char how[96] = "";
+    if (!quota) {
+        quota = capacity / 100 * d->opt.user_memory_quota_pct +
+                capacity % 100 * d->opt.user_memory_quota_pct / 100;
+        snprintf(how, sizeof how, " (%u%% of the node's %s)", d->opt.user_memory_quota_pct,
+                 cg_format_size(capacity, b4, sizeof b4));
+    }
+    if (held > quota || limit > quota - held) {
+        snprintf(msg, sizeof msg, "user-memory-quota: uid %u may hold at most %s of GPU-memory "
+                                  "limits%s; it holds %s in %u other container(s), and %s more "
+                                  "would exceed that",
+                 (unsigned)uid, cg_format_size(quota, b1, sizeof b1), how,
+                 cg_format_size(held, b2, sizeof b2), n, cg_format_size(limit, b3, sizeof b3));
+        return json_pack("{s:s,s:s,s:I,s:I,s:I}", "error", msg, "bound", "user-memory-quota",
+                         "quota", (json_int_t)quota, "held", (json_int_t)held, "requested",
+                         (json_int_t)limit);
+    }
+    return NULL;
 }
 
 /* ---- handlers ----------------------------------------------------------------------------- */
 
 static enum MHD_Result create_container(struct daemon *d, struct MHD_Connection *conn,
-                                        struct request_ctx *rc, const struct ucred *cred)
+                                        struct request_ctx *rc, const struct caller *who)
 {
+    const struct ucred *cred = &who->cred;
     struct create_request req;
-    char msg[256];
+    char msg[512];
     if (api_parse_create(rc->body, rc->len, d->ndevices, &req, msg, sizeof msg) != 0)
         return send_error(conn, 400, "%s", msg);
     if (req.has_owner && cred->uid != 0 && cred->uid != geteuid() &&
@@ -315,6 +492,9 @@ static enum MHD_Result create_container(struct daemon *d, struct MHD_Connection 
                                      "another user");
     uid_t uid = req.has_owner ? (uid_t)req.uid : cred->uid;
     gid_t gid = req.has_owner ? (gid_t)req.gid : cred->gid;
+    json_t *refusal = who->all ? NULL : over_bound(d, uid, NULL, req.limit);
+    if (refusal)
+        return send_json(conn, 403, refusal);
     struct container *c = NULL;
     int rcode = container_create(d, req.id, req.name, req.device, req.limit, uid, gid,
                                  req.auto_remove ? cred->pid : 0, req.auto_remove, NULL, &c, msg,
@@ -328,14 +508,23 @@ static enum MHD_Result create_container(struct daemon *d, struct MHD_Connection 
 }
 
 static enum MHD_Result set_limit(struct daemon *d, struct MHD_Connection *conn,
-                                 struct request_ctx *rc, struct container *c)
+                                 struct request_ctx *rc, struct container *c,
+                                 const struct caller *who)
 {
     uint64_t limit;
-    char msg[256];
+    char msg[512];
     bool pending = false;
     if (api_parse_limit(rc->body, rc->len, &limit, msg, sizeof msg) != 0)
         return send_error(conn, 400, "%s", msg);
-    if (container_set_limit(d, c, limit, &pending, msg, sizeof msg) != 0)
+    /* Only a raise is bounded: lowering is always allowed, even above a quota set later. */
+    json_t *refusal = !who->all && limit > held_by(d, c) ? over_bound(d, c->owner_uid, c, limit)
+                                                         : NULL;
+    if (refusal)
+        return send_json(conn, 403, refusal);
+    int rcode = container_set_limit(d, c, limit, &pending, msg, sizeof msg);
+    if (rcode == -ENOSPC || rcode == -EIO)
+        return send_not_stored(conn, rcode, msg);
+    if (rcode != 0)
         return send_error(conn, 409, "%s", msg);
     json_t *o = container_json(d, c, true);
     json_object_set_new(o, "limit_pending", json_boolean(pending));
@@ -348,11 +537,23 @@ static enum MHD_Result set_policy(struct daemon *d, struct MHD_Connection *conn,
                                   struct request_ctx *rc)
 {
     struct policy_request req;
-    char msg[256];
+    char msg[512];
     if (api_parse_policy(rc->body, rc->len, &req, msg, sizeof msg) != 0)
         return send_error(conn, 400, "%s", msg);
     cg_resume_policy rp = req.has_resume ? req.resume : cg_get_resume_policy(d->core);
     cg_placement_policy pp = req.has_placement ? req.placement : cg_get_placement_policy(d->core);
+    if (d->store) {
+        /* Stored first, both in one transaction: a policy a restart would not bring back is
+         * not applied. */
+        static const char *const keys[] = {"resume_policy", "placement_policy"};
+        const char *values[] = {cg_resume_policy_name(rp), cg_placement_policy_name(pp)};
+        int src = store_set_many(d->store, keys, values, 2);
+        if (src != 0) {
+            snprintf(msg, sizeof msg, "policy not changed: the state could not be saved (%s)",
+                     store_error(d->store));
+            return send_not_stored(conn, src, msg);
+        }
+    }
     for (struct container *c = d->containers; c; c = c->next)
         container_freeze_sync(d, c);
     cg_set_resume_policy(d->core, rp, loop_now_ns());
@@ -360,10 +561,6 @@ static enum MHD_Result set_policy(struct daemon *d, struct MHD_Connection *conn,
     for (struct container *c = d->containers; c; c = c->next)
         c->dirty = true;
     decide_flush(d);
-    if (d->store) {
-        store_set(d->store, "resume_policy", cg_resume_policy_name(rp));
-        store_set(d->store, "placement_policy", cg_placement_policy_name(pp));
-    }
     log_info("policy: resume %s, placement %s", cg_resume_policy_name(rp),
              cg_placement_policy_name(pp));
     return send_json(conn, 200, json_pack("{s:s,s:s}", "resume", cg_resume_policy_name(rp),
@@ -382,6 +579,10 @@ static ssize_t follow_reader(void *cls, uint64_t pos, char *buf, size_t max)
         sub->next = first; /* the ring moved on: the client missed some, seq numbers show it */
     size_t n = 0;
     while (sub->next < a->next_seq) {
+        if (!sees_event(&sub->who, &a->ring[sub->next % EVENT_RING])) {
+            sub->next++;
+            continue;
+        }
         json_t *o = event_json(&a->ring[sub->next % EVENT_RING]);
         char *line = o ? json_dumps(o, JSON_COMPACT) : NULL;
         json_decref(o);
@@ -421,7 +622,8 @@ static void follow_done(void *cls)
     free(sub);
 }
 
-static enum MHD_Result follow(struct api *a, struct MHD_Connection *conn, uint64_t since)
+static enum MHD_Result follow(struct api *a, struct MHD_Connection *conn, uint64_t since,
+                              const struct caller *who)
 {
     if (a->nsubs >= MAX_SUBSCRIBERS)
         return send_error(conn, 503, "too many event followers (at most %d)", MAX_SUBSCRIBERS);
@@ -430,6 +632,7 @@ static enum MHD_Result follow(struct api *a, struct MHD_Connection *conn, uint64
         return MHD_NO;
     sub->a = a;
     sub->conn = conn;
+    sub->who = *who;
     sub->next = since;
     struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024,
                                                                follow_reader, sub, follow_done);
@@ -448,7 +651,8 @@ static enum MHD_Result follow(struct api *a, struct MHD_Connection *conn, uint64
     return ret;
 }
 
-static enum MHD_Result events(struct daemon *d, struct MHD_Connection *conn)
+static enum MHD_Result events(struct daemon *d, struct MHD_Connection *conn,
+                              const struct caller *who)
 {
     struct api *a = d->api;
     const char *since_s = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "since");
@@ -463,7 +667,7 @@ static enum MHD_Result events(struct daemon *d, struct MHD_Connection *conn)
     }
     const char *f = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "follow");
     if (f && (strcmp(f, "1") == 0 || strcmp(f, "true") == 0))
-        return follow(a, conn, since_s ? since : a->next_seq);
+        return follow(a, conn, since_s ? since : a->next_seq, who);
     if (f && strcmp(f, "0") != 0 && strcmp(f, "false") != 0)
         return send_error(conn, 400, "follow must be 1 or 0");
     uint64_t first = a->next_seq > EVENT_RING ? a->next_seq - EVENT_RING : 0;
@@ -471,16 +675,18 @@ static enum MHD_Result events(struct daemon *d, struct MHD_Connection *conn)
         since = first;
     json_t *arr = json_array();
     for (uint64_t s = since; s < a->next_seq; s++)
-        json_array_append_new(arr, event_json(&a->ring[s % EVENT_RING]));
+        if (sees_event(who, &a->ring[s % EVENT_RING]))
+            json_array_append_new(arr, event_json(&a->ring[s % EVENT_RING]));
     return send_json(conn, 200, json_pack("{s:o,s:I}", "events", arr, "next", (json_int_t)a->next_seq));
 }
 
 static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, const char *url,
                              const char *method, struct request_ctx *rc)
 {
-    struct ucred cred;
-    if (!peer_cred(conn, &cred))
+    struct caller who;
+    if (!identify(d, conn, &who))
         return send_error(conn, 403, "cannot identify the caller");
+    const struct ucred cred = who.cred;
     bool get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
     bool put = strcmp(method, "PUT") == 0, del = strcmp(method, "DELETE") == 0;
 
@@ -496,11 +702,12 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
         if (get) {
             json_t *arr = json_array();
             for (struct container *c = d->containers; c; c = c->next)
-                json_array_append_new(arr, container_json(d, c, false));
+                if (sees(&who, c))
+                    json_array_append_new(arr, container_json(d, c, false));
             return send_json(conn, 200, arr);
         }
         if (post)
-            return create_container(d, conn, rc, &cred);
+            return create_container(d, conn, rc, &who);
         return send_error(conn, 405, "use GET or POST on /v1/containers");
     }
     if (strncmp(url, "/v1/containers/", 15) == 0) {
@@ -511,18 +718,23 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
             return send_error(conn, 404, "no such container");
         memcpy(id, rest, n);
         id[n] = '\0';
-        struct container *c = container_find(d, id);
+        struct container *c = find_for(d, &who, id);
         if (!c)
             return send_error(conn, 404, "no such container: %s", id);
         if (!slash) {
             if (get)
                 return send_json(conn, 200, container_json(d, c, true));
             if (del) {
-                if (!may_touch(&cred, c))
-                    return send_error(conn, 403, "container %s belongs to uid %d", c->id,
-                                      (int)c->owner_uid);
                 char cid[CONTAINER_ID_MAX + 1];
                 snprintf(cid, sizeof cid, "%s", c->id);
+                /* The row goes first: a container a restart would bring back is not removed. */
+                int src = d->store ? store_delete_container(d->store, cid) : 0;
+                if (src != 0) {
+                    char msg[512];
+                    snprintf(msg, sizeof msg, "container %s not removed: the state could not "
+                                              "be saved (%s)", cid, store_error(d->store));
+                    return send_not_stored(conn, src, msg);
+                }
                 container_remove(d, c, "removed through the API");
                 return send_json(conn, 200, json_pack("{s:s}", "removed", cid));
             }
@@ -531,11 +743,8 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
         if (strcmp(slash, "/start") == 0) {
             if (!post)
                 return send_error(conn, 405, "use POST on /start");
-            if (!may_touch(&cred, c))
-                return send_error(conn, 403, "container %s belongs to uid %d", c->id,
-                                  (int)c->owner_uid);
             struct start_request sr;
-            char msg[256];
+            char msg[512];
             if (api_parse_start(rc->body, rc->len, &sr, msg, sizeof msg) != 0)
                 return send_error(conn, 400, "%s", msg);
             if (kill(sr.pid, 0) != 0 && errno == ESRCH)
@@ -543,11 +752,33 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
             /* With auto_remove the init process's exit is the container's stop: its memory
              * returns at once, even when no stop hook runs (a runtime killed, a daemon that was
              * down then: restore checks the recorded pid and start time). */
-            if (sr.auto_remove && container_watch_owner(c, sr.pid, 0, msg, sizeof msg) != 0)
+            uint64_t start = sr.auto_remove ? cg_proc_start_time(sr.pid) : 0;
+            if (d->store) {
+                /* Stored first: a restart must know the init (and, with auto_remove, watch it)
+                 * before the caller is told it is. */
+                struct stored_container row;
+                store_row_of(c, &row);
+                row.init_pid = sr.pid;
+                if (sr.auto_remove) {
+                    row.auto_remove = true;
+                    row.owner_pid = sr.pid;
+                    row.owner_start = start;
+                }
+                int src = store_put_row(d->store, &row);
+                if (src != 0) {
+                    snprintf(msg, sizeof msg, "init pid of container %s not recorded: the state "
+                                              "could not be saved (%s)", c->id,
+                             store_error(d->store));
+                    return send_not_stored(conn, src, msg);
+                }
+            }
+            if (sr.auto_remove && container_watch_owner(c, sr.pid, start, msg, sizeof msg) != 0) {
+                if (d->store && store_put_container(d->store, c) != 0)
+                    log_error("container %s: state.db names pid %d as its init, which could not "
+                              "be watched: %s", c->id, sr.pid, store_error(d->store));
                 return send_error(conn, 400, "%s", msg);
+            }
             c->init_pid = sr.pid;
-            if (d->store && store_put_container(d->store, c) != 0)
-                log_warn("container %s: init pid %d not persisted", c->id, sr.pid);
             log_info("container %s: started, init pid %d%s", c->id, sr.pid,
                      sr.auto_remove ? ", removed when it exits" : "");
             return send_json(conn, 200, container_json(d, c, true));
@@ -555,10 +786,7 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
         if (strcmp(slash, "/limit") == 0) {
             if (!put)
                 return send_error(conn, 405, "use PUT on /limit");
-            if (!may_touch(&cred, c))
-                return send_error(conn, 403, "container %s belongs to uid %d", c->id,
-                                  (int)c->owner_uid);
-            return set_limit(d, conn, rc, c);
+            return set_limit(d, conn, rc, c, &who);
         }
         return send_error(conn, 404, "unknown resource %s", url);
     }
@@ -577,9 +805,9 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
         return send_error(conn, 405, "use GET or PUT on /v1/policy");
     }
     if (strcmp(url, "/v1/events") == 0 && get)
-        return events(d, conn);
+        return events(d, conn, &who);
     if (strcmp(url, "/metrics") == 0 && get) {
-        char *text = metrics_render(d);
+        char *text = metrics_render(d, who.all ? NULL : &who.cred.uid);
         if (!text)
             return send_error(conn, 500, "out of memory");
         struct MHD_Response *r =

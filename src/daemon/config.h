@@ -1,6 +1,7 @@
 /* config.h — the daemon's configuration file: `key = value` lines, `#` comments, keys named like
  * the long command-line options (runtime-dir, emulate, policy, placement, reserve,
- * context-charge, granularity, log-level, metrics). Command-line flags override the file. */
+ * context-charge, granularity, log-level, metrics, control-group, operators-group,
+ * user-memory-quota, user-max-containers, watchdog-*). Command-line flags override the file. */
 #ifndef CONVGPUD_CONFIG_H
 #define CONVGPUD_CONFIG_H
 

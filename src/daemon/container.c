@@ -494,8 +494,13 @@ int container_remove(struct daemon *d, struct container *c, const char *why)
     loop_del(d->loop, c->listen_fd);
     if (c->owner_pidfd >= 0)
         loop_del(d->loop, c->owner_pidfd);
-    if (d->store)
-        store_delete_container(d->store, c->id);
+    /* Callers that may refuse (the API) delete the row before calling; a removal that cannot
+     * be refused (the owner exited) keeps going when the row cannot be deleted: the store
+     * retries before its next write, and a restart drops the row anyway, its owner being dead
+     * (restore checks the owner's pid and start time). */
+    if (d->store && store_delete_container_eventually(d->store, c->id) != 0)
+        log_error("container %s: removed (%s), but state.db still lists it: %s; its row is "
+                  "deleted at the next write that succeeds", c->id, why, store_error(d->store));
     for (struct container **pp = &d->containers; *pp; pp = &(*pp)->next) {
         if (*pp == c) {
             *pp = c->next;
@@ -515,9 +520,39 @@ int container_set_limit(struct daemon *d, struct container *c, uint64_t limit, b
                         char *err, size_t errlen)
 {
     container_freeze_sync(d, c);
-    cg_status st = cg_container_set_limit(d->core, c->cid, limit, loop_now_ns(), pending);
+    /* The new limit is stored before the core applies it: a lowering hands assignment to
+     * others at once and could not be taken back if the store then failed. So the refusals the
+     * core would make are checked first, and nothing is stored for them. */
+    cg_container_info ci;
+    cg_device_info di;
+    char b1[CG_SIZE_BUFLEN], b2[CG_SIZE_BUFLEN];
+    cg_status st = cg_container_get(d->core, c->cid, loop_now_ns(), &ci);
+    if (st == CG_OK)
+        st = cg_device_get(d->core, c->device, &di);
+    if (st == CG_OK && limit > di.capacity)
+        st = CG_ERR_TOO_LARGE;
+    else if (st == CG_OK && limit < ci.used)
+        st = CG_ERR_BELOW_USE;
+    bool stored = false;
+    if (st == CG_OK && d->store) {
+        /* The limit asked for: a raise that must wait is applied later without another write,
+         * so a restart restores what the caller was promised. */
+        struct stored_container row;
+        store_row_of(c, &row);
+        row.limit = limit;
+        int rc = store_put_row(d->store, &row);
+        if (rc != 0) {
+            snprintf(err, errlen, "limit of container %s not changed: the state could not be "
+                                  "saved (%s)", c->id, store_error(d->store));
+            c->dirty = true;
+            decide_flush(d);
+            return rc;
+        }
+        stored = true;
+    }
+    if (st == CG_OK)
+        st = cg_container_set_limit(d->core, c->cid, limit, loop_now_ns(), pending);
     if (st != CG_OK) {
-        char b1[CG_SIZE_BUFLEN], b2[CG_SIZE_BUFLEN];
         if (st == CG_ERR_BELOW_USE)
             snprintf(err, errlen, "limit %s is below the container's use %s; free memory first",
                      cg_format_size(limit, b1, sizeof b1),
@@ -527,15 +562,16 @@ int container_set_limit(struct daemon *d, struct container *c, uint64_t limit, b
                      cg_format_size(limit, b1, sizeof b1));
         else
             snprintf(err, errlen, "cannot change limit: %s", cg_status_str(st));
+        /* Only reached when the checks above missed a refusal: put the stored row back. */
+        if (stored && store_put_container(d->store, c) != 0)
+            log_error("container %s: state.db keeps limit %s the core refused: %s", c->id,
+                      cg_format_size(limit, b1, sizeof b1), store_error(d->store));
         c->dirty = true;
         decide_flush(d);
         return -EINVAL;
     }
-    cg_container_info ci;
     if (cg_container_get(d->core, c->cid, loop_now_ns(), &ci) == CG_OK)
         c->limit = ci.limit;
-    if (d->store)
-        store_put_container(d->store, c);
     c->dirty = true;
     decide_flush(d);
     return 0;

@@ -107,6 +107,17 @@ struct daemon_options {
     bool foreground;
     char metrics_addr[128];     /* "" = no TCP metrics listener */
     char control_group[64];     /* group that may use the control socket ("" = the daemon's) */
+    /* Who sees and acts on every container through the control API: root, the daemon's own
+     * user, and the members of this group ("" = none). Everyone else sees and touches only the
+     * containers it owns, within the per-user bounds below. */
+    char operators_group[64];
+    gid_t operators_gid;
+    /* Per-user bounds on what a control-socket user who is none of the above may hold: the sum
+     * of its containers' limits (bytes, or when 0 a percentage of the node's capacity) and
+     * how many containers it has. */
+    uint64_t user_memory_quota;
+    unsigned user_memory_quota_pct; /* 1..100; used when user_memory_quota is 0 */
+    unsigned user_max_containers;   /* 0: no bound */
     double watchdog_interval;   /* seconds between NVML cross-checks; 0 = off */
     uint64_t watchdog_tolerance;/* bytes a container may exceed its limit before it is flagged */
     bool watchdog_kill;         /* kill what the watchdog flags */

@@ -48,6 +48,13 @@ static void usage(FILE *f)
             "  --context-charge SIZE per-process context charge (default: measured per device)\n"
             "  --granularity SIZE    allocation rounding (default 2MiB)\n"
             "  --control-group NAME  members of this group may use the control socket (0660)\n"
+            "  --operators-group NAME  members see and act on every container through the\n"
+            "                        control socket (default: only root and the daemon's user);\n"
+            "                        everyone else sees only its own containers\n"
+            "  --user-memory-quota SIZE|N%%  the GPU-memory limits one user's containers may add\n"
+            "                        up to, in bytes or percent of the node's capacity (default\n"
+            "                        100%%); root, the daemon's user and operators are exempt\n"
+            "  --user-max-containers N  containers one user may hold (default 64; 0 = no bound)\n"
             "  --metrics ADDR:PORT   also serve Prometheus metrics on TCP (default off; /metrics\n"
             "                        on the control socket is always there)\n"
             "  --watchdog-interval S seconds between NVML cross-checks of every process's GPU\n"
@@ -124,6 +131,44 @@ static int apply_option(void *ctx, const char *key, const char *value, char *err
             return -1;
         }
         snprintf(o->control_group, sizeof o->control_group, "%s", value);
+    } else if (strcmp(key, "operators-group") == 0) {
+        struct group *g = strlen(value) < sizeof o->operators_group ? getgrnam(value) : NULL;
+        if (!g) {
+            snprintf(err, errlen, "operators-group: no group named '%s'", value);
+            return -1;
+        }
+        snprintf(o->operators_group, sizeof o->operators_group, "%s", value);
+        o->operators_gid = g->gr_gid;
+    } else if (strcmp(key, "user-memory-quota") == 0) {
+        size_t n = strlen(value);
+        if (n > 1 && value[n - 1] == '%') {
+            char *end;
+            errno = 0;
+            unsigned long pct = strtoul(value, &end, 10);
+            if (errno || end != value + n - 1 || value[0] < '0' || value[0] > '9' || pct < 1 ||
+                pct > 100) {
+                snprintf(err, errlen, "user-memory-quota: a percentage is 1%% to 100%%, not '%s'",
+                         value);
+                return -1;
+            }
+            o->user_memory_quota = 0;
+            o->user_memory_quota_pct = (unsigned)pct;
+        } else if (cg_parse_size(value, &v, &why) != 0 || v == 0) {
+            snprintf(err, errlen, "user-memory-quota takes a size (e.g. 8GiB) or a percentage of "
+                                  "the node's capacity (e.g. 50%%), not '%s'", value);
+            return -1;
+        } else {
+            o->user_memory_quota = v;
+        }
+    } else if (strcmp(key, "user-max-containers") == 0) {
+        char *end;
+        errno = 0;
+        unsigned long n = strtoul(value, &end, 10);
+        if (errno || *end || end == value || value[0] < '0' || value[0] > '9' || n > 100000) {
+            snprintf(err, errlen, "user-max-containers takes a number from 0 (no bound) to 100000");
+            return -1;
+        }
+        o->user_max_containers = (unsigned)n;
     } else if (strcmp(key, "watchdog-interval") == 0) {
         char *end;
         errno = 0;
@@ -207,6 +252,9 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
         {"metrics", required_argument, NULL, O_SETTING},
         {"log-level", required_argument, NULL, O_SETTING},
         {"control-group", required_argument, NULL, O_SETTING},
+        {"operators-group", required_argument, NULL, O_SETTING},
+        {"user-memory-quota", required_argument, NULL, O_SETTING},
+        {"user-max-containers", required_argument, NULL, O_SETTING},
         {"watchdog-interval", required_argument, NULL, O_SETTING},
         {"watchdog-tolerance", required_argument, NULL, O_SETTING},
         {"watchdog-kill", required_argument, NULL, O_SETTING},
@@ -222,6 +270,11 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
     o->log_level = LOG_INFO;
     o->watchdog_interval = 5;
     o->watchdog_tolerance = 64ull << 20;
+    /* A single-user host keeps working (one user may hold the whole node); a shared host sets a
+     * quota. 64 containers is far beyond what one user runs on a node, and bounds what one user
+     * can make the daemon hold (a socket, a ledger and descriptors per container). */
+    o->user_memory_quota_pct = 100;
+    o->user_max_containers = 64;
 
     /* First pass: help, version and the configuration file, which flags then override. */
     const char *config = NULL;

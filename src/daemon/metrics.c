@@ -112,7 +112,7 @@ static void help(struct buf *b, const char *name, const char *type, const char *
     out(b, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
 }
 
-char *metrics_render(struct daemon *d)
+char *metrics_render(struct daemon *d, const uid_t *only_uid)
 {
     struct metrics *m = get(d);
     struct buf b = {.cap = 8192};
@@ -152,6 +152,8 @@ char *metrics_render(struct daemon *d)
     for (unsigned k = 0; k < 6; k++) {
         help(&b, ctr_metrics[k].name, ctr_metrics[k].type, ctr_metrics[k].text);
         for (struct container *c = d->containers; c; c = c->next) {
+            if (only_uid && c->owner_uid != *only_uid)
+                continue;
             cg_container_info ci = {0};
             cg_container_get(d->core, c->cid, now, &ci);
             unsigned nproc = 0;
@@ -215,7 +217,7 @@ static enum MHD_Result tcp_handler(void *cls, struct MHD_Connection *conn, const
         *upload_size = 0;
         status = 400;
     } else if (strcmp(url, "/metrics") == 0 && strcmp(method, "GET") == 0) {
-        text = metrics_render(d);
+        text = metrics_render(d, NULL);
         status = text ? 200 : 500;
         body = text ? text : "out of memory\n";
     }

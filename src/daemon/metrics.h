@@ -1,6 +1,7 @@
 /* metrics.h — Prometheus text exposition of the daemon's state: device and container gauges,
  * decision counters and a request-latency histogram. Served at /metrics on the control socket
- * and, with --metrics ADDR:PORT, on a TCP address that serves nothing else. */
+ * and, with --metrics ADDR:PORT, on a TCP address that serves nothing else (and everything: it
+ * has no caller to scope by, so the operator binds it where tenants cannot reach). */
 #ifndef CONVGPUD_METRICS_H
 #define CONVGPUD_METRICS_H
 
@@ -9,8 +10,10 @@
 void metrics_count_event(struct daemon *d, cg_event_kind kind);
 /* A request answered after `seconds` (granted at once, resumed after a suspension, or refused). */
 void metrics_observe_request(struct daemon *d, double seconds);
-/* The whole exposition as a malloc'd string (NULL when out of memory). */
-char *metrics_render(struct daemon *d);
+/* The exposition as a malloc'd string (NULL when out of memory). only_uid NULL: everything;
+ * else the per-container series only of the containers that user owns (a control-socket caller
+ * who may not see the others); device series and node-wide counters are always there. */
+char *metrics_render(struct daemon *d, const uid_t *only_uid);
 
 /* The optional TCP listener (ADDR:PORT, IPv4 or [IPv6]). */
 int metrics_listen(struct daemon *d, const char *addr, char *err, size_t errlen);

@@ -1,8 +1,18 @@
 /* store.c — SQLite persistence of containers and settings (see store.h). Every write is one
- * statement in autocommit mode: with WAL and synchronous=FULL a row is either durable or absent
- * after a crash, never half-written. */
+ * statement in autocommit mode, or one explicit transaction: with WAL and synchronous=FULL a
+ * row is either durable or absent after a crash, never half-written.
+ *
+ * What a write's result means, on a full disk too: a commit appends its pages to the WAL and
+ * fsyncs it, and sqlite3_step (or COMMIT) returns that commit's result. SQLITE_DONE: the change
+ * is durable in the WAL (a later checkpoint copies it into state.db; a checkpoint that fails for
+ * want of space loses nothing, the WAL stays and is replayed at the next open). SQLITE_FULL:
+ * the append failed and the transaction is rolled back, so the caller must not make the change.
+ * journal_size_limit stays at SQLite's default (-1): after a checkpoint the WAL keeps its size
+ * and is written again from its start, so writes after a checkpoint need no new space; a limit
+ * would truncate it and make the next write on a full disk fail. */
 #include "store.h"
 
+#include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +25,14 @@
 #include "daemon.h"
 #include "log.h"
 
+#define OWED_MAX 1024
+
 struct store {
     sqlite3 *db;
+    char error[256];
+    /* Rows of removed containers that could not be deleted yet (store_delete_container_eventually). */
+    char (*owed)[sizeof ((struct stored_container *)0)->id];
+    size_t nowed;
 };
 
 static const char *schema =
@@ -107,11 +123,112 @@ void store_close(struct store *s)
     if (!s)
         return;
     sqlite3_close(s->db);
+    free(s->owed);
     free(s);
 }
 
-int store_put_container(struct store *s, const struct container *c)
+const char *store_error(const struct store *s)
 {
+    return s->error;
+}
+
+/* Records why a write failed and says how: -ENOSPC when the disk or the database is full
+ * (SQLite reports a short write for want of space as SQLITE_FULL), else -EIO. */
+static int failed(struct store *s, int rc, const char *what)
+{
+    int sys = sqlite3_system_errno(s->db);
+    snprintf(s->error, sizeof s->error, "%s: %s", what, sqlite3_errmsg(s->db));
+    log_error("store: %s", s->error);
+    return (rc & 0xff) == SQLITE_FULL || sys == ENOSPC || sys == EDQUOT ? -ENOSPC : -EIO;
+}
+
+/* Runs a prepared write to its end and finalizes it. */
+static int run(struct store *s, sqlite3_stmt *st, const char *what)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : failed(s, rc, what);
+}
+
+static int exec(struct store *s, const char *sql)
+{
+    int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? 0 : failed(s, rc, sql);
+}
+
+/* Leaves no transaction open after a failure (SQLite may or may not have rolled it back). */
+static void rollback(struct store *s)
+{
+    if (!sqlite3_get_autocommit(s->db) &&
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK)
+        log_error("store: rollback: %s", sqlite3_errmsg(s->db));
+}
+
+static int delete_row(struct store *s, const char *id)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(s->db, "DELETE FROM containers WHERE id=?1", -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return failed(s, rc, "cannot delete a container");
+    if ((rc = sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC)) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return failed(s, rc, "cannot delete a container");
+    }
+    char what[128];
+    snprintf(what, sizeof what, "cannot delete container %s", id);
+    return run(s, st, what);
+}
+
+/* Deletes the rows a removal owes before anything else is written; 0 when none is left. */
+static int settle_owed(struct store *s)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < s->nowed; i++) {
+        if (delete_row(s, s->owed[i]) == 0)
+            log_info("store: container %s: row deleted (owed since its removal)", s->owed[i]);
+        else
+            memmove(s->owed[kept++], s->owed[i], sizeof s->owed[i]);
+    }
+    s->nowed = kept;
+    return kept ? -1 : 0;
+}
+
+static bool is_owed(const struct store *s, const char *id)
+{
+    for (size_t i = 0; i < s->nowed; i++)
+        if (strcmp(s->owed[i], id) == 0)
+            return true;
+    return false;
+}
+
+void store_row_of(const struct container *c, struct stored_container *r)
+{
+    memset(r, 0, sizeof *r);
+    cg_container_info ci = {0};
+    cg_container_get(c->d->core, c->cid, loop_now_ns(), &ci);
+    snprintf(r->id, sizeof r->id, "%s", c->id);
+    snprintf(r->name, sizeof r->name, "%s", c->name);
+    r->device = (int)c->device;
+    r->limit = c->limit;
+    r->assigned = ci.assigned;
+    r->uid = c->owner_uid;
+    r->gid = c->owner_gid;
+    r->owner_pid = c->owner_pid;
+    r->owner_start = c->owner_start;
+    r->init_pid = c->init_pid;
+    r->auto_remove = c->auto_remove;
+    r->created_unix = c->created_unix;
+    r->created_mono = c->created_mono;
+}
+
+int store_put_row(struct store *s, const struct stored_container *r)
+{
+    /* A row still owed a delete holds an older container of the same id: the upsert below
+     * would keep its name and owner. */
+    if (settle_owed(s) != 0 && is_owed(s, r->id)) {
+        snprintf(s->error, sizeof s->error, "cannot replace the stale row of container %s", r->id);
+        return -ENOSPC;
+    }
     /* Upsert keeps the original seq, so creation order survives limit changes. */
     static const char *sql =
         "INSERT INTO containers (id, name, device, limit_bytes, assigned, uid, gid, owner_pid,"
@@ -121,42 +238,59 @@ int store_put_container(struct store *s, const struct container *c)
         " assigned=excluded.assigned, owner_pid=excluded.owner_pid,"
         " auto_remove=excluded.auto_remove, owner_start=excluded.owner_start,"
         " init_pid=excluded.init_pid";
+    char what[128];
+    snprintf(what, sizeof what, "cannot save container %s", r->id);
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    cg_container_info ci = {0};
-    cg_container_get(c->d->core, c->cid, loop_now_ns(), &ci);
-    sqlite3_bind_text(st, 1, c->id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, c->name, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 3, (int)c->device);
-    sqlite3_bind_int64(st, 4, (sqlite3_int64)c->limit);
-    sqlite3_bind_int64(st, 5, (sqlite3_int64)ci.assigned);
-    sqlite3_bind_int64(st, 6, (sqlite3_int64)c->owner_uid);
-    sqlite3_bind_int64(st, 7, (sqlite3_int64)c->owner_gid);
-    sqlite3_bind_int64(st, 8, (sqlite3_int64)c->owner_pid);
-    sqlite3_bind_int(st, 9, c->auto_remove);
-    sqlite3_bind_int64(st, 10, c->created_unix);
-    sqlite3_bind_int64(st, 11, (sqlite3_int64)c->created_mono);
-    sqlite3_bind_int64(st, 12, (sqlite3_int64)c->owner_start);
-    sqlite3_bind_int64(st, 13, (sqlite3_int64)c->init_pid);
-    int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        log_error("store: cannot save container %s: %s", c->id, sqlite3_errmsg(s->db));
-        return -1;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return failed(s, rc, what);
+    int b = sqlite3_bind_text(st, 1, r->id, -1, SQLITE_STATIC);
+    b |= sqlite3_bind_text(st, 2, r->name, -1, SQLITE_STATIC);
+    b |= sqlite3_bind_int(st, 3, r->device);
+    b |= sqlite3_bind_int64(st, 4, (sqlite3_int64)r->limit);
+    b |= sqlite3_bind_int64(st, 5, (sqlite3_int64)r->assigned);
+    b |= sqlite3_bind_int64(st, 6, (sqlite3_int64)r->uid);
+    b |= sqlite3_bind_int64(st, 7, (sqlite3_int64)r->gid);
+    b |= sqlite3_bind_int64(st, 8, (sqlite3_int64)r->owner_pid);
+    b |= sqlite3_bind_int(st, 9, r->auto_remove);
+    b |= sqlite3_bind_int64(st, 10, r->created_unix);
+    b |= sqlite3_bind_int64(st, 11, (sqlite3_int64)r->created_mono);
+    b |= sqlite3_bind_int64(st, 12, (sqlite3_int64)r->owner_start);
+    b |= sqlite3_bind_int64(st, 13, (sqlite3_int64)r->init_pid);
+    if (b != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return failed(s, SQLITE_ERROR, what);
     }
-    return 0;
+    return run(s, st, what);
+}
+
+int store_put_container(struct store *s, const struct container *c)
+{
+    struct stored_container r;
+    store_row_of(c, &r);
+    return store_put_row(s, &r);
 }
 
 int store_delete_container(struct store *s, const char *id)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, "DELETE FROM containers WHERE id=?1", -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : -1;
+    settle_owed(s);
+    return delete_row(s, id);
+}
+
+int store_delete_container_eventually(struct store *s, const char *id)
+{
+    int rc = store_delete_container(s, id);
+    if (rc == 0 || is_owed(s, id))
+        return rc;
+    if (!s->owed)
+        s->owed = calloc(OWED_MAX, sizeof *s->owed);
+    if (!s->owed || s->nowed == OWED_MAX) {
+        log_error("store: container %s: too many rows owed a delete; this one stays until the "
+                  "next start drops it", id);
+        return rc;
+    }
+    snprintf(s->owed[s->nowed++], sizeof s->owed[0], "%s", id);
+    return rc;
 }
 
 int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stored_container *sc),
@@ -194,17 +328,41 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
     return rc == SQLITE_DONE ? result : -1;
 }
 
+static int set_one(struct store *s, const char *key, const char *value)
+{
+    char what[128];
+    snprintf(what, sizeof what, "cannot save setting %s", key);
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO settings (key, value) VALUES (?1, ?2)",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return failed(s, rc, what);
+    if (sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) != SQLITE_OK ||
+        sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return failed(s, SQLITE_ERROR, what);
+    }
+    return run(s, st, what);
+}
+
 int store_set(struct store *s, const char *key, const char *value)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO settings (key, value) VALUES (?1, ?2)",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : -1;
+    return store_set_many(s, &key, &value, 1);
+}
+
+int store_set_many(struct store *s, const char *const *keys, const char *const *values, size_t n)
+{
+    settle_owed(s);
+    if (n == 1)
+        return set_one(s, keys[0], values[0]);
+    int rc = exec(s, "BEGIN IMMEDIATE");
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = set_one(s, keys[i], values[i]);
+    if (rc == 0)
+        rc = exec(s, "COMMIT");
+    if (rc != 0)
+        rollback(s);
+    return rc;
 }
 
 int store_get(struct store *s, const char *key, char *buf, size_t len)

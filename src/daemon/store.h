@@ -1,10 +1,16 @@
 /* store.h — what must survive a daemon restart, kept in SQLite (WAL, synchronous=FULL):
  * containers (id, name, device, limit, owner, creation order) and settings (policies).
- * Per-process use survives in the ledger files themselves (see ledger.h). */
+ * Per-process use survives in the ledger files themselves (see ledger.h).
+ *
+ * The control API answers success only for a change the store has taken: callers write first
+ * (the row as it will be) and change the daemon's state only when the write returned 0. Every
+ * write returns 0 when the change is durable, or -ENOSPC (the disk or the database is full) or
+ * -EIO (any other failure) with nothing changed; store_error() says what SQLite said. */
 #ifndef CONVGPUD_STORE_H
 #define CONVGPUD_STORE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -29,13 +35,25 @@ struct stored_container {
 
 struct store *store_open(const char *path, char *err, size_t errlen);
 void store_close(struct store *s);
+/* The row that describes container c now; a caller about to change c edits a copy and writes
+ * it with store_put_row before making the change. */
+void store_row_of(const struct container *c, struct stored_container *row);
+int store_put_row(struct store *s, const struct stored_container *row);
 int store_put_container(struct store *s, const struct container *c);
 int store_delete_container(struct store *s, const char *id);
+/* For a removal that cannot be refused (the container's owner exited): deletes the row or, if
+ * that fails, keeps the id and deletes it before every later write until that succeeds. Returns
+ * what the first attempt did. */
+int store_delete_container_eventually(struct store *s, const char *id);
 /* Calls fn for each stored container in creation order. */
 int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stored_container *sc),
                          void *ctx);
 int store_set(struct store *s, const char *key, const char *value);
+/* Sets n settings in one transaction: all of them, or none. */
+int store_set_many(struct store *s, const char *const *keys, const char *const *values, size_t n);
 /* Copies the value into buf; returns 0 when found, 1 when absent, -1 on error. */
 int store_get(struct store *s, const char *key, char *buf, size_t len);
+/* What SQLite said about the last failed write ("" when none failed). */
+const char *store_error(const struct store *s);
 
 #endif

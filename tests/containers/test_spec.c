@@ -276,6 +276,101 @@ static void test_inject(void)
     json_decref(env);
 }
 
+/* The shim removes only mounts it added itself, recognised by what they are: a bundle's
+ * com.convgpu.mounts annotation (which older shims wrote, and a bundle can write) naming /proc,
+ * /dev, /sys and the shim's own destinations makes it remove nothing of the bundle's; mounts
+ * that look like ours but differ in shape, type, options or source are the bundle's and stay;
+ * a previous registration's mounts (another id) are replaced. */
+static void test_strip_only_ours(void)
+{
+    char err[512];
+    const char *hargs[] = {"--runtime-dir", "/run/convgpu", NULL};
+    json_t *env = answer_env(true);
+    struct oci_inject in = {.container_dir = "/run/convgpu/containers/c1",
+                            .preload_file = "/run/convgpu/oci/c1/ld.so.preload",
+                            .env = env, .hook_path = "/usr/bin/convgpu-runtime",
+                            .hook_args = hargs, .nvidia = false, .hooks = true};
+    static const char *const own[] = {
+        "{\"destination\":\"/proc\",\"type\":\"proc\",\"source\":\"proc\"}",
+        "{\"destination\":\"/dev\",\"type\":\"tmpfs\",\"source\":\"tmpfs\",\"options\":[\"nosuid\"]}",
+        "{\"destination\":\"/sys\",\"type\":\"sysfs\",\"source\":\"sysfs\",\"options\":[\"ro\"]}",
+        /* our destinations, not our shape or not our sources */
+        "{\"destination\":\"/run/convgpu\",\"type\":\"bind\",\"source\":\"/home/u/run\","
+        "\"options\":[\"rbind\",\"ro\",\"nosuid\",\"nodev\"]}",
+        "{\"destination\":\"/usr/lib/convgpu/libconvgpu.so\",\"type\":\"bind\","
+        "\"source\":\"/opt/cg/lib/libconvgpu.so\",\"options\":[\"rbind\",\"ro\"]}",
+        "{\"destination\":\"/etc/ld.so.preload\",\"type\":\"bind\","
+        "\"source\":\"/run/convgpu/oci/c1/x/ld.so.preload\",\"options\":[\"rbind\",\"ro\",\"nosuid\",\"nodev\"]}",
+        "{\"destination\":\"/run/convgpu\",\"type\":\"bind\","
+        "\"source\":\"/run/convgpu/containers/..\",\"options\":[\"rbind\",\"ro\",\"nosuid\",\"nodev\"]}",
+        "{\"destination\":\"/run/convgpu-emu/state\",\"type\":\"bind\","
+        "\"source\":\"/run/convgpu/emu/state\",\"options\":[\"rbind\",\"ro\",\"nosuid\",\"nodev\"]}",
+        "{\"destination\":\"/opt/cg/lib/emu\",\"type\":\"bind\",\"source\":\"/opt/cg/lib/emu\","
+        "\"options\":[\"rbind\",\"ro\",\"nosuid\",\"nodev\"],\"uidMappings\":[]}",
+        "{\"destination\":\"/data\",\"type\":\"bind\",\"source\":\"/data\","
+        "\"options\":[\"rbind\",\"ro\",\"nosuid\",\"nodev\"]}",
+    };
+    size_t nown = sizeof own / sizeof own[0];
+    char text[8192];
+    size_t len = (size_t)snprintf(text, sizeof text, "{\"process\":{},\"mounts\":[");
+    for (size_t i = 0; i < nown; i++)
+        len += (size_t)snprintf(text + len, sizeof text - len, "%s%s", i ? "," : "", own[i]);
+    /* ... and a previous registration of another id, which the shim replaces */
+    len += (size_t)snprintf(text + len, sizeof text - len,
+                            ",{\"destination\":\"/run/convgpu\",\"type\":\"bind\","
+                            "\"source\":\"/run/convgpu/containers/c0\","
+                            "\"options\":[\"rbind\",\"ro\",\"nosuid\",\"nodev\"]}"
+                            ",{\"destination\":\"/etc/ld.so.preload\",\"type\":\"bind\","
+                            "\"source\":\"/run/convgpu/oci/c0/ld.so.preload\","
+                            "\"options\":[\"rbind\",\"ro\",\"nosuid\",\"nodev\"]}"
+                            "],\"annotations\":{\"com.convgpu.mounts\":\"/proc\\n/dev\\n/sys\\n"
+                            "/run/convgpu\\n/usr/lib/convgpu/libconvgpu.so\\n/etc/ld.so.preload\\n"
+                            "/run/convgpu-emu/state\\n/opt/cg/lib/emu\\n/data\"}}");
+    CHECK(len < sizeof text);
+    json_t *c = cfg(text);
+    CHECK(oci_spec_inject(c, &in, err, sizeof err) == 0);
+    json_t *mounts = json_object_get(c, "mounts");
+    CHECK(json_array_size(mounts) == nown + 5); /* ours: dir, lib, preload, emulator x2 */
+    for (size_t i = 0; i < nown; i++) {
+        json_t *want = json_loads(own[i], 0, NULL);
+        if (!json_equal(json_array_get(mounts, i), want)) {
+            fprintf(stderr, "FAIL: the bundle's mount %s was removed or changed\n", own[i]);
+            failures++;
+        }
+        json_decref(want);
+    }
+    int n;
+    json_t *m = mount_at(c, OCI_CG_PRELOAD, &n);
+    CHECK(n == 2); /* the bundle's look-alike and ours, for c1; c0's is gone */
+    size_t i;
+    json_array_foreach(mounts, i, m) {
+        const char *src = json_string_value(json_object_get(m, "source"));
+        CHECK(src && strstr(src, "/c0") == NULL);
+    }
+    /* The annotation is the bundle's: left as it was, and read by nobody. */
+    CHECK(STREQ(json_string_value(json_object_get(json_object_get(c, "annotations"),
+                                                  "com.convgpu.mounts")),
+                "/proc\n/dev\n/sys\n/run/convgpu\n/usr/lib/convgpu/libconvgpu.so\n"
+                "/etc/ld.so.preload\n/run/convgpu-emu/state\n/opt/cg/lib/emu\n/data"));
+    /* Rewriting again keeps everything and adds ours once. */
+    char *once = json_dumps(c, JSON_COMPACT);
+    CHECK(oci_spec_inject(c, &in, err, sizeof err) == 0);
+    char *twice = json_dumps(c, JSON_COMPACT);
+    CHECK(once && twice && strcmp(once, twice) == 0);
+    free(once);
+    free(twice);
+    json_decref(c);
+
+    /* No annotation at all (a bundle rewritten by this shim): ours are still found and replaced. */
+    c = cfg("{\"process\":{}}");
+    CHECK(oci_spec_inject(c, &in, err, sizeof err) == 0);
+    json_object_del(c, "annotations");
+    CHECK(oci_spec_inject(c, &in, err, sizeof err) == 0);
+    CHECK(json_array_size(json_object_get(c, "mounts")) == 5);
+    json_decref(c);
+    json_decref(env);
+}
+
 static void test_preload(void)
 {
     char *t = oci_preload_text(NULL);
@@ -377,6 +472,7 @@ int main(void)
     test_args();
     test_request();
     test_inject();
+    test_strip_only_ours();
     test_preload();
     test_bundle();
     if (failures) {

@@ -1,7 +1,9 @@
 /* spec.c — reading a container's GPU-memory request from its OCI configuration and wiring the
  * registered container into it. Every edit is undoable by the next one: the mounts the shim adds
- * are listed in an annotation and its hooks are recognised by their arguments, so rewriting an
- * already rewritten configuration gives the same result as rewriting the original. */
+ * are recognised by what they are (destination, source, exact shape; see our_mount) and its
+ * hooks by their arguments, so rewriting an already rewritten configuration gives the same
+ * result as rewriting the original. Nothing the bundle writes (an annotation, a mount of its
+ * own) can make the shim remove a mount it did not add. */
 #include "spec.h"
 
 #include <errno.h>
@@ -208,27 +210,99 @@ static json_t *child(json_t *parent, const char *key, bool array, char *err, siz
     return v;
 }
 
-/* Removes a previous injection: the listed mounts and our hooks. */
-static void strip(json_t *mounts, json_t *hooks, json_t *ann)
+/* Whether m has exactly the shape bind_mount() gives: four keys, a bind of `source` with
+ * "rbind", "ro" or "rw" (as `writable` says), "nosuid", "nodev". Returns its source, or NULL. */
+static const char *our_bind(json_t *m, const char *dest, bool writable)
 {
-    const char *list = json_string_value(json_object_get(ann, OCI_ANN_MOUNTS));
-    if (list) {
-        for (size_t i = 0; i < json_array_size(mounts);) {
-            const char *d = json_string_value(json_object_get(json_array_get(mounts, i),
-                                                              "destination"));
-            size_t dl = d ? strlen(d) : 0;
-            bool ours = false;
-            for (const char *p = list; d && *p;) {
-                const char *nl = strchr(p, '\n');
-                size_t l = nl ? (size_t)(nl - p) : strlen(p);
-                ours = ours || (l == dl && strncmp(p, d, l) == 0);
-                p += l + (nl ? 1 : 0);
-            }
-            if (ours)
-                json_array_remove(mounts, i);
-            else
-                i++;
-        }
+    static const char *const opts[] = {"rbind", NULL, "nosuid", "nodev"};
+    json_t *o = json_object_get(m, "options");
+    const char *d = json_string_value(json_object_get(m, "destination"));
+    const char *src = json_string_value(json_object_get(m, "source"));
+    const char *type = json_string_value(json_object_get(m, "type"));
+    if (!json_is_object(m) || json_object_size(m) != 4 || !d || strcmp(d, dest) != 0 || !src ||
+        !type || strcmp(type, "bind") != 0 || json_array_size(o) != 4)
+        return NULL;
+    for (size_t i = 0; i < 4; i++) {
+        const char *want = opts[i] ? opts[i] : writable ? "rw" : "ro";
+        const char *got = json_string_value(json_array_get(o, i));
+        if (!got || strcmp(got, want) != 0)
+            return NULL;
+    }
+    return src;
+}
+
+/* Whether path is `<prefix>/<one component><tail>` (the component not "", "." or ".."): the
+ * per-container files of a registration, whatever its id. */
+static bool one_below(const char *path, const char *prefix, size_t plen, const char *tail)
+{
+    if (plen == 0 || strncmp(path, prefix, plen) != 0 || path[plen] != '/')
+        return false;
+    const char *comp = path + plen + 1, *end = strchr(comp, '/');
+    size_t clen = end ? (size_t)(end - comp) : strlen(comp);
+    if (clen == 0 || (clen == 1 && comp[0] == '.') || (clen == 2 && strncmp(comp, "..", 2) == 0))
+        return false;
+    return strcmp(comp + clen, tail) == 0;
+}
+
+/* Whether dir is one of the absolute entries of a ':'-separated list. */
+static bool in_path_list(const char *list, const char *dir)
+{
+    size_t dl = strlen(dir);
+    for (const char *p = list; p && *p;) {
+        const char *colon = strchr(p, ':');
+        size_t l = colon ? (size_t)(colon - p) : strlen(p);
+        if (l == dl && p[0] == '/' && strncmp(p, dir, l) == 0)
+            return true;
+        p += l + (colon ? 1 : 0);
+    }
+    return false;
+}
+
+/* Whether mount m is one this shim adds: recognised by what it is (destination, source under
+ * the daemon's runtime directory or the interposer's paths, and bind_mount's exact shape),
+ * never by anything the bundle can write. A bundle's own mount of any other shape or source
+ * (/proc, its own /run/convgpu) is never ours, whatever its annotations say. */
+static bool our_mount(json_t *m, const struct oci_inject *in)
+{
+    const char *lib = json_string_value(json_object_get(in->env, "LD_PRELOAD"));
+    const char *libpath = json_string_value(json_object_get(in->env, "LD_LIBRARY_PATH"));
+    const char *state = json_string_value(json_object_get(in->env, "CONVGPU_EMU_STATE"));
+    /* The runtime directory: container_dir is <runtime-dir>/containers/<id>. */
+    const char *rt = in->container_dir;
+    size_t rtlen = 0;
+    const char *slash = rt ? strrchr(rt, '/') : NULL;
+    if (slash && (size_t)(slash - rt) > 11 && strncmp(slash - 11, "/containers", 11) == 0)
+        rtlen = (size_t)(slash - rt) - 11;
+    char containers[4096], oci[4096];
+    bool have_rt = rtlen > 0 && rtlen < sizeof containers - 16;
+    if (have_rt) {
+        snprintf(containers, sizeof containers, "%.*s/containers", (int)rtlen, rt);
+        snprintf(oci, sizeof oci, "%.*s/oci", (int)rtlen, rt);
+    }
+    const char *src;
+    if ((src = our_bind(m, OCI_CG_DIR, false)))
+        return (rt && strcmp(src, rt) == 0) ||
+               (have_rt && one_below(src, containers, strlen(containers), ""));
+    if ((src = our_bind(m, OCI_CG_LIB, false)))
+        return lib && strcmp(src, lib) == 0;
+    if ((src = our_bind(m, OCI_CG_PRELOAD, false)))
+        return (in->preload_file && strcmp(src, in->preload_file) == 0) ||
+               (have_rt && one_below(src, oci, strlen(oci), "/ld.so.preload"));
+    if ((src = our_bind(m, OCI_CG_EMU_STATE, true)))
+        return state && strcmp(src, state) == 0;
+    /* The emulator's libraries: mounted at their own path, as listed in LD_LIBRARY_PATH. */
+    const char *d = json_string_value(json_object_get(m, "destination"));
+    return d && in_path_list(libpath, d) && (src = our_bind(m, d, false)) && strcmp(src, d) == 0;
+}
+
+/* Removes a previous injection: our mounts and our hooks. */
+static void strip(json_t *mounts, json_t *hooks, const struct oci_inject *in)
+{
+    for (size_t i = 0; i < json_array_size(mounts);) {
+        if (our_mount(json_array_get(mounts, i), in))
+            json_array_remove(mounts, i);
+        else
+            i++;
     }
     const char *kind;
     json_t *arr;
@@ -268,25 +342,18 @@ int oci_spec_inject(json_t *config, const struct oci_inject *in, char *err, size
     const char *lib = json_string_value(json_object_get(in->env, "LD_PRELOAD"));
     if (!lib || lib[0] != '/')
         return fail(err, errlen, "%s", "the daemon's answer names no interposer (LD_PRELOAD)");
-    json_t *env, *mounts, *hooks, *ann;
+    json_t *env, *mounts, *hooks;
     if (!(env = child(process, "env", true, err, errlen)) ||
         !(mounts = child(config, "mounts", true, err, errlen)) ||
-        !(hooks = child(config, "hooks", false, err, errlen)) ||
-        !(ann = child(config, "annotations", false, err, errlen)))
+        !(hooks = child(config, "hooks", false, err, errlen)))
         return -1;
-    strip(mounts, hooks, ann);
+    strip(mounts, hooks, in);
 
     /* Mounts: the private dir, the interposer, ld.so.preload; the emulator where it is used. */
-    char added[8192] = "";
-    size_t used = 0;
 #define ADD_MOUNT(dest, src, rw)                                                               \
     do {                                                                                       \
         if (json_array_append_new(mounts, bind_mount((dest), (src), (rw))) != 0)             \
             return fail(err, errlen, "%s", "out of memory");                                   \
-        int w_ = snprintf(added + used, sizeof added - used, "%s%s", used ? "\n" : "", (dest)); \
-        if (w_ < 0 || (size_t)w_ >= sizeof added - used)                                       \
-            return fail(err, errlen, "%s", "too many paths to mount");                         \
-        used += (size_t)w_;                                                                    \
     } while (0)
     ADD_MOUNT(OCI_CG_DIR, in->container_dir, false);
     ADD_MOUNT(OCI_CG_LIB, lib, false);
@@ -341,8 +408,6 @@ int oci_spec_inject(json_t *config, const struct oci_inject *in, char *err, size
     if (in->hooks && (add_hook(hooks, "createRuntime", in, "create-runtime", err, errlen) != 0 ||
                       add_hook(hooks, "poststop", in, "poststop", err, errlen) != 0))
         return -1;
-    if (json_object_set_new(ann, OCI_ANN_MOUNTS, json_string(added)) != 0)
-        return fail(err, errlen, "%s", "out of memory");
     return 0;
 }
 

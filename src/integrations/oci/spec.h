@@ -24,9 +24,6 @@
 #define OCI_ANN_MEMORY "com.convgpu.gpu-memory"
 #define OCI_ANN_DEVICE "com.convgpu.device"
 #define OCI_ANN_PAPER "com.nvidia.memory.limit"
-/* Annotation listing the mount destinations the shim added (one per line): a second create on
- * the same bundle replaces them instead of adding them twice. */
-#define OCI_ANN_MOUNTS "com.convgpu.mounts"
 
 struct oci_request {
     bool wanted;          /* the container asks for GPU memory */
@@ -51,7 +48,8 @@ struct oci_inject {
     bool hooks;                /* add the createRuntime and poststop hooks (see hook.c) */
 };
 
-/* Edits config in place: removes a previous injection (OCI_ANN_MOUNTS, our hooks), then adds
+/* Edits config in place: removes a previous injection (the mounts and hooks this shim adds,
+ * recognised by their exact shape and sources, never by a list the bundle could write), then adds
  * the mounts, the environment and, with in->hooks, the hooks. Returns 0, or -1 with err (config may then be
  * partly edited: the caller discards it). */
 int oci_spec_inject(json_t *config, const struct oci_inject *in, char *err, size_t errlen);
