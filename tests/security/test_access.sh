@@ -183,4 +183,6 @@ check "U1: convgpu top --once works and shows a1" grep -qw a1 "$TMP/top.u1"
 check "... and not b1" bash -c "! grep -qw b1 '$TMP/top.u1'"
 ccg OP top --once >"$TMP/top.op" 2>&1
 check "OP: convgpu top --once shows b1" grep -qw b1 "$TMP/top.op"
+kill -TERM "$DAEMON_PID"; rc=0; wait "$DAEMON_PID" || rc=$?; DAEMON_PID=
+check "the daemon stops cleanly (exit $rc; under ASan: no leak)" test "$rc" = 0
 finish
