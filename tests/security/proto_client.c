@@ -25,7 +25,16 @@
  *   pingpong N BYTES        N times: ALLOC, wait for GRANTED (5 s), give the use back in the
  *                           ledger (the interposer's free): pingpong_ok= pingpong_max_us=
  *   pingpong-until FILE BYTES   the same, with a 500 us pause after each, until FILE exists
- *                           (at most 60 s)
+ *                           (at most 60 s); both also print pingpong_p50_us= pingpong_p99_us=
+ *   timeout MS              how long the following pingpongs wait for each reply (default 5000)
+ *   swarm N K BYTES FILE    this connection and N-1 more (each says HELLO and gets WELCOME first)
+ *                           queue K ALLOCs of BYTES each without waiting, read every reply, and
+ *                           hold until FILE exists (at most 300 s): swarm_connected=N, then
+ *                           swarm_sent=N*K once every ALLOC is written, then swarm_granted=
+ *                           swarm_cancelled= swarm_over= swarm_other= swarm_closed=
+ *   churn FILE BYTES        ALLOC BYTES (must be granted: churn_granted=yes), then until FILE
+ *                           exists give one page of it back in the ledger while any is left and
+ *                           send FREED, again and again: churn_freed= churn_pages=
  *   slot                    print slot_word_used= slot_word_quota= slot_pid= of our slot
  *   hold FILE [S]           keep the connection until FILE exists (at most S s, default 60)
  *   sleep MS
@@ -36,6 +45,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +64,7 @@ static int sock = -1;
 static struct cg_ledger *ledger;
 static uint32_t my_slot = UINT32_MAX;
 static uint64_t next_id = 1;
+static int reply_ms = 5000;
 
 static const char *errname(int e)
 {
@@ -340,6 +351,21 @@ static void wait_closed(int ms)
     }
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The q-quantile (0..1) of n sorted samples: the smallest value at least q of them reach. */
+static uint64_t quantile(const uint64_t *sorted, size_t n, double q)
+{
+    if (n == 0)
+        return 0;
+    size_t i = (size_t)(q * (double)n);
+    return sorted[i < n ? i : n - 1];
+}
+
 static int pingpong(unsigned long long count, uint64_t bytes, const char *until)
 {
     uint64_t pages;
@@ -350,6 +376,8 @@ static int pingpong(unsigned long long count, uint64_t bytes, const char *until)
     struct cg_ledger_slot *s = &ledger->slots[my_slot];
     uint64_t worst = 0;
     unsigned long long ok = 0;
+    uint64_t *lat = NULL;
+    size_t nlat = 0, cap = 0;
     uint64_t deadline = now_us() + 60u * 1000000u;
     for (; until ? access(until, F_OK) != 0 && now_us() < deadline : ok < count; ok++) {
         union cg_msg m;
@@ -359,24 +387,201 @@ static int pingpong(unsigned long long count, uint64_t bytes, const char *until)
         uint64_t t0 = now_us();
         if (send_dgram(&m, m.hdr.length) != 0)
             break;
-        int r = recv_one(5000, &m, true);
+        int r = recv_one(reply_ms, &m, true);
         uint64_t dt = now_us() - t0;
         if (r != CG_MSG_ALLOC_REPLY || m.hdr.id != id || m.alloc_reply.status != CG_ALLOC_GRANTED) {
-            printf("pingpong_fail=%llu reply=%d status=%u\n", ok, r,
-                   r == CG_MSG_ALLOC_REPLY ? m.alloc_reply.status : 99u);
+            printf("pingpong_fail=%llu reply=%d status=%u after_us=%" PRIu64 "\n", ok, r,
+                   r == CG_MSG_ALLOC_REPLY ? m.alloc_reply.status : 99u, dt);
             break;
         }
         if (dt > worst)
             worst = dt;
+        if (nlat == cap) {
+            cap = cap ? 2 * cap : 1024;
+            uint64_t *n = realloc(lat, cap * sizeof *n);
+            if (!n)
+                exit(1);
+            lat = n;
+        }
+        lat[nlat++] = dt;
         /* What the interposer does on a free: lower its own use; the quota stays. */
         cg_ledger_uncharge(s, pages);
         if (until)
             usleep(500);
     }
     bool done = until ? access(until, F_OK) == 0 : ok == count;
-    printf("pingpong_ok=%llu pingpong_max_us=%" PRIu64 " pingpong_done=%s\n", ok, worst,
-           done ? "yes" : "no");
+    qsort(lat, nlat, sizeof *lat, cmp_u64);
+    printf("pingpong_ok=%llu pingpong_max_us=%" PRIu64 " pingpong_done=%s pingpong_p50_us=%" PRIu64
+           " pingpong_p99_us=%" PRIu64 "\n",
+           ok, worst, done ? "yes" : "no", quantile(lat, nlat, 0.50), quantile(lat, nlat, 0.99));
+    free(lat);
     return done ? 0 : 4;
+}
+
+/* Opens one more connection to the socket `sock` is connected to, says HELLO and waits for
+ * WELCOME (its ledger fd is closed). Returns the fd, or -1. */
+static int connect_welcomed(const struct sockaddr_un *sa)
+{
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (const struct sockaddr *)sa, sizeof *sa) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    int saved = sock;
+    sock = fd;
+    union cg_msg m;
+    cg_proto_init(&m, CG_MSG_HELLO, 0);
+    int r = send_dgram(&m, m.hdr.length) == 0 ? recv_one(5000, &m, true) : -1;
+    sock = saved;
+    if (r != CG_MSG_WELCOME) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+struct swarm_counts {
+    unsigned long long granted, cancelled, over, other, closed;
+};
+
+/* Reads every reply waiting on fd; false once the daemon hung up. */
+static bool swarm_drain(int fd, struct swarm_counts *n)
+{
+    for (;;) {
+        union cg_msg m;
+        unsigned char buf[CG_MSG_MAX + 64];
+        ssize_t r = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return true;
+        if (r <= 0) {
+            n->closed++;
+            return false;
+        }
+        const char *why;
+        if (cg_proto_decode(buf, (size_t)r, &m, &why) != 0 || m.hdr.type != CG_MSG_ALLOC_REPLY)
+            n->other++;
+        else if (m.alloc_reply.status == CG_ALLOC_GRANTED)
+            n->granted++;
+        else if (m.alloc_reply.status == CG_ALLOC_CANCELLED)
+            n->cancelled++;
+        else if (m.alloc_reply.status == CG_ALLOC_OVER_LIMIT)
+            n->over++;
+        else
+            n->other++;
+    }
+}
+
+static void swarm(const struct sockaddr_un *sa, unsigned n, unsigned k, uint64_t bytes,
+                  const char *until)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    struct pollfd *pf = calloc(n ? n : 1, sizeof *pf);
+    unsigned *left = calloc(n ? n : 1, sizeof *left);
+    if (!pf || !left)
+        exit(1);
+    unsigned have = 0;
+    if (n > 0) {
+        pf[have++].fd = sock;
+        sock = -1; /* the swarm owns it now */
+    }
+    while (have < n) {
+        int fd = connect_welcomed(sa);
+        if (fd < 0)
+            break;
+        pf[have++].fd = fd;
+    }
+    printf("swarm_connected=%u\n", have);
+    for (unsigned i = 0; i < have; i++) {
+        left[i] = k;
+        int fl = fcntl(pf[i].fd, F_GETFL);
+        fcntl(pf[i].fd, F_SETFL, fl | O_NONBLOCK);
+    }
+    struct swarm_counts c = {0};
+    unsigned long long sent = 0, want = (unsigned long long)have * k;
+    bool told = false;
+    uint64_t deadline = now_us() + 300u * 1000000u;
+    uint64_t id = 1;
+    while (now_us() < deadline && access(until, F_OK) != 0) {
+        for (unsigned i = 0; i < have; i++) {
+            while (pf[i].fd >= 0 && left[i] > 0) {
+                union cg_msg m;
+                cg_proto_init(&m, CG_MSG_ALLOC, id++);
+                m.alloc.bytes = bytes;
+                ssize_t r = send(pf[i].fd, &m, m.hdr.length, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (r != (ssize_t)m.hdr.length)
+                    break;
+                left[i]--;
+                sent++;
+            }
+            pf[i].events = POLLIN | (pf[i].fd >= 0 && left[i] ? POLLOUT : 0);
+        }
+        if (!told && sent == want) {
+            printf("swarm_sent=%llu\n", sent);
+            told = true;
+        }
+        if (poll(pf, have, 100) < 0 && errno != EINTR)
+            break;
+        for (unsigned i = 0; i < have; i++) {
+            if (pf[i].fd >= 0 && (pf[i].revents & (POLLIN | POLLHUP | POLLERR)) &&
+                !swarm_drain(pf[i].fd, &c)) {
+                close(pf[i].fd);
+                pf[i].fd = -1; /* poll ignores it from now on */
+                want -= left[i]; /* what it could not send is not coming */
+                left[i] = 0;
+            }
+        }
+    }
+    if (!told)
+        printf("swarm_sent=%llu incomplete=yes\n", sent);
+    for (unsigned i = 0; i < have; i++)
+        if (pf[i].fd >= 0) {
+            swarm_drain(pf[i].fd, &c);
+            close(pf[i].fd);
+        }
+    printf("swarm_granted=%llu swarm_cancelled=%llu swarm_over=%llu swarm_other=%llu "
+           "swarm_closed=%llu\n",
+           c.granted, c.cancelled, c.over, c.other, c.closed);
+    free(pf);
+    free(left);
+}
+
+static void churn(uint64_t bytes, const char *until)
+{
+    union cg_msg m;
+    uint64_t id = next_id++;
+    cg_proto_init(&m, CG_MSG_ALLOC, id);
+    m.alloc.bytes = bytes;
+    if (!ledger || my_slot >= CG_LEDGER_SLOTS || send_dgram(&m, m.hdr.length) != 0 ||
+        recv_one(reply_ms, &m, true) != CG_MSG_ALLOC_REPLY ||
+        m.alloc_reply.status != CG_ALLOC_GRANTED) {
+        printf("churn_granted=no\n");
+        return;
+    }
+    printf("churn_granted=yes\n");
+    struct cg_ledger_slot *s = &ledger->slots[my_slot];
+    unsigned long long freed = 0, pages = 0;
+    uint64_t deadline = now_us() + 300u * 1000000u;
+    while (access(until, F_OK) != 0 && now_us() < deadline) {
+        for (int i = 0; i < 64; i++) {
+            if (cg_ledger_used(atomic_load(&s->word)) > 0) {
+                cg_ledger_uncharge(s, 1);
+                pages++;
+            }
+            cg_proto_init(&m, CG_MSG_FREED, 0);
+            if (send_dgram(&m, m.hdr.length) != 0)
+                goto out;
+            freed++;
+        }
+    }
+out:
+    printf("churn_freed=%llu churn_pages=%llu\n", freed, pages);
 }
 
 int main(int argc, char **argv)
@@ -466,6 +671,15 @@ int main(int argc, char **argv)
             status = pingpong(0, num(ARG()), file);
             if (status)
                 break;
+        } else if (strcmp(a, "timeout") == 0) {
+            reply_ms = (int)num(ARG());
+        } else if (strcmp(a, "swarm") == 0) {
+            unsigned n = (unsigned)num(ARG()), k = (unsigned)num(ARG());
+            uint64_t bytes = num(ARG());
+            swarm(&sa, n, k, bytes, ARG());
+        } else if (strcmp(a, "churn") == 0) {
+            const char *file = ARG();
+            churn(num(ARG()), file);
         } else if (strcmp(a, "slot") == 0) {
             if (!ledger || my_slot >= CG_LEDGER_SLOTS) {
                 printf("slot=none\n");
@@ -492,6 +706,7 @@ int main(int argc, char **argv)
         }
 #undef ARG
     }
-    close(sock);
+    if (sock >= 0)
+        close(sock);
     return status;
 }
