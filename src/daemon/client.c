@@ -175,22 +175,37 @@ static int handle_message(struct daemon *d, struct proc *p, const union cg_msg *
     }
 }
 
+/* What is left of the container's share of this round. */
+static unsigned budget_left(struct container *c)
+{
+    uint64_t round = loop_round(c->d->loop);
+    if (c->budget_round != round) {
+        c->budget_round = round;
+        c->budget = MSGS_PER_CONTAINER_PER_ROUND;
+    }
+    return c->budget;
+}
+
+static void budget_spend(struct container *c, unsigned cost)
+{
+    c->budget = cost < c->budget ? c->budget - cost : 0;
+}
+
 static void client_readable(void *ctx, uint32_t events)
 {
     struct proc *p = ctx;
     struct container *c = p->c;
     struct daemon *d = c->d;
-    /* A process that hung up is gone: what it left queued no longer matters. */
+    /* A process that hung up is gone: what it left queued no longer matters. Answering its
+     * waiting requests is work too, so a thousand hang-ups at once are spread over rounds. */
     if (events & (EPOLLHUP | EPOLLERR)) {
-        proc_drop(d, p, "process exited");
+        if (budget_left(c)) {
+            budget_spend(c, 1 + pending_count_proc(p));
+            proc_drop(d, p, "process exited");
+        }
         return;
     }
-    uint64_t round = loop_round(d->loop);
-    if (c->budget_round != round) {
-        c->budget_round = round;
-        c->budget = MSGS_PER_CONTAINER_PER_ROUND;
-    }
-    for (int i = 0; i < MSGS_PER_CONNECTION_PER_ROUND && c->budget > 0; i++) {
+    for (int i = 0; i < MSGS_PER_CONNECTION_PER_ROUND && budget_left(c); i++) {
         unsigned char buf[CG_MSG_MAX + 8];
         ssize_t n = recv(p->fd, buf, sizeof buf, MSG_DONTWAIT | MSG_TRUNC);
         if (n < 0) {
@@ -205,7 +220,7 @@ static void client_readable(void *ctx, uint32_t events)
             proc_drop(d, p, "process exited");
             return;
         }
-        c->budget--;
+        budget_spend(c, 1);
         union cg_msg m;
         const char *why = NULL;
         if ((size_t)n > sizeof buf || cg_proto_decode(buf, (size_t)n, &m, &why) != 0) {

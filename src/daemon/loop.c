@@ -5,8 +5,6 @@
 #include "loop.h"
 
 #include <errno.h>
-#include <stdio.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <time.h>
@@ -182,7 +180,6 @@ int loop_run_once(struct loop *l, int timeout_ms)
     if (n < 0)
         return errno == EINTR ? 0 : -1;
     l->round++;
-    uint64_t T0 = loop_now_ns();
     /* Epoll reports ready fds in a stable order; start somewhere else each round (a golden-ratio
      * stride spreads the starts over the buffer) so that budgets per round are not always spent
      * by the same fds. */
@@ -190,34 +187,10 @@ int loop_run_once(struct loop *l, int timeout_ms)
     for (int k = 0; k < n; k++) {
         struct epoll_event *ev = &l->evs[((unsigned)k + start) % (unsigned)n];
         struct watch *w = ev->data.ptr;
-        if (!w->dead) {
-            uint64_t C0 = loop_now_ns();
-            struct timespec ta, tb; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ta);
+        if (!w->dead)
             w->fn(w->ctx, ev->events);
-            uint64_t cd = loop_now_ns() - C0;
-            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &tb);
-            uint64_t cpu = (uint64_t)(tb.tv_sec - ta.tv_sec) * 1000000000ull + (uint64_t)tb.tv_nsec - (uint64_t)ta.tv_nsec;
-            if (cd > 1000000 || cpu > 500000) {
-                char buf[128]; int k2 = snprintf(buf, sizeof buf, "CB %p %lu cpu=%lu ev=%x\n", (void *)w->fn, (unsigned long)cd, (unsigned long)cpu, ev->events);
-                static int rf2 = -1; if (rf2 < 0) rf2 = open("/tmp/dos/rounds.txt", O_WRONLY|O_CREAT|O_APPEND, 0644); if (write(rf2, buf, (size_t)k2) < 0) {}
-            }
-        }
     }
-    { uint64_t D0 = loop_now_ns();
     run_deferred(l);
-    uint64_t dd = loop_now_ns() - D0;
-    if (dd > 1000000) { char buf[128]; int k3 = snprintf(buf, sizeof buf, "DEFER %lu\n", (unsigned long)dd); static int rf3 = -1; if (rf3 < 0) rf3 = open("/tmp/dos/rounds.txt", O_WRONLY|O_CREAT|O_APPEND, 0644); if (write(rf3, buf, (size_t)k3) < 0) {} } }
-    {
-        static unsigned long hist[8]; static uint64_t worst; static int nw;
-        uint64_t dt = loop_now_ns() - T0;
-        int b = dt < 100000 ? 0 : dt < 500000 ? 1 : dt < 1000000 ? 2 : dt < 2000000 ? 3 : dt < 5000000 ? 4 : dt < 10000000 ? 5 : 6;
-        hist[b]++;
-        if (dt > worst) worst = dt;
-        if ((l->round & 0xffff) == 0 || (dt > 3000000 && nw++ < 50)) {
-            char buf[256]; int k = snprintf(buf, sizeof buf, "ROUNDS n=%d dt=%lu worst=%lu h=%lu %lu %lu %lu %lu %lu %lu\n", n, (unsigned long)dt, (unsigned long)worst, hist[0],hist[1],hist[2],hist[3],hist[4],hist[5],hist[6]);
-            static int rf = -1; if (rf < 0) rf = open("/tmp/dos/rounds.txt", O_WRONLY|O_CREAT|O_APPEND, 0644); if (write(rf, buf, (size_t)k) < 0) {}
-        }
-    }
     while (l->graveyard) {
         struct watch *w = l->graveyard;
         l->graveyard = w->next_dead;
