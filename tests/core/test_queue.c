@@ -124,7 +124,7 @@ int main(void)
     CHECK(core && cg_device_add(core, 4096 * K, 0, 0, NULL) == CG_OK, "setup");
     /* B holds 2560 KiB, so A (limit 4096 KiB) is assigned the 1536 KiB left and can get no more:
      * whatever A asks beyond its assignment waits. */
-    cg_cid b, a;
+    cg_cid b = CG_CID_NONE, a = CG_CID_NONE;
     CHECK(cg_container_create(core, 0, 2560 * K, 0, &b) == CG_OK &&
               cg_container_create(core, 0, 4096 * K, 0, &a) == CG_OK, "containers");
     cg_container_info ci;
