@@ -27,11 +27,17 @@
  *   pingpong-until FILE BYTES   the same, with a 500 us pause after each, until FILE exists
  *                           (at most 60 s); both also print pingpong_p50_us= pingpong_p99_us=
  *   timeout MS              how long the following pingpongs wait for each reply (default 5000)
- *   swarm N K BYTES FILE    this connection and N-1 more (each says HELLO and gets WELCOME first)
- *                           queue K ALLOCs of BYTES each without waiting, read every reply, and
- *                           hold until FILE exists (at most 300 s): swarm_connected=N, then
- *                           swarm_sent=N*K once every ALLOC is written, then swarm_granted=
- *                           swarm_cancelled= swarm_over= swarm_other= swarm_closed=
+ *   swarm N K BYTES FILE [GRANT]   this connection (after hello recv) and N-1 more (each
+ *                           says HELLO and gets WELCOME first) queue K ALLOCs of BYTES each
+ *                           without waiting, read every reply, and hold until FILE exists (at
+ *                           most 300 s): swarm_connected=N, then swarm_sent=N*K once every ALLOC
+ *                           is written, then swarm_granted= swarm_cancelled= swarm_over=
+ *                           swarm_other= swarm_closed= swarm_freed_rounds=. With GRANT, each
+ *                           connection first gets GRANT bytes granted (swarm_granted_first=N),
+ *                           and while holding, all of them give a page back at once and one
+ *                           sends FREED, round after round, each round once the daemon has
+ *                           re-decided (every slot frozen again), until they have nothing left
+ *                           (swarm_returned=ROUNDS)
  *   churn FILE BYTES        ALLOC BYTES (must be granted: churn_granted=yes), then until FILE
  *                           exists give one page of it back in the ledger while any is left and
  *                           send FREED, again and again: churn_freed= churn_pages=
@@ -419,8 +425,8 @@ static int pingpong(unsigned long long count, uint64_t bytes, const char *until)
 }
 
 /* Opens one more connection to the socket `sock` is connected to, says HELLO and waits for
- * WELCOME (its ledger fd is closed). Returns the fd, or -1. */
-static int connect_welcomed(const struct sockaddr_un *sa)
+ * WELCOME (its ledger fd is closed; the slot it names is left in *slot). Returns the fd, or -1. */
+static int connect_welcomed(const struct sockaddr_un *sa, uint32_t *slot)
 {
     int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (fd < 0 || connect(fd, (const struct sockaddr *)sa, sizeof *sa) != 0) {
@@ -438,6 +444,7 @@ static int connect_welcomed(const struct sockaddr_un *sa)
         close(fd);
         return -1;
     }
+    *slot = m.welcome.slot;
     return fd;
 }
 
@@ -474,8 +481,48 @@ static bool swarm_drain(int fd, struct swarm_counts *n)
     }
 }
 
+/* One connection of the swarm asks for `bytes` and waits for the answer: true when granted. */
+static bool swarm_grant(int fd, uint64_t id, uint64_t bytes)
+{
+    int saved = sock;
+    sock = fd;
+    union cg_msg m;
+    cg_proto_init(&m, CG_MSG_ALLOC, id);
+    m.alloc.bytes = bytes;
+    bool ok = send_dgram(&m, m.hdr.length) == 0 && recv_one(reply_ms, &m, true) == CG_MSG_ALLOC_REPLY &&
+              m.alloc_reply.status == CG_ALLOC_GRANTED;
+    sock = saved;
+    return ok;
+}
+
+/* Every connection's slot gives back one page, as a free in each of N processes would; false
+ * when none has any left. */
+static bool swarm_give_back(const uint32_t *slots, unsigned have)
+{
+    bool any = false;
+    for (unsigned i = 0; i < have; i++) {
+        struct cg_ledger_slot *s = &ledger->slots[slots[i]];
+        if (cg_ledger_used(atomic_load(&s->word)) > 0) {
+            cg_ledger_uncharge(s, 1);
+            any = true;
+        }
+    }
+    return any;
+}
+
+/* True once the daemon has frozen every slot again (quota == used): it has re-decided. */
+static bool swarm_frozen(const uint32_t *slots, unsigned have)
+{
+    for (unsigned i = 0; i < have; i++) {
+        uint64_t w = atomic_load(&ledger->slots[slots[i]].word);
+        if (cg_ledger_quota(w) != cg_ledger_used(w))
+            return false;
+    }
+    return true;
+}
+
 static void swarm(const struct sockaddr_un *sa, unsigned n, unsigned k, uint64_t bytes,
-                  const char *until)
+                  const char *until, uint64_t grant)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -484,30 +531,37 @@ static void swarm(const struct sockaddr_un *sa, unsigned n, unsigned k, uint64_t
     }
     struct pollfd *pf = calloc(n ? n : 1, sizeof *pf);
     unsigned *left = calloc(n ? n : 1, sizeof *left);
-    if (!pf || !left)
+    uint32_t *slots = calloc(n ? n : 1, sizeof *slots);
+    if (!pf || !left || !slots)
         exit(1);
     unsigned have = 0;
-    if (n > 0) {
+    if (n > 0 && ledger && my_slot < CG_LEDGER_SLOTS) {
+        slots[have] = my_slot;
         pf[have++].fd = sock;
         sock = -1; /* the swarm owns it now */
     }
     while (have < n) {
-        int fd = connect_welcomed(sa);
+        int fd = connect_welcomed(sa, &slots[have]);
         if (fd < 0)
             break;
         pf[have++].fd = fd;
     }
     printf("swarm_connected=%u\n", have);
+    uint64_t id = 1;
+    unsigned granted_first = 0;
+    for (unsigned i = 0; grant && i < have; i++)
+        granted_first += swarm_grant(pf[i].fd, id++, grant);
+    if (grant)
+        printf("swarm_granted_first=%u\n", granted_first);
     for (unsigned i = 0; i < have; i++) {
         left[i] = k;
         int fl = fcntl(pf[i].fd, F_GETFL);
         fcntl(pf[i].fd, F_SETFL, fl | O_NONBLOCK);
     }
     struct swarm_counts c = {0};
-    unsigned long long sent = 0, want = (unsigned long long)have * k;
-    bool told = false;
+    unsigned long long sent = 0, want = (unsigned long long)have * k, ticks = 0;
+    bool told = false, giving = grant > 0 && ledger;
     uint64_t deadline = now_us() + 300u * 1000000u;
-    uint64_t id = 1;
     while (now_us() < deadline && access(until, F_OK) != 0) {
         for (unsigned i = 0; i < have; i++) {
             while (pf[i].fd >= 0 && left[i] > 0) {
@@ -526,7 +580,20 @@ static void swarm(const struct sockaddr_un *sa, unsigned n, unsigned k, uint64_t
             printf("swarm_sent=%llu\n", sent);
             told = true;
         }
-        if (poll(pf, have, 100) < 0 && errno != EINTR)
+        /* Once everything is queued: all the swarm's processes free a page, one says FREED, and
+         * the next round waits until the daemon has taken that in. */
+        if (told && giving && swarm_frozen(slots, have)) {
+            giving = swarm_give_back(slots, have);
+            if (!giving)
+                printf("swarm_returned=%llu\n", ticks);
+            unsigned j = (unsigned)(ticks % have);
+            union cg_msg m;
+            cg_proto_init(&m, CG_MSG_FREED, 0);
+            if (giving && pf[j].fd >= 0 &&
+                send(pf[j].fd, &m, m.hdr.length, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)m.hdr.length)
+                ticks++;
+        }
+        if (poll(pf, have, giving ? 1 : 100) < 0 && errno != EINTR)
             break;
         for (unsigned i = 0; i < have; i++) {
             if (pf[i].fd >= 0 && (pf[i].revents & (POLLIN | POLLHUP | POLLERR)) &&
@@ -546,10 +613,11 @@ static void swarm(const struct sockaddr_un *sa, unsigned n, unsigned k, uint64_t
             close(pf[i].fd);
         }
     printf("swarm_granted=%llu swarm_cancelled=%llu swarm_over=%llu swarm_other=%llu "
-           "swarm_closed=%llu\n",
-           c.granted, c.cancelled, c.over, c.other, c.closed);
+           "swarm_closed=%llu swarm_freed_rounds=%llu\n",
+           c.granted, c.cancelled, c.over, c.other, c.closed, ticks);
     free(pf);
     free(left);
+    free(slots);
 }
 
 static void churn(uint64_t bytes, const char *until)
@@ -676,7 +744,11 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "swarm") == 0) {
             unsigned n = (unsigned)num(ARG()), k = (unsigned)num(ARG());
             uint64_t bytes = num(ARG());
-            swarm(&sa, n, k, bytes, ARG());
+            const char *file = ARG();
+            uint64_t grant = 0;
+            if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9')
+                grant = num(ARG());
+            swarm(&sa, n, k, bytes, file, grant);
         } else if (strcmp(a, "churn") == 0) {
             const char *file = ARG();
             churn(num(ARG()), file);
