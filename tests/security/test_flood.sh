@@ -115,7 +115,7 @@ check "the swarm gave its pages back in $(kv "$O.swarm" swarm_returned) FREED ro
 lat=()
 api_ok=0
 api_bad=0
-for i in $(seq 1 40); do
+for _ in $(seq 1 40); do
     for path in /v1/containers "/v1/containers/$A" /v1/devices; do
         out=$(curl -s -m 60 -o /dev/null -w '%{http_code} %{time_total}' \
             --unix-socket "$RUNDIR/control.sock" "http://convgpu$path" || true)
