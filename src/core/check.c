@@ -6,6 +6,7 @@
 
 #include "internal.h"
 #include "safety.h"
+#include "waitq.h"
 
 typedef struct {
     cg_bytes need, assigned;
@@ -77,7 +78,16 @@ static const char *check_container(const cg_core *core, const cg_container *c)
             }
         if (k != p->npending || carries != p->charge_pending)
             return "process pending count wrong";
+        k = 0;
+        for (const cg_pending *r = p->phead; r; r = r->pnext, k++)
+            if (r->proc != p || (r->pnext && r->pnext->pprev != r))
+                return "process's request list broken";
+        if (k != p->npending)
+            return "process's request list wrong";
     }
+    const char *e = cg_waitq_verify(c);
+    if (e)
+        return e;
     return NULL;
 }
 

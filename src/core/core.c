@@ -15,6 +15,7 @@
 
 #include "internal.h"
 #include "safety.h"
+#include "waitq.h"
 
 /* ---- memory ------------------------------------------------------------------------------ */
 
@@ -205,14 +206,7 @@ static void wait_unlink(cg_device *d, cg_container *c)
  * last one. */
 static void req_drop(cg_core *core, cg_container *c, cg_pending *r, cg_time now)
 {
-    if (r->prev)
-        r->prev->next = r->next;
-    else
-        c->phead = r->next;
-    if (r->next)
-        r->next->prev = r->prev;
-    else
-        c->ptail = r->prev;
+    cg_waitq_remove(c, r);
     cg_hash_del(&core->by_req, c->cid, r->req);
     r->proc->npending--;
     if (r->charges)
@@ -235,23 +229,24 @@ static void charge(cg_core *core, cg_container *c, cg_process *p, cg_bytes bytes
 
 /* Restores P for one container after its U, A or L changed: grants, in arrival order, the
  * pending requests that now fit in A, then rejects those that can no longer fit in L. Two
- * passes, because a grant raises U and can push an earlier request over the limit. */
+ * passes, because a grant raises U and can push an earlier request over the limit. A grant only
+ * shrinks the room left, so each search goes on after the request it last found; with nothing to
+ * do (the usual case) each pass is one comparison (waitq.h). */
 static void drain_own(cg_core *core, cg_container *c, cg_reason why, cg_time now)
 {
-    for (cg_pending *r = c->phead, *n; r; r = n) {
-        n = r->next;
-        if (c->used + r->bytes <= c->assigned) {
-            charge(core, c, r->proc, r->bytes, r->charges);
-            emit(core, CG_EV_RESUME, why, c, r->proc->pid, r->req, r->bytes, now);
-            req_drop(core, c, r, now);
-        }
+    cg_pending *r;
+    uint64_t after = 0;
+    while (c->used < c->assigned && (r = cg_waitq_first_fit(c, after, c->assigned - c->used))) {
+        after = r->seq;
+        charge(core, c, r->proc, r->bytes, r->charges);
+        emit(core, CG_EV_RESUME, why, c, r->proc->pid, r->req, r->bytes, now);
+        req_drop(core, c, r, now);
     }
-    for (cg_pending *r = c->phead, *n; r; r = n) {
-        n = r->next;
-        if (r->bytes > c->limit - c->used) {
-            emit(core, CG_EV_REJECT, CG_WHY_OVER_LIMIT, c, r->proc->pid, r->req, r->bytes, now);
-            req_drop(core, c, r, now);
-        }
+    after = 0;
+    while ((r = cg_waitq_first_over(c, after, c->limit - c->used))) {
+        after = r->seq;
+        emit(core, CG_EV_REJECT, CG_WHY_OVER_LIMIT, c, r->proc->pid, r->req, r->bytes, now);
+        req_drop(core, c, r, now);
     }
 }
 
@@ -600,12 +595,8 @@ cg_status cg_request(cg_core *core, cg_cid cid, cg_pid pid, cg_reqid req, cg_byt
     }
 
     if (suspend) {
-        *r = (cg_pending){req, total, ctx > 0, p, c->ptail, NULL};
-        if (c->ptail)
-            c->ptail->next = r;
-        else
-            c->phead = r;
-        c->ptail = r;
+        *r = (cg_pending){.req = req, .bytes = total, .charges = ctx > 0, .proc = p};
+        cg_waitq_push(c, r);
         cg_hash_put(&core->by_req, cid, req, r);
         p->npending++;
         if (ctx)
@@ -708,12 +699,10 @@ cg_status cg_process_exit(cg_core *core, cg_cid cid, cg_pid pid, cg_time now)
     if (!p)
         return CG_ERR_NOT_FOUND;
     cg_device *d = &core->dev[c->dev];
-    for (cg_pending *r = c->phead, *n; r && p->npending; r = n) {
-        n = r->next;
-        if (r->proc == p) {
-            emit(core, CG_EV_REJECT, CG_WHY_PROCESS_EXIT, c, pid, r->req, r->bytes, now);
-            req_drop(core, c, r, now);
-        }
+    while (p->phead) {
+        cg_pending *r = p->phead;
+        emit(core, CG_EV_REJECT, CG_WHY_PROCESS_EXIT, c, pid, r->req, r->bytes, now);
+        req_drop(core, c, r, now);
     }
     if (p->used)
         emit(core, CG_EV_RELEASE, CG_WHY_PROCESS_EXIT, c, pid, 0, p->used, now);

@@ -14,13 +14,18 @@ typedef struct cg_container cg_container;
 typedef struct cg_process cg_process;
 typedef struct cg_pending cg_pending;
 
-/* A suspended allocation request, in its container's arrival-ordered list. */
+/* A suspended allocation request, in its container's queue (waitq.h). */
 struct cg_pending {
     cg_reqid req;
     cg_bytes bytes;              /* size asked for + context charge when `charges` */
     bool charges;                /* this request carries its process's first context charge */
     cg_process *proc;
-    cg_pending *prev, *next;
+    uint64_t seq;                /* arrival number in its container */
+    cg_pending *prev, *next;     /* the container's queue, arrival order */
+    cg_pending *pprev, *pnext;   /* its process's requests, arrival order */
+    cg_pending *tl, *tr;         /* index node (waitq.c): a treap keyed by seq */
+    uint64_t prio;
+    cg_bytes tmin, tmax;         /* least and greatest size in the subtree */
 };
 
 struct cg_process {
@@ -29,6 +34,7 @@ struct cg_process {
     unsigned npending;
     bool charged;                /* context charge taken */
     bool charge_pending;         /* a pending request carries the charge */
+    cg_pending *phead, *ptail;   /* its pending requests, arrival order */
     cg_process *prev, *next;     /* the container's processes */
 };
 
@@ -45,7 +51,9 @@ struct cg_container {
     cg_container *sprev, *snext; /* device's suspended containers, suspension order */
     cg_container *wprev, *wnext; /* device's containers with a waiting limit raise */
     cg_process *procs;
-    cg_pending *phead, *ptail;   /* pending requests, arrival order */
+    cg_pending *phead, *ptail;   /* pending requests, arrival order (waitq.h) */
+    cg_pending *proot;           /* their index */
+    uint64_t pseq;               /* arrival numbers handed out */
     /* Safety index node (safety.c): a treap keyed by (need, cid). */
     cg_container *tl, *tr;
     uint64_t prio;

@@ -53,6 +53,7 @@
 #define API_VERSION 1
 #define MAX_BODY (64 * 1024)
 #define EVENT_RING 4096
+#define API_PENDING_LISTED 256 /* pending requests listed by inspect, oldest first */
 
 struct event_rec {
     uint64_t seq;
@@ -225,21 +226,23 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
     for (struct proc *p = c->procs; p; p = p->next) {
         if (!p->welcomed)
             continue;
-        unsigned waiting = 0;
-        for (struct pending *r = c->pending; r; r = r->next)
-            if (r->proc == p)
-                waiting++;
+        unsigned waiting = pending_count_proc(p);
         json_array_append_new(procs, json_pack("{s:i,s:I,s:i,s:b,s:i}", "pid", (int)p->pid, "used",
                                                (json_int_t)proc_used_bytes(p), "slot", (int)p->slot,
                                                "connected", p->fd >= 0, "pending", (int)waiting));
     }
     json_object_set_new(o, "process_list", procs);
+    /* The oldest requests only: a flooded container's whole list would stall the loop. */
     json_t *pend = json_array();
-    for (struct pending *r = c->pending; r; r = r->next)
+    unsigned listed = 0;
+    for (struct pending *r = c->pending; r && listed < API_PENDING_LISTED; r = r->next, listed++)
         json_array_append_new(pend, json_pack("{s:i,s:I,s:f}", "pid", r->proc ? (int)r->proc->pid : 0,
                                               "bytes", (json_int_t)r->bytes, "waiting_s",
                                               (double)(now - r->since) / 1e9));
     json_object_set_new(o, "pending_requests", pend);
+    if (pending_count(c) > listed)
+        json_object_set_new(o, "pending_requests_omitted",
+                            json_integer((json_int_t)(pending_count(c) - listed)));
     return o;
 }
 

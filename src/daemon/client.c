@@ -17,11 +17,14 @@
 #include "log.h"
 #include "proto.h"
 
-#define MAX_PENDING_PER_PROC 256
 #define MAX_CONNECTIONS_PER_CONTAINER CG_LEDGER_SLOTS
 #define MAX_UNWELCOMED_PER_CONTAINER 32
 #define HELLO_DEADLINE_NS (5ull * 1000000000ull)
-#define MAX_MSGS_PER_WAKEUP 64
+/* A container's share of one loop round, and one connection's share of that: a tenant with a
+ * thousand busy connections gets through 64 messages a round, then everyone else is served; its
+ * other messages wait in their sockets for the next round. */
+#define MSGS_PER_CONTAINER_PER_ROUND 64
+#define MSGS_PER_CONNECTION_PER_ROUND 4
 
 bool proc_alive(pid_t pid, uint64_t start)
 {
@@ -137,11 +140,7 @@ static int handle_message(struct daemon *d, struct proc *p, const union cg_msg *
     case CG_MSG_ALLOC: {
         if (!p->welcomed)
             return -1;
-        unsigned n = 0;
-        for (struct pending *r = p->c->pending; r; r = r->next)
-            if (r->proc == p)
-                n++;
-        if (n >= MAX_PENDING_PER_PROC)
+        if (pending_count_proc(p) >= MAX_PENDING_PER_PROC)
             return -1;
         decide_alloc(d, p, m->hdr.id, m->alloc.bytes);
         return p->fd < 0 ? -1 : 0;
@@ -157,11 +156,37 @@ static int handle_message(struct daemon *d, struct proc *p, const union cg_msg *
     }
 }
 
+/* What is left of the container's share of this round. */
+static unsigned budget_left(struct container *c)
+{
+    uint64_t round = loop_round(c->d->loop);
+    if (c->budget_round != round) {
+        c->budget_round = round;
+        c->budget = MSGS_PER_CONTAINER_PER_ROUND;
+    }
+    return c->budget;
+}
+
+static void budget_spend(struct container *c, unsigned cost)
+{
+    c->budget = cost < c->budget ? c->budget - cost : 0;
+}
+
 static void client_readable(void *ctx, uint32_t events)
 {
     struct proc *p = ctx;
-    struct daemon *d = p->c->d;
-    for (int i = 0; i < MAX_MSGS_PER_WAKEUP; i++) {
+    struct container *c = p->c;
+    struct daemon *d = c->d;
+    /* A process that hung up is gone: what it left queued no longer matters. Answering its
+     * waiting requests is work too, so a thousand hang-ups at once are spread over rounds. */
+    if (events & (EPOLLHUP | EPOLLERR)) {
+        if (budget_left(c)) {
+            budget_spend(c, 1 + pending_count_proc(p));
+            proc_drop(d, p, "process exited");
+        }
+        return;
+    }
+    for (int i = 0; i < MSGS_PER_CONNECTION_PER_ROUND && budget_left(c); i++) {
         unsigned char buf[CG_MSG_MAX + 8];
         ssize_t n = recv(p->fd, buf, sizeof buf, MSG_DONTWAIT | MSG_TRUNC);
         if (n < 0) {
@@ -176,10 +201,11 @@ static void client_readable(void *ctx, uint32_t events)
             proc_drop(d, p, "process exited");
             return;
         }
+        budget_spend(c, 1);
         union cg_msg m;
         const char *why = NULL;
         if ((size_t)n > sizeof buf || cg_proto_decode(buf, (size_t)n, &m, &why) != 0) {
-            log_warn("container %s: pid %d sent a bad message (%s); disconnecting", p->c->id,
+            log_warn("container %s: pid %d sent a bad message (%s); disconnecting", c->id,
                      (int)p->pid, why ? why : "oversized");
             proc_drop(d, p, "protocol violation");
             return;
@@ -187,14 +213,12 @@ static void client_readable(void *ctx, uint32_t events)
         if (handle_message(d, p, &m) != 0) {
             if (p->fd >= 0) {
                 log_warn("container %s: pid %d: %s refused or unanswerable; disconnecting",
-                         p->c->id, (int)p->pid, cg_msg_type_name(m.hdr.type));
+                         c->id, (int)p->pid, cg_msg_type_name(m.hdr.type));
                 proc_drop(d, p, "protocol violation");
             }
             return;
         }
     }
-    if (events & (EPOLLHUP | EPOLLERR))
-        proc_drop(d, p, "process exited");
 }
 
 /* At most one warning a second per reason: a flood must not become a log flood. */
@@ -311,15 +335,7 @@ void proc_drop(struct daemon *d, struct proc *p, const char *why)
         if (st != CG_OK)
             log_warn("container %s: pid %d: core exit: %s", c->id, (int)p->pid, cg_status_str(st));
     }
-    for (struct pending **rp = &c->pending; *rp;) {
-        if ((*rp)->proc == p) {
-            struct pending *r = *rp;
-            *rp = r->next;
-            free(r);
-        } else {
-            rp = &(*rp)->next;
-        }
-    }
+    pending_drop_proc(p);
     if (p->welcomed) {
         api_process_event(d, c, p, "exit");
         slot_release(c, p->slot);

@@ -96,6 +96,12 @@ void container_freeze_sync(struct daemon *d, struct container *c)
     for (struct proc *p = c->procs; p; p = p->next) {
         if (!p->welcomed)
             continue;
+        uint64_t w = atomic_load(&c->ledger->slots[p->slot].word);
+        /* Frozen and unchanged since (the core's use is the quota): nothing to write or tell.
+         * A container's processes are many and most are idle; this keeps a sync cheap. */
+        if (cg_ledger_quota(w) == cg_ledger_used(w) &&
+            cg_ledger_quota(w) == c->rec->slots[p->slot].quota)
+            continue;
         uint64_t used = slot_freeze(c, p->slot);
         if (p->known_to_core) {
             cg_status st = cg_process_set_use(d->core, c->cid, p->key, used, now);
@@ -113,9 +119,7 @@ void container_rebalance(struct daemon *d, struct container *c, struct proc *fav
         return;
     atomic_store(&c->ledger->assigned, ci.assigned);
     atomic_store(&c->ledger->limit, ci.limit);
-    unsigned npending = 0;
-    for (struct pending *r = c->pending; r; r = r->next)
-        npending++;
+    unsigned npending = pending_count(c);
     atomic_store(&c->ledger->waiters, npending);
     /* Slack counts as use in the core; a container with waiters must show its true use or a
      * pending request could look over its limit. */
@@ -486,11 +490,8 @@ int container_remove(struct daemon *d, struct container *c, const char *why)
     cg_status st = cg_container_remove(d->core, c->cid, loop_now_ns());
     if (st != CG_OK)
         log_warn("container %s: core remove: %s", c->id, cg_status_str(st));
-    while (c->pending) {
-        struct pending *r = c->pending;
-        c->pending = r->next;
-        free(r);
-    }
+    pending_drop_all(c);
+    loop_cancel(d->loop, &c->redecide);
     loop_del(d->loop, c->listen_fd);
     if (c->owner_pidfd >= 0)
         loop_del(d->loop, c->owner_pidfd);

@@ -34,13 +34,22 @@
 struct daemon;
 struct container;
 
+/* A request waiting for the core's answer (pending.c). */
 struct pending {
     uint64_t req;          /* core request id */
     uint64_t msg_id;       /* the client's id, echoed in ALLOC_REPLY */
     uint64_t bytes;
     uint64_t since;        /* monotonic ns */
     struct proc *proc;
-    struct pending *next;
+    struct pending *prev, *next;           /* the container's requests, arrival order */
+    struct pending *proc_prev, *proc_next; /* the same process's requests */
+};
+
+/* A container's requests by request id: open addressing, linear probing. */
+struct pending_index {
+    struct pending **slots;
+    size_t cap;            /* a power of two, or 0 */
+    size_t len;
 };
 
 struct proc {
@@ -53,6 +62,8 @@ struct proc {
     bool welcomed;         /* HELLO answered: owns `slot` */
     bool known_to_core;    /* has made a request, so the core tracks its use */
     uint64_t connected_at;
+    struct pending *pending; /* its waiting requests (pending.c) */
+    unsigned npending;
     struct proc *next;
 };
 
@@ -81,7 +92,14 @@ struct container {
     struct cg_ledger *ledger;      /* shared with the processes: claims, never trusted */
     struct cg_record *rec;         /* the daemon's own account (record.h) */
     struct proc *procs;
-    struct pending *pending;
+    struct pending *pending, *pending_tail; /* waiting requests, arrival order (pending.c) */
+    struct pending_index pending_by_req;
+    unsigned npending;
+    uint64_t last_bound_warning;
+    /* Fair share of the event loop: messages it may still have read in round `budget_round`. */
+    uint64_t budget_round;
+    unsigned budget;
+    struct loop_deferred redecide; /* FREED notices seen this round: re-decide once at its end */
     uint64_t nvml_used;    /* the watchdog's last reading: NVML's figure for its processes */
     uint64_t last_refusal_warning;
     bool dirty;            /* a decision touched it: refresh its ledger view, hand out quota */
@@ -228,6 +246,24 @@ void proc_drop(struct daemon *d, struct proc *p, const char *why);
 void client_reap_silent(struct daemon *d);
 /* Answers an ALLOC; -1 when the client cannot take it (it is then shut down). */
 int client_reply_alloc(struct proc *p, uint64_t msg_id, uint32_t status);
+
+/* pending.c: requests waiting for the core, found by id, counted per process and container.
+ * An honest process waits on at most one request per thread that allocates; these bounds are far
+ * above that and keep what one tenant can make the daemon hold small (docs/OPERATIONS.md). */
+#define MAX_PENDING_PER_PROC 256       /* more: the connection is dropped (protocol abuse) */
+#define MAX_PENDING_PER_CONTAINER 4096 /* more: the request is answered CANCELLED at once */
+/* Adds a request at the end of c's list; NULL when memory is short. */
+struct pending *pending_add(struct container *c, struct proc *p, uint64_t req, uint64_t msg_id,
+                            uint64_t bytes, uint64_t since);
+struct pending *pending_find(struct container *c, uint64_t req);
+/* Unlinks the request and hands it to the caller (free() it); NULL when not waiting. */
+struct pending *pending_take(struct container *c, uint64_t req);
+static inline unsigned pending_count(const struct container *c) { return c->npending; }
+static inline unsigned pending_count_proc(const struct proc *p) { return p->npending; }
+/* Forgets (frees) every request of p, or of the whole container. */
+void pending_drop_proc(struct proc *p);
+void pending_drop_all(struct container *c);
+/* Iteration in arrival order: for (r = c->pending; r; r = r->next). */
 
 /* decide.c */
 void decide_sink(void *ctx, const cg_event *ev);

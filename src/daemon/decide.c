@@ -15,26 +15,6 @@
 #include "proto.h"
 #include "size.h"
 
-static struct pending *take_pending(struct container *c, uint64_t req)
-{
-    for (struct pending **rp = &c->pending; *rp; rp = &(*rp)->next) {
-        if ((*rp)->req == req) {
-            struct pending *r = *rp;
-            *rp = r->next;
-            return r;
-        }
-    }
-    return NULL;
-}
-
-static struct pending *find_pending(struct container *c, uint64_t req)
-{
-    for (struct pending *r = c->pending; r; r = r->next)
-        if (r->req == req)
-            return r;
-    return NULL;
-}
-
 /* Sends the queued replies; the grants they answer need no notes any more (ledger.h). */
 static void send_outbox(struct daemon *d)
 {
@@ -119,7 +99,7 @@ void decide_sink(void *ctx, const cg_event *ev)
             log_debug("use container %s: +%s", cname, cg_format_size(ev->bytes, b, sizeof b));
             break;
         }
-        struct pending *r = c ? take_pending(c, ev->req) : NULL;
+        struct pending *r = c ? pending_take(c, ev->req) : NULL;
         p = r ? r->proc : NULL;
         if (r)
             metrics_observe_request(d, (double)(ev->now - r->since) / 1e9);
@@ -143,7 +123,7 @@ void decide_sink(void *ctx, const cg_event *ev)
         break;
     }
     case CG_EV_REJECT: {
-        struct pending *r = c ? take_pending(c, ev->req) : NULL;
+        struct pending *r = c ? pending_take(c, ev->req) : NULL;
         p = r ? r->proc : NULL;
         if (r)
             metrics_observe_request(d, (double)(ev->now - r->since) / 1e9);
@@ -156,7 +136,7 @@ void decide_sink(void *ctx, const cg_event *ev)
         break;
     }
     case CG_EV_SUSPEND: {
-        struct pending *r = c ? find_pending(c, ev->req) : NULL;
+        struct pending *r = c ? pending_find(c, ev->req) : NULL;
         p = r ? r->proc : NULL;
         log_info("suspend container %s pid %d: %s (%s)", cname, p ? (int)p->pid : 0,
                  cg_format_size(ev->bytes, b, sizeof b), cg_reason_str(ev->reason));
@@ -228,21 +208,26 @@ void decide_alloc(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t by
             shutdown(p->fd, SHUT_RDWR);
         return;
     }
-    struct pending *r = calloc(1, sizeof *r);
+    /* A container's waiting requests are bounded (daemon.h): beyond that the request is refused
+     * at once, which an honest process sees as out of memory, and it keeps its connection. */
+    if (pending_count(c) >= MAX_PENDING_PER_CONTAINER) {
+        uint64_t now = loop_now_ns();
+        if (now - c->last_bound_warning >= 1000000000ull) {
+            c->last_bound_warning = now;
+            log_warn("container %s: %u requests already waiting; refusing more (pid %d)", c->id,
+                     pending_count(c), (int)p->pid);
+        }
+        if (client_reply_alloc(p, msg_id, CG_ALLOC_CANCELLED) != 0)
+            shutdown(p->fd, SHUT_RDWR);
+        return;
+    }
+    struct pending *r = pending_add(c, p, ++d->next_req, msg_id, pages * CG_LEDGER_PAGE,
+                                    loop_now_ns());
     if (!r) {
         if (client_reply_alloc(p, msg_id, CG_ALLOC_INVALID) != 0)
             shutdown(p->fd, SHUT_RDWR);
         return;
     }
-    r->req = ++d->next_req;
-    r->msg_id = msg_id;
-    r->bytes = pages * CG_LEDGER_PAGE;
-    r->since = loop_now_ns();
-    r->proc = p;
-    struct pending **tail = &c->pending;
-    while (*tail)
-        tail = &(*tail)->next;
-    *tail = r;
 
     container_freeze_sync(d, c);
     p->known_to_core = true; /* the core registers the process at its first request */
@@ -251,7 +236,7 @@ void decide_alloc(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t by
     cg_status st = cg_request(d->core, c->cid, p->key, req, pages * CG_LEDGER_PAGE, r->since,
                               &outcome);
     if (st != CG_OK) {
-        struct pending *left = take_pending(c, req);
+        struct pending *left = pending_take(c, req);
         log_warn("container %s: pid %d: request refused by core: %s", c->id, (int)p->pid,
                  cg_status_str(st));
         if (left) {
@@ -277,12 +262,21 @@ void decide_alloc(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t by
     decide_flush(d);
 }
 
+/* A FREED notice only says "re-decide": notices in one round, however many, cost one. */
+static void redecide(void *ctx)
+{
+    struct container *c = ctx;
+    if (!pending_count(c))
+        return;
+    container_freeze_sync(c->d, c);
+    c->dirty = true;
+    decide_flush(c->d);
+}
+
 void decide_freed(struct daemon *d, struct proc *p)
 {
     struct container *c = p->c;
-    if (!c->pending)
+    if (!pending_count(c))
         return;
-    container_freeze_sync(d, c);
-    c->dirty = true;
-    decide_flush(d);
+    loop_defer(d->loop, &c->redecide, redecide, c);
 }

@@ -25,7 +25,22 @@
  *   pingpong N BYTES        N times: ALLOC, wait for GRANTED (5 s), give the use back in the
  *                           ledger (the interposer's free): pingpong_ok= pingpong_max_us=
  *   pingpong-until FILE BYTES   the same, with a 500 us pause after each, until FILE exists
- *                           (at most 60 s)
+ *                           (at most 60 s); both also print pingpong_p50_us= pingpong_p99_us=
+ *   timeout MS              how long the following pingpongs wait for each reply (default 5000)
+ *   swarm N K BYTES FILE [GRANT]   this connection (after hello recv) and N-1 more (each
+ *                           says HELLO and gets WELCOME first) queue K ALLOCs of BYTES each
+ *                           without waiting, read every reply, and hold until FILE exists (at
+ *                           most 300 s): swarm_connected=N, then swarm_sent=N*K once every ALLOC
+ *                           is written, then swarm_granted= swarm_cancelled= swarm_over=
+ *                           swarm_other= swarm_closed= swarm_freed_rounds=. With GRANT, each
+ *                           connection first gets GRANT bytes granted (swarm_granted_first=N),
+ *                           and while holding, all of them give a page back at once and one
+ *                           sends FREED, round after round, each round once the daemon has
+ *                           re-decided (every slot frozen again), until they have nothing left
+ *                           (swarm_returned=ROUNDS)
+ *   churn FILE BYTES        ALLOC BYTES (must be granted: churn_granted=yes), then until FILE
+ *                           exists give one page of it back in the ledger while any is left and
+ *                           send FREED, again and again: churn_freed= churn_pages=
  *   slot                    print slot_word_used= slot_word_quota= slot_pid= of our slot
  *   hold FILE [S]           keep the connection until FILE exists (at most S s, default 60)
  *   sleep MS
@@ -36,6 +51,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +70,7 @@ static int sock = -1;
 static struct cg_ledger *ledger;
 static uint32_t my_slot = UINT32_MAX;
 static uint64_t next_id = 1;
+static int reply_ms = 5000;
 
 static const char *errname(int e)
 {
@@ -340,6 +357,21 @@ static void wait_closed(int ms)
     }
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The q-quantile (0..1) of n sorted samples: the smallest value at least q of them reach. */
+static uint64_t quantile(const uint64_t *sorted, size_t n, double q)
+{
+    if (n == 0)
+        return 0;
+    size_t i = (size_t)(q * (double)n);
+    return sorted[i < n ? i : n - 1];
+}
+
 static int pingpong(unsigned long long count, uint64_t bytes, const char *until)
 {
     uint64_t pages;
@@ -350,6 +382,8 @@ static int pingpong(unsigned long long count, uint64_t bytes, const char *until)
     struct cg_ledger_slot *s = &ledger->slots[my_slot];
     uint64_t worst = 0;
     unsigned long long ok = 0;
+    uint64_t *lat = NULL;
+    size_t nlat = 0, cap = 0;
     uint64_t deadline = now_us() + 60u * 1000000u;
     for (; until ? access(until, F_OK) != 0 && now_us() < deadline : ok < count; ok++) {
         union cg_msg m;
@@ -359,24 +393,263 @@ static int pingpong(unsigned long long count, uint64_t bytes, const char *until)
         uint64_t t0 = now_us();
         if (send_dgram(&m, m.hdr.length) != 0)
             break;
-        int r = recv_one(5000, &m, true);
+        int r = recv_one(reply_ms, &m, true);
         uint64_t dt = now_us() - t0;
         if (r != CG_MSG_ALLOC_REPLY || m.hdr.id != id || m.alloc_reply.status != CG_ALLOC_GRANTED) {
-            printf("pingpong_fail=%llu reply=%d status=%u\n", ok, r,
-                   r == CG_MSG_ALLOC_REPLY ? m.alloc_reply.status : 99u);
+            printf("pingpong_fail=%llu reply=%d status=%u after_us=%" PRIu64 "\n", ok, r,
+                   r == CG_MSG_ALLOC_REPLY ? m.alloc_reply.status : 99u, dt);
             break;
         }
         if (dt > worst)
             worst = dt;
+        if (nlat == cap) {
+            cap = cap ? 2 * cap : 1024;
+            uint64_t *n = realloc(lat, cap * sizeof *n);
+            if (!n)
+                exit(1);
+            lat = n;
+        }
+        lat[nlat++] = dt;
         /* What the interposer does on a free: lower its own use; the quota stays. */
         cg_ledger_uncharge(s, pages);
         if (until)
             usleep(500);
     }
     bool done = until ? access(until, F_OK) == 0 : ok == count;
-    printf("pingpong_ok=%llu pingpong_max_us=%" PRIu64 " pingpong_done=%s\n", ok, worst,
-           done ? "yes" : "no");
+    qsort(lat, nlat, sizeof *lat, cmp_u64);
+    printf("pingpong_ok=%llu pingpong_max_us=%" PRIu64 " pingpong_done=%s pingpong_p50_us=%" PRIu64
+           " pingpong_p99_us=%" PRIu64 "\n",
+           ok, worst, done ? "yes" : "no", quantile(lat, nlat, 0.50), quantile(lat, nlat, 0.99));
+    free(lat);
     return done ? 0 : 4;
+}
+
+/* Opens one more connection to the socket `sock` is connected to, says HELLO and waits for
+ * WELCOME (its ledger fd is closed; the slot it names is left in *slot). Returns the fd, or -1. */
+static int connect_welcomed(const struct sockaddr_un *sa, uint32_t *slot)
+{
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (const struct sockaddr *)sa, sizeof *sa) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    int saved = sock;
+    sock = fd;
+    union cg_msg m;
+    cg_proto_init(&m, CG_MSG_HELLO, 0);
+    int r = send_dgram(&m, m.hdr.length) == 0 ? recv_one(5000, &m, true) : -1;
+    sock = saved;
+    if (r != CG_MSG_WELCOME) {
+        close(fd);
+        return -1;
+    }
+    *slot = m.welcome.slot;
+    return fd;
+}
+
+struct swarm_counts {
+    unsigned long long granted, cancelled, over, other, closed;
+};
+
+/* Reads every reply waiting on fd; false once the daemon hung up. */
+static bool swarm_drain(int fd, struct swarm_counts *n)
+{
+    for (;;) {
+        union cg_msg m;
+        unsigned char buf[CG_MSG_MAX + 64];
+        ssize_t r = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return true;
+        if (r <= 0) {
+            n->closed++;
+            return false;
+        }
+        const char *why;
+        if (cg_proto_decode(buf, (size_t)r, &m, &why) != 0 || m.hdr.type != CG_MSG_ALLOC_REPLY)
+            n->other++;
+        else if (m.alloc_reply.status == CG_ALLOC_GRANTED)
+            n->granted++;
+        else if (m.alloc_reply.status == CG_ALLOC_CANCELLED)
+            n->cancelled++;
+        else if (m.alloc_reply.status == CG_ALLOC_OVER_LIMIT)
+            n->over++;
+        else
+            n->other++;
+    }
+}
+
+/* One connection of the swarm asks for `bytes` and waits for the answer: true when granted. */
+static bool swarm_grant(int fd, uint64_t id, uint64_t bytes)
+{
+    int saved = sock;
+    sock = fd;
+    union cg_msg m;
+    cg_proto_init(&m, CG_MSG_ALLOC, id);
+    m.alloc.bytes = bytes;
+    bool ok = send_dgram(&m, m.hdr.length) == 0 && recv_one(reply_ms, &m, true) == CG_MSG_ALLOC_REPLY &&
+              m.alloc_reply.status == CG_ALLOC_GRANTED;
+    sock = saved;
+    return ok;
+}
+
+/* Every connection's slot gives back one page, as a free in each of N processes would; false
+ * when none has any left. */
+static bool swarm_give_back(const uint32_t *slots, unsigned have)
+{
+    bool any = false;
+    for (unsigned i = 0; i < have; i++) {
+        struct cg_ledger_slot *s = &ledger->slots[slots[i]];
+        if (cg_ledger_used(atomic_load(&s->word)) > 0) {
+            cg_ledger_uncharge(s, 1);
+            any = true;
+        }
+    }
+    return any;
+}
+
+/* True once the daemon has frozen every slot again (quota == used): it has re-decided. */
+static bool swarm_frozen(const uint32_t *slots, unsigned have)
+{
+    for (unsigned i = 0; i < have; i++) {
+        uint64_t w = atomic_load(&ledger->slots[slots[i]].word);
+        if (cg_ledger_quota(w) != cg_ledger_used(w))
+            return false;
+    }
+    return true;
+}
+
+static void swarm(const struct sockaddr_un *sa, unsigned n, unsigned k, uint64_t bytes,
+                  const char *until, uint64_t grant)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    struct pollfd *pf = calloc(n ? n : 1, sizeof *pf);
+    unsigned *left = calloc(n ? n : 1, sizeof *left);
+    uint32_t *slots = calloc(n ? n : 1, sizeof *slots);
+    if (!pf || !left || !slots)
+        exit(1);
+    unsigned have = 0;
+    if (n > 0 && ledger && my_slot < CG_LEDGER_SLOTS) {
+        slots[have] = my_slot;
+        pf[have++].fd = sock;
+        sock = -1; /* the swarm owns it now */
+    }
+    while (have < n) {
+        int fd = connect_welcomed(sa, &slots[have]);
+        if (fd < 0)
+            break;
+        pf[have++].fd = fd;
+    }
+    printf("swarm_connected=%u\n", have);
+    uint64_t id = 1;
+    unsigned granted_first = 0;
+    for (unsigned i = 0; grant && i < have; i++)
+        granted_first += swarm_grant(pf[i].fd, id++, grant);
+    if (grant)
+        printf("swarm_granted_first=%u\n", granted_first);
+    for (unsigned i = 0; i < have; i++) {
+        left[i] = k;
+        int fl = fcntl(pf[i].fd, F_GETFL);
+        fcntl(pf[i].fd, F_SETFL, fl | O_NONBLOCK);
+    }
+    struct swarm_counts c = {0};
+    unsigned long long sent = 0, want = (unsigned long long)have * k, ticks = 0;
+    bool told = false, giving = grant > 0 && ledger;
+    uint64_t deadline = now_us() + 300u * 1000000u;
+    while (now_us() < deadline && access(until, F_OK) != 0) {
+        for (unsigned i = 0; i < have; i++) {
+            while (pf[i].fd >= 0 && left[i] > 0) {
+                union cg_msg m;
+                cg_proto_init(&m, CG_MSG_ALLOC, id++);
+                m.alloc.bytes = bytes;
+                ssize_t r = send(pf[i].fd, &m, m.hdr.length, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (r != (ssize_t)m.hdr.length)
+                    break;
+                left[i]--;
+                sent++;
+            }
+            pf[i].events = POLLIN | (pf[i].fd >= 0 && left[i] ? POLLOUT : 0);
+        }
+        if (!told && sent == want) {
+            printf("swarm_sent=%llu\n", sent);
+            told = true;
+        }
+        /* Once everything is queued: all the swarm's processes free a page, one says FREED, and
+         * the next round waits until the daemon has taken that in. */
+        if (told && giving && swarm_frozen(slots, have)) {
+            giving = swarm_give_back(slots, have);
+            if (!giving)
+                printf("swarm_returned=%llu\n", ticks);
+            unsigned j = (unsigned)(ticks % have);
+            union cg_msg m;
+            cg_proto_init(&m, CG_MSG_FREED, 0);
+            if (giving && pf[j].fd >= 0 &&
+                send(pf[j].fd, &m, m.hdr.length, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)m.hdr.length)
+                ticks++;
+        }
+        if (poll(pf, have, giving ? 1 : 100) < 0 && errno != EINTR)
+            break;
+        for (unsigned i = 0; i < have; i++) {
+            if (pf[i].fd >= 0 && (pf[i].revents & (POLLIN | POLLHUP | POLLERR)) &&
+                !swarm_drain(pf[i].fd, &c)) {
+                close(pf[i].fd);
+                pf[i].fd = -1; /* poll ignores it from now on */
+                want -= left[i]; /* what it could not send is not coming */
+                left[i] = 0;
+            }
+        }
+    }
+    if (!told)
+        printf("swarm_sent=%llu incomplete=yes\n", sent);
+    for (unsigned i = 0; i < have; i++)
+        if (pf[i].fd >= 0) {
+            swarm_drain(pf[i].fd, &c);
+            close(pf[i].fd);
+        }
+    printf("swarm_granted=%llu swarm_cancelled=%llu swarm_over=%llu swarm_other=%llu "
+           "swarm_closed=%llu swarm_freed_rounds=%llu\n",
+           c.granted, c.cancelled, c.over, c.other, c.closed, ticks);
+    free(pf);
+    free(left);
+    free(slots);
+}
+
+static void churn(uint64_t bytes, const char *until)
+{
+    union cg_msg m;
+    uint64_t id = next_id++;
+    cg_proto_init(&m, CG_MSG_ALLOC, id);
+    m.alloc.bytes = bytes;
+    if (!ledger || my_slot >= CG_LEDGER_SLOTS || send_dgram(&m, m.hdr.length) != 0 ||
+        recv_one(reply_ms, &m, true) != CG_MSG_ALLOC_REPLY ||
+        m.alloc_reply.status != CG_ALLOC_GRANTED) {
+        printf("churn_granted=no\n");
+        return;
+    }
+    printf("churn_granted=yes\n");
+    struct cg_ledger_slot *s = &ledger->slots[my_slot];
+    unsigned long long freed = 0, pages = 0;
+    uint64_t deadline = now_us() + 300u * 1000000u;
+    while (access(until, F_OK) != 0 && now_us() < deadline) {
+        for (int i = 0; i < 64; i++) {
+            if (cg_ledger_used(atomic_load(&s->word)) > 0) {
+                cg_ledger_uncharge(s, 1);
+                pages++;
+            }
+            cg_proto_init(&m, CG_MSG_FREED, 0);
+            if (send_dgram(&m, m.hdr.length) != 0)
+                goto out;
+            freed++;
+        }
+    }
+out:
+    printf("churn_freed=%llu churn_pages=%llu\n", freed, pages);
 }
 
 int main(int argc, char **argv)
@@ -466,6 +739,19 @@ int main(int argc, char **argv)
             status = pingpong(0, num(ARG()), file);
             if (status)
                 break;
+        } else if (strcmp(a, "timeout") == 0) {
+            reply_ms = (int)num(ARG());
+        } else if (strcmp(a, "swarm") == 0) {
+            unsigned n = (unsigned)num(ARG()), k = (unsigned)num(ARG());
+            uint64_t bytes = num(ARG());
+            const char *file = ARG();
+            uint64_t grant = 0;
+            if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9')
+                grant = num(ARG());
+            swarm(&sa, n, k, bytes, file, grant);
+        } else if (strcmp(a, "churn") == 0) {
+            const char *file = ARG();
+            churn(num(ARG()), file);
         } else if (strcmp(a, "slot") == 0) {
             if (!ledger || my_slot >= CG_LEDGER_SLOTS) {
                 printf("slot=none\n");
@@ -492,6 +778,7 @@ int main(int argc, char **argv)
         }
 #undef ARG
     }
-    close(sock);
+    if (sock >= 0)
+        close(sock);
     return status;
 }
