@@ -316,9 +316,10 @@ static int cmd_fork(uint64_t size)
     if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
         return 2;
     /* The daemon returns the child's account when it sees the child's socket hang up, a moment
-     * after waitpid can return: allow it a second before judging. */
+     * after waitpid can return: wait for that (60 s only bound a hang; a busy machine may take
+     * more than the second this allowed before). */
     size_t f1 = 0, t1;
-    for (int tries = 0; tries < 100; tries++) {
+    for (int tries = 0; tries < 6000; tries++) {
         P(cuMemGetInfo_v2)(&f1, &t1);
         if (f1 == f0)
             break;
