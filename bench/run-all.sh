@@ -84,7 +84,7 @@ start_daemon() { # start_daemon NAME -> sets RUN (runtime dir) and DPID
     local i=0
     while [ ! -S "$RUN/control.sock" ]; do
         i=$((i + 1))
-        if [ $i -gt 500 ] || ! kill -0 "$DPID" 2>/dev/null; then
+        if [ $i -gt 3000 ] || ! kill -0 "$DPID" 2>/dev/null; then # 60 s: bounds a hang only
             echo "run-all.sh: daemon $1 did not start:" >&2; cat "$TMP/$1.log" >&2; exit 1
         fi
         sleep 0.02

@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define API_VERSION 13000
 
@@ -81,10 +83,12 @@ static struct {
     enum mode mode;
     unsigned chunks;
     unsigned long hold_ms;
+    const char *hold_until; /* hold until this file exists (a test's release) */
+    int hold_forever;       /* hold until a signal ends the process */
     int device;
     unsigned repeat;
     int quiet, report;
-} opt = {64ull << 20, 0, M_PLAIN, 1, 0, 0, 1, 0, 0};
+} opt = {64ull << 20, 0, M_PLAIN, 1, 0, NULL, 0, 0, 1, 0, 0};
 
 /* One piece of the allocation, with whatever its API needs to free it. */
 typedef struct {
@@ -337,11 +341,28 @@ static int exercise(chunk *c, unsigned round)
     return rc;
 }
 
-static void hold(void)
+static void nap_ms(unsigned long ms)
 {
-    struct timespec ts = {(time_t)(opt.hold_ms / 1000), (long)(opt.hold_ms % 1000) * 1000000L};
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0) {
     }
+}
+
+/* Tests hold a state until they release it (the file appears, or a signal), never for a time
+ * they guess is long enough: on a loaded machine their checks may take any time. */
+static void hold(void)
+{
+    if (opt.hold_forever) {
+        for (;;)
+            pause();
+    }
+    if (opt.hold_until) {
+        struct stat sb;
+        while (stat(opt.hold_until, &sb) != 0)
+            nap_ms(10);
+        return;
+    }
+    nap_ms(opt.hold_ms);
 }
 
 static int one_round(unsigned round)
@@ -362,7 +383,7 @@ static int one_round(unsigned round)
     if (rc == 0) {
         say("round %u: %s allocation of %llu bytes in %u chunk(s) verified\n", round + 1,
             mode_names[opt.mode], (unsigned long long)opt.size, opt.chunks);
-        if (opt.hold_ms)
+        if (opt.hold_ms || opt.hold_until || opt.hold_forever)
             hold();
     }
     for (unsigned i = 0; i < opt.chunks; i++) {
@@ -444,6 +465,8 @@ static void usage(FILE *f)
             "                  (default plain)\n"
             "  --chunks N      allocate in N pieces (default 1)\n"
             "  --hold-ms N     keep the memory N milliseconds after verifying\n"
+            "  --hold-until F  keep it until the file F exists (a test's release)\n"
+            "  --hold          keep it until a signal ends the process\n"
             "  --touch SIZE    copy and verify only the first SIZE bytes of each piece\n"
             "                  (default all; keeps big runs fast where page faults are slow)\n"
             "  --device N      device ordinal (default 0)\n"
@@ -472,6 +495,7 @@ static int parse_args(int argc, char **argv)
         {"size", required_argument, NULL, 's'},   {"api", required_argument, NULL, 'a'},
         {"touch", required_argument, NULL, 't'},
         {"chunks", required_argument, NULL, 'c'}, {"hold-ms", required_argument, NULL, 'H'},
+        {"hold-until", required_argument, NULL, 'U'}, {"hold", no_argument, NULL, 'F'},
         {"device", required_argument, NULL, 'd'}, {"repeat", required_argument, NULL, 'r'},
         {"quiet", no_argument, NULL, 'q'},        {"report", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
@@ -516,6 +540,14 @@ static int parse_args(int argc, char **argv)
                 goto bad;
             opt.hold_ms = v;
             break;
+        case 'U':
+            if (!*optarg || strlen(optarg) >= 4096) {
+                fprintf(stderr, "convgpu-sample: bad --hold-until '%s': want a path\n", optarg);
+                return -1;
+            }
+            opt.hold_until = optarg;
+            break;
+        case 'F': opt.hold_forever = 1; break;
         case 'd':
             if (parse_uint(optarg, 1u << 16, &v))
                 goto bad;
@@ -539,6 +571,10 @@ static int parse_args(int argc, char **argv)
     }
     if (optind < argc) {
         fprintf(stderr, "convgpu-sample: unexpected argument '%s'\n", argv[optind]);
+        return -1;
+    }
+    if ((opt.hold_ms != 0) + (opt.hold_until != NULL) + opt.hold_forever > 1) {
+        fprintf(stderr, "convgpu-sample: --hold-ms, --hold-until and --hold exclude each other\n");
         return -1;
     }
     if (opt.chunks > opt.size) {

@@ -3,6 +3,10 @@
 # with the libraries ldd names), a private Docker engine (start_dockerd), and cleanup that stops
 # only what the test started (by pid or by its private runc root), unmounts anything left under
 # the temporary directory and removes it. Also sourced by bench/docker-create.sh.
+# Tests wait for conditions, never for durations: a workload a check looks at holds its state
+# until the test releases it (convgpu-sample --hold-until /gate/release.NAME on a bind mount of
+# $GATE, or --hold until the container is killed), and every deadline is generous (WAIT_S): it
+# only bounds a hang. Docker on a loaded 2-core machine takes seconds per container.
 set -eu
 
 BUILD=${CONVGPU_BUILD_DIR:?CONVGPU_BUILD_DIR must point at the build tree}
@@ -15,6 +19,9 @@ DAEMON_LOG=$TMP/daemon.log
 FAILS=0
 PASSES=0
 CLEANUPS=()
+WAIT_S=120 # the deadline of a wait that should end soon: only bounds a hang
+GATE=$TMP/gate # bind-mounted read-only at /gate into containers that hold until released
+mkdir -p "$GATE"
 
 at_exit() { CLEANUPS+=("$*"); } # at_exit COMMAND... : run at exit, last registered first
 
@@ -23,6 +30,7 @@ cleanup() {
     set +e
     for ((i = ${#CLEANUPS[@]} - 1; i >= 0; i--)); do eval "${CLEANUPS[$i]}" >/dev/null 2>&1; done
     if [ -n "$DAEMON_PID" ]; then kill -TERM "$DAEMON_PID" 2>/dev/null; wait "$DAEMON_PID" 2>/dev/null; fi
+    pkill -KILL -f "^convgpu-test-idle $TMP infinity\$"
     # Mounts a failed container may have left (deepest first).
     awk -v t="$TMP" 'index($2, t) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do
         umount -l "$m"; done
@@ -60,7 +68,11 @@ json_get() { # json_get FIELD < JSON
 container_field() { cg inspect "$1" 2>/dev/null | json_get "$2"; }
 registered_count() { cg ps --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
 
-wait_for() { # wait_for DESCRIPTION SECONDS COMMAND...
+# A process that lives until the test kills it (a fake init, a lock holder). Run it in the
+# background: `idle_process & pid=$!`. Cleanup stops it too.
+idle_process() { exec -a "convgpu-test-idle $TMP" sleep infinity; }
+
+wait_for() { # wait_for DESCRIPTION SECONDS COMMAND... (SECONDS bounds a hang)
     local what=$1 secs=$2; shift 2
     local deadline=$(($(date +%s%N) + secs * 1000000000))
     while ! "$@" >/dev/null 2>&1; do
@@ -74,7 +86,7 @@ start_daemon() { # start_daemon [convgpud args]; default: an emulated 5GiB GPU, 
     CONVGPU_EMU_CONTEXT=${CONVGPU_EMU_CONTEXT:-66MiB} "$BUILD/bin/convgpud" --runtime-dir "$RUNDIR" \
         --foreground --log-level debug ${*:---emulate 5GiB} >>"$DAEMON_LOG" 2>&1 &
     DAEMON_PID=$!
-    wait_for "daemon answering on its control socket" 10 \
+    wait_for "daemon answering on its control socket" "$WAIT_S" \
         curl -sf -o /dev/null --unix-socket "$RUNDIR/control.sock" http://convgpu/v1/version
 }
 
@@ -142,7 +154,7 @@ start_dockerd() { # after start_daemon
         --pidfile "$DOCKER_DIR/docker.pid" -H "unix://$DOCKER_DIR/docker.sock" \
         ${DOCKERD_ARGS[@]+"${DOCKERD_ARGS[@]}"} >"$DOCKER_DIR/dockerd.log" 2>&1 &
     DOCKERD_PID=$!
-    if ! wait_for "dockerd answers" 60 "$DOCKER" info; then
+    if ! wait_for "dockerd answers" "$WAIT_S" "$DOCKER" info; then
         echo "--- dockerd log ---"; tail -n 30 "$DOCKER_DIR/dockerd.log"
         skip "dockerd did not start here (see its log above)"
     fi

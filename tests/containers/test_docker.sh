@@ -54,27 +54,31 @@ check "... with the daemon's reason" grep -q "does not fit" "$TMP/e5"
 check "... and nothing registered" test "$(registered_count)" = 0
 
 # --- two containers whose limits exceed the device: the second waits for the first ---
-A=$(dr -d --gpu-memory 4GiB cg-sample:1 convgpu-sample --size 3500MiB --hold-ms 4000 --quiet)
-wait_for "A holds its memory" 30 bash -c "[ \"\$('$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' inspect $A | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"used\"])')\" -gt 0 ]" &&
+# A holds its memory until the test has seen B suspended (it touches release.A in the gate).
+A=$(dr -d -v "$GATE:/gate:ro" --gpu-memory 4GiB cg-sample:1 convgpu-sample --size 3500MiB \
+    --hold-until /gate/release.A --quiet)
+wait_for "A holds its memory" "$WAIT_S" bash -c "[ \"\$('$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' inspect $A | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"used\"])')\" -gt 0 ]" &&
     pass "A runs and holds 3500MiB" || fail "A did not start"
 B=$(dr -d --gpu-memory 3GiB cg-sample:1 convgpu-sample --size 2GiB --quiet)
-wait_for "B suspended" 30 bash -c "[ \"\$('$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' inspect $B | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"state\"])')\" = suspended ]" &&
+wait_for "B suspended" "$WAIT_S" bash -c "[ \"\$('$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' inspect $B | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"state\"])')\" = suspended ]" &&
     pass "B (3GiB limit, 2GiB asked) is suspended while A holds its memory" || fail "B was not suspended"
-check "A finishes: exit 0" test "$("$DOCKER" wait "$A")" = 0
-check "B resumes when A exits and finishes: exit 0" test "$(timeout 60 "$DOCKER" wait "$B")" = 0
+touch "$GATE/release.A"
+check "A finishes: exit 0" test "$(timeout "$WAIT_S" "$DOCKER" wait "$A")" = 0
+check "B resumes when A exits and finishes: exit 0" test "$(timeout "$WAIT_S" "$DOCKER" wait "$B")" = 0
 check "A released when it stopped" test "$(api GET "/v1/containers/$A")" = 404
 "$DOCKER" rm "$A" "$B" >/dev/null
 
 # --- stop, start again, kill, rm ---
-C=$(dr -d --gpu-memory 1GiB cg-sample:1 convgpu-sample --size 500MiB --hold-ms 600000 --quiet)
+C=$(dr -d --gpu-memory 1GiB cg-sample:1 convgpu-sample --size 500MiB --hold --quiet)
 check "running container registered under its Docker id" test "$(api GET "/v1/containers/$C")" = 200
 "$DOCKER" stop -t 1 "$C" >/dev/null
 check "docker stop: released" test "$(api GET "/v1/containers/$C")" = 404
 "$DOCKER" start "$C" >/dev/null
 check "docker start: registered again" test "$(api GET "/v1/containers/$C")" = 200
-wait_for "C holds memory again" 30 bash -c "[ \"\$('$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' inspect $C | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"used\"])')\" -gt 0 ]" || true
+wait_for "C holds memory again" "$WAIT_S" bash -c "[ \"\$('$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' inspect $C | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"used\"])')\" -gt 0 ]" || true
 "$DOCKER" kill "$C" >/dev/null
-wait_for "kill releases" 10 test "$(api GET "/v1/containers/$C")" = 404 &&
+released() { [ "$(api GET "/v1/containers/$1")" = 404 ]; }
+wait_for "kill releases" "$WAIT_S" released "$C" &&
     pass "docker kill: released, its memory returned" || fail "docker kill did not release"
 check "device assignment back to 0" bash -c "curl -s --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/devices | python3 -c 'import json,sys; d=json.load(sys.stdin); d=d[0] if isinstance(d,list) else d[\"devices\"][0]; assert d[\"assigned\"]==0, d'"
 "$DOCKER" start "$C" >/dev/null

@@ -3,7 +3,8 @@
 # in parallel) on a private dockerd (lib.sh: start_dockerd), on an emulated 512MiB device (6MiB
 # context charge) whose size makes some of them wait: limits 48/64/80/96MiB (1440MiB in all),
 # each container uses its limit minus 16MiB. The containers wait at a gate (a file on a
-# read-only bind mount) until all 20 are up, so registration and the run are checked apart:
+# read-only bind mount) until all 20 are up, so registration and the run are checked apart; each
+# then holds its memory until the test has seen some of them suspended (a second gate file):
 #   - every container is registered under its Docker id with its own limit;
 #   - at every consistent snapshot (ps unchanged around a devices read) the device's assigned and
 #     used are the sums over its containers, assigned never exceeds the capacity;
@@ -21,8 +22,7 @@ docker_images
     fail "image not imported"
 N=20
 MiB=$((1 << 20))
-GATE=$TMP/gate
-mkdir -p "$GATE" "$TMP/ids"
+mkdir -p "$TMP/ids"
 limit_of() { echo $((48 + 16 * ($1 % 4))); } # MiB
 
 # snapshot: prints "ok" when the device's assigned/used are the sums over the containers in a
@@ -61,7 +61,7 @@ pids=()
 for i in $(seq "$N"); do
     L=$(limit_of "$i")
     ( dr -d -v "$GATE:/gate:ro" --gpu-memory "${L}MiB" cg-sample:1 sh -c \
-        "while [ ! -e /gate/go ]; do sleep 0.05; done; exec convgpu-sample --size $((L - 16))MiB --touch 1MiB --hold-ms 1500 --quiet" \
+        "while [ ! -e /gate/go ]; do sleep 0.05; done; exec convgpu-sample --size $((L - 16))MiB --touch 1MiB --hold-until /gate/release --quiet" \
         >"$TMP/ids/$i" 2>"$TMP/ids/$i.err" ) &
     pids+=($!)
 done
@@ -74,7 +74,8 @@ IDS=()
 for i in $(seq "$N"); do IDS+=("$(cat "$TMP/ids/$i")"); done
 
 # --- registered, each with its limit ---
-wait_for "$N registered" 30 test "$(registered_count)" = "$N" || true
+all_registered() { [ "$(registered_count)" = "$N" ]; }
+wait_for "$N registered" "$WAIT_S" all_registered || true
 check "$N containers registered" test "$(registered_count)" = "$N"
 wrong=0
 for i in $(seq "$N"); do
@@ -87,21 +88,26 @@ s=$(snapshot); echo "before the gate: $s"
 check "before the gate: device assigned/used are the sums" test "${s%% *}" = ok
 
 # --- run: some must wait; the sums hold throughout; everyone finishes ---
+# Everyone holds what it got until release: those that did not fit stay suspended until the
+# snapshots have seen them (deadlines only bound a hang).
 touch "$GATE/go"
-saw_suspended=0 bad=0 snaps=0
-deadline=$(($(date +%s) + 90))
+saw_suspended=0 bad=0 snaps=0 released=0
+deadline=$(($(date +%s) + 4 * WAIT_S))
 while [ "$(date +%s)" -lt "$deadline" ]; do
     s=$(snapshot); snaps=$((snaps + 1))
     case $s in ok*) ;; *) bad=$((bad + 1)); echo "snapshot: $s" ;; esac
     case $s in *" suspended=0 "*) ;; *) saw_suspended=1 ;; esac
     case $s in *" registered=0 "*) break ;; esac
+    if [ "$released" = 0 ] && { [ "$saw_suspended" = 1 ] || [ "$snaps" -ge 200 ]; }; then
+        touch "$GATE/release"; released=1
+    fi
 done
 echo "$snaps snapshots during the run"
 check "during the run: every snapshot's device assigned/used equal the sums" test "$bad" = 0
 check "the device was too small for all: some containers were suspended" test "$saw_suspended" = 1
 failed=0
 for id in "${IDS[@]}"; do
-    rc=$(timeout 60 "$DOCKER" wait "$id" 2>/dev/null || echo timeout)
+    rc=$(timeout "$WAIT_S" "$DOCKER" wait "$id" 2>/dev/null || echo timeout)
     [ "$rc" = 0 ] || { failed=$((failed + 1)); echo "${id:0:12}: exit $rc"; "$DOCKER" logs "$id" 2>&1 | tail -3; }
 done
 check "all $N containers exited 0 (nobody ran out of memory)" test "$failed" = 0

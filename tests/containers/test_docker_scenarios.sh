@@ -34,23 +34,28 @@ field() { container_field "$@"; } # field ID FIELD (the daemon's view of a conta
 is_state() { [ "$(field "$1" state)" = "$2" ]; }
 is_used() { [ "$(field "$1" used)" -gt 0 ] 2>/dev/null; }
 gone_or_running() { ! cg inspect "$1" >/dev/null 2>&1 || is_state "$1" running; }
-dwait() { timeout "${2:-60}" "$DOCKER" wait "$1" 2>/dev/null || echo timeout; }
+dwait() { timeout "$WAIT_S" "$DOCKER" wait "$1" 2>/dev/null || echo timeout; }
+release() { local x; for x in "$@"; do touch "$GATE/release.$x"; done; }
 MiB=$((1 << 20))
 
 figure3() { # figure3 POLICY EXPECT OTHER
     local pol=$1 expect=$2 other=$3 a b c d
     cg policy "$pol" >/dev/null
     check "[$pol] resume policy set" bash -c "'$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' policy | grep -q '$pol'"
-    a=$(dr -d --gpu-memory 200MiB cg-sample:1 convgpu-sample --size 150MiB --touch 1MiB --hold-ms 600000 --quiet)
-    b=$(dr -d --gpu-memory 100MiB cg-sample:1 convgpu-sample --size 90MiB --touch 1MiB --hold-ms 600000 --quiet)
-    wait_for "A holds its memory" 30 is_used "$a" && wait_for "B holds its memory" 30 is_used "$b" &&
+    # A and B hold until killed; C and D until released (the gate's release.POLICY.C/D), so
+    # that the states checked below last as long as the checks take.
+    a=$(dr -d --gpu-memory 200MiB cg-sample:1 convgpu-sample --size 150MiB --touch 1MiB --hold --quiet)
+    b=$(dr -d --gpu-memory 100MiB cg-sample:1 convgpu-sample --size 90MiB --touch 1MiB --hold --quiet)
+    wait_for "A holds its memory" "$WAIT_S" is_used "$a" && wait_for "B holds its memory" "$WAIT_S" is_used "$b" &&
         pass "[$pol] A and B run and hold their memory" || fail "[$pol] A or B did not start"
-    c=$(dr -d --gpu-memory 358MiB cg-sample:1 convgpu-sample --size 250MiB --touch 1MiB --hold-ms 2000 --quiet)
-    wait_for "C suspended" 30 is_state "$c" suspended && pass "[$pol] C suspended when it needs more" ||
+    c=$(dr -d -v "$GATE:/gate:ro" --gpu-memory 358MiB cg-sample:1 convgpu-sample --size 250MiB \
+        --touch 1MiB --hold-until "/gate/release.$pol.C" --quiet)
+    wait_for "C suspended" "$WAIT_S" is_state "$c" suspended && pass "[$pol] C suspended when it needs more" ||
         fail "[$pol] C was not suspended ($(field "$c" state))"
     check "[$pol] C got a partial assignment (212MiB)" test "$(field "$c" assigned)" = $((212 * MiB))
-    d=$(dr -d --gpu-memory 76MiB cg-sample:1 convgpu-sample --size 50MiB --touch 1MiB --hold-ms 2000 --quiet)
-    wait_for "D suspended" 30 is_state "$d" suspended && pass "[$pol] D suspended at its first request" ||
+    d=$(dr -d -v "$GATE:/gate:ro" --gpu-memory 76MiB cg-sample:1 convgpu-sample --size 50MiB \
+        --touch 1MiB --hold-until "/gate/release.$pol.D" --quiet)
+    wait_for "D suspended" "$WAIT_S" is_state "$d" suspended && pass "[$pol] D suspended at its first request" ||
         fail "[$pol] D was not suspended ($(field "$d" state))"
     check "[$pol] D got no assignment" test "$(field "$d" assigned)" = 0
     check "[$pol] A and B still running" bash -c "[ \"\$1\" = running ] && [ \"\$2\" = running ]" _ \
@@ -59,14 +64,16 @@ figure3() { # figure3 POLICY EXPECT OTHER
     [ "$expect" = C ] || { e=$d; o=$c; }
 
     "$DOCKER" kill "$b" >/dev/null
-    wait_for "B released" 15 bash -c "! '$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' inspect $b" &&
+    wait_for "B released" "$WAIT_S" bash -c "! '$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' inspect $b" &&
         pass "[$pol] docker kill B: released" || fail "[$pol] B not released after docker kill"
-    wait_for "$expect resumes" 15 gone_or_running "$e" && pass "[$pol] $pol resumes $expect" ||
+    wait_for "$expect resumes" "$WAIT_S" gone_or_running "$e" && pass "[$pol] $pol resumes $expect" ||
         fail "[$pol] $pol did not resume $expect ($(field "$e" state))"
     check "[$pol] $other still suspended after $expect resumed" is_state "$o" suspended
+    release "$pol.$expect"
     check "[$pol] $expect finishes: exit 0" test "$(dwait "$e")" = 0
 
     "$DOCKER" kill "$a" >/dev/null
+    release "$pol.$other"
     check "[$pol] A killed: $other resumes and finishes: exit 0" test "$(dwait "$o")" = 0
     "$DOCKER" rm -f "$a" "$b" "$c" "$d" >/dev/null
     check "[$pol] nothing left registered" test "$(registered_count)" = 0
@@ -75,9 +82,9 @@ figure3 fifo C D
 figure3 best-fit D C
 
 # --- isolation: one container cannot reach another's socket, nor the control socket ---
-X=$(dr -d --gpu-memory 64MiB cg-sample:1 sleep 600)
-Y=$(dr -d --gpu-memory 96MiB cg-sample:1 sleep 600)
-wait_for "X and Y running" 30 bash -c "[ \"\$('$DOCKER' inspect -f '{{.State.Running}}' $X $Y | sort -u)\" = true ]" ||
+X=$(dr -d --gpu-memory 64MiB cg-sample:1 sleep infinity)
+Y=$(dr -d --gpu-memory 96MiB cg-sample:1 sleep infinity)
+wait_for "X and Y running" "$WAIT_S" bash -c "[ \"\$('$DOCKER' inspect -f '{{.State.Running}}' $X $Y | sort -u)\" = true ]" ||
     fail "X or Y did not start"
 XS=$(field "$X" id) YS=$(field "$Y" id)
 YSOCK=$RUNDIR/containers/$YS/container.sock

@@ -51,8 +51,8 @@ F=$TMP/fakerun
 mkdir -p "$F"
 echo '{"version":"x","api":1,"mode":"nvidia","pid":1}' >"$F/convgpud.json"
 : >"$F/convgpud.pid"
-(exec 9<"$F/convgpud.pid"; flock -x 9; exec sleep 60) & holder=$! # the lock dies with it
-wait_for "the fake daemon holds its lock" 5 bash -c "! flock -n '$F/convgpud.pid' true"
+(exec 9<"$F/convgpud.pid"; flock -x 9; idle_process) & holder=$! # the lock dies with it
+wait_for "the fake daemon holds its lock" "$WAIT_S" bash -c "! flock -n '$F/convgpud.pid' true"
 rm -f "$TMP/args"
 "$BUILD/bin/convgpu" --runtime-dir "$F" docker run --gpu-memory 1GiB img 2>/dev/null
 check "a real-GPU daemon: --gpus all added" test "$(got)" = "run --runtime convgpu -e CONVGPU_GPU_MEMORY=1GiB --gpus all img "

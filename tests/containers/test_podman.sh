@@ -48,14 +48,14 @@ check "both released when they ended" test "$(registered_count)" = 0
 
 # A long-running container: registered under its id with the init pid; kill returns the memory.
 id=$(prun -d --runtime convgpu -e CONVGPU_GPU_MEMORY=512MiB cg-sample:1 \
-    convgpu-sample --size 300MiB --hold-ms 60000 --quiet)
-wait_for "the container's process holds 300MiB" 30 \
+    convgpu-sample --size 300MiB --hold --quiet)
+wait_for "the container's process holds 300MiB" "$WAIT_S" \
     bash -c "[ \"\$('$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' inspect '${id:0:32}' | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"used\"])')\" -ge $((300 << 20)) ]" &&
     pass "registered under the Podman id, 300MiB accounted" || fail "the container's allocation was not seen"
 init=$(pm inspect -f '{{.State.Pid}}' "$id")
 check "the daemon knows the init pid ($init)" test "$(container_field "${id:0:32}" init_pid)" = "$init"
 pm kill "$id" >/dev/null
-wait_for "released at once when killed" 10 bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/containers/${id:0:32})\" = 404 ]" &&
+wait_for "released at once when killed" "$WAIT_S" bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/containers/${id:0:32})\" = 404 ]" &&
     pass "podman kill: the memory returned at once" || fail "still registered after podman kill"
 pm rm "$id" >/dev/null
 

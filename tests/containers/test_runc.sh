@@ -49,12 +49,12 @@ rt run --bundle "$B" lim3 </dev/null >"$TMP/out3" 2>&1 && rc=0 || rc=$?
 check "the paper's annotation com.nvidia.memory.limit=64MiB: 100MiB is refused (exit 2)" test "$rc" = 2
 
 # --- a long-running container: the daemon sees it; ld.so.preload without LD_PRELOAD ---
-set_config '["CONVGPU_GPU_MEMORY=512MiB"]' '["convgpu-sample","--size","200MiB","--hold-ms","60000","--quiet"]'
+set_config '["CONVGPU_GPU_MEMORY=512MiB"]' '["convgpu-sample","--size","200MiB","--hold","--quiet"]'
 rt create --bundle "$B" long1 </dev/null >/dev/null 2>"$TMP/create.err"
 check "create: registered before start" test "$(api GET /v1/containers/long1)" = 200
 rt start long1
 check "createRuntime hook logged the init pid" grep -q "container long1: init pid [0-9]" "$RUNDIR/oci/runtime.log"
-wait_for "the container's process holds memory" 20 \
+wait_for "the container's process holds memory" "$WAIT_S" \
     bash -c "[ \"\$('$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' inspect long1 | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"used\"])')\" -ge $((200 << 20)) ]" &&
     pass "daemon accounts 200MiB used by the container" || fail "daemon did not see the container's allocation"
 init=$(runc --root "$ROOT" state long1 | json_get pid)
@@ -73,7 +73,7 @@ JSON
 runc --root "$ROOT" exec -p "$TMP/proc.json" long1 </dev/null >"$TMP/out4" 2>&1 && rc=0 || rc=$?
 check "a process without LD_PRELOAD/CONVGPU_SOCKET is still limited (ld.so.preload): exit 2" test "$rc" = 2
 runc --root "$ROOT" kill long1 KILL
-wait_for "container stopped" 10 bash -c "runc --root '$ROOT' state long1 | grep -q '\"status\": \"stopped\"'"
+wait_for "container stopped" "$WAIT_S" bash -c "runc --root '$ROOT' state long1 | grep -q '\"status\": \"stopped\"'"
 rt delete long1
 check "delete: released" test "$(api GET /v1/containers/long1)" = 404
 rt delete long1 2>/dev/null || true
@@ -83,7 +83,7 @@ check "delete again: still released, nothing else" test "$(registered_count)" = 
 rt create --bundle "$B" again1 </dev/null >/dev/null
 rt start again1
 runc --root "$ROOT" kill again1 KILL
-wait_for "container stopped" 10 bash -c "runc --root '$ROOT' state again1 | grep -q '\"status\": \"stopped\"'"
+wait_for "container stopped" "$WAIT_S" bash -c "runc --root '$ROOT' state again1 | grep -q '\"status\": \"stopped\"'"
 rt delete again1
 check "first life released" test "$(api GET /v1/containers/again1)" = 404
 rt create --bundle "$B" again1 </dev/null >/dev/null
@@ -94,24 +94,24 @@ check "poststop hook releases when runc itself deletes" test "$(api GET /v1/cont
 
 # --- create --pid-file, as containerd calls it: no hooks; the shim reports the init and the
 #     daemon releases the container the moment it exits ---
-set_config '["CONVGPU_GPU_MEMORY=256MiB"]' '["convgpu-sample","--size","100MiB","--hold-ms","60000","--quiet"]'
+set_config '["CONVGPU_GPU_MEMORY=256MiB"]' '["convgpu-sample","--size","100MiB","--hold","--quiet"]'
 rt create --bundle "$B" --pid-file "$TMP/pf1.pid" pf1 </dev/null >/dev/null
 check "pid-file: no hooks in config.json" bash -c "! grep -q 'create-runtime' '$B/config.json'"
 check "pid-file: the daemon has the init pid from the pid file" test "$(container_field pf1 init_pid)" = "$(cat "$TMP/pf1.pid")"
 check "pid-file: the init pid is runc's" test "$(runc --root "$ROOT" state pf1 | json_get pid)" = "$(cat "$TMP/pf1.pid")"
 rt start pf1
-wait_for "the container's process holds memory" 20 \
+wait_for "the container's process holds memory" "$WAIT_S" \
     bash -c "[ \"\$('$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' inspect pf1 | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"used\"])')\" -ge $((100 << 20)) ]" &&
     pass "pid-file: the limit applies (100MiB accounted)" || fail "pid-file: allocation not seen"
 runc --root "$ROOT" kill pf1 KILL
-wait_for "released at the init's exit, before any delete" 10 bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/containers/pf1)\" = 404 ]" &&
+wait_for "released at the init's exit, before any delete" "$WAIT_S" bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/containers/pf1)\" = 404 ]" &&
     pass "pid-file: released when the container stopped" || fail "pid-file: still registered after the container stopped"
 rt delete pf1
 check "pid-file: delete cleans the shim state" test ! -e "$RUNDIR/oci/pf1"
 rt create --bundle "$B" --pid-file "$TMP/pf1.pid" pf1 </dev/null >/dev/null
 check "pid-file: created again, registered again" test "$(api GET /v1/containers/pf1)" = 200
 rt delete --force pf1
-wait_for "delete --force of a created container releases it (its init is killed)" 10 bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/containers/pf1)\" = 404 ]" &&
+wait_for "delete --force of a created container releases it (its init is killed)" "$WAIT_S" bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/containers/pf1)\" = 404 ]" &&
     pass "pid-file: delete --force released it" || fail "pid-file: still registered after delete --force"
 
 # --- asks for nothing: untouched ---

@@ -90,7 +90,7 @@ check "delete --force releases" test "$(api GET /v1/containers/c1)" = 404
 # --- create --pid-file (containerd's way): the shim reports the init, no hooks, the daemon
 #     removes the container when the init exits, delete has nothing to tell the daemon ---
 printf '%s\n' "$asks" >"$B/config.json"
-sleep 300 & init=$!
+idle_process & init=$!
 next_call
 FAKE_PID=$init shim create --bundle "$B" --pid-file "$TMP/c4.pid" c4
 check "pid-file: init pid reported" test "$(container_field c4 init_pid)" = "$init"
@@ -102,7 +102,7 @@ check "the log says how long registering and rewriting took" \
 check "the log says how long the runtime's create and the report took" \
     grep -Eq "container c4: init pid $init reported \(runtime create [0-9]+\.[0-9] ms, report [0-9]+\.[0-9]+ ms\)" "$RUNDIR/oci/runtime.log"
 kill "$init"; wait "$init" 2>/dev/null || true
-wait_for "released when the init exits" 5 bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/containers/c4)\" = 404 ]" &&
+wait_for "released when the init exits" "$WAIT_S" bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/containers/c4)\" = 404 ]" &&
     pass "pid-file: released as soon as the init exited" || fail "pid-file: still registered after the init exited"
 mv "$RUNDIR/control.sock" "$RUNDIR/control.away" # delete must not need the daemon now
 next_call
@@ -122,7 +122,7 @@ next_call
 shim delete c5
 check "garbage pid file: delete releases" test "$(api GET /v1/containers/c5)" = 404
 # Removed from the daemon while the runtime created it: the container must not run.
-sleep 300 & init=$!
+idle_process & init=$!
 next_call
 FAKE_RM=1 FAKE_PID=$init shim create --bundle "$B" --pid-file "$TMP/c6.pid" c6 2>"$TMP/err" && rc=0 || rc=$?
 kill "$init"; wait "$init" 2>/dev/null || true

@@ -2,12 +2,14 @@
  * then zeroes the use in its own ledger slot (the ledger is writable by the container's
  * processes, see docs/SECURITY.md) and allocates the limit again. The daemon's accounts are
  * fooled; NVML's per-process figure is not, which is what the watchdog test checks.
- * Usage: cheat BYTES HOLD_MS. Exit 0 when both allocations succeeded. */
+ * Usage: cheat BYTES RELEASE_FILE: holds both allocations until RELEASE_FILE exists (the test
+ * releases it when it has seen what it looks for). Exit 0 when both allocations succeeded. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,7 +35,7 @@ static struct cg_ledger *find_ledger(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3)
+    if (argc != 3 || !*argv[2])
         return 1;
     size_t bytes = strtoull(argv[1], NULL, 10);
     void *h = cg_test_cuda_open("cheat");
@@ -61,7 +63,10 @@ int main(int argc, char **argv)
     }
     printf("cheated\n");
     fflush(stdout);
-    struct timespec ts = {atoi(argv[2]) / 1000, (long)(atoi(argv[2]) % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
+    struct stat sb;
+    while (stat(argv[2], &sb) != 0) {
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     return 0;
 }

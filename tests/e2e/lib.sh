@@ -1,6 +1,9 @@
 # lib.sh — shared helpers for end-to-end tests: a private daemon on the emulated GPU in a
 # temporary runtime directory, polling helpers, and cleanup that leaves nothing running.
 # Each test script sources this, calls start_daemon, and uses `cg` (the CLI) and `api` (curl).
+# Tests wait for conditions, never for durations: a state a check inspects is held until the test
+# releases it (convgpu-sample --hold-until "$TMP/release.NAME", ip_probe hold SIZE FILE), and
+# every wait_for deadline is generous (WAIT_S): it only bounds a hang, on a loaded machine too.
 set -eu
 
 BUILD=${CONVGPU_BUILD_DIR:?CONVGPU_BUILD_DIR must point at the build tree}
@@ -11,6 +14,7 @@ DAEMON_LOG=$TMP/daemon.log
 export CONVGPU_EMU_STATE=$RUNDIR/emu/state
 FAILS=0
 PASSES=0
+WAIT_S=60 # the deadline of a wait that should end at once: only bounds a hang
 
 cleanup() {
     set +e
@@ -46,13 +50,13 @@ start_daemon() { # start_daemon [convgpud args...]; default: emulated 5GiB, 66Mi
         ${*:---emulate 5GiB} >>"$DAEMON_LOG" 2>&1 &
     DAEMON_PID=$!
     # The socket file may be a dead daemon's leftover: wait until the new one answers.
-    wait_for "daemon answering on its control socket" 10 \
+    wait_for "daemon answering on its control socket" "$WAIT_S" \
         curl -sf -o /dev/null --unix-socket "$RUNDIR/control.sock" http://convgpu/v1/version
 }
 
 stop_daemon_hard() { kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null || true; DAEMON_PID=; }
 
-wait_for() { # wait_for DESCRIPTION SECONDS COMMAND... (polls every 20 ms)
+wait_for() { # wait_for DESCRIPTION SECONDS COMMAND... (polls every 20 ms; SECONDS bounds a hang)
     local what=$1 secs=$2; shift 2
     local deadline=$(( $(date +%s%N) + secs * 1000000000 ))
     while ! "$@" >/dev/null 2>&1; do
@@ -62,6 +66,10 @@ wait_for() { # wait_for DESCRIPTION SECONDS COMMAND... (polls every 20 ms)
         sleep 0.02
     done
 }
+
+# A process that lives until the test kills it (a container's init, say). Run it in the
+# background: `idle_process & pid=$!`. Its command line names $TMP, so cleanup stops it too.
+idle_process() { exec -a "convgpu-test-idle $TMP" sleep infinity; }
 
 # jq is not assumed: small JSON field reads go through python3 if present, else grep.
 json_get() { # json_get FIELD  (reads a JSON object on stdin, prints a top-level field)

@@ -64,17 +64,17 @@ cg rm owned >/dev/null
 
 # start with auto_remove: the init's exit is the container's stop, also across a daemon restart.
 api POST /v1/containers '{"gpu_memory":"64MiB","name":"initw"}' >/dev/null
-sleep 300 & init1=$!
+idle_process & init1=$!
 out=$(api POST /v1/containers/initw/start "{\"pid\":$init1,\"auto_remove\":true}")
 check "start with auto_remove accepted" test "${out%% *}" = 200
 check "container now auto_remove" test "$(container_field initw auto_remove)" = True
 kill "$init1"; wait "$init1" 2>/dev/null || true
-wait_for "the container is removed when its init exits" 5 bash -c \
+wait_for "the container is removed when its init exits" "$WAIT_S" bash -c \
     "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/containers/initw)\" = 404 ]" &&
     pass "removed when its init exited" || fail "still registered after its init exited"
 for name in initx inity; do api POST /v1/containers "{\"gpu_memory\":\"64MiB\",\"name\":\"$name\"}" >/dev/null; done
-sleep 300 & initx=$!
-sleep 300 & inity=$!
+idle_process & initx=$!
+idle_process & inity=$!
 api POST /v1/containers/initx/start "{\"pid\":$initx,\"auto_remove\":true}" >/dev/null
 api POST /v1/containers/inity/start "{\"pid\":$inity,\"auto_remove\":true}" >/dev/null
 stop_daemon_hard
@@ -83,7 +83,7 @@ start_daemon
 check "an init that exited while the daemon was down: removed at restart" test "$(api GET /v1/containers/initx | cut -d' ' -f1)" = 404
 check "a live init: kept at restart, with its pid" test "$(container_field inity init_pid)" = "$inity"
 kill "$inity"; wait "$inity" 2>/dev/null || true
-wait_for "the restored watch removes it" 5 bash -c \
+wait_for "the restored watch removes it" "$WAIT_S" bash -c \
     "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/containers/inity)\" = 404 ]" &&
     pass "restored container removed when its init exited" || fail "restored container not removed when its init exited"
 
@@ -148,11 +148,11 @@ check "policy survives restart" bash -c "$BUILD/bin/convgpu --runtime-dir $RUNDI
 # parent that exited while detaching (they named the parent before).
 D2=$TMP/detached
 "$BUILD/bin/convgpud" --runtime-dir "$D2" --emulate 1GiB --log-level warn 2>>"$DAEMON_LOG"
-wait_for "the detached daemon answers" 10 curl -sf -o /dev/null --unix-socket "$D2/control.sock" http://convgpu/v1/version
+wait_for "the detached daemon answers" "$WAIT_S" curl -sf -o /dev/null --unix-socket "$D2/control.sock" http://convgpu/v1/version
 dpid=$(cat "$D2/convgpud.pid")
 check "detached: convgpud.pid names the running daemon" bash -c "[ -n '$dpid' ] && grep -q convgpud /proc/$dpid/cmdline"
 check "detached: convgpud.json has the same pid" python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["pid"]==int(sys.argv[2])' "$D2/convgpud.json" "$dpid"
 kill -TERM "$dpid"
-wait_for "the detached daemon stops cleanly" 10 bash -c "[ ! -e '$D2/control.sock' ]" # (its zombie may linger: its parent is whoever adopted it)
+wait_for "the detached daemon stops cleanly" "$WAIT_S" bash -c "[ ! -e '$D2/control.sock' ]" # (its zombie may linger: its parent is whoever adopted it)
 check "clean stop removes convgpud.json" test ! -e "$D2/convgpud.json"
 finish

@@ -9,14 +9,14 @@ start_daemon --emulate 512MiB
 SAMPLE=$BUILD/bin/convgpu-sample
 
 "$BUILD/bin/convgpu" --runtime-dir "$RUNDIR" run --quiet --name X --gpu-memory 512MiB -- \
-    "$SAMPLE" --size 448MiB --touch 1MiB --hold-ms 60000 --quiet >"$TMP/X.out" 2>&1 &
+    "$SAMPLE" --size 448MiB --touch 1MiB --hold-until "$TMP/release.X" --quiet >"$TMP/X.out" 2>&1 &
 X=$!
-wait_for "X holds the whole device" 10 bash -c "[ \"\$($BUILD/bin/convgpu --runtime-dir $RUNDIR inspect X | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"used\"])')\" = $((512 << 20)) ]"
+wait_for "X holds the whole device" "$WAIT_S" bash -c "[ \"\$($BUILD/bin/convgpu --runtime-dir $RUNDIR inspect X | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"used\"])')\" = $((512 << 20)) ]"
 
 "$BUILD/bin/convgpu" --runtime-dir "$RUNDIR" run --quiet --name Y --gpu-memory 256MiB -- \
     "$SAMPLE" --size 64MiB --touch 1MiB --quiet >"$TMP/Y.out" 2>&1 &
 Y=$!
-wait_for "Y suspended before its context exists" 10 bash -c "[ \"\$($BUILD/bin/convgpu --runtime-dir $RUNDIR inspect Y 2>/dev/null | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"state\"])')\" = suspended ]" \
+wait_for "Y suspended before its context exists" "$WAIT_S" bash -c "[ \"\$($BUILD/bin/convgpu --runtime-dir $RUNDIR inspect Y 2>/dev/null | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"state\"])')\" = suspended ]" \
     && pass "Y waits for its context's memory" || fail "Y was not suspended: $(cat "$TMP/Y.out")"
 check "Y's process is still alive (not failed in the driver)" kill -0 "$Y"
 kill -TERM "$X"; wait "$X" || true

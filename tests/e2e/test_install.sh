@@ -18,7 +18,7 @@ mkdir -p "$RUNDIR"
 CONVGPU_EMU_CONTEXT=6MiB "$P/bin/convgpud" --runtime-dir "$RUNDIR" --emulate 256MiB --foreground \
     >>"$DAEMON_LOG" 2>&1 &
 DAEMON_PID=$!
-wait_for "installed daemon ready" 10 curl -sf -o /dev/null --unix-socket "$RUNDIR/control.sock" http://convgpu/v1/version
+wait_for "installed daemon ready" "$WAIT_S" curl -sf -o /dev/null --unix-socket "$RUNDIR/control.sock" http://convgpu/v1/version
 out=$("$P/bin/convgpu" --runtime-dir "$RUNDIR" create --gpu-memory 64MiB --name probe)
 check "container env points into the installation" grep -q "LD_PRELOAD=$P/lib/convgpu/libconvgpu.so" <<<"$out"
 "$P/bin/convgpu" --runtime-dir "$RUNDIR" rm probe >/dev/null

@@ -36,14 +36,14 @@ set -e
 check "containers are removed after run" test "$(cg ps --json)" = "[]"
 
 "$BUILD/bin/convgpu" --runtime-dir "$RUNDIR" run --quiet --name held --gpu-memory 128MiB -- \
-    "$SAMPLE" --size 100MiB --hold-ms 60000 --quiet >"$TMP/held.out" 2>&1 &
+    "$SAMPLE" --size 100MiB --hold-until "$TMP/release.held" --quiet >"$TMP/held.out" 2>&1 &
 runner=$!
-wait_for "held container uses memory" 10 bash -c "[ \"\$($BUILD/bin/convgpu --runtime-dir $RUNDIR inspect held | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"used\"])')\" -gt 0 ]"
+wait_for "held container uses memory" "$WAIT_S" bash -c "[ \"\$($BUILD/bin/convgpu --runtime-dir $RUNDIR inspect held | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"used\"])')\" -gt 0 ]"
 workload=$(cg inspect held | python3 -c 'import json,sys; print(json.load(sys.stdin)["process_list"][0]["pid"])')
 kill -KILL "$runner"
-wait_for "container removed after its runner was killed" 5 bash -c "[ \"\$($BUILD/bin/convgpu --runtime-dir $RUNDIR ps --json)\" = '[]' ]" \
+wait_for "container removed after its runner was killed" "$WAIT_S" bash -c "[ \"\$($BUILD/bin/convgpu --runtime-dir $RUNDIR ps --json)\" = '[]' ]" \
     && pass "daemon removed the orphaned container" || fail "container survived its runner"
-wait_for "workload died with its runner" 5 bash -c "! kill -0 $workload 2>/dev/null" \
+wait_for "workload died with its runner" "$WAIT_S" bash -c "! kill -0 $workload 2>/dev/null" \
     && pass "workload died with its runner" || fail "workload $workload still running"
 out=$(api GET /v1/devices)
 check "device fully free again" grep -q '"assigned":0' <<<"$out"

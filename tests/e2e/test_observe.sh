@@ -12,18 +12,20 @@ SAMPLE=$BUILD/bin/convgpu-sample
 check "flag overrides the configuration file" bash -c "$BUILD/bin/convgpu --runtime-dir $RUNDIR policy | grep -q 'resume: fifo'"
 check "device size comes from the configuration file" bash -c "$BUILD/bin/convgpu --runtime-dir $RUNDIR devices --json | grep -q '\"total\": 536870912'"
 
-"$BUILD/bin/convgpu" --runtime-dir "$RUNDIR" events --json >"$TMP/events.out" 2>&1 &
+# The follower starts at the first event, so it sees everything however late it connects.
+"$BUILD/bin/convgpu" --runtime-dir "$RUNDIR" events --json --since 0 >"$TMP/events.out" 2>&1 &
 FOLLOW=$!
-sleep 0.3
+# big holds its memory until this test has looked at everything (it touches release.big).
 "$BUILD/bin/convgpu" --runtime-dir "$RUNDIR" run --quiet --name big --gpu-memory 400MiB -- \
-    "$SAMPLE" --size 380MiB --touch 1MiB --hold-ms 1500 --quiet >"$TMP/big.out" 2>&1 &
+    "$SAMPLE" --size 380MiB --touch 1MiB --hold-until "$TMP/release.big" --quiet >"$TMP/big.out" 2>&1 &
 BIG=$!
-wait_for "big holds memory" 10 bash -c "[ \"\$($BUILD/bin/convgpu --runtime-dir $RUNDIR inspect big 2>/dev/null | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"used\"])')\" -gt 0 ]"
+wait_for "big holds memory" "$WAIT_S" bash -c "[ \"\$($BUILD/bin/convgpu --runtime-dir $RUNDIR inspect big 2>/dev/null | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"used\"])')\" -gt 0 ]"
 "$BUILD/bin/convgpu" --runtime-dir "$RUNDIR" run --quiet --name small --gpu-memory 200MiB -- \
     "$SAMPLE" --size 150MiB --touch 1MiB --quiet >"$TMP/small.out" 2>&1 &
 SMALL=$!
-wait_for "small suspended" 10 bash -c "[ \"\$($BUILD/bin/convgpu --runtime-dir $RUNDIR inspect small 2>/dev/null | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"state\"])')\" = suspended ]" \
+wait_for "small suspended" "$WAIT_S" bash -c "[ \"\$($BUILD/bin/convgpu --runtime-dir $RUNDIR inspect small 2>/dev/null | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"state\"])')\" = suspended ]" \
     && pass "small suspended" || fail "small not suspended"
+suspended_at=$(date +%s%N)
 
 out=$(api GET /metrics)
 check "metrics on the control socket answer 200" test "${out%% *}" = 200
@@ -35,9 +37,13 @@ cg top --once >"$TMP/top.out"
 check "top shows the device" grep -q "Emulated" "$TMP/top.out"
 check "top shows the suspended container" grep -q "small .*suspended" "$TMP/top.out"
 
+# The histogram check below wants small's request to wait more than 0.5 s: release big no sooner
+# than 1 s after small was seen suspended (a floor; a loaded machine only makes it longer).
+while [ $(( $(date +%s%N) - suspended_at )) -lt 1000000000 ]; do sleep 0.05; done
+touch "$TMP/release.big"
 wait "$BIG" && pass "big finished" || fail "big failed"
 wait "$SMALL" && pass "small resumed and finished" || fail "small failed: $(cat "$TMP/small.out")"
-sleep 0.3
+wait_for "the event stream delivers the resume" "$WAIT_S" grep -q '"type":"resume"' "$TMP/events.out" || true
 kill "$FOLLOW" 2>/dev/null; wait "$FOLLOW" 2>/dev/null || true
 check "event stream saw the suspension" grep -q '"type":"suspend"' "$TMP/events.out"
 check "event stream saw the resume" grep -q '"type":"resume"' "$TMP/events.out"

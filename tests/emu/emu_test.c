@@ -7,7 +7,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -125,10 +127,15 @@ pid_t t_spawn(char *const argv[], const char *const env[], int *out_fd)
     if (out_fd && pipe(fds) != 0)
         t_fail(__FILE__, __LINE__, "pipe: %s", strerror(errno));
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0)
         t_fail(__FILE__, __LINE__, "fork: %s", strerror(errno));
     if (pid == 0) {
+        /* A helper that holds a state until the test kills it must not outlive a test that
+         * failed before it could. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+            _exit(127);
         for (int i = 0; env && env[i]; i++) {
             if (env[i][0] == '-') {
                 unsetenv(env[i] + 1);

@@ -103,7 +103,7 @@ uint64_t t_nvml_proc_used(unsigned idx, pid_t pid);
 /* Runs argv with extra "NAME=value" settings (NAME= with nothing unsets when listed as
  * "-NAME"). With out != NULL, stdout and stderr are captured into a malloc'd string. Returns
  * the pid (t_spawn) or the exit status, -signal if killed (t_run). */
-pid_t t_spawn(char *const argv[], const char *const env[], int *out_fd);
+pid_t t_spawn(char *const argv[], const char *const env[], int *out_fd); /* dies with the test */
 int t_wait(pid_t pid);
 int t_run(char *const argv[], const char *const env[], char **out);
 char *t_read_all(int fd);
@@ -111,7 +111,9 @@ char *t_read_all(int fd);
 /* $CONVGPU_BUILD_DIR/bin/convgpu-sample */
 const char *t_sample(void);
 
-/* Polls cond_fn up to timeout_ms; 1 if it became true. */
+/* Polls cond_fn up to timeout_ms; 1 if it became true. Tests wait for conditions, never for
+ * durations, and pass T_WAIT_MS: a deadline that only bounds a hang, on a loaded machine too. */
+#define T_WAIT_MS 60000u
 int t_wait_for(int (*cond_fn)(void *), void *arg, unsigned timeout_ms);
 void t_sleep_ms(unsigned ms);
 

@@ -33,6 +33,11 @@ static int count_lines(const char *s)
     return n;
 }
 
+static int holder_holds(void *arg)
+{
+    return t_nvml_proc_used(0, *(pid_t *)arg) > 0;
+}
+
 int main(int argc, char **argv)
 {
     (void)argv;
@@ -79,17 +84,14 @@ int main(int argc, char **argv)
         free(out);
     }
     /* A live user with 1GiB keeps the file; a newcomer asking for 2GiB is told and adapts. */
-    char *holder[] = {(char *)t_sample(), "--size", "4MiB", "--hold-ms", "60000", "--quiet",
-                      NULL};
+    char *holder[] = {(char *)t_sample(), "--size", "4MiB", "--hold", "--quiet", NULL};
     const char *env1[] = {"CONVGPU_EMU_DEVICES=1GiB", NULL};
     const char *env2[] = {"CONVGPU_EMU_DEVICES=2GiB", NULL};
     int fd;
     pid_t pid = t_spawn(holder, env1, &fd);
     t_load_nvml();
     CHECK_NVML(nv.nvmlInit_v2(), NVML_SUCCESS);
-    for (int i = 0; i < 2000 && t_nvml_proc_used(0, pid) == 0; i++)
-        t_sleep_ms(10);
-    CHECK(t_nvml_proc_used(0, pid) > 0);
+    CHECK(t_wait_for(holder_holds, &pid, T_WAIT_MS));
     char *out = NULL;
     CHECK_EQ(t_run(args, env2, &out), 0);
     if (!strstr(out, "in use by 1 process") || !strstr(out, "total=1073741824"))

@@ -20,15 +20,20 @@ static int proc_holds(void *arg)
     return t_nvml_proc_used(0, watched) >= want_used;
 }
 
+static int device_empty(void *arg)
+{
+    (void)arg;
+    return t_nvml_used(0) == 0;
+}
+
 static void contend(void)
 {
-    char *first[] = {(char *)t_sample(), "--size", "120MiB", "--hold-ms", "60000", "--quiet",
-                     NULL};
+    char *first[] = {(char *)t_sample(), "--size", "120MiB", "--hold", "--quiet", NULL};
     char *second[] = {(char *)t_sample(), "--size", "120MiB", "--quiet", NULL};
     int fd;
     watched = t_spawn(first, NULL, &fd);
     want_used = 186 * T_MiB;
-    CHECK(t_wait_for(proc_holds, NULL, 20000));
+    CHECK(t_wait_for(proc_holds, NULL, T_WAIT_MS));
     CHECK_EQ(t_nvml_used(0), 186 * T_MiB);
     char *out = NULL;
     int rc = t_run(second, NULL, &out);
@@ -44,15 +49,16 @@ static void contend(void)
 
 static void sigkill(void)
 {
-    char *holder[] = {(char *)t_sample(), "--size", "150MiB", "--api", "vmm", "--hold-ms",
-                      "60000", "--quiet", NULL};
+    char *holder[] = {(char *)t_sample(), "--size", "150MiB", "--api", "vmm", "--hold",
+                      "--quiet", NULL};
     int fd;
     watched = t_spawn(holder, NULL, &fd);
     want_used = 216 * T_MiB;
-    CHECK(t_wait_for(proc_holds, NULL, 20000));
+    CHECK(t_wait_for(proc_holds, NULL, T_WAIT_MS));
     kill(watched, SIGKILL);
-    /* Not reaped yet: a zombie already holds nothing, as after a real driver's exit. */
-    t_sleep_ms(100);
+    /* Not reaped yet: a zombie already holds nothing, as after a real driver's exit. (The
+     * kernel ends the process a moment after kill returns: wait for that, not for a time.) */
+    CHECK(t_wait_for(device_empty, NULL, T_WAIT_MS));
     CHECK_EQ(t_nvml_used(0), 0);
     CHECK_EQ(t_nvml_proc_used(0, watched), 0);
     CHECK_EQ(t_wait(watched), -SIGKILL);

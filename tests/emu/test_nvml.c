@@ -4,22 +4,29 @@
 #include "emu_test.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 static CUcontext ctx;
 
+/* Keeps device 0 busy with short `spin` kernels back to back until the test clears `spinning`:
+ * the busy state lasts as long as the test's look at it takes, however loaded the machine. */
+static atomic_int spinning = 1;
+
 static void *spinner(void *arg)
 {
+    (void)arg;
     CUmodule m;
     CUfunction f;
-    unsigned long long us = *(unsigned long long *)arg;
+    unsigned long long us = 50000;
     void *params[] = {&us};
     CHECK_OK(cu.cuCtxSetCurrent(ctx));
     CHECK_OK(cu.cuModuleLoadData(&m, "convgpu-emu-module 1\nkernel spin\n"));
     CHECK_OK(cu.cuModuleGetFunction(&f, m, "spin"));
-    CHECK_OK(cu.cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL));
+    while (atomic_load(&spinning))
+        CHECK_OK(cu.cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL));
     CHECK_OK(cu.cuModuleUnload(m));
     return NULL;
 }
@@ -30,6 +37,16 @@ static unsigned util(nvmlDevice_t d)
     CHECK_NVML(nv.nvmlDeviceGetUtilizationRates(d, &u), NVML_SUCCESS);
     CHECK(u.gpu <= 100);
     return u.gpu;
+}
+
+static int busy(void *arg)
+{
+    return util(*(nvmlDevice_t *)arg) >= 80;
+}
+
+static int idle(void *arg)
+{
+    return util(*(nvmlDevice_t *)arg) == 0;
 }
 
 int main(void)
@@ -133,20 +150,18 @@ int main(void)
     CHECK_OK(cu.cuMemFree_v2(p));
     CHECK_EQ(t_nvml_used(0), 66 * T_MiB);
 
-    /* Utilisation: idle, then busy while spin runs, then it decays. */
+    /* Utilisation: idle, then busy while spin runs (the other device idle), then it decays. */
     CHECK(util(d0) == 0);
-    unsigned long long us = 1500000;
     pthread_t th;
-    pthread_create(&th, NULL, spinner, &us);
-    t_sleep_ms(1200);
-    unsigned busy = util(d0);
+    pthread_create(&th, NULL, spinner, NULL);
+    int was_busy = t_wait_for(busy, &d0, T_WAIT_MS);
     unsigned other = util(d1);
+    atomic_store(&spinning, 0);
     pthread_join(th, NULL);
-    if (busy < 80 || other != 0)
-        t_fail(__FILE__, __LINE__, "utilisation during spin: %u%% (other device %u%%)", busy,
-               other);
-    t_sleep_ms(1100);
-    CHECK(util(d0) == 0);
+    if (!was_busy || other != 0)
+        t_fail(__FILE__, __LINE__, "utilisation during spin: %u%% (other device %u%%)",
+               util(d0), other);
+    CHECK(t_wait_for(idle, &d0, T_WAIT_MS));
 
     CHECK_NVML(nv.nvmlShutdown(), NVML_SUCCESS);
     CHECK_NVML(nv.nvmlDeviceGetCount_v2(&n), NVML_ERROR_UNINITIALIZED);

@@ -12,6 +12,8 @@
  *                                   SIZE bytes (default 2 MiB), cuMemGetInfo_v2; median, p90, mean
  *   gpu_probe hold SIZE MS          allocate SIZE bytes, keep them MS milliseconds, free; prints
  *                                   wall-clock times (for the suspend/resume test)
+ *   gpu_probe hold-until SIZE FILE  the same, keeping them until FILE exists (the test's release:
+ *                                   it holds as long as the test's checks take)
  *
  * Output: key=value lines on stdout. Exit status: 0 ok, 2 an allocation failed with
  * CUDA_ERROR_OUT_OF_MEMORY, 1 anything else. */
@@ -25,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -394,7 +397,8 @@ static int cmd_timing(size_t iters, size_t size)
     return 0;
 }
 
-static int cmd_hold(size_t size, unsigned long ms)
+/* Keeps SIZE bytes MS milliseconds, or until the file `release` exists when it is not NULL. */
+static int cmd_hold(size_t size, unsigned long ms, const char *release)
 {
     int rc;
     uint64_t start = unix_ms();
@@ -409,8 +413,13 @@ static int cmd_hold(size_t size, unsigned long ms)
     uint64_t t1 = unix_ms();
     printf("allocated=%zu\nalloc_at_unix_ms=%" PRIu64 "\nalloc_wait_ms=%" PRIu64 "\n", size, t1, t1 - t0);
     fflush(stdout);
+    struct stat sb;
+    while (release && stat(release, &sb) != 0) {
+        struct timespec nap = {0, 10 * 1000000L};
+        nanosleep(&nap, NULL);
+    }
     struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    while (!release && nanosleep(&ts, &ts) != 0 && errno == EINTR) {
     }
     if ((rc = ck("cuMemFree_v2", cu.mem_free(p))))
         return rc;
@@ -421,7 +430,8 @@ static int cmd_hold(size_t size, unsigned long ms)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: gpu_probe info | measure | timing [ITERS] [SIZE] | hold SIZE MS\n"
+    fprintf(stderr, "usage: gpu_probe info | measure | timing [ITERS] [SIZE] | hold SIZE MS |\n"
+                    "       hold-until SIZE FILE\n"
                     "SIZE: bytes, or a number with KiB, MiB or GiB\n");
 }
 
@@ -454,7 +464,15 @@ int main(int argc, char **argv)
             usage();
             return 1;
         }
-        return cmd_hold(size, (unsigned long)ms);
+        return cmd_hold(size, (unsigned long)ms, NULL);
+    }
+    if (strcmp(cmd, "hold-until") == 0 && argc == 4) {
+        size_t size;
+        if (parse_size(argv[2], &size) || size == 0 || !*argv[3]) {
+            usage();
+            return 1;
+        }
+        return cmd_hold(size, 0, argv[3]);
     }
     usage();
     return 1;

@@ -58,7 +58,7 @@ shm=/dev/shm/convgpu-emu-$(id -u)
 had_shm=0; [ -e "$shm" ] && had_shm=1
 rc=0
 LD_LIBRARY_PATH=$BUILD/lib/emu BENCH_QUICK=1 BENCH_OUT=$OUT/bench.md \
-    timeout 240 bash "$CONVGPU_SOURCE_DIR/bench/run-all.sh" --real-gpu "$B" >"$OUT/bench.log" 2>&1 || rc=$?
+    timeout 600 bash "$CONVGPU_SOURCE_DIR/bench/run-all.sh" --real-gpu "$B" >"$OUT/bench.log" 2>&1 || rc=$?
 [ "$had_shm" -eq 1 ] || rm -f "$shm"
 [ "$rc" -eq 0 ] || { tail -n 30 "$OUT/bench.log"; fail "bench/run-all.sh --real-gpu BUNDLE: exit $rc"; }
 for h in '<!-- bench-gpu:begin -->' '### API response time' '### Application overhead' '<!-- bench-gpu:end -->'; do

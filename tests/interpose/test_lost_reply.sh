@@ -10,6 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 need_emulator
 export CONVGPU_EMU_CONTEXT=64MiB PROBE T=$TMP
+export CONVGPU_DAEMON_TIMEOUT=120 # the probe waits out the restart: this only bounds a hang
 MIB=$((1 << 20))
 
 used_of_only_container() {
@@ -24,13 +25,13 @@ scenario() {
     CONVGPUD_TEST_CRASH=$where:1 start_daemon --emulate 2GiB
     run_in 1GiB "$PROBE" hold 100MiB "$T/held" >"$T/p.out" 2>&1 &
     P=$!
-    wait_for "the daemon to die at the injected fault" 20 bash -c "! kill -0 $DAEMON_PID" ||
+    wait_for "the daemon to die at the injected fault" "$WAIT_S" bash -c "! kill -0 $DAEMON_PID" ||
         { fail "$where: the fault was not reached"; kill -KILL "$DAEMON_PID"; }
     rc=0; wait "$DAEMON_PID" || rc=$?
     DAEMON_PID=
     check "$where: the daemon died at the injected fault, before the reply (exit $rc)" test "$rc" -eq 99
     start_daemon --emulate 2GiB
-    if wait_for "the probe holds its 100MiB" 20 test -e "$T/held"; then
+    if wait_for "the probe holds its 100MiB" "$WAIT_S" test -e "$T/held"; then
         pass "$where: the request re-sent to the restarted daemon was granted"
     else
         fail "$where: the probe never got its 100MiB"; sed 's/^/    | /' "$T/p.out"
@@ -41,7 +42,7 @@ scenario() {
     rm -f "$T/held"
     rc=0; wait "$P" || rc=$?
     check "$where: the probe exits 0 (exit $rc)" test "$rc" -eq 0
-    wait_for "the container's memory returns" 10 bash -c "[ \"\$(curl -s --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/devices | python3 -c 'import json,sys; print(json.load(sys.stdin)[0][\"used\"])')\" = 0 ]" ||
+    wait_for "the container's memory returns" "$WAIT_S" bash -c "[ \"\$(curl -s --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/devices | python3 -c 'import json,sys; print(json.load(sys.stdin)[0][\"used\"])')\" = 0 ]" ||
         fail "$where: device use did not return to 0"
     stop_daemon_hard
 }

@@ -9,10 +9,15 @@ export CONVGPU_EMU_CONTEXT=2MiB
 start_daemon --emulate 2GiB
 
 run_in 1600MiB "$PROBE" hold 1500MiB "$TMP/x.ready" >"$TMP/x.out" 2>&1 &
-wait_for "container X holds its memory" 20 test -e "$TMP/x.ready" || { fail "X did not start"; cat "$TMP/x.out"; finish; exit 1; }
-run_in 1GiB "$PROBE" threads 64MiB 2 448MiB >"$TMP/y.out" 2>&1 &
+wait_for "container X holds its memory" "$WAIT_S" test -e "$TMP/x.ready" || { fail "X did not start"; cat "$TMP/x.out"; finish; exit 1; }
+cg run --name Y --gpu-memory 1GiB -- "$PROBE" threads 64MiB 2 448MiB "$TMP/y.go" >"$TMP/y.out" 2>&1 &
 YPID=$!
-if wait_for "main thread of Y done" 20 grep -q main-ok "$TMP/y.out"; then
+# The main thread starts its rounds once the daemon holds both waiters' requests.
+pending_in_y() { [ "$(container_field Y pending)" = "$1" ]; }
+wait_for "both waiters of Y suspended" "$WAIT_S" pending_in_y 2 ||
+    fail "Y's waiters were not suspended: $(cg inspect Y 2>&1 | tr -d '\n' | cut -c1-300)"
+touch "$TMP/y.go"
+if wait_for "main thread of Y done" "$WAIT_S" grep -q main-ok "$TMP/y.out"; then
     pass "main thread freed and allocated 20 times while two threads were suspended"
 else
     fail "main thread of Y was blocked"

@@ -22,7 +22,7 @@ CHURN=${CHURN:?CHURN must point at the churn binary}
 STATE_PY="$CONVGPU_SOURCE_DIR/tests/soak/state.py"
 if [ ! -e "$BUILD/lib/emu/libcuda.so.1" ]; then echo "SKIP: no emulator built"; exit 77; fi
 export CONVGPU_EMU_CONTEXT=2MiB CTX=$((2 << 20))
-export CONVGPU_DAEMON_TIMEOUT=30
+export CONVGPU_DAEMON_TIMEOUT=120 # the processes wait out each restart: this only bounds a hang
 DEV=3GiB
 PIDS=()              # every churn process, in start order
 declare -A PNAME PSTAT
@@ -118,7 +118,7 @@ tally() { # tally OUTPUT: counts state.py's ok:/FAIL: lines into the harness's t
 verify() { # verify LABEL: pause, wait for a quiescent state, check it; leaves it paused
     local d=$TMP/snap.$1
     touch "$TMP/pause"
-    wait_for "quiescent ($1)" 30 quiescent || fail "no quiescent state ($1)"
+    wait_for "quiescent ($1)" "$WAIT_S" quiescent || fail "no quiescent state ($1)"
     collect "$d"
     echo "--- $1: $(grep -c . "$d/procs.txt") live processes, pending: $(python3 "$STATE_PY" pending "$d" | wc -l)"
     local out rc=0
@@ -128,8 +128,16 @@ verify() { # verify LABEL: pause, wait for a quiescent state, check it; leaves i
 }
 
 ops_total() { local s=0 p o; for p in "${PIDS[@]}"; do o=$(sed -n 's/.*ops=\([0-9]*\).*/\1/p' "${PSTAT[$p]}" 2>/dev/null); s=$((s + ${o:-0})); done; echo $s; }
+# The phases below wait for what they need to have happened, never for a time: on a loaded
+# machine the processes may do little in a second. (Deadlines only bound a hang.)
+ops_grew() { [ "$(ops_total)" -ge $(($1 + $2)) ]; } # ops_grew FROM BY
+pending_total() { cg ps --json | python3 -c 'import json,sys; print(sum(c["pending"] for c in json.load(sys.stdin)))'; }
+pending_at_least() { [ "$(pending_total)" -ge "$1" ]; }
+unreachable_lines() { cat "$TMP"/out.* 2>/dev/null | grep -c "daemon unreachable" || true; }
+unreachable_grew() { [ "$(unreachable_lines)" -gt "$1" ]; } # a waiting process found the daemon gone
 
-sleep 2
+wait_for "processes of c4, c5, c6 waiting in suspended requests" "$WAIT_S" pending_at_least 3 ||
+    fail "fewer than 3 requests pending: $(pending_total)"
 t_start=$(date +%s%N); ops_start=$(ops_total)
 
 # ---- restart 1: quiescent, exact ------------------------------------------------------------
@@ -137,8 +145,10 @@ verify before-restart-1
 npend1=$(python3 "$STATE_PY" pending "$TMP/snap.before-restart-1" | wc -l)
 check "some processes wait in suspended requests before the restart ($npend1)" test "$npend1" -ge 3
 ps_before=$(cg ps --json)
+u0=$(unreachable_lines)
 stop_daemon_hard
-sleep 0.5
+wait_for "a waiting process finds the daemon gone" "$WAIT_S" unreachable_grew "$u0" ||
+    fail "no waiting process noticed the daemon was gone"
 start_daemon --emulate $DEV
 # The waiting processes re-send their requests when they reconnect.
 same_pending() {
@@ -146,7 +156,7 @@ same_pending() {
         [ "$(python3 "$STATE_PY" pending "$TMP/r1" | sort)" = \
           "$(python3 "$STATE_PY" pending "$TMP/snap.before-restart-1" | sort)" ]
 }
-wait_for "waiting processes re-send their requests" 30 same_pending || fail "pending requests did not come back"
+wait_for "waiting processes re-send their requests" "$WAIT_S" same_pending || fail "pending requests did not come back"
 verify after-restart-1
 out=$(python3 "$STATE_PY" compare "$TMP/snap.before-restart-1/snapshot.json" "$TMP/snap.after-restart-1/snapshot.json") || true
 tally "$out"
@@ -154,10 +164,14 @@ echo "$out"
 
 # ---- restart 2: mid-run -----------------------------------------------------------------------
 rm -f "$TMP/pause"
-sleep 2
+ops0=$(ops_total)
+wait_for "the processes run again" "$WAIT_S" ops_grew "$ops0" 100 || fail "the processes did not run again"
 ps_before=$(cg ps --json)
 stop_daemon_hard
-sleep 0.5                # the processes go on allocating within their quota meanwhile
+# The processes go on allocating within their quota meanwhile.
+ops0=$(ops_total)
+wait_for "the processes allocate while the daemon is down" "$WAIT_S" ops_grew "$ops0" 20 ||
+    fail "no process went on while the daemon was down"
 start_daemon --emulate $DEV
 ps_after=$(cg ps --json)
 out=$(python3 - "$ps_before" "$ps_after" <<'EOF'
@@ -169,7 +183,9 @@ EOF
 )
 check "restart 2 (mid-run): every container back at once with its id, limit, assignment, device" test "$out" = same
 [ "$out" = same ] || echo "$out"
-sleep 2
+ops0=$(ops_total)
+wait_for "the processes run on after the restart" "$WAIT_S" ops_grew "$ops0" 100 ||
+    fail "the processes did not run on after the second restart"
 verify after-restart-2
 rm -f "$TMP/pause"
 t_end=$(date +%s%N); ops_end=$(ops_total)
@@ -183,7 +199,7 @@ for name in "${NAMES[@]}"; do
     touch "$TMP/stop.$name"
     for p in "${PIDS[@]}"; do
         [ "${PNAME[$p]}" = "$name" ] || continue
-        wait_for "$name's process $p to finish" 60 gone "$p" || kill -KILL "$p" 2>/dev/null
+        wait_for "$name's process $p to finish" "$WAIT_S" gone "$p" || kill -KILL "$p" 2>/dev/null
         wait "$p" 2>/dev/null || true
     done
     cg rm "$name" >/dev/null || fail "rm $name"

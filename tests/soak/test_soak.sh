@@ -7,7 +7,8 @@
 # on an emulated GPU of PROCS * 96MiB (at least 2GiB); the test keeps about SOAK_PROCS churn
 # processes alive at once, so the containers ask well over the device and some are suspended.
 # churn allows out-of-memory answers (a container whose processes together ask over its limit
-# gets them).
+# gets them). The load is built up before the clock starts: until 3/4 of SOAK_PROCS are alive,
+# the processes pause after their first request (however slowly a busy machine starts them).
 #
 # Asserts:
 #  - no process outlives the deadline (load phase + SOAK_DRAIN_S): the watchdog fails the test and
@@ -25,7 +26,8 @@
 # Scale (defaults are the CI profile, < 90 s on 2 cores):
 #   SOAK_SECONDS=40   length of the load phase (each policy gets a fifth of it)
 #   SOAK_PROCS=64     churn processes alive at once
-#   SOAK_DRAIN_S=30   time allowed after the load phase for everything to finish
+#   SOAK_DRAIN_S=120  time allowed after the load phase for everything to finish (a hang bound:
+#                     a drain takes seconds, more on a loaded machine)
 #   SOAK_KILL_PM=150  per mille chance, every 100 ms, that the test SIGKILLs a random process
 #   SOAK_DEVICE_MIB=N size of the emulated GPU (default PROCS * 96, at least 2048)
 #   SOAK_SEED=N       seed of the test's choices (default: time)
@@ -38,7 +40,7 @@ set +u   # empty associative arrays below
 if [ ! -e "$BUILD/lib/emu/libcuda.so.1" ]; then echo "SKIP: no emulator built"; exit 77; fi
 SECONDS_LOAD=${SOAK_SECONDS:-40}
 PROCS=${SOAK_PROCS:-64}
-DRAIN=${SOAK_DRAIN_S:-30}
+DRAIN=${SOAK_DRAIN_S:-120}
 KILL_PM=${SOAK_KILL_PM:-150}
 RSS_TOL=${SOAK_RSS_TOL_KB:-4096}
 SEED=${SOAK_SEED:-$(date +%s)}
@@ -82,7 +84,7 @@ start_soak_daemon() {
     "${pre[@]}" "$BUILD/bin/convgpud" --runtime-dir "$RUNDIR" --foreground --log-level info \
         --emulate $DEV >>"$DAEMON_LOG" 2>&1 &
     DAEMON_PID=$!
-    wait_for "daemon answering on its control socket" 60 \
+    wait_for "daemon answering on its control socket" "$WAIT_S" \
         curl -sf -o /dev/null --unix-socket "$RUNDIR/control.sock" http://convgpu/v1/version
 }
 
@@ -103,7 +105,7 @@ spawn_job() { # spawn_job N
     local mib=${lim%MiB}; [ "$mib" = "$lim" ] && mib=$(( ${lim%GiB} * 1024 ))
     local budget=$(( (mib * (2 + RANDOM % 3) / (2 * n) - 2) / 2 * 2 ))
     [ "$budget" -ge 4 ] || budget=4
-    local args="--budget ${budget}MiB --max 64MiB --sleep-ms 4:16 --oom-ok --fork-pm 8 --exit-pm 2 --managed-pm 100 --pid-dir $PIDDIR"
+    local args="--budget ${budget}MiB --max 64MiB --sleep-ms 4:16 --oom-ok --fork-pm 8 --exit-pm 2 --managed-pm 100 --pid-dir $PIDDIR --pause $RAMP"
     local script='for i in $(seq 1 "$1"); do
             "$2" $3 --ops $((100 + RANDOM % 200)) --seed $(($4 * 1000 + i)) &
         done
@@ -143,11 +145,30 @@ kill_random() {
 start_soak_daemon
 sample start
 
+# ---- ramp-up: the planned load is reached before the clock starts --------------------------------
+# Processes pause after their first request while $RAMP exists: on a loaded machine starting a
+# job takes longer than a process lives, and the load would never build up otherwise.
+RAMP=$TMP/ramp
+touch "$RAMP"
+cg policy fifo >/dev/null || fail "policy fifo"
+peak=0
+ramp_end=$(( $(date +%s) + 4 * WAIT_S ))
+while [ "$(date +%s)" -lt "$ramp_end" ]; do
+    reap
+    n=$(live); [ "$n" -gt "$peak" ] && peak=$n
+    [ "$n" -lt $((PROCS * 3 / 4)) ] || break
+    k=$(( 4 + RANDOM % 5 ))
+    if [ $(( n + k )) -le "$PROCS" ] && [ "${#JOBN[@]}" -lt $(( PROCS / 2 )) ]; then spawn_job "$k"; fi
+    sleep 0.1
+done
+echo "ramp-up: $(live) live processes"
+rm -f "$RAMP"
+
 POLICIES=(fifo best-fit recent random aging-fit)
 period_ms=$(( SECONDS_LOAD * 1000 / ${#POLICIES[@]} ))
 t0=$(date +%s%N)
 end=$(( t0 + SECONDS_LOAD * 1000000000 ))
-pol=-1 peak=0 s1= s2=
+pol=-1 s1= s2=
 declare -A RESUMES SUSPENDS
 count_log() { grep -c "$1" "$DAEMON_LOG" || true; }
 while :; do
@@ -198,13 +219,15 @@ check "daemon still running after the soak" kill -0 "$DAEMON_PID"
 
 # ---- accounting back to exactly zero -----------------------------------------------------------
 empty() { [ "$(cg ps --json | tr -d ' \n')" = "[]" ]; }
-wait_for "every container removed" 10 empty || true
+wait_for "every container removed" "$WAIT_S" empty || true
 check "every container removed" empty
 dev=$(cg devices --json | python3 -c 'import json,sys; d=json.load(sys.stdin)[0]; print(d["assigned"], d["used"], d["containers"], d["suspended"])')
 check "device: assigned 0, used 0, no container, none suspended ($dev)" test "$dev" = "0 0 0 0"
 nv=$(LD_LIBRARY_PATH="$BUILD/lib/emu" CONVGPU_EMU_DEVICES=$DEV "$CHURN" --nvml)
 check "emulator's NVML: no process, 0 used ($(echo $nv))" test "$(echo $nv)" = "device 0 $((DEV_MIB << 20))"
-sleep 0.5
+# The daemon closes the last connections as it sees them hang up: wait for that, not for a time.
+fds_back() { [ "$(ls "/proc/$DAEMON_PID/fd" | wc -l)" -le "${FDS[start]}" ]; }
+wait_for "the daemon's fds back to the start" "$WAIT_S" fds_back || true
 sample end
 
 # ---- what the processes said ---------------------------------------------------------------------
