@@ -139,8 +139,8 @@ as OP curl -sN --unix-socket "$RUNDIR/control.sock" "http://convgpu/v1/events?fo
 BG_PIDS+=($!)
 api PUT "/v1/containers/$B2/limit" '{"gpu_memory":"32MiB"}' >/dev/null
 api PUT "/v1/containers/$A2/limit" '{"gpu_memory":"768MiB"}' >/dev/null
-wait_for "U1's follower sees a2's limit change" 10 grep -q "\"container\":\"$A2\"" "$TMP/follow.u1"
-wait_for "OP's follower sees a2's limit change" 10 grep -q "\"container\":\"$A2\"" "$TMP/follow.op"
+wait_for "U1's follower sees a2's limit change" "$WAIT_S" grep -q "\"container\":\"$A2\"" "$TMP/follow.u1"
+wait_for "OP's follower sees a2's limit change" "$WAIT_S" grep -q "\"container\":\"$A2\"" "$TMP/follow.op"
 check "U1's followed stream has a2's change" grep -q "\"type\":\"limit\".*\"container\":\"$A2\"" "$TMP/follow.u1"
 check "... and not b2's" bash -c "! grep -q '$B2' '$TMP/follow.u1'"
 check "OP's followed stream has b2's change" grep -q "\"container\":\"$B2\"" "$TMP/follow.op"

@@ -76,11 +76,11 @@ check "beside two busy loops: 2000 victim round trips granted" grep -q "pingpong
 # ---- the attack ---------------------------------------------------------------------------------
 bg "$O.churn" $UA nice -n 19 "$CLIENT" "$AS" hello recv timeout 60000 churn "$TMP/stop.attack" $((32 * MiB))
 CHURN=$BGPID
-wait_for "churn granted" 20 grep -q "churn_granted=" "$O.churn" || true
+wait_for "churn granted" "$WAIT_S" grep -q "churn_granted=" "$O.churn" || true
 check "the attacker's churn process got its 32 MiB" grep -q "churn_granted=yes" "$O.churn"
 bg "$O.victim" $UV "$CLIENT" "$VS" hello recv timeout 60000 pingpong-until "$TMP/stop.victim" $((4 * MiB))
 VICTIM=$BGPID
-wait_for "victim welcomed" 20 grep -q "recv=WELCOME" "$O.victim" || true
+wait_for "victim welcomed" "$WAIT_S" grep -q "recv=WELCOME" "$O.victim" || true
 cpu() { awk '{print $14 + $15}' "/proc/$DAEMON_PID/stat"; }
 c0=$(cpu)
 t0=$(date +%s%N)
@@ -144,7 +144,7 @@ a_now() { echo "$(field "$A" pending) $(field "$A" used) $(field "$A" processes)
 wait_for "A empty" 60 test "$(a_now)" = "0 0 0" || true
 check "after the attack A has nothing waiting, no use, no processes ($(a_now))" test "$(a_now)" = "0 0 0"
 check "A's assignment is as before" test "$(field "$A" assigned)" = "$a_assigned"
-wait_for "V empty" 10 test "$(snap "$V")" = "$v0" || true
+wait_for "V empty" "$WAIT_S" test "$(snap "$V")" = "$v0" || true
 check "V and F are as before" test "$(snap "$V") $(snap "$F")" = "$v0 $f0"
 check "the daemon is up" daemon_alive
 

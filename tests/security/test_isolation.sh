@@ -90,8 +90,8 @@ bg "$O.a1" $UX "$CLIENT" "$XS" pid hello recv alloc $((16 * MiB)) recv slot hold
 A1=$BGPID
 bg "$O.b1" $UY "$CLIENT" "$YS" pid hello recv alloc $((32 * MiB)) recv slot hold "$TMP/stop.b1" 40
 B1=$BGPID
-wait_for "A1 granted" 10 grep -q "slot_word_used" "$O.a1"
-wait_for "B1 granted" 10 grep -q "slot_word_used" "$O.b1"
+wait_for "A1 granted" "$WAIT_S" grep -q "slot_word_used" "$O.a1"
+wait_for "B1 granted" "$WAIT_S" grep -q "slot_word_used" "$O.b1"
 check "A1 was granted" grep -q "recv=ALLOC_REPLY id=1 status=0" "$O.a1"
 check "B1 was granted" grep -q "recv=ALLOC_REPLY id=1 status=0" "$O.b1"
 sa=$(kv "$O.a1" slot); ga=$(kv "$O.a1" generation); sb=$(kv "$O.b1" slot); gb=$(kv "$O.b1" generation)
@@ -124,7 +124,7 @@ check "the daemon logged the refused claims" grep -q "reconnect to slot $sa refu
 # A1 exits: its slot is free again, and still nobody else may claim it by number.
 touch "$TMP/stop.a1"
 wait "$A1" || true
-wait_for "A1 gone from X" 10 not_in "$X" "$A1"
+wait_for "A1 gone from X" "$WAIT_S" not_in "$X" "$A1"
 as_uid $UX "$CLIENT" "$XS" pid reconnect "$sa" "$ga" recv slot >"$O.c3" 2>&1 || true
 check "claiming a dead process's slot by number gives an empty account" grep -q "slot_word_used=0 " "$O.c3"
 check "Y still unchanged" test "$(snap "$Y")" = "$before_y"
@@ -134,7 +134,7 @@ check "Y still unchanged" test "$(snap "$Y")" = "$before_y"
 # be the client's own, reported by the client itself, not this shell's or setpriv's parent's.
 bg "$O.id" $UX "$CLIENT" "$XS" pid hello recv hold "$TMP/stop.id" 40
 ID=$BGPID
-wait_for "identity client welcomed" 10 grep -q "recv=WELCOME" "$O.id"
+wait_for "identity client welcomed" "$WAIT_S" grep -q "recv=WELCOME" "$O.id"
 real=$(kv "$O.id" pid)
 check "the client's own pid is the one we started" test "$real" = "$ID"
 check "X's process list shows the SO_PEERCRED pid $real" grep -q "($real, " <<<"$(snap "$X")"

@@ -79,7 +79,7 @@ check "a limit the core refuses is still a 409 (not a storage error)" test "$(st
 
 # ---- 2. a removal that cannot be refused ---------------------------------------------------------
 kill -KILL "$OWNER"; wait "$OWNER" 2>/dev/null || true; OWNER=
-wait_for "C removed after its owner exited" 10 bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/containers/$C)\" = 404 ]"
+wait_for "C removed after its owner exited" "$WAIT_S" bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/containers/$C)\" = 404 ]"
 check "... and the log says state.db still lists it" grep -q "container $C: removed (owner exited), but state.db still lists it" "$DAEMON_LOG"
 check "... which it does" grep -q "owned:" <<<"$(rows)"
 
@@ -102,7 +102,7 @@ r=$(api POST "/v1/containers/$D/start" "{\"pid\":$OWNER,\"auto_remove\":true}")
 check "D's init is watched" test "$(status "$r")" = 200
 fill
 kill -KILL "$OWNER"; wait "$OWNER" 2>/dev/null || true; OWNER=
-wait_for "D removed after its owner exited (disk full)" 10 bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/containers/$D)\" = 404 ]"
+wait_for "D removed after its owner exited (disk full)" "$WAIT_S" bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --unix-socket '$RUNDIR/control.sock' http://convgpu/v1/containers/$D)\" = 404 ]"
 check "... its row is still in state.db" grep -q "owed:" <<<"$(rows)"
 rm -f "$RUNDIR/fill"
 r=$(api PUT /v1/policy '{"resume":"best-fit"}')

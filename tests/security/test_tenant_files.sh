@@ -109,7 +109,7 @@ bg "$TMP/y.out" $UY "$ATTACK" "$YS" alloc $((400 * MiB)) hold "$TMP/stop.y"
 YP=$BGPID
 wait_for "Y's process holds 400MiB" 60 grep -q "alloc_status=0" "$TMP/y.out" || { echo "y.out: $(cat "$TMP/y.out")"; grep -i "pid\|alloc\|y" "$DAEMON_LOG" | tail -5; }
 sleep_start() { awk '{print $22}' "/proc/$1/stat"; }
-setsid sleep 600 </dev/null >/dev/null 2>&1 &
+setsid sleep infinity </dev/null >/dev/null 2>&1 &
 ROOTP=$!
 BG_PIDS+=("$ROOTP")
 bg "$TMP/x.out" $UX "$ATTACK" "$XS" alloc $((8 * MiB)) forge-header $((768 * MiB)) \
@@ -142,7 +142,7 @@ check "the device promises no more than it has (assigned, used: $dev_before -> $
 # The watchdog in kill mode: a process using the GPU without the interposer is killed at its
 # next check; once it is, the adopted strangers (if any) would have been judged too.
 EMU_ENV=(env LD_LIBRARY_PATH="$BUILD/lib/emu" CONVGPU_EMU_STATE="$RUNDIR/emu/state" CONVGPU_EMU_DEVICES=1GiB)
-"${EMU_ENV[@]}" "$BUILD/bin/convgpu-sample" --size 16MiB --touch 1MiB --hold-ms 120000 --quiet &
+"${EMU_ENV[@]}" "$BUILD/bin/convgpu-sample" --size 16MiB --touch 1MiB --hold --quiet &
 BYPASS=$!
 BG_PIDS+=("$BYPASS")
 wait_for "the watchdog killed a process that bypasses the interposer" 60 bash -c "! kill -0 $BYPASS 2>/dev/null" \
