@@ -57,6 +57,12 @@ typedef enum {
     CG_PLACE__COUNT
 } cg_placement_policy;
 
+typedef enum {
+    CG_COMPUTE_ELASTIC = 0,  /* may use time nobody else wants; gives it back within a step */
+    CG_COMPUTE_HARD,         /* never more than its share, even on an idle device */
+    CG_COMPUTE__COUNT
+} cg_compute_mode;
+
 /* Names used on command lines and in the API: "fifo", "best-fit", "recent", "random", ...;
  * "first-fit", "least-loaded", "binpack". Lookups return false for unknown names. */
 const char *cg_resume_policy_name(cg_resume_policy p);

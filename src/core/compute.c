@@ -1,0 +1,244 @@
+/* compute.c — the compute controller: shares and measured device time in, gates out
+ * (compute.h has the rule and why it holds). Pure: the caller passes time and measurements. */
+#include "compute.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* What the controller remembers of one container between steps. */
+typedef struct {
+    uint64_t key;
+    unsigned device;
+    bool measured;           /* a baseline measurement exists */
+    bool open, spare;        /* the last decision */
+    int64_t credit;          /* at measured_until */
+    cg_time measured_until;
+    cg_time busy_total;      /* the cumulative figure at measured_until */
+    uint32_t rate_permille;  /* busy share of the last measured interval */
+} entry;
+
+struct cg_compute {
+    cg_compute_params p;
+    entry *e;                /* sorted by key */
+    size_t n;
+    cg_time last_now;
+    bool stepped;
+};
+
+static void *cc_alloc(const cg_compute_params *p, size_t size)
+{
+    return p->mem_alloc ? p->mem_alloc(p->mem_ctx, size) : malloc(size);
+}
+
+static void cc_free(const cg_compute_params *p, void *ptr)
+{
+    if (!ptr)
+        return;
+    if (p->mem_free)
+        p->mem_free(p->mem_ctx, ptr);
+    else
+        free(ptr);
+}
+
+cg_compute *cg_compute_new(const cg_compute_params *params)
+{
+    cg_compute_params p = {0};
+    if (params)
+        p = *params;
+    if (p.elastic_cap_pct > 100 || (p.mem_alloc == NULL) != (p.mem_free == NULL))
+        return NULL;
+    if (p.burst_ns == 0)
+        p.burst_ns = CG_COMPUTE_BURST_NS_DEFAULT;
+    if (p.debt_ns == 0)
+        p.debt_ns = CG_COMPUTE_DEBT_NS_DEFAULT;
+    if (p.burst_ns > INT64_MAX / 4 || p.debt_ns > INT64_MAX / 4)
+        return NULL;
+    if (p.elastic_cap_pct == 0)
+        p.elastic_cap_pct = 100;
+    cg_compute *cc = cc_alloc(&p, sizeof *cc);
+    if (!cc)
+        return NULL;
+    memset(cc, 0, sizeof *cc);
+    cc->p = p;
+    return cc;
+}
+
+void cg_compute_free(cg_compute *cc)
+{
+    if (!cc)
+        return;
+    cg_compute_params p = cc->p;
+    cc_free(&p, cc->e);
+    cc_free(&p, cc);
+}
+
+static const entry *find(const cg_compute *cc, uint64_t key)
+{
+    size_t lo = 0, hi = cc->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cc->e[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < cc->n && cc->e[lo].key == key ? &cc->e[lo] : NULL;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    uint64_t x = ((const entry *)a)->key, y = ((const entry *)b)->key;
+    return (x > y) - (x < y);
+}
+
+/* share% of `ns` nanoseconds, without overflow for any ns below 2^63. */
+static int64_t share_of(unsigned pct, cg_time ns)
+{
+    return (int64_t)(ns / 100 * pct + ns % 100 * pct / 100);
+}
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* Folds a new measurement into the entry's credit (see compute.h for the clamps). */
+static void absorb(const cg_compute_params *p, entry *e, const cg_compute_input *in)
+{
+    if (in->measured_until == 0)
+        return;
+    if (!e->measured || in->measured_until < e->measured_until ||
+        in->busy_total_ns < e->busy_total) {
+        /* A first measurement, or the measurer started over: a new baseline. */
+        e->measured = true;
+        e->measured_until = in->measured_until;
+        e->busy_total = in->busy_total_ns;
+        e->rate_permille = 0;
+        return;
+    }
+    cg_time span = in->measured_until - e->measured_until;
+    if (span == 0)
+        return;
+    cg_time busy = in->busy_total_ns - e->busy_total;
+    if (busy > span)
+        busy = span;
+    int64_t floor = e->spare && in->mode == CG_COMPUTE_ELASTIC ? -(int64_t)p->burst_ns
+                                                               : -(int64_t)p->debt_ns;
+    int64_t credit = e->credit + share_of(in->share_pct, span) - (int64_t)busy;
+    e->credit = clamp64(credit, floor, (int64_t)p->burst_ns);
+    e->rate_permille = (uint32_t)(busy * 1000 / span);
+    e->measured_until = in->measured_until;
+    e->busy_total = in->busy_total_ns;
+}
+
+/* The credit at `now`: the measured credit, plus the share of the unmeasured span, minus what
+ * the container is predicted to have used in it (its last rate while its gate was open). */
+static int64_t estimate(const entry *e, const cg_compute_input *in, cg_time now)
+{
+    if (!e->measured)
+        return 0;
+    cg_time span = now > e->measured_until ? now - e->measured_until : 0;
+    int64_t predicted = e->open ? (int64_t)(span / 1000 * e->rate_permille) : 0;
+    return e->credit + share_of(in->share_pct, span) - predicted;
+}
+
+static bool wants_time(const entry *e, const cg_compute_input *in)
+{
+    return in->waiting || e->rate_permille > 0;
+}
+
+cg_status cg_compute_step(cg_compute *cc, cg_time now, const cg_compute_input *in, size_t n,
+                          cg_compute_gate *out)
+{
+    if (!cc || (n && (!in || !out)) || (cc->stepped && now < cc->last_now))
+        return CG_ERR_INVALID;
+    for (size_t i = 0; i < n; i++) {
+        if (in[i].share_pct > 100 || (unsigned)in[i].mode >= CG_COMPUTE__COUNT ||
+            in[i].measured_until > now)
+            return CG_ERR_INVALID;
+    }
+    entry *next = NULL;
+    if (n) {
+        if (n > SIZE_MAX / sizeof *next || !(next = cc_alloc(&cc->p, n * sizeof *next)))
+            return CG_ERR_NOMEM;
+        for (size_t i = 0; i < n; i++) {
+            const entry *old = find(cc, in[i].key);
+            next[i] = old ? *old : (entry){.key = in[i].key, .open = true};
+        }
+        qsort(next, n, sizeof *next, cmp_key);
+        for (size_t i = 1; i < n; i++) {
+            if (next[i].key == next[i - 1].key) {
+                cc_free(&cc->p, next);
+                return CG_ERR_INVALID;
+            }
+        }
+    }
+    /* Valid: from here on nothing fails. Index the new entries by input order. */
+    entry **by_in = NULL;
+    int64_t *credit = NULL;
+    if (n) {
+        by_in = cc_alloc(&cc->p, n * sizeof *by_in);
+        credit = cc_alloc(&cc->p, n * sizeof *credit);
+        if (!by_in || !credit) {
+            cc_free(&cc->p, by_in);
+            cc_free(&cc->p, credit);
+            cc_free(&cc->p, next);
+            return CG_ERR_NOMEM;
+        }
+    }
+    cg_compute old = *cc;
+    cc->e = next;
+    cc->n = n;
+    for (size_t i = 0; i < n; i++) {
+        by_in[i] = (entry *)find(cc, in[i].key);
+        by_in[i]->device = in[i].device;
+        absorb(&cc->p, by_in[i], &in[i]);
+        credit[i] = estimate(by_in[i], &in[i], now);
+    }
+    for (size_t i = 0; i < n; i++) {
+        entry *e = by_in[i];
+        bool open = true, spare = false;
+        if (in[i].share_pct != 0 && credit[i] < 0) {
+            open = false;
+            if (in[i].mode == CG_COMPUTE_ELASTIC &&
+                (cc->p.elastic_cap_pct >= 100 || e->rate_permille < cc->p.elastic_cap_pct * 10)) {
+                /* Spare time: nobody of this device within its share wants the device. */
+                bool contested = false;
+                for (size_t j = 0; j < n && !contested; j++)
+                    contested = j != i && in[j].device == in[i].device && in[j].share_pct != 0 &&
+                                credit[j] >= 0 && wants_time(by_in[j], &in[j]);
+                open = spare = !contested;
+            }
+        }
+        e->open = open;
+        e->spare = spare;
+        out[i] = (cg_compute_gate){.key = in[i].key, .open = open, .spare = spare,
+                                   .credit_ns = credit[i], .util_permille = e->rate_permille};
+    }
+    cc->last_now = now;
+    cc->stepped = true;
+    cc_free(&cc->p, old.e);
+    cc_free(&cc->p, by_in);
+    cc_free(&cc->p, credit);
+    return CG_OK;
+}
+
+const char *cg_compute_check(const cg_compute *cc)
+{
+    if (!cc)
+        return "no controller";
+    for (size_t i = 0; i < cc->n; i++) {
+        const entry *e = &cc->e[i];
+        if (i && cc->e[i - 1].key >= e->key)
+            return "entries not sorted by key, or a key twice";
+        if (e->credit > (int64_t)cc->p.burst_ns || e->credit < -(int64_t)cc->p.debt_ns)
+            return "credit outside [-debt, burst]";
+        if (e->rate_permille > 1000)
+            return "utilisation above 100%";
+        if (e->spare && !e->open)
+            return "a spare gate that is closed";
+        if (!e->measured && (e->credit != 0 || e->rate_permille != 0))
+            return "credit or rate without a measurement";
+    }
+    return NULL;
+}

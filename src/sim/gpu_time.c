@@ -1,0 +1,134 @@
+/* gpu_time.c — the time-shared GPU model of gpu_time.h, event by event. */
+#include "gpu_time.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    unsigned queued;
+    bool open;
+    uint64_t busy_total;       /* completed kernels' time */
+    uint64_t sampled_busy, sampled_at;
+} ct_state;
+
+static bool active(const cg_gt_container *c, uint64_t t)
+{
+    return t >= c->start_ns && (c->stop_ns == 0 || t < c->stop_ns);
+}
+
+static void add_busy(cg_gt_result *r, const cg_gt_config *cfg, unsigned i, uint64_t s, uint64_t e)
+{
+    while (s < e) {
+        uint64_t w = s / cfg->window_ns;
+        uint64_t wend = (w + 1) * cfg->window_ns;
+        uint64_t upto = e < wend ? e : wend;
+        if (w < CG_GT_MAX_WINDOWS)
+            r->busy[w][i] += upto - s;
+        s = upto;
+    }
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+int cg_gt_run(const cg_gt_config *cfg, cg_gt_result *out, char *err, size_t errlen)
+{
+    if (!cfg || !out || cfg->n == 0 || cfg->n > CG_GT_MAX || !cfg->window_ns || !cfg->sample_ns ||
+        !cfg->step_ns || !cfg->duration_ns || cfg->duration_ns / cfg->window_ns > CG_GT_MAX_WINDOWS) {
+        snprintf(err, errlen, "invalid model configuration");
+        return -1;
+    }
+    for (unsigned i = 0; i < cfg->n; i++) {
+        if (cfg->c[i].kernel_ns == 0 || cfg->c[i].depth == 0 || cfg->c[i].share_pct > 100) {
+            snprintf(err, errlen, "container %u: kernel length and depth must be > 0, share <= 100", i);
+            return -1;
+        }
+    }
+    cg_compute *cc = cg_compute_new(&cfg->params);
+    if (!cc) {
+        snprintf(err, errlen, "invalid controller parameters");
+        return -1;
+    }
+    memset(out, 0, sizeof *out);
+    out->nwindows = (unsigned)(cfg->duration_ns / cfg->window_ns);
+    ct_state st[CG_GT_MAX];
+    memset(st, 0, sizeof st);
+    for (unsigned i = 0; i < cfg->n; i++)
+        st[i].open = true;
+    int running = -1;
+    unsigned last_owner = cfg->n - 1;
+    uint64_t run_start = 0, run_end = 0;
+    uint64_t next_sample = cfg->sample_ns, next_step = cfg->step_ns;
+    uint64_t t = 0;
+    int rc = 0;
+    for (;;) {
+        /* Launch: open gates fill their queues; then the device takes the next kernel. */
+        for (unsigned i = 0; i < cfg->n; i++) {
+            if (active(&cfg->c[i], t) && st[i].open)
+                st[i].queued = cfg->c[i].depth > st[i].queued ? cfg->c[i].depth : st[i].queued;
+        }
+        if (running < 0) {
+            for (unsigned k = 1; k <= cfg->n; k++) {
+                unsigned i = (last_owner + k) % cfg->n;
+                if (st[i].queued) {
+                    st[i].queued--;
+                    running = (int)i;
+                    last_owner = i;
+                    run_start = t;
+                    run_end = t + cfg->c[i].kernel_ns;
+                    break;
+                }
+            }
+        }
+        /* The next event. */
+        uint64_t next = min_u64(cfg->duration_ns, min_u64(next_sample, next_step));
+        if (running >= 0)
+            next = min_u64(next, run_end);
+        for (unsigned i = 0; i < cfg->n; i++) {
+            if (cfg->c[i].start_ns > t)
+                next = min_u64(next, cfg->c[i].start_ns);
+            if (cfg->c[i].stop_ns > t)
+                next = min_u64(next, cfg->c[i].stop_ns);
+        }
+        t = next;
+        if (running >= 0 && t == run_end) {
+            add_busy(out, cfg, (unsigned)running, run_start, run_end);
+            st[running].busy_total += run_end - run_start;
+            out->kernels[running]++;
+            running = -1;
+        }
+        if (t >= cfg->duration_ns)
+            break;
+        if (t == next_sample) {
+            for (unsigned i = 0; i < cfg->n; i++) {
+                st[i].sampled_busy = st[i].busy_total + ((int)i == running ? t - run_start : 0);
+                st[i].sampled_at = t;
+            }
+            next_sample += cfg->sample_ns;
+        }
+        if (t == next_step) {
+            cg_compute_input in[CG_GT_MAX];
+            cg_compute_gate gate[CG_GT_MAX];
+            for (unsigned i = 0; i < cfg->n; i++) {
+                in[i] = (cg_compute_input){.key = i + 1, .device = 0,
+                                           .share_pct = cfg->c[i].share_pct,
+                                           .mode = cfg->c[i].mode,
+                                           .busy_total_ns = st[i].sampled_busy,
+                                           .measured_until = st[i].sampled_at,
+                                           .waiting = active(&cfg->c[i], t) && !st[i].open};
+            }
+            cg_status s = cg_compute_step(cc, t, in, cfg->n, gate);
+            if (s != CG_OK) {
+                snprintf(err, errlen, "controller step failed: %s", cg_status_str(s));
+                rc = -1;
+                break;
+            }
+            for (unsigned i = 0; i < cfg->n; i++)
+                st[i].open = gate[i].open;
+            next_step += cfg->step_ns;
+        }
+    }
+    if (running >= 0 && rc == 0)
+        add_busy(out, cfg, (unsigned)running, run_start, cfg->duration_ns);
+    cg_compute_free(cc);
+    return rc;
+}

@@ -1,0 +1,51 @@
+/* gpu_time.h — a time-shared GPU in simulation, driven by the real compute controller
+ * (src/core/compute.c): what shares would containers get, window by window?
+ *
+ * The model is the emulator's and a real GPU's without MPS: one kernel runs at a time; when it
+ * ends, the next container (round robin) with a queued kernel runs one. A container launches
+ * kernels of a fixed length whenever its gate is open and it has fewer than `depth` kernels
+ * queued (a saturating application with bounded run-ahead); a closed gate makes it wait (its
+ * `waiting` flag). The measurer samples every container's cumulative device time every
+ * `sample_ns` (NVML's period) and the controller steps every `step_ns` with the latest samples,
+ * exactly as convgpud does. Event-driven and exact: no time step, no randomness.
+ */
+#ifndef CONVGPU_SIM_GPU_TIME_H
+#define CONVGPU_SIM_GPU_TIME_H
+
+#include "compute.h"
+
+#include <stdint.h>
+
+#define CG_GT_MAX 16
+
+typedef struct {
+    unsigned share_pct;        /* 0: no limit */
+    cg_compute_mode mode;
+    uint64_t kernel_ns;        /* each kernel's length */
+    unsigned depth;            /* kernels it keeps queued at most (run-ahead); >= 1 */
+    uint64_t start_ns, stop_ns;/* when it has work (stop 0: till the end) */
+} cg_gt_container;
+
+typedef struct {
+    unsigned n;
+    cg_gt_container c[CG_GT_MAX];
+    uint64_t duration_ns;
+    uint64_t window_ns;        /* shares are reported per window of this length */
+    uint64_t sample_ns;        /* measurement period (NVML: about 1/6 s) */
+    uint64_t step_ns;          /* controller period */
+    cg_compute_params params;
+} cg_gt_config;
+
+#define CG_GT_MAX_WINDOWS 4096
+
+typedef struct {
+    unsigned nwindows;
+    /* busy[w][i]: container i's device time in window w, ns */
+    uint64_t busy[CG_GT_MAX_WINDOWS][CG_GT_MAX];
+    uint64_t kernels[CG_GT_MAX];
+} cg_gt_result;
+
+/* 0 on success; -1 on an invalid configuration or a controller failure (message in `err`). */
+int cg_gt_run(const cg_gt_config *cfg, cg_gt_result *out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,302 @@
+/* test_compute.c — the compute controller (src/core/compute.c): its rule step by step, its
+ * input checks and allocation failures (nothing changes), and the shares it holds on the
+ * simulated time-shared GPU (src/sim/gpu_time.c) for hard and elastic containers, with kernels of
+ * 10 us, 1 ms and 50 ms: every 10-s window within 3 points of the target. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compute.h"
+#include "gpu_time.h"
+
+static int failures;
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond);                        \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+#define MS 1000000ull
+#define S  1000000000ull
+
+static cg_compute_input hard(uint64_t key, unsigned pct, uint64_t busy, uint64_t until)
+{
+    return (cg_compute_input){.key = key, .share_pct = pct, .mode = CG_COMPUTE_HARD,
+                              .busy_total_ns = busy, .measured_until = until};
+}
+
+static void test_rule(void)
+{
+    cg_compute *cc = cg_compute_new(NULL);
+    cg_compute_gate g[4];
+    /* Baseline at 100 ms; then 100 ms fully busy at 50%: credit -50 ms, closed. */
+    cg_compute_input in = hard(7, 50, 0, 100 * MS);
+    CHECK(cg_compute_step(cc, 100 * MS, &in, 1, g) == CG_OK, "baseline");
+    CHECK(g[0].open && g[0].credit_ns == 0, "open at the baseline: credit %" PRId64, g[0].credit_ns);
+    in = hard(7, 50, 100 * MS, 200 * MS);
+    CHECK(cg_compute_step(cc, 200 * MS, &in, 1, g) == CG_OK, "busy");
+    CHECK(!g[0].open, "closed after using twice its share");
+    CHECK(g[0].credit_ns == -(int64_t)(50 * MS), "credit -50 ms: %" PRId64, g[0].credit_ns);
+    CHECK(g[0].util_permille == 1000, "util 100%%: %u", g[0].util_permille);
+    /* Unmeasured 40 ms while closed: no use predicted, +20 ms of share: still closed. */
+    CHECK(cg_compute_step(cc, 240 * MS, &in, 1, g) == CG_OK, "predict");
+    CHECK(!g[0].open && g[0].credit_ns == -(int64_t)(30 * MS), "credit -30 ms: %" PRId64, g[0].credit_ns);
+    /* 100 ms idle measured: credit -50 + 50 = 0: open again. */
+    in = hard(7, 50, 100 * MS, 300 * MS);
+    CHECK(cg_compute_step(cc, 300 * MS, &in, 1, g) == CG_OK, "idle");
+    CHECK(g[0].open && g[0].credit_ns == 0, "open at credit 0: %" PRId64, g[0].credit_ns);
+    /* Credit is banked up to burst (50 ms) only. */
+    in = hard(7, 50, 100 * MS, 10 * S);
+    CHECK(cg_compute_step(cc, 10 * S, &in, 1, g) == CG_OK, "long idle");
+    CHECK(g[0].credit_ns == (int64_t)CG_COMPUTE_BURST_NS_DEFAULT, "burst cap: %" PRId64, g[0].credit_ns);
+    /* More busy time than elapsed is clamped to the elapsed time. */
+    in = hard(7, 50, 100 * MS + 50 * S, 10 * S + 100 * MS);
+    CHECK(cg_compute_step(cc, 10 * S + 100 * MS, &in, 1, g) == CG_OK, "clamp");
+    CHECK(g[0].credit_ns == 0, "50 + 50 - 100 = 0: %" PRId64, g[0].credit_ns);
+    /* A cumulative figure that goes back is a new baseline, not a huge credit. */
+    in = hard(7, 50, 5 * MS, 10 * S + 200 * MS);
+    CHECK(cg_compute_step(cc, 10 * S + 200 * MS, &in, 1, g) == CG_OK, "restart");
+    CHECK(g[0].credit_ns == 0 && g[0].util_permille == 0, "baseline again: %" PRId64, g[0].credit_ns);
+    /* No share: never closed. */
+    cg_compute_input free_in = {.key = 9, .busy_total_ns = 0, .measured_until = 11 * S};
+    cg_compute_input two[2] = {in, free_in};
+    two[0].measured_until = 11 * S;
+    two[0].busy_total_ns = 5 * MS + 800 * MS;
+    CHECK(cg_compute_step(cc, 11 * S, two, 2, g) == CG_OK, "two");
+    two[1].busy_total_ns = S;
+    two[1].measured_until = 12 * S;
+    CHECK(cg_compute_step(cc, 12 * S, two, 2, g) == CG_OK, "two again");
+    CHECK(g[1].open && g[1].util_permille == 1000, "an unlimited container is open at 100%%");
+    CHECK(cg_compute_check(cc) == NULL, "%s", cg_compute_check(cc));
+    cg_compute_free(cc);
+}
+
+static void test_elastic(void)
+{
+    cg_compute *cc = cg_compute_new(NULL);
+    cg_compute_gate g[2];
+    cg_compute_input a = {.key = 1, .share_pct = 30, .mode = CG_COMPUTE_ELASTIC,
+                          .measured_until = 100 * MS};
+    CHECK(cg_compute_step(cc, 100 * MS, &a, 1, g) == CG_OK, "baseline");
+    a.busy_total_ns = 100 * MS;
+    a.measured_until = 200 * MS;
+    CHECK(cg_compute_step(cc, 200 * MS, &a, 1, g) == CG_OK, "alone");
+    CHECK(g[0].open && g[0].spare, "alone over its share: open on spare time");
+    /* A long time alone at 100%: debt is forgiven down to -burst. */
+    a.busy_total_ns = 10 * S;
+    a.measured_until = 10 * S + 100 * MS;
+    CHECK(cg_compute_step(cc, 10 * S + 100 * MS, &a, 1, g) == CG_OK, "long alone");
+    CHECK(g[0].credit_ns >= -(int64_t)CG_COMPUTE_BURST_NS_DEFAULT - (int64_t)(100 * MS),
+          "spare debt forgiven: %" PRId64, g[0].credit_ns);
+    /* B (70) arrives and waits: A closes at once. */
+    cg_compute_input b = {.key = 2, .share_pct = 70, .mode = CG_COMPUTE_ELASTIC, .waiting = true};
+    cg_compute_input both[2] = {a, b};
+    CHECK(cg_compute_step(cc, 10 * S + 120 * MS, both, 2, g) == CG_OK, "B arrives");
+    CHECK(!g[0].open && !g[0].spare, "A closed when B (within its share) wants time");
+    CHECK(g[1].open, "B open");
+    /* A hard container is never open on spare time. */
+    cg_compute_input h = hard(3, 10, 0, 10 * S + 100 * MS);
+    CHECK(cg_compute_step(cc, 10 * S + 140 * MS, &h, 1, g) == CG_OK, "hard baseline");
+    h.busy_total_ns = 100 * MS;
+    h.measured_until = 10 * S + 200 * MS;
+    CHECK(cg_compute_step(cc, 10 * S + 200 * MS, &h, 1, g) == CG_OK, "hard alone");
+    CHECK(!g[0].open && !g[0].spare, "hard over its share alone: closed");
+    /* The elastic cap. */
+    cg_compute_params p = {.elastic_cap_pct = 90};
+    cg_compute *capped = cg_compute_new(&p);
+    a = (cg_compute_input){.key = 1, .share_pct = 30, .mode = CG_COMPUTE_ELASTIC,
+                           .measured_until = 100 * MS};
+    cg_compute_step(capped, 100 * MS, &a, 1, g);
+    a.busy_total_ns = 95 * MS;
+    a.measured_until = 200 * MS;
+    CHECK(cg_compute_step(capped, 200 * MS, &a, 1, g) == CG_OK, "capped");
+    CHECK(!g[0].open, "elastic above its cap (95%% > 90%%) is closed even alone");
+    CHECK(cg_compute_new(&(cg_compute_params){.elastic_cap_pct = 101}) == NULL, "cap 101 refused");
+    cg_compute_free(capped);
+    cg_compute_free(cc);
+}
+
+static bool same_gates(const cg_compute_gate *x, const cg_compute_gate *y, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (x[i].key != y[i].key || x[i].open != y[i].open || x[i].spare != y[i].spare ||
+            x[i].credit_ns != y[i].credit_ns || x[i].util_permille != y[i].util_permille)
+            return false;
+    }
+    return true;
+}
+
+/* Runs the same valid steps on two controllers, with bad input in between on one: their gates
+ * must agree afterwards. */
+static void test_bad_input(void)
+{
+    cg_compute *x = cg_compute_new(NULL), *y = cg_compute_new(NULL);
+    cg_compute_gate gx[3], gy[3];
+    cg_compute_input in[3] = {hard(1, 30, 0, 100 * MS), hard(2, 60, 0, 100 * MS),
+                              {.key = 3, .share_pct = 20, .mode = CG_COMPUTE_ELASTIC,
+                               .measured_until = 100 * MS}};
+    cg_compute_step(x, 100 * MS, in, 3, gx);
+    cg_compute_step(y, 100 * MS, in, 3, gy);
+    cg_compute_input bad[3];
+    memcpy(bad, in, sizeof bad);
+    bad[1].share_pct = 101;
+    CHECK(cg_compute_step(x, 150 * MS, bad, 3, gx) == CG_ERR_INVALID, "share 101");
+    memcpy(bad, in, sizeof bad);
+    bad[2].mode = CG_COMPUTE__COUNT;
+    CHECK(cg_compute_step(x, 150 * MS, bad, 3, gx) == CG_ERR_INVALID, "unknown mode");
+    memcpy(bad, in, sizeof bad);
+    bad[0].measured_until = 151 * MS;
+    CHECK(cg_compute_step(x, 150 * MS, bad, 3, gx) == CG_ERR_INVALID, "measured in the future");
+    memcpy(bad, in, sizeof bad);
+    bad[2].key = 1;
+    CHECK(cg_compute_step(x, 150 * MS, bad, 3, gx) == CG_ERR_INVALID, "duplicate key");
+    CHECK(cg_compute_step(x, 50 * MS, in, 3, gx) == CG_ERR_INVALID, "time going back");
+    CHECK(cg_compute_step(x, 150 * MS, NULL, 3, gx) == CG_ERR_INVALID, "no input");
+    for (int i = 0; i < 3; i++) {
+        in[i].busy_total_ns = (uint64_t)(i + 1) * 40 * MS;
+        in[i].measured_until = 200 * MS;
+    }
+    CHECK(cg_compute_step(x, 220 * MS, in, 3, gx) == CG_OK, "x");
+    CHECK(cg_compute_step(y, 220 * MS, in, 3, gy) == CG_OK, "y");
+    CHECK(same_gates(gx, gy, 3), "bad input changed nothing");
+    CHECK(cg_compute_check(x) == NULL, "%s", cg_compute_check(x));
+    cg_compute_free(x);
+    cg_compute_free(y);
+}
+
+/* Allocation failures: the k-th allocation fails, for every k; the call reports NOMEM and a
+ * later identical step decides what a controller that never failed decides. */
+static int fail_at, nalloc;
+static void *failing_alloc(void *ctx, size_t size)
+{
+    (void)ctx;
+    return nalloc++ == fail_at ? NULL : malloc(size);
+}
+static void plain_free(void *ctx, void *p)
+{
+    (void)ctx;
+    free(p);
+}
+
+static void test_nomem(void)
+{
+    cg_compute_params p = {.mem_alloc = failing_alloc, .mem_free = plain_free};
+    for (fail_at = 1; fail_at < 6; fail_at++) {
+        nalloc = 0;
+        int keep = fail_at;
+        fail_at = -1; /* creation and the first step succeed */
+        cg_compute *x = cg_compute_new(&p), *y = cg_compute_new(NULL);
+        cg_compute_gate gx[2], gy[2];
+        cg_compute_input in[2] = {hard(1, 30, 0, 100 * MS), hard(2, 60, 0, 100 * MS)};
+        cg_compute_step(x, 100 * MS, in, 2, gx);
+        cg_compute_step(y, 100 * MS, in, 2, gy);
+        in[0].busy_total_ns = 90 * MS;
+        in[0].measured_until = in[1].measured_until = 200 * MS;
+        nalloc = 0;
+        fail_at = keep - 1;
+        cg_status s = cg_compute_step(x, 200 * MS, in, 2, gx);
+        fail_at = -1;
+        if (s == CG_OK) {
+            cg_compute_step(y, 200 * MS, in, 2, gy);
+        } else {
+            CHECK(s == CG_ERR_NOMEM, "allocation %d failed: %s", keep - 1, cg_status_str(s));
+        }
+        /* y never saw the step that failed on x. */
+        CHECK(cg_compute_step(x, 250 * MS, in, 2, gx) == CG_OK, "after the failure");
+        cg_compute_step(y, 250 * MS, in, 2, gy);
+        CHECK(same_gates(gx, gy, 2), "failed allocation %d changed the decisions", keep - 1);
+        CHECK(cg_compute_check(x) == NULL, "%s", cg_compute_check(x));
+        cg_compute_free(x);
+        cg_compute_free(y);
+        fail_at = keep;
+    }
+}
+
+/* Shares held on the simulated GPU: every window within `tol` points of the target. */
+static cg_gt_result res;
+static void expect_shares(const char *what, const cg_gt_config *cfg, const unsigned *target,
+                          unsigned first_window, double tol, const unsigned *at_least)
+{
+    char err[128];
+    if (cg_gt_run(cfg, &res, err, sizeof err) != 0) {
+        CHECK(0, "%s: %s", what, err);
+        return;
+    }
+    double worst = 0;
+    for (unsigned w = first_window; w < res.nwindows; w++) {
+        for (unsigned i = 0; i < cfg->n; i++) {
+            double pct = 100.0 * (double)res.busy[w][i] / (double)cfg->window_ns;
+            if (target) {
+                double off = pct - target[i];
+                worst = off > worst ? off : -off > worst ? -off : worst;
+                CHECK(off <= tol && off >= -tol, "%s: window %u container %u: %.2f%% (target %u%%)",
+                      what, w, i, pct, target[i]);
+            }
+            if (at_least)
+                CHECK(pct >= at_least[i], "%s: window %u container %u: %.2f%% < %u%%", what, w, i,
+                      pct, at_least[i]);
+        }
+    }
+    printf("%s: worst window %.2f points off\n", what, worst);
+}
+
+static void test_model(void)
+{
+    const uint64_t kernels[] = {10000, MS, 50 * MS};
+    for (unsigned k = 0; k < 3; k++) {
+        char what[96];
+        cg_gt_config cfg = {.n = 2, .duration_ns = 60 * S, .window_ns = 10 * S,
+                            .sample_ns = 166667 * 1000ull / 1000, .step_ns = 50 * MS};
+        cfg.sample_ns = 166666667ull;
+        const unsigned t2[] = {30, 70};
+        for (unsigned i = 0; i < 2; i++)
+            cfg.c[i] = (cg_gt_container){.share_pct = t2[i], .mode = CG_COMPUTE_HARD,
+                                         .kernel_ns = kernels[k], .depth = 2};
+        snprintf(what, sizeof what, "hard 30/70, %" PRIu64 " us kernels", kernels[k] / 1000);
+        expect_shares(what, &cfg, t2, 0, 3.0, NULL);
+
+        const unsigned t4[] = {10, 20, 30, 40};
+        cfg.n = 4;
+        for (unsigned i = 0; i < 4; i++)
+            cfg.c[i] = (cg_gt_container){.share_pct = t4[i], .mode = CG_COMPUTE_HARD,
+                                         .kernel_ns = kernels[k], .depth = 2};
+        snprintf(what, sizeof what, "hard 10/20/30/40, %" PRIu64 " us kernels", kernels[k] / 1000);
+        expect_shares(what, &cfg, t4, 0, 3.0, NULL);
+
+        /* Elastic: alone at 30 it takes (nearly) the whole device; when a 70 starts at 19 s,
+         * every window from 20 s on is within 3 points of 30/70. */
+        cfg.n = 1;
+        cfg.duration_ns = 20 * S;
+        cfg.c[0] = (cg_gt_container){.share_pct = 30, .mode = CG_COMPUTE_ELASTIC,
+                                     .kernel_ns = kernels[k], .depth = 2};
+        const unsigned most[] = {85};
+        snprintf(what, sizeof what, "elastic 30 alone, %" PRIu64 " us kernels", kernels[k] / 1000);
+        expect_shares(what, &cfg, NULL, 0, 0, most);
+        cfg.n = 2;
+        cfg.duration_ns = 60 * S;
+        cfg.c[1] = (cg_gt_container){.share_pct = 70, .mode = CG_COMPUTE_ELASTIC,
+                                     .kernel_ns = kernels[k], .depth = 2, .start_ns = 19 * S};
+        snprintf(what, sizeof what, "elastic 30 then 70, %" PRIu64 " us kernels", kernels[k] / 1000);
+        expect_shares(what, &cfg, t2, 2, 3.0, NULL);
+    }
+}
+
+int main(void)
+{
+    test_rule();
+    test_elastic();
+    test_bad_input();
+    test_nomem();
+    test_model();
+    if (failures) {
+        fprintf(stderr, "%d failure(s)\n", failures);
+        return 1;
+    }
+    printf("core.compute: all checks passed\n");
+    return 0;
+}
