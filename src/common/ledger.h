@@ -36,7 +36,7 @@
 #include <stdint.h>
 
 #define CG_LEDGER_MAGIC 0x4c475643u /* "CVGL" */
-#define CG_LEDGER_VERSION 1u
+#define CG_LEDGER_VERSION 2u /* 2: the compute gate */
 #define CG_LEDGER_PAGE 4096ull
 #define CG_LEDGER_SLOTS 1024u       /* processes per container that may hold a slot at once */
 #define CG_LEDGER_MAX_PAGES 0xffffffffull
@@ -59,9 +59,29 @@ struct cg_ledger_slot {
     _Atomic uint32_t generation;/* bumped by the daemon each time the slot is handed out */
     uint64_t owner_start;       /* owner's start time (clock ticks since boot, /proc/pid/stat) */
     _Atomic uint32_t noted;     /* notes[0, noted) are valid */
-    uint32_t reserved_;
+    _Atomic uint32_t gate_waiting; /* the owner's threads waiting at the compute gate (a claim:
+                                    * it only tells the daemon that the container wants time) */
     struct cg_ledger_grant notes[CG_LEDGER_NOTES]; /* grants whose replies are not sent yet */
 };
+
+/* The compute gate. The daemon decides it every step from measured device time (src/core/compute.h)
+ * and writes it here; every launch hook reads `gate` (one load: open is 0) and, when closed, waits
+ * in its own thread on the word (a futex; the daemon wakes the waiters when it opens the gate).
+ * A closed gate counts as open from `closed_until` on (CLOCK_MONOTONIC ns): the daemon renews it
+ * every step, so a daemon that dies or stalls cannot freeze a container's launches. */
+struct cg_ledger_compute {
+    _Atomic uint32_t gate;      /* 0: open; 1: closed. Written by the daemon */
+    _Atomic uint32_t share_pct; /* 0: no compute limit; for readers */
+    _Atomic uint64_t closed_until;
+    _Atomic uint32_t mode;      /* cg_compute_mode; for readers */
+    uint32_t pad0_;
+    _Atomic uint64_t throttled_ns;       /* summed by the interposer: time launches waited */
+    _Atomic uint64_t throttled_launches; /* launches that waited (claims, shown, never trusted) */
+    uint8_t pad_[24];
+};
+
+#define CG_GATE_OPEN 0u
+#define CG_GATE_CLOSED 1u
 
 struct cg_ledger {
     uint32_t magic;
@@ -76,10 +96,12 @@ struct cg_ledger {
     uint64_t context_charge;    /* bytes a process's first allocation costs */
     uint8_t pad_[8];
     struct cg_ledger_slot slots[CG_LEDGER_SLOTS];
+    struct cg_ledger_compute compute;
 };
 
 _Static_assert(sizeof(struct cg_ledger_slot) == 64, "one slot per cache line");
 _Static_assert(offsetof(struct cg_ledger, slots) == 64, "header is one cache line");
+_Static_assert(sizeof(struct cg_ledger_compute) == 64, "the gate is one cache line");
 
 #define CG_LEDGER_SIZE sizeof(struct cg_ledger)
 /* The ledger is a sealed memfd of this name + the container id (no file in any directory). */

@@ -1,0 +1,31 @@
+/* gate.h — the compute gate at every kernel launch (hook_launch.c): the container's launches
+ * pass while its gate in the ledger is open, and wait in the launching thread while it is closed
+ * (src/common/ledger.h, struct cg_ledger_compute; the daemon decides, src/core/compute.h).
+ *
+ * Cost: unconfigured, one load (cg_enabled); configured and open, one more load of the gate
+ * word. No system call, no lock, nothing held across the wait: a process that dies while waiting
+ * leaves nothing behind but its slot's waiting count, which the daemon clears with the slot. */
+#ifndef CONVGPU_IP_GATE_H
+#define CONVGPU_IP_GATE_H
+
+#include "client.h"
+#include "config.h"
+#include "hooks.h"
+
+/* The slow path: waits while the gate is closed and its deadline lies ahead. */
+void cg_gate_wait(struct cg_session *s);
+
+static inline void cg_gate_pass(void)
+{
+    if (CG_LIKELY(!cg_enabled()))
+        return;
+    struct cg_session s;
+    if (!cg_session_get(&s))
+        return; /* no session yet: nothing was ever limited in this process */
+    if (CG_LIKELY(atomic_load_explicit(&s.ledger->compute.gate, memory_order_acquire) ==
+                  CG_GATE_OPEN))
+        return;
+    cg_gate_wait(&s);
+}
+
+#endif

@@ -1,0 +1,85 @@
+/* hook_launch.c — every way to launch work on the device passes the compute gate first (gate.h):
+ * cuLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel (each also _ptsz),
+ * cuLaunchCooperativeKernelMultiDevice, and cuGraphLaunch (a whole graph is one launch here; its
+ * device time is measured like any other, so a graph is held to the share as a kernel is). The
+ * launch itself is the driver's, untouched. */
+#include "gate.h"
+
+#define REAL_OR(sym) PFN_##sym f = CG_REAL(sym); if (!f) return CUDA_ERROR_NOT_INITIALIZED
+
+CG_EXPORT CUresult cuLaunchKernel(CUfunction fn, unsigned int gx, unsigned int gy, unsigned int gz,
+                                  unsigned int bx, unsigned int by, unsigned int bz,
+                                  unsigned int shmem, CUstream s, void **params, void **extra)
+{
+    REAL_OR(cuLaunchKernel);
+    cg_gate_pass();
+    return f(fn, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+}
+
+CG_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction fn, unsigned int gx, unsigned int gy,
+                                       unsigned int gz, unsigned int bx, unsigned int by,
+                                       unsigned int bz, unsigned int shmem, CUstream s,
+                                       void **params, void **extra)
+{
+    REAL_OR(cuLaunchKernel_ptsz);
+    cg_gate_pass();
+    return f(fn, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+}
+
+CG_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction fn, void **params,
+                                    void **extra)
+{
+    REAL_OR(cuLaunchKernelEx);
+    cg_gate_pass();
+    return f(config, fn, params, extra);
+}
+
+CG_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction fn,
+                                         void **params, void **extra)
+{
+    REAL_OR(cuLaunchKernelEx_ptsz);
+    cg_gate_pass();
+    return f(config, fn, params, extra);
+}
+
+CG_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction fn, unsigned int gx, unsigned int gy,
+                                             unsigned int gz, unsigned int bx, unsigned int by,
+                                             unsigned int bz, unsigned int shmem, CUstream s,
+                                             void **params)
+{
+    REAL_OR(cuLaunchCooperativeKernel);
+    cg_gate_pass();
+    return f(fn, gx, gy, gz, bx, by, bz, shmem, s, params);
+}
+
+CG_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction fn, unsigned int gx, unsigned int gy,
+                                                  unsigned int gz, unsigned int bx,
+                                                  unsigned int by, unsigned int bz,
+                                                  unsigned int shmem, CUstream s, void **params)
+{
+    REAL_OR(cuLaunchCooperativeKernel_ptsz);
+    cg_gate_pass();
+    return f(fn, gx, gy, gz, bx, by, bz, shmem, s, params);
+}
+
+CG_EXPORT CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *list,
+                                                        unsigned int ndev, unsigned int flags)
+{
+    REAL_OR(cuLaunchCooperativeKernelMultiDevice);
+    cg_gate_pass();
+    return f(list, ndev, flags);
+}
+
+CG_EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream s)
+{
+    REAL_OR(cuGraphLaunch);
+    cg_gate_pass();
+    return f(exec, s);
+}
+
+CG_EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec exec, CUstream s)
+{
+    REAL_OR(cuGraphLaunch_ptsz);
+    cg_gate_pass();
+    return f(exec, s);
+}
