@@ -100,6 +100,16 @@ typedef struct nvmlUtilization_st {
     unsigned int memory;
 } nvmlUtilization_t;
 
+/* One process's utilisation over one of the driver's sample periods. */
+typedef struct nvmlProcessUtilizationSample_st {
+    unsigned int pid;
+    unsigned long long timeStamp; /* microseconds, CPU wall clock */
+    unsigned int smUtil;
+    unsigned int memUtil;
+    unsigned int encUtil;
+    unsigned int decUtil;
+} nvmlProcessUtilizationSample_t;
+
 #endif /* CONVGPU_NVML_DECLS_ONLY */
 
 /* NVML_DECL(name, (params)) declares the exported function and PFN_name. */
@@ -134,6 +144,9 @@ CG_NVML_DECL(nvmlDeviceGetComputeRunningProcesses_v3, (nvmlDevice_t device,
                                                        unsigned int *infoCount,
                                                        nvmlProcessInfo_t *infos));
 CG_NVML_DECL(nvmlDeviceGetUtilizationRates, (nvmlDevice_t device, nvmlUtilization_t *utilization));
+CG_NVML_DECL(nvmlDeviceGetProcessUtilization,
+             (nvmlDevice_t device, nvmlProcessUtilizationSample_t *utilization,
+              unsigned int *processSamplesCount, unsigned long long lastSeenTimeStamp));
 
 /* nvmlErrorString is the one entry point that does not return nvmlReturn_t. */
 const char *nvmlErrorString(nvmlReturn_t result);

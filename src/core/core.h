@@ -193,6 +193,8 @@ typedef struct {
     unsigned nprocesses, npending;
     cg_bytes pending_bytes;        /* sum of suspended requests */
     cg_bytes limit_waiting;        /* target of a waiting limit raise; 0 when none */
+    unsigned compute_pct;          /* 0: no compute limit; else 1..100 */
+    cg_compute_mode compute_mode;
 } cg_container_info;
 
 typedef struct {

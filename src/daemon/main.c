@@ -21,6 +21,7 @@
 #include "config.h"
 #include "metrics.h"
 #include "watchdog.h"
+#include "gates.h"
 #include "daemon.h"
 #include "log.h"
 #include "size.h"
@@ -551,8 +552,11 @@ int main(int argc, char **argv)
     uint64_t last_reap = loop_now_ns();
     while (!d.stop) {
         int t = api_timeout_ms(&d), tm = metrics_timeout_ms(&d), tw = watchdog_tick(&d);
+        int tc = compute_tick(&d);
         if (tw >= 0 && (t < 0 || tw < t))
             t = tw;
+        if (tc >= 0 && (t < 0 || tc < t))
+            t = tc;
         if (t < 0 || t > 1000)
             t = 1000;
         if (tm >= 0 && tm < t)
@@ -573,6 +577,7 @@ int main(int argc, char **argv)
     api_stop(&d);
     metrics_stop(&d);
     watchdog_free(&d);
+    compute_stop(&d);
     close(d.control_fd);
     char ctl[PATH_MAX + 16];
     snprintf(ctl, sizeof ctl, "%s/control.sock", d.opt.runtime_dir);

@@ -77,6 +77,7 @@ uint32_t slot_claim(struct container *c, pid_t pid)
         /* The ledger's copies are for the process and for people reading it; never read back. */
         atomic_store(&s->word, 0);
         atomic_store(&s->noted, 0);
+        atomic_store(&s->gate_waiting, 0);
         s->owner_start = start;
         atomic_store(&s->generation, r->generation);
         atomic_store(&s->pid, (uint32_t)pid);
@@ -96,6 +97,7 @@ void slot_release(struct container *c, uint32_t i)
     r->noted = 0;
     atomic_store(&s->word, 0);
     atomic_store(&s->noted, 0);
+    atomic_store(&s->gate_waiting, 0);
     atomic_store(&s->pid, 0);
 }
 

@@ -1,0 +1,28 @@
+/* gates.h — the daemon's half of compute shares: every step it measures each container's
+ * device time through NVML's per-process utilisation, asks the core's controller
+ * (src/core/compute.h) for the gates, and writes them into the ledgers (src/common/ledger.h).
+ *
+ * Follow one throttled launch: a container over its share has its gate closed here; its next
+ * cuLaunchKernel waits in the launching thread (src/interpose/gate.c) until a later step finds
+ * its credit back and opens the gate, waking the waiters. */
+#ifndef CONVGPUD_GATES_H
+#define CONVGPUD_GATES_H
+
+#include <stdint.h>
+
+struct daemon;
+
+#define COMPUTE_STEP_NS 50000000ull  /* the controller's period */
+/* A closed gate opens by itself this long after the step that closed it, unless renewed: a
+ * daemon that stops cannot freeze its containers' launches. */
+#define COMPUTE_GATE_LEASE_NS (4 * COMPUTE_STEP_NS)
+
+/* Milliseconds until the next step is due (for the event loop's timeout), running the step when
+ * it is due; -1 when compute control is off (no NVML, or NVML without per-process utilisation). */
+int compute_tick(struct daemon *d);
+/* The device's measured utilisation over its last measured interval, 0..1000. */
+uint32_t compute_device_util_permille(struct daemon *d, unsigned device);
+/* Opens every gate (the daemon is stopping: nothing may stay closed behind it). */
+void compute_stop(struct daemon *d);
+
+#endif
