@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "table.h"
+
 /* The longest single wait: the gate is re-read at least this often, so a gate whose deadline
  * passes, or a wake that was missed, costs at most this much. */
 #define GATE_RECHECK_NS 100000000ull
@@ -41,4 +43,100 @@ void cg_gate_wait(struct cg_session *s)
         atomic_fetch_add_explicit(&g->throttled_ns, now - t0, memory_order_relaxed);
         atomic_fetch_add_explicit(&g->throttled_launches, 1, memory_order_relaxed);
     }
+}
+
+/* ---- run-ahead ---------------------------------------------------------------------------------
+ * A gate stops new launches, not work already queued: a thread that queued a thousand 50 ms
+ * kernels while its gate was open would run for 50 s past its share. So in a container with a
+ * share, each thread keeps at most about 2 x RUNAHEAD_NS of launched, unfinished work: every
+ * `every` launches it records a mark (an event) after the launch, and before recording a third
+ * it waits for the oldest. `every` adapts to the measured time per launch, so marks cost one
+ * event per few milliseconds of device work whatever the kernels' lengths. */
+
+#define RUNAHEAD_NS 5000000.0 /* device work per mark */
+#define EVERY_MAX 256u
+
+typedef CUresult (*is_capturing_fn)(CUstream, int *);
+
+struct runahead {
+    CUevent mark[2];
+    int n;                  /* marks outstanding, oldest first */
+    CUcontext ctx;          /* the context the marks belong to */
+    unsigned since, every;
+};
+
+static __thread struct runahead ra;
+
+static _Atomic(void *) c_create, c_record, c_record_ptsz, c_sync, c_elapsed, c_destroy, c_current,
+    c_capturing, c_capturing_ptsz;
+
+static void *sym(_Atomic(void *) *cache, const char *name)
+{
+    return cg_lib_sym(CG_LIB_CUDA, cache, name);
+}
+
+static void drop_marks(void)
+{
+    PFN_cuEventDestroy_v2 destroy = (PFN_cuEventDestroy_v2)sym(&c_destroy, "cuEventDestroy_v2");
+    for (int i = 0; i < 2; i++) {
+        if (ra.mark[i] && destroy)
+            destroy(ra.mark[i]);
+        ra.mark[i] = NULL;
+    }
+    ra.n = 0;
+    ra.since = 0;
+}
+
+void cg_gate_runahead(CUstream s, int ptsz)
+{
+    if (ra.every == 0)
+        ra.every = 1;
+    if (++ra.since < ra.every)
+        return;
+    ra.since = 0;
+    PFN_cuCtxGetCurrent current = (PFN_cuCtxGetCurrent)sym(&c_current, "cuCtxGetCurrent");
+    PFN_cuEventCreate create = (PFN_cuEventCreate)sym(&c_create, "cuEventCreate");
+    PFN_cuEventRecord record = (PFN_cuEventRecord)(ptsz ? sym(&c_record_ptsz, "cuEventRecord_ptsz")
+                                                        : sym(&c_record, "cuEventRecord"));
+    PFN_cuEventSynchronize sync = (PFN_cuEventSynchronize)sym(&c_sync, "cuEventSynchronize");
+    PFN_cuEventElapsedTime elapsed = (PFN_cuEventElapsedTime)sym(&c_elapsed, "cuEventElapsedTime");
+    is_capturing_fn capturing = (is_capturing_fn)(ptsz ? sym(&c_capturing_ptsz, "cuStreamIsCapturing_ptsz")
+                                                       : sym(&c_capturing, "cuStreamIsCapturing"));
+    CUcontext ctx = NULL;
+    if (!current || !create || !record || !sync || current(&ctx) != CUDA_SUCCESS || !ctx)
+        return;
+    int status = 0;
+    if (capturing && (capturing(s, &status) != CUDA_SUCCESS || status != 0))
+        return; /* a stream being captured runs nothing now: no mark */
+    if (ctx != ra.ctx) {
+        drop_marks();
+        ra.ctx = ctx;
+    }
+    if (ra.n == 2) {
+        /* The third mark waits for the oldest: at most two marks of work are ahead. */
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        if (sync(ra.mark[0]) != CUDA_SUCCESS) {
+            drop_marks();
+            return;
+        }
+        float ms = 0;
+        if (elapsed && elapsed(&ms, ra.mark[0], ra.mark[1]) == CUDA_SUCCESS && ms > 0) {
+            double per_launch = (double)ms * 1e6 / ra.every;
+            double want = RUNAHEAD_NS / per_launch;
+            ra.every = want < 1 ? 1 : want > EVERY_MAX ? EVERY_MAX : (unsigned)want;
+        } else if (ra.every < EVERY_MAX) {
+            ra.every *= 2; /* too fast to time: mark less often */
+        }
+        CUevent spare = ra.mark[0];
+        ra.mark[0] = ra.mark[1];
+        ra.mark[1] = spare;
+        ra.n = 1;
+    }
+    if (!ra.mark[ra.n] && create(&ra.mark[ra.n], CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+        ra.mark[ra.n] = NULL;
+        return;
+    }
+    if (record(ra.mark[ra.n], s) == CUDA_SUCCESS)
+        ra.n++;
 }

@@ -28,4 +28,18 @@ static inline void cg_gate_pass(void)
     cg_gate_wait(&s);
 }
 
+/* After a launch in a container with a share: bounds this thread's launched, unfinished work
+ * (gate.c says why and how). `ptsz`: the launch used the per-thread default stream variant. */
+void cg_gate_runahead(CUstream s, int ptsz);
+
+static inline void cg_gate_launched(CUresult r, CUstream s, int ptsz)
+{
+    if (r != CUDA_SUCCESS || CG_LIKELY(!cg_enabled()))
+        return;
+    struct cg_session ss;
+    if (cg_session_get(&ss) &&
+        atomic_load_explicit(&ss.ledger->compute.share_pct, memory_order_relaxed) != 0)
+        cg_gate_runahead(s, ptsz);
+}
+
 #endif

@@ -2,7 +2,8 @@
  * cuLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel (each also _ptsz),
  * cuLaunchCooperativeKernelMultiDevice, and cuGraphLaunch (a whole graph is one launch here; its
  * device time is measured like any other, so a graph is held to the share as a kernel is). The
- * launch itself is the driver's, untouched. */
+ * launch itself is the driver's, untouched; after it, a container with a share bounds how much
+ * launched work may still be ahead (run-ahead, gate.c). */
 #include "gate.h"
 
 #define REAL_OR(sym) PFN_##sym f = CG_REAL(sym); if (!f) return CUDA_ERROR_NOT_INITIALIZED
@@ -13,7 +14,9 @@ CG_EXPORT CUresult cuLaunchKernel(CUfunction fn, unsigned int gx, unsigned int g
 {
     REAL_OR(cuLaunchKernel);
     cg_gate_pass();
-    return f(fn, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+    CUresult r = f(fn, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+    cg_gate_launched(r, s, 0);
+    return r;
 }
 
 CG_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction fn, unsigned int gx, unsigned int gy,
@@ -23,7 +26,9 @@ CG_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction fn, unsigned int gx, unsigned 
 {
     REAL_OR(cuLaunchKernel_ptsz);
     cg_gate_pass();
-    return f(fn, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+    CUresult r = f(fn, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+    cg_gate_launched(r, s, 1);
+    return r;
 }
 
 CG_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction fn, void **params,
@@ -31,7 +36,9 @@ CG_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction fn,
 {
     REAL_OR(cuLaunchKernelEx);
     cg_gate_pass();
-    return f(config, fn, params, extra);
+    CUresult r = f(config, fn, params, extra);
+    cg_gate_launched(r, config ? config->hStream : NULL, 0);
+    return r;
 }
 
 CG_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction fn,
@@ -39,7 +46,9 @@ CG_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunctio
 {
     REAL_OR(cuLaunchKernelEx_ptsz);
     cg_gate_pass();
-    return f(config, fn, params, extra);
+    CUresult r = f(config, fn, params, extra);
+    cg_gate_launched(r, config ? config->hStream : NULL, 1);
+    return r;
 }
 
 CG_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction fn, unsigned int gx, unsigned int gy,
@@ -49,7 +58,9 @@ CG_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction fn, unsigned int gx, uns
 {
     REAL_OR(cuLaunchCooperativeKernel);
     cg_gate_pass();
-    return f(fn, gx, gy, gz, bx, by, bz, shmem, s, params);
+    CUresult r = f(fn, gx, gy, gz, bx, by, bz, shmem, s, params);
+    cg_gate_launched(r, s, 0);
+    return r;
 }
 
 CG_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction fn, unsigned int gx, unsigned int gy,
@@ -59,7 +70,9 @@ CG_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction fn, unsigned int gx
 {
     REAL_OR(cuLaunchCooperativeKernel_ptsz);
     cg_gate_pass();
-    return f(fn, gx, gy, gz, bx, by, bz, shmem, s, params);
+    CUresult r = f(fn, gx, gy, gz, bx, by, bz, shmem, s, params);
+    cg_gate_launched(r, s, 1);
+    return r;
 }
 
 CG_EXPORT CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *list,
@@ -74,12 +87,16 @@ CG_EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream s)
 {
     REAL_OR(cuGraphLaunch);
     cg_gate_pass();
-    return f(exec, s);
+    CUresult r = f(exec, s);
+    cg_gate_launched(r, s, 0);
+    return r;
 }
 
 CG_EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec exec, CUstream s)
 {
     REAL_OR(cuGraphLaunch_ptsz);
     cg_gate_pass();
-    return f(exec, s);
+    CUresult r = f(exec, s);
+    cg_gate_launched(r, s, 1);
+    return r;
 }
