@@ -1,0 +1,326 @@
+/* convgpu-burn — keeps a GPU busy with `spin` kernels of a chosen length, and says how much
+ * device time it got, window by window: the workload of the compute-share tests and benchmarks.
+ *
+ * Each thread launches on its own stream and keeps at most `depth` kernels in flight (an event
+ * after each launch; the oldest is waited for before a launch beyond the depth), so a kernel's
+ * completion is observed when its event is. With --graph G a thread captures G launches into a
+ * graph once and then launches the graph (each launch counts G kernels). The device time a
+ * kernel represents is its length: on a time-shared GPU (no MPS) nothing else runs meanwhile.
+ *
+ * Output (stdout): `launches=N kernels=K busy_us=B elapsed_us=E`; with --report FILE, one line
+ * per window of --window-ms: `START_MS BUSY_US` (START_MS: CLOCK_MONOTONIC, shared by every
+ * process on the machine, so windows of several processes line up). It stops after --seconds,
+ * or when the file given to --until exists. With --kernel-us 0 and --launches N it measures
+ * launch cost instead: `launch_ns_median=...` over N launches (each launch timed alone). */
+#include <dlfcn.h>
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuda_types.h"
+#include "spin_ptx.h"
+
+typedef CUresult (*begin_capture_fn)(CUstream, int mode);
+typedef CUresult (*end_capture_fn)(CUstream, void **graph);
+typedef CUresult (*instantiate_fn)(CUgraphExec *, void *graph, unsigned long long flags);
+
+static struct {
+    PFN_cuInit init;
+    PFN_cuDeviceGet device_get;
+    PFN_cuDevicePrimaryCtxRetain retain;
+    PFN_cuCtxSetCurrent set_current;
+    PFN_cuModuleLoadData load;
+    PFN_cuModuleGetFunction get_function;
+    PFN_cuStreamCreate stream_create;
+    PFN_cuLaunchKernel launch;
+    PFN_cuEventCreate event_create;
+    PFN_cuEventRecord event_record;
+    PFN_cuEventSynchronize event_sync;
+    PFN_cuStreamSynchronize stream_sync;
+    begin_capture_fn begin_capture;
+    end_capture_fn end_capture;
+    instantiate_fn instantiate;
+    PFN_cuGraphLaunch graph_launch;
+} cu;
+
+static struct {
+    unsigned long long kernel_us;
+    double seconds;
+    const char *until, *report;
+    unsigned depth, threads, graph, window_ms;
+    unsigned long long launches;
+} opt = {1000, 10, NULL, NULL, 2, 1, 0, 1000, 0};
+
+static CUcontext ctx;
+static CUfunction spin;
+
+#define MAX_WINDOWS 100000
+static uint64_t window_busy_us[MAX_WINDOWS]; /* indexed from the first window */
+static uint64_t first_window_ms;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t total_launches, total_kernels;
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#define CK(call)                                                                                   \
+    do {                                                                                           \
+        CUresult r_ = (call);                                                                      \
+        if (r_ != CUDA_SUCCESS) {                                                                  \
+            fprintf(stderr, "convgpu-burn: %s: error %d\n", #call, (int)r_);                       \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static void load_driver(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW);
+    if (!h) {
+        fprintf(stderr, "convgpu-burn: cannot load libcuda.so.1: %s\n", dlerror());
+        exit(1);
+    }
+#define SYM(f, n) *(void **)&cu.f = dlsym(h, n)
+    SYM(init, "cuInit");
+    SYM(device_get, "cuDeviceGet");
+    SYM(retain, "cuDevicePrimaryCtxRetain");
+    SYM(set_current, "cuCtxSetCurrent");
+    SYM(load, "cuModuleLoadData");
+    SYM(get_function, "cuModuleGetFunction");
+    SYM(stream_create, "cuStreamCreate");
+    SYM(launch, "cuLaunchKernel");
+    SYM(event_create, "cuEventCreate");
+    SYM(event_record, "cuEventRecord");
+    SYM(event_sync, "cuEventSynchronize");
+    SYM(stream_sync, "cuStreamSynchronize");
+    SYM(begin_capture, "cuStreamBeginCapture_v2");
+    SYM(end_capture, "cuStreamEndCapture");
+    SYM(instantiate, "cuGraphInstantiateWithFlags");
+    SYM(graph_launch, "cuGraphLaunch");
+#undef SYM
+    if (!cu.init || !cu.device_get || !cu.retain || !cu.set_current || !cu.load ||
+        !cu.get_function || !cu.stream_create || !cu.launch || !cu.event_create ||
+        !cu.event_record || !cu.event_sync || !cu.stream_sync) {
+        fprintf(stderr, "convgpu-burn: the driver lacks an entry point it needs\n");
+        exit(1);
+    }
+    if (opt.graph && (!cu.begin_capture || !cu.end_capture || !cu.instantiate || !cu.graph_launch)) {
+        fprintf(stderr, "convgpu-burn: the driver has no graphs\n");
+        exit(1);
+    }
+}
+
+static void completed(uint64_t kernels)
+{
+    uint64_t ms = mono_ns() / 1000000ull;
+    pthread_mutex_lock(&lock);
+    total_kernels += kernels;
+    if (ms >= first_window_ms) {
+        uint64_t w = (ms - first_window_ms) / opt.window_ms;
+        if (w < MAX_WINDOWS)
+            window_busy_us[w] += kernels * opt.kernel_us;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+static bool done(uint64_t deadline)
+{
+    if (opt.until)
+        return access(opt.until, F_OK) == 0;
+    return mono_ns() >= deadline;
+}
+
+static void *burn(void *arg)
+{
+    (void)arg;
+    CK(cu.set_current(ctx));
+    CUstream s;
+    CK(cu.stream_create(&s, CU_STREAM_NON_BLOCKING));
+    unsigned long long us = opt.kernel_us;
+    void *params[] = {&us};
+    CUgraphExec exec = NULL;
+    unsigned per_launch = 1;
+    if (opt.graph) {
+        void *graph = NULL;
+        CK(cu.begin_capture(s, 0 /* CU_STREAM_CAPTURE_MODE_GLOBAL */));
+        for (unsigned i = 0; i < opt.graph; i++)
+            CK(cu.launch(spin, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
+        CK(cu.end_capture(s, &graph));
+        CK(cu.instantiate(&exec, graph, 0));
+        per_launch = opt.graph;
+    }
+    CUevent *ring = calloc(opt.depth, sizeof *ring);
+    for (unsigned i = 0; i < opt.depth; i++)
+        CK(cu.event_create(&ring[i], CU_EVENT_DISABLE_TIMING));
+    uint64_t deadline = mono_ns() + (uint64_t)(opt.seconds * 1e9);
+    unsigned long long n = 0, outstanding = 0;
+    while (!done(deadline)) {
+        unsigned slot = (unsigned)(n % opt.depth);
+        if (outstanding == opt.depth) {
+            CK(cu.event_sync(ring[slot]));
+            completed(per_launch);
+            outstanding--;
+        }
+        if (exec)
+            CK(cu.graph_launch(exec, s));
+        else
+            CK(cu.launch(spin, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
+        CK(cu.event_record(ring[slot], s));
+        outstanding++;
+        n++;
+    }
+    for (unsigned long long k = 0; k < outstanding; k++) {
+        CK(cu.event_sync(ring[(n - outstanding + k) % opt.depth]));
+        completed(per_launch);
+    }
+    pthread_mutex_lock(&lock);
+    total_launches += n;
+    pthread_mutex_unlock(&lock);
+    free(ring);
+    return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Launch cost: each launch of a 0 us kernel timed alone, the stream drained every 64 launches
+ * (outside the timing) so queue space never makes a launch wait. */
+static int launch_cost(void)
+{
+    CK(cu.set_current(ctx));
+    CUstream s;
+    CK(cu.stream_create(&s, CU_STREAM_NON_BLOCKING));
+    unsigned long long us = 0;
+    void *params[] = {&us};
+    uint64_t *t = malloc(opt.launches * sizeof *t);
+    if (!t)
+        return 1;
+    for (unsigned long long i = 0; i < opt.launches; i++) {
+        if (i % 64 == 0)
+            CK(cu.stream_sync(s));
+        uint64_t t0 = mono_ns();
+        CK(cu.launch(spin, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
+        t[i] = mono_ns() - t0;
+    }
+    CK(cu.stream_sync(s));
+    qsort(t, opt.launches, sizeof *t, cmp_u64);
+    printf("launches=%llu launch_ns_median=%llu launch_ns_p90=%llu\n", opt.launches,
+           (unsigned long long)t[opt.launches / 2], (unsigned long long)t[opt.launches * 9 / 10]);
+    free(t);
+    return 0;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: convgpu-burn [options]\n"
+            "Keeps the GPU busy with spin kernels and reports the device time it got.\n"
+            "  --kernel-us N   each kernel's length in microseconds (default 1000)\n"
+            "  --seconds S     run this long (default 10)\n"
+            "  --until FILE    run until FILE exists (instead of --seconds)\n"
+            "  --depth D       kernels in flight per thread, at most (default 2)\n"
+            "  --threads T     launching threads, each with its own stream (default 1)\n"
+            "  --graph G       launch graphs of G kernels instead of single kernels\n"
+            "  --report FILE   write `START_MS BUSY_US` per window to FILE\n"
+            "  --window-ms W   window length for --report (default 1000)\n"
+            "  --launches N    measure launch cost over N launches of a 0 us kernel instead\n"
+            "  --help\n");
+}
+
+static int parse_num(const char *s, unsigned long long lo, unsigned long long hi,
+                     unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-' || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"kernel-us", required_argument, NULL, 'k'}, {"seconds", required_argument, NULL, 's'},
+        {"until", required_argument, NULL, 'u'},     {"depth", required_argument, NULL, 'd'},
+        {"threads", required_argument, NULL, 't'},   {"graph", required_argument, NULL, 'g'},
+        {"report", required_argument, NULL, 'r'},    {"window-ms", required_argument, NULL, 'w'},
+        {"launches", required_argument, NULL, 'n'},  {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    int c;
+    unsigned long long v;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        int bad = 0;
+        switch (c) {
+        case 'k': bad = parse_num(optarg, 0, 10000000, &opt.kernel_us); break;
+        case 's': bad = parse_num(optarg, 1, 86400, &v); opt.seconds = (double)v; break;
+        case 'u': opt.until = optarg; break;
+        case 'd': bad = parse_num(optarg, 1, 1024, &v); opt.depth = (unsigned)v; break;
+        case 't': bad = parse_num(optarg, 1, 64, &v); opt.threads = (unsigned)v; break;
+        case 'g': bad = parse_num(optarg, 1, 1024, &v); opt.graph = (unsigned)v; break;
+        case 'r': opt.report = optarg; break;
+        case 'w': bad = parse_num(optarg, 10, 3600000, &v); opt.window_ms = (unsigned)v; break;
+        case 'n': bad = parse_num(optarg, 1, 100000000, &opt.launches); break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+        if (bad) {
+            fprintf(stderr, "convgpu-burn: bad value '%s'\n", optarg);
+            return 2;
+        }
+    }
+    if (optind != argc) {
+        fprintf(stderr, "convgpu-burn: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    load_driver();
+    CUdevice dev;
+    CK(cu.init(0));
+    CK(cu.device_get(&dev, 0));
+    CK(cu.retain(&ctx, dev));
+    CK(cu.set_current(ctx));
+    CUmodule m;
+    CK(cu.load(&m, spin_ptx));
+    CK(cu.get_function(&spin, m, "spin"));
+    if (opt.launches)
+        return launch_cost();
+    uint64_t t0 = mono_ns();
+    first_window_ms = t0 / 1000000ull / opt.window_ms * opt.window_ms;
+    pthread_t th[64];
+    for (unsigned i = 0; i < opt.threads; i++)
+        if (pthread_create(&th[i], NULL, burn, NULL) != 0)
+            return 1;
+    for (unsigned i = 0; i < opt.threads; i++)
+        pthread_join(th[i], NULL);
+    uint64_t elapsed = mono_ns() - t0;
+    printf("launches=%llu kernels=%llu busy_us=%llu elapsed_us=%llu\n",
+           (unsigned long long)total_launches, (unsigned long long)total_kernels,
+           (unsigned long long)(total_kernels * opt.kernel_us), (unsigned long long)(elapsed / 1000));
+    if (opt.report) {
+        FILE *f = fopen(opt.report, "w");
+        if (!f) {
+            fprintf(stderr, "convgpu-burn: cannot write %s: %s\n", opt.report, strerror(errno));
+            return 1;
+        }
+        uint64_t nw = elapsed / 1000000ull / opt.window_ms + 2;
+        for (uint64_t w = 0; w < nw && w < MAX_WINDOWS; w++)
+            fprintf(f, "%llu %llu\n", (unsigned long long)(first_window_ms + w * opt.window_ms),
+                    (unsigned long long)window_busy_us[w]);
+        fclose(f);
+    }
+    return 0;
+}
