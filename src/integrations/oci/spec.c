@@ -1,9 +1,9 @@
 /* spec.c — reading a container's GPU-memory request (limit, compute share) from its OCI
- * configuration and wiring the registered container into it. Every edit is undoable by the next one: the mounts the shim adds
- * are recognised by what they are (destination, source, exact shape; see our_mount) and its
- * hooks by their arguments, so rewriting an already rewritten configuration gives the same
- * result as rewriting the original. Nothing the bundle writes (an annotation, a mount of its
- * own) can make the shim remove a mount it did not add. */
+ * configuration and wiring the registered container into it. Every edit is undoable by the
+ * next one: the mounts the shim adds are recognised by what they are (destination, source,
+ * exact shape; see our_mount) and its hooks by their arguments, so rewriting an already
+ * rewritten configuration gives the same result as rewriting the original. Nothing the bundle
+ * writes (an annotation, a mount of its own) can make the shim remove a mount it did not add. */
 #include "spec.h"
 
 #include <errno.h>
