@@ -1,4 +1,4 @@
-/* fuzz_api.c — libFuzzer harness for the control API's request bodies (create, limit,
+/* fuzz_api.c — libFuzzer harness for the control API's request bodies (create, update, start,
  * policy). Every input must be accepted into a valid struct or refused with a message. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,15 +19,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     err[0] = '\0';
     if (api_parse_create(body, size, 4, &cr, err, sizeof err) == 0) {
         if (cr.limit == 0 || cr.device < -1 || cr.device >= 4 || strlen(cr.name) > 64 ||
-            (cr.has_owner && (cr.uid == UINT32_MAX || cr.gid == UINT32_MAX)))
+            (cr.has_owner && (cr.uid == UINT32_MAX || cr.gid == UINT32_MAX)) ||
+            cr.compute_pct > 100 || (!cr.has_compute && cr.compute_pct) ||
+            (cr.has_mode && cr.has_compute && cr.compute_pct == 0) ||
+            (cr.has_mode && cr.compute_mode != CG_COMPUTE_HARD &&
+             cr.compute_mode != CG_COMPUTE_ELASTIC))
             abort();
     } else if (!err[0]) {
         abort();
     }
-    uint64_t limit;
+    struct update_request ur;
     err[0] = '\0';
-    if (api_parse_limit(body, size, &limit, err, sizeof err) == 0) {
-        if (limit == 0)
+    if (api_parse_update(body, size, &ur, err, sizeof err) == 0) {
+        if ((ur.has_limit && ur.limit == 0) || (!ur.has_limit && ur.limit) ||
+            (!ur.has_limit && !ur.has_compute && !ur.has_mode) || ur.compute_pct > 100 ||
+            (!ur.has_compute && ur.compute_pct) ||
+            (ur.has_mode && ur.has_compute && ur.compute_pct == 0))
             abort();
     } else if (!err[0]) {
         abort();

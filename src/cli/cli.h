@@ -26,8 +26,17 @@ int cmd_top(int argc, char **argv);
 /* The tables of `devices` and `ps`, from the API's answers (also used by `top`). */
 void cli_print_devices(json_t *devices);
 void cli_print_containers(json_t *containers);
+/* An event's amount as shown in a table: its bytes, or for a "compute" event the share ("30%
+ * hard", "-" when removed). buf holds CG_SIZE_BUFLEN (size.h) characters. */
+const char *cli_event_amount(json_t *event, char *buf);
 int cmd_docker(int argc, char **argv);
 int cmd_setup(int argc, char **argv);
+
+/* Adds a compute share to a create or update body: --gpu-compute PCT (1-100; with
+ * allow_none, "none" removes the share) and --compute-mode hard|elastic (NULL when not given;
+ * only with a share unless mode_alone). Returns 0, or 2 with the reason printed for `cmd`. */
+int cli_add_compute(json_t *body, const char *cmd, const char *pct, const char *mode,
+                    bool allow_none, bool mode_alone);
 
 /* True when argv holds -h or --help before any "--". */
 bool cli_wants_help(int argc, char **argv);

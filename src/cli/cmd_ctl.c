@@ -79,47 +79,74 @@ static void print_json(json_t *j)
     }
 }
 
+/* "30% hard", "70% elastic" or "-" (no compute limit), from a container's JSON. */
+static const char *share_text(json_t *c, char *buf, size_t len)
+{
+    json_t *pct = json_object_get(c, "gpu_compute");
+    const char *mode = json_string_value(json_object_get(c, "compute_mode"));
+    if (!json_is_integer(pct))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%lld%% %s", (long long)json_integer_value(pct), mode ? mode : "?");
+    return buf;
+}
+
+/* A ratio 0..1 as a percentage with one decimal. */
+static const char *ratio_pct(json_t *v, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.1f%%", json_number_value(v) * 100.0);
+    return buf;
+}
+
 void cli_print_devices(json_t *ans)
 {
-    printf("%-4s %-28s %10s %10s %10s %10s %10s %5s %5s\n", "GPU", "NAME", "CAPACITY",
-           "ASSIGNED", "USED", "FREE", "CONTEXT", "CTRS", "SUSP");
+    printf("%-4s %-28s %10s %10s %10s %10s %10s %5s %5s %5s %6s\n", "GPU", "NAME", "CAPACITY",
+           "ASSIGNED", "USED", "FREE", "CONTEXT", "CTRS", "SUSP", "HARD", "UTIL");
     size_t i;
     json_t *d;
     json_array_foreach(ans, i, d) {
         char a[CG_SIZE_BUFLEN], b[CG_SIZE_BUFLEN], c[CG_SIZE_BUFLEN], e[CG_SIZE_BUFLEN],
-            f[CG_SIZE_BUFLEN];
-        printf("%-4lld %-28.28s %10s %10s %10s %10s %10s %5lld %5lld\n",
+            f[CG_SIZE_BUFLEN], hard[16], util[16];
+        snprintf(hard, sizeof hard, "%lld%%",
+                 (long long)json_integer_value(json_object_get(d, "compute_hard_share")));
+        printf("%-4lld %-28.28s %10s %10s %10s %10s %10s %5lld %5lld %5s %6s\n",
                (long long)json_integer_value(json_object_get(d, "index")),
                json_string_value(json_object_get(d, "name")), sz(json_object_get(d, "capacity"), a),
                sz(json_object_get(d, "assigned"), b), sz(json_object_get(d, "used"), c),
                sz(json_object_get(d, "free"), e), sz(json_object_get(d, "context_charge"), f),
                (long long)json_integer_value(json_object_get(d, "containers")),
-               (long long)json_integer_value(json_object_get(d, "suspended")));
+               (long long)json_integer_value(json_object_get(d, "suspended")), hard,
+               ratio_pct(json_object_get(d, "compute_utilization"), util, sizeof util));
     }
 }
 
 void cli_print_containers(json_t *ans)
 {
-    printf("%-14s %-16s %3s %9s %9s %9s %-16s %5s %4s\n", "ID", "NAME", "GPU", "LIMIT",
-           "ASSIGNED", "USED", "STATE", "PROCS", "WAIT");
+    printf("%-14s %-16s %3s %9s %9s %9s %-16s %5s %4s %-12s %6s %9s\n", "ID", "NAME", "GPU",
+           "LIMIT", "ASSIGNED", "USED", "STATE", "PROCS", "WAIT", "COMPUTE", "UTIL", "THROTTLED");
     size_t i;
     json_t *c;
     json_array_foreach(ans, i, c) {
-        char a[CG_SIZE_BUFLEN], b[CG_SIZE_BUFLEN], u[CG_SIZE_BUFLEN], state[32];
+        char a[CG_SIZE_BUFLEN], b[CG_SIZE_BUFLEN], u[CG_SIZE_BUFLEN], state[32], share[32],
+            util[16], thr[24];
+        snprintf(thr, sizeof thr, "%.1fs",
+                 json_number_value(json_object_get(c, "compute_throttled_s")));
         const char *s = json_string_value(json_object_get(c, "state"));
         json_t *sf = json_object_get(c, "suspended_for_s");
         if (sf)
             snprintf(state, sizeof state, "%s %.1fs", s, json_real_value(sf));
         else
             snprintf(state, sizeof state, "%s", s ? s : "?");
-        printf("%-14.14s %-16.16s %3lld %9s %9s %9s %-16s %5lld %4lld\n",
+        printf("%-14.14s %-16.16s %3lld %9s %9s %9s %-16s %5lld %4lld %-12s %6s %9s\n",
                json_string_value(json_object_get(c, "id")),
                json_string_value(json_object_get(c, "name")),
                (long long)json_integer_value(json_object_get(c, "device")),
                sz(json_object_get(c, "limit"), a), sz(json_object_get(c, "assigned"), b),
                sz(json_object_get(c, "used"), u), state,
                (long long)json_integer_value(json_object_get(c, "processes")),
-               (long long)json_integer_value(json_object_get(c, "pending")));
+               (long long)json_integer_value(json_object_get(c, "pending")),
+               share_text(c, share, sizeof share),
+               ratio_pct(json_object_get(c, "compute_utilization"), util, sizeof util), thr);
     }
 }
 
@@ -129,7 +156,8 @@ int cmd_devices(int argc, char **argv)
     static const char *const flags[] = {"--json", NULL};
     if (cli_wants_help(argc, argv)) {
         printf("Usage: %s\n\nLists the node's GPUs: capacity (total minus reserve), memory assigned\n"
-               "to containers, memory in use, free, and the per-process context charge.\n", use);
+               "to containers, memory in use, free, the per-process context charge, the sum of\n"
+               "the hard compute shares admitted, and utilisation in the last window.\n", use);
         return 0;
     }
     if (!check_args(argc, argv, flags, 0, use))
@@ -153,7 +181,9 @@ int cmd_ps(int argc, char **argv)
     static const char *const flags[] = {"--json", NULL};
     if (cli_wants_help(argc, argv)) {
         printf("Usage: %s\n\nLists containers: GPU, limit, assignment (memory reserved for it),\n"
-               "use, state (running or suspended, and for how long), processes, waiting requests.\n",
+               "use, state (running or suspended, and for how long), processes, waiting requests,\n"
+               "compute share and mode, utilisation of the GPU in the last window, and time its\n"
+               "kernel launches waited for compute budget.\n",
                use);
         return 0;
     }
@@ -204,7 +234,10 @@ int cmd_inspect(int argc, char **argv)
     json_t *ans = NULL;
     int rc = one_container(argc, argv, "convgpu inspect ID|NAME",
                            "Prints one container as JSON: limit, assignment, use, state, total\n"
-                           "suspended time, its processes (host pids, use) and waiting requests.\n",
+                           "suspended time, compute share (gpu_compute, compute_mode) and what\n"
+                           "was measured of it (compute_utilization, compute_busy_s,\n"
+                           "compute_throttled_s, compute_throttled_launches), its processes\n"
+                           "(host pids, use) and waiting requests.\n",
                            "GET", &ans);
     if (rc)
         return rc < 0 ? 0 : rc;
@@ -215,18 +248,22 @@ int cmd_inspect(int argc, char **argv)
 
 int cmd_create(int argc, char **argv)
 {
-    static const char *use = "convgpu create --gpu-memory SIZE [--name NAME] [--device N]";
+    static const char *use = "convgpu create --gpu-memory SIZE [--gpu-compute PCT "
+                             "[--compute-mode hard|elastic]] [--name NAME] [--device N]";
     if (cli_wants_help(argc, argv)) {
         printf("Usage: %s\n\nRegisters a container and prints its id and the environment its\n"
-               "processes need (export it, or use convgpu run instead).\n", use);
+               "processes need (export it, or use convgpu run instead). --gpu-compute and\n"
+               "--compute-mode give it a compute share as in convgpu run.\n", use);
         return 0;
     }
-    const char *mem = NULL, *name = NULL, *dev = NULL;
+    const char *mem = NULL, *name = NULL, *dev = NULL, *pct = NULL, *mode = NULL;
     for (int i = 1; i < argc; i++) {
-        const char **slot = strcmp(argv[i], "--gpu-memory") == 0 ? &mem
-                            : strcmp(argv[i], "--name") == 0     ? &name
-                            : strcmp(argv[i], "--device") == 0   ? &dev
-                                                                 : NULL;
+        const char **slot = strcmp(argv[i], "--gpu-memory") == 0     ? &mem
+                            : strcmp(argv[i], "--name") == 0         ? &name
+                            : strcmp(argv[i], "--device") == 0       ? &dev
+                            : strcmp(argv[i], "--gpu-compute") == 0  ? &pct
+                            : strcmp(argv[i], "--compute-mode") == 0 ? &mode
+                                                                     : NULL;
         if (!slot || i + 1 >= argc) {
             fprintf(stderr, "convgpu create: unexpected '%s'\nUsage: %s\n", argv[i], use);
             return 2;
@@ -240,6 +277,10 @@ int cmd_create(int argc, char **argv)
         return 2;
     }
     json_t *body = json_pack("{s:I}", "gpu_memory", (json_int_t)limit);
+    if (cli_add_compute(body, "create", pct, mode, false, false) != 0) {
+        json_decref(body);
+        return 2;
+    }
     if (name)
         json_object_set_new(body, "name", json_string(name));
     if (dev) {
@@ -282,17 +323,25 @@ int cmd_rm(int argc, char **argv)
 
 int cmd_set(int argc, char **argv)
 {
-    static const char *use = "convgpu set ID|NAME --gpu-memory SIZE";
+    static const char *use = "convgpu set ID|NAME [--gpu-memory SIZE] [--gpu-compute PCT|none] "
+                             "[--compute-mode hard|elastic]";
     if (cli_wants_help(argc, argv)) {
-        printf("Usage: %s\n\nChanges a container's limit while it runs. Lowering below its current\n"
-               "use is refused; raising takes effect when it is safe (it may wait for memory\n"
-               "like any request).\n", use);
+        printf("Usage: %s\n\nChanges a container's limit or compute share while it runs, both at\n"
+               "once or neither. Lowering the limit below its current use is refused; raising\n"
+               "takes effect when it is safe (it may wait for memory like any request).\n"
+               "--gpu-compute sets the share (none removes it; a share keeps its mode unless\n"
+               "--compute-mode is given); a hard share the GPU cannot admit (the hard shares on\n"
+               "one GPU add up to at most 100) is refused and nothing changes.\n", use);
         return 0;
     }
-    const char *id = NULL, *mem = NULL;
+    const char *id = NULL, *mem = NULL, *pct = NULL, *mode = NULL;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--gpu-memory") == 0 && i + 1 < argc)
-            mem = argv[++i];
+        const char **slot = strcmp(argv[i], "--gpu-memory") == 0     ? &mem
+                            : strcmp(argv[i], "--gpu-compute") == 0  ? &pct
+                            : strcmp(argv[i], "--compute-mode") == 0 ? &mode
+                                                                     : NULL;
+        if (slot && i + 1 < argc)
+            *slot = argv[++i];
         else if (argv[i][0] != '-' && !id)
             id = argv[i];
         else {
@@ -300,26 +349,44 @@ int cmd_set(int argc, char **argv)
             return 2;
         }
     }
-    uint64_t limit;
-    const char *err = "required";
-    if (!id || !mem || cg_parse_size(mem, &limit, &err) != 0 || limit == 0) {
-        fprintf(stderr, "convgpu set: %s\nUsage: %s\n", !id ? "container id missing" : err, use);
+    if (!id || (!mem && !pct && !mode)) {
+        fprintf(stderr, "convgpu set: %s\nUsage: %s\n",
+                !id ? "container id missing" : "nothing to change", use);
+        return 2;
+    }
+    json_t *body = json_object();
+    uint64_t limit = 0;
+    const char *err = NULL;
+    if (mem && (cg_parse_size(mem, &limit, &err) != 0 || limit == 0)) {
+        fprintf(stderr, "convgpu set: bad --gpu-memory '%s': %s\n", mem,
+                err ? err : "must be greater than zero");
+        json_decref(body);
+        return 2;
+    }
+    if (mem)
+        json_object_set_new(body, "gpu_memory", json_integer((json_int_t)limit));
+    if (cli_add_compute(body, "set", pct, mode, true, true) != 0) {
+        json_decref(body);
         return 2;
     }
     char path[256];
-    if (container_path(id, path, sizeof path))
+    if (container_path(id, path, sizeof path)) {
+        json_decref(body);
         return 2;
+    }
     strncat(path, "/limit", sizeof path - strlen(path) - 1);
     json_t *ans = NULL;
-    int rc = call("PUT", path, json_pack("{s:I}", "gpu_memory", (json_int_t)limit), &ans, 200);
+    int rc = call("PUT", path, body, &ans, 200);
     if (rc)
         return rc;
-    char b[CG_SIZE_BUFLEN];
-    if (json_is_true(json_object_get(ans, "limit_pending")))
+    char b[CG_SIZE_BUFLEN], share[32];
+    if (mem && json_is_true(json_object_get(ans, "limit_pending")))
         printf("%s: raise to %s waits for memory; limit stays %s until then\n", id, mem,
                sz(json_object_get(ans, "limit"), b));
-    else
+    else if (mem)
         printf("%s: limit %s\n", id, sz(json_object_get(ans, "limit"), b));
+    if (pct || mode)
+        printf("%s: compute share %s\n", id, share_text(ans, share, sizeof share));
     json_decref(ans);
     return 0;
 }
@@ -361,6 +428,13 @@ int cmd_policy(int argc, char **argv)
     return 0;
 }
 
+const char *cli_event_amount(json_t *e, char *buf)
+{
+    if (json_object_get(e, "gpu_compute"))
+        return share_text(e, buf, CG_SIZE_BUFLEN);
+    return sz(json_object_get(e, "bytes"), buf);
+}
+
 static void print_event(json_t *e, bool as_json)
 {
     if (as_json) {
@@ -384,8 +458,8 @@ static void print_event(json_t *e, bool as_json)
     printf("%s %6lld %-8s %-14.14s %-10s %9s  %s\n", when,
            (long long)json_integer_value(json_object_get(e, "seq")),
            json_string_value(json_object_get(e, "type")),
-           json_string_value(json_object_get(e, "container")), pids,
-           sz(json_object_get(e, "bytes"), b), reason ? reason : "");
+           json_string_value(json_object_get(e, "container")), pids, cli_event_amount(e, b),
+           reason ? reason : "");
     fflush(stdout);
 }
 
@@ -405,7 +479,8 @@ int cmd_events(int argc, char **argv)
     static const char *use = "convgpu events [--once] [--json] [--since SEQ]";
     if (cli_wants_help(argc, argv)) {
         printf("Usage: %s\n\nFollows the daemon's decisions as they happen: admit, assign, grant,\n"
-               "suspend, resume, reject, release, process connect/exit, removal — with reasons.\n"
+               "suspend, resume, reject, release, compute (a share set or changed), process\n"
+               "connect/exit, removal — with reasons.\n"
                "  --once       print the recent events (the last 4096) and exit\n"
                "  --since SEQ  start at event SEQ (default: recent ones with --once, new ones otherwise)\n"
                "  --json       one JSON object per line\n", use);

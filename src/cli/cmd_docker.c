@@ -1,8 +1,11 @@
 /* cmd_docker.c — `convgpu docker run --gpu-memory SIZE ...`: the paper's customised
  * nvidia-docker. The limit comes from --gpu-memory (or the paper's --nvidia-memory), else the
- * image label com.nvidia.memory.limit, else 1 GiB; it reaches convgpu-runtime (installed by
- * `convgpu setup docker`) as CONVGPU_GPU_MEMORY in the container's environment, and the shim
- * registers the container before it exists. Everything else goes to `docker run` untouched. */
+ * image label com.convgpu.gpu-memory or com.nvidia.memory.limit, else 1 GiB; a compute share
+ * from --gpu-compute/--compute-mode, else (when the labels are read) the image labels
+ * com.convgpu.gpu-compute/com.convgpu.compute-mode, else none. They reach convgpu-runtime
+ * (installed by `convgpu setup docker`) as CONVGPU_GPU_MEMORY, CONVGPU_GPU_COMPUTE and
+ * CONVGPU_COMPUTE_MODE in the container's environment, and the shim registers the container
+ * before it exists. Everything else goes to `docker run` untouched. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -14,24 +17,35 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core.h"
 #include "http.h"
 #include "size.h"
 
 #define DEFAULT_LIMIT "1GiB"
 #define PAPER_LABEL "com.nvidia.memory.limit"
+#define MEMORY_LABEL "com.convgpu.gpu-memory"
+#define COMPUTE_LABEL "com.convgpu.gpu-compute"
+#define MODE_LABEL "com.convgpu.compute-mode"
 
 static void usage(FILE *f)
 {
-    fprintf(f, "Usage: convgpu [--runtime-dir DIR] docker run [--gpu-memory SIZE] [DOCKER RUN OPTIONS] IMAGE [CMD...]\n\n"
+    fprintf(f, "Usage: convgpu [--runtime-dir DIR] docker run [--gpu-memory SIZE] [--gpu-compute PCT]\n"
+               "       [--compute-mode hard|elastic] [DOCKER RUN OPTIONS] IMAGE [CMD...]\n\n"
                "Runs a Docker container with a GPU-memory limit through the convgpu runtime\n"
                "(install it once with: convgpu setup docker). The limit is --gpu-memory (or\n"
                "--nvidia-memory, the ConVGPU paper's spelling), else the image's label\n"
-               PAPER_LABEL ", else " DEFAULT_LIMIT ". Every other argument goes to docker run\n"
-               "untouched; convgpu adds --runtime convgpu and -e CONVGPU_GPU_MEMORY=SIZE, and on a\n"
-               "real GPU host (convgpud not emulating) --gpus all unless you pass --gpus: the\n"
-               "runtime then exposes only the GPU convgpud placed the container on.\n\n"
-               "  --gpu-memory SIZE  the limit: 512MiB, 1GiB, 1.5GiB or bytes\n"
-               "  $CONVGPU_DOCKER    the docker client to run (default: docker in PATH)\n");
+               MEMORY_LABEL " or " PAPER_LABEL ", else " DEFAULT_LIMIT ". Without --gpu-memory\n"
+               "the image's labels are read (docker image inspect), and its labels\n"
+               COMPUTE_LABEL " and " MODE_LABEL " give the compute share\n"
+               "and mode the options do not. Every other argument goes to docker run untouched;\n"
+               "convgpu adds --runtime convgpu and -e CONVGPU_GPU_MEMORY=SIZE (and\n"
+               "CONVGPU_GPU_COMPUTE, CONVGPU_COMPUTE_MODE), and on a real GPU host (convgpud not\n"
+               "emulating) --gpus all unless you pass --gpus: the runtime then exposes only the\n"
+               "GPU convgpud placed the container on.\n\n"
+               "  --gpu-memory SIZE     the limit: 512MiB, 1GiB, 1.5GiB or bytes\n"
+               "  --gpu-compute PCT     its share of the GPU's time, a whole percent 1-100\n"
+               "  --compute-mode MODE   elastic (default) or hard (never more than its share)\n"
+               "  $CONVGPU_DOCKER       the docker client to run (default: docker in PATH)\n");
 }
 
 /* docker run's long options that take no value (all others take one, unless given with =). */
@@ -55,12 +69,15 @@ static const char *docker_bin(void)
     return d && *d ? d : "docker";
 }
 
-/* The image's com.nvidia.memory.limit label: 1 with the value in buf, 0 none, -1 image not here. */
-static int image_label(const char *image, char *buf, size_t len)
+/* The image's labels (a JSON object, maybe empty), or NULL when the image is not here. One
+ * `docker image inspect` reads them all. */
+static json_t *image_labels(const char *image)
 {
+    char buf[16384], sink[4096];
+    size_t len = sizeof buf;
     int fds[2];
     if (pipe(fds) != 0)
-        return -1;
+        return NULL;
     pid_t pid = fork();
     if (pid == 0) {
         dup2(fds[1], STDOUT_FILENO);
@@ -68,18 +85,25 @@ static int image_label(const char *image, char *buf, size_t len)
         close(fds[1]);
         freopen("/dev/null", "w", stderr);
         execlp(docker_bin(), docker_bin(), "image", "inspect", "--format",
-               "{{index .Config.Labels \"" PAPER_LABEL "\"}}", image, (char *)NULL);
+               "{{json .Config.Labels}}", image, (char *)NULL);
         _exit(127);
     }
     close(fds[1]);
+    /* Read to the end (what does not fit is drained, so docker never blocks writing it). */
     size_t n = 0;
+    bool whole = true;
     ssize_t r;
-    while (pid > 0 && n + 1 < len && (r = read(fds[0], buf + n, len - n - 1)) != 0) {
+    while (pid > 0) {
+        bool room = n + 1 < len;
+        r = room ? read(fds[0], buf + n, len - n - 1) : read(fds[0], sink, sizeof sink);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r < 0)
+        if (r <= 0)
             break;
-        n += (size_t)r;
+        if (room)
+            n += (size_t)r;
+        else
+            whole = false;
     }
     close(fds[0]);
     buf[n] = '\0';
@@ -88,9 +112,21 @@ static int image_label(const char *image, char *buf, size_t len)
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
     if (pid <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return -1;
-    buf[strcspn(buf, "\r\n")] = '\0';
-    return buf[0] && strcmp(buf, "<no value>") != 0 ? 1 : 0;
+        return NULL;
+    /* "null" for an image without labels; a truncated or odd answer reads as no labels. */
+    json_t *labels = whole ? json_loads(buf, JSON_DECODE_ANY, NULL) : NULL;
+    if (!json_is_object(labels)) {
+        json_decref(labels);
+        labels = json_object();
+    }
+    return labels;
+}
+
+/* A label's value when it is a non-empty string, else NULL. */
+static const char *label(json_t *labels, const char *key)
+{
+    const char *v = json_string_value(json_object_get(labels, key));
+    return v && *v ? v : NULL;
 }
 
 /* Whether convgpud runs on NVIDIA GPUs (1) or emulates them (0); -1 (reported) when it does
@@ -143,15 +179,16 @@ int cmd_docker(int argc, char **argv)
                         "...); use docker itself for '%s'\n", argv[1]);
         return 2;
     }
-    char **out = calloc((size_t)argc + 12, sizeof *out);
+    char **out = calloc((size_t)argc + 16, sizeof *out);
     if (!out)
         return 125;
     int n = 0;
     out[n++] = (char *)docker_bin();
     out[n++] = "run";
     int fixed = n; /* our options go here, before the user's */
-    n += 6;
-    const char *size = NULL, *image = NULL;
+    enum { OURS = 10 };
+    n += OURS;
+    const char *size = NULL, *image = NULL, *pct = NULL, *mode = NULL;
     bool runtime_given = false, gpus_given = false;
     int i = 2;
     for (; i < argc; i++) {
@@ -173,8 +210,11 @@ int cmd_docker(int argc, char **argv)
         if (a[1] == '-') {
             const char *name = a + 2, *eq = strchr(name, '=');
             size_t len = eq ? (size_t)(eq - name) : strlen(name);
-            bool ours = (len == 10 && strncmp(name, "gpu-memory", 10) == 0) ||
-                        (len == 13 && strncmp(name, "nvidia-memory", 13) == 0);
+            bool memory = (len == 10 && strncmp(name, "gpu-memory", 10) == 0) ||
+                          (len == 13 && strncmp(name, "nvidia-memory", 13) == 0);
+            bool compute = len == 11 && strncmp(name, "gpu-compute", 11) == 0;
+            bool cmode = len == 12 && strncmp(name, "compute-mode", 12) == 0;
+            bool ours = memory || compute || cmode;
             runtime_given |= len == 7 && strncmp(name, "runtime", 7) == 0;
             gpus_given |= len == 4 && strncmp(name, "gpus", 4) == 0;
             const char *value = eq ? eq + 1 : NULL;
@@ -187,7 +227,7 @@ int cmd_docker(int argc, char **argv)
             if (takes)
                 value = argv[i + 1];
             if (ours) {
-                size = value;
+                *(memory ? &size : compute ? &pct : &mode) = value;
             } else {
                 out[n++] = argv[i];
                 if (takes)
@@ -222,28 +262,54 @@ int cmd_docker(int argc, char **argv)
         return 125;
     }
 
-    /* The limit: the option, else the image label, else the default. */
-    char label[256];
-    const char *from = "--gpu-memory";
+    /* The limit: the option, else the image label, else the default. Without the option the
+     * labels are read (one docker run of its own), and they also give the compute share and
+     * mode the options do not; a caller who sized the container pays no inspect. */
+    json_t *labels = NULL;
+    const char *from = "--gpu-memory", *pct_from = "--gpu-compute", *mode_from = "--compute-mode";
     if (!size) {
-        int l = image_label(image, label, sizeof label);
-        if (l == 1) {
-            size = label;
+        labels = image_labels(image);
+        if ((size = label(labels, MEMORY_LABEL))) {
+            from = "image label " MEMORY_LABEL;
+        } else if ((size = label(labels, PAPER_LABEL))) {
             from = "image label " PAPER_LABEL;
         } else {
             size = DEFAULT_LIMIT;
             from = "default";
-            if (l < 0)
-                fprintf(stderr, "convgpu: image %s is not here yet, so its " PAPER_LABEL
-                                " label cannot be read; using %s (docker pull it first to use its "
-                                "label)\n", image, DEFAULT_LIMIT);
+            if (!labels)
+                fprintf(stderr, "convgpu: image %s is not here yet, so its labels cannot be read; "
+                                "using %s (docker pull it first to use its labels)\n", image,
+                        DEFAULT_LIMIT);
         }
+        if (!pct && (pct = label(labels, COMPUTE_LABEL)))
+            pct_from = "image label " COMPUTE_LABEL;
+        if (!mode && (mode = label(labels, MODE_LABEL)))
+            mode_from = "image label " MODE_LABEL;
     }
     uint64_t bytes;
     const char *why = NULL;
+    unsigned share = 0;
+    cg_compute_mode cm;
+    int bad = 0;
     if (cg_parse_size(size, &bytes, &why) != 0 || bytes == 0) {
         fprintf(stderr, "convgpu docker run: bad GPU-memory size '%s' (%s): %s\n", size, from,
                 why ? why : "must be greater than zero");
+        bad = 1;
+    } else if (pct && !cg_compute_pct_parse(pct, &share)) {
+        fprintf(stderr, "convgpu docker run: bad compute share '%s' (%s): a whole percentage from "
+                        "1 to 100\n", pct, pct_from);
+        bad = 1;
+    } else if (mode && !cg_compute_mode_parse(mode, &cm)) {
+        fprintf(stderr, "convgpu docker run: bad compute mode '%s' (%s): hard or elastic\n", mode,
+                mode_from);
+        bad = 1;
+    } else if (mode && !pct) {
+        fprintf(stderr, "convgpu docker run: a compute mode (%s) needs a share: give --gpu-compute "
+                        "PCT too\n", mode_from);
+        bad = 1;
+    }
+    if (bad) {
+        json_decref(labels);
         free(out);
         return 125;
     }
@@ -251,12 +317,16 @@ int cmd_docker(int argc, char **argv)
     /* The daemon must run; its mode says whether the NVIDIA toolkit must be asked for the GPU. */
     int nvidia = daemon_is_nvidia();
     if (nvidia < 0) {
+        json_decref(labels);
         free(out);
         return 125;
     }
 
-    char env[sizeof "CONVGPU_GPU_MEMORY=" + 256];
+    char env[sizeof "CONVGPU_GPU_MEMORY=" + 256], env_pct[48], env_mode[48];
     snprintf(env, sizeof env, "CONVGPU_GPU_MEMORY=%s", size);
+    snprintf(env_pct, sizeof env_pct, "CONVGPU_GPU_COMPUTE=%u", share);
+    snprintf(env_mode, sizeof env_mode, "CONVGPU_COMPUTE_MODE=%s",
+             mode ? cg_compute_mode_name(cm) : "");
     int k = fixed;
     if (!runtime_given) {
         out[k++] = "--runtime";
@@ -267,17 +337,28 @@ int cmd_docker(int argc, char **argv)
     }
     out[k++] = "-e";
     out[k++] = env;
+    if (pct) {
+        out[k++] = "-e";
+        out[k++] = env_pct;
+    }
+    if (mode) {
+        out[k++] = "-e";
+        out[k++] = env_mode;
+    }
     if (nvidia == 1 && !gpus_given) {
         out[k++] = "--gpus";
         out[k++] = "all";
     }
     /* Close the gap left for our options. */
-    int gap = fixed + 6 - k;
-    memmove(out + k, out + fixed + 6, (size_t)(n - fixed - 6 + 1) * sizeof *out);
+    int gap = fixed + OURS - k;
+    memmove(out + k, out + fixed + OURS, (size_t)(n - fixed - OURS + 1) * sizeof *out);
     n -= gap;
     out[n] = NULL;
     if (strcmp(from, "--gpu-memory") != 0)
         fprintf(stderr, "convgpu: GPU-memory limit %s (%s)\n", size, from);
+    if (pct && strcmp(pct_from, "--gpu-compute") != 0)
+        fprintf(stderr, "convgpu: compute share %u%% (%s)\n", share, pct_from);
+    json_decref(labels);
     execvp(out[0], out);
     fprintf(stderr, "convgpu docker run: cannot run %s: %s (install docker, or set $CONVGPU_DOCKER)\n",
             out[0], strerror(errno));

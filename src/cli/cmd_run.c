@@ -1,6 +1,7 @@
-/* cmd_run.c — `convgpu run`: register a container with a limit, run the command in it under the
- * interposer, remove the container when the command exits, exit with the command's status.
- * The daemon removes the container by itself if this process dies first (auto_remove). */
+/* cmd_run.c — `convgpu run`: register a container with a limit (and a compute share), run the
+ * command in it under the interposer, remove the container when the command exits, exit with
+ * the command's status. The daemon removes the container by itself if this process dies first
+ * (auto_remove). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -13,20 +14,53 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core.h"
 #include "http.h"
 #include "size.h"
 
 static void usage(FILE *f)
 {
-    fprintf(f, "Usage: convgpu run --gpu-memory SIZE [--device N] [--name NAME] [--quiet] -- CMD [ARGS...]\n\n"
+    fprintf(f, "Usage: convgpu run --gpu-memory SIZE [--gpu-compute PCT [--compute-mode MODE]]\n"
+               "                   [--device N] [--name NAME] [--quiet] -- CMD [ARGS...]\n\n"
                "Runs CMD as a container with a GPU-memory limit. Allocations within the limit\n"
                "that do not fit in free memory right now wait (the container is suspended)\n"
                "until the scheduling policy resumes it; allocations beyond the limit fail\n"
                "with CUDA_ERROR_OUT_OF_MEMORY. Exits with CMD's status.\n\n"
-               "  --gpu-memory SIZE  the limit: 512MiB, 1GiB, 1G, 1.5GiB or bytes\n"
-               "  --device N         the GPU (default: the placement policy chooses)\n"
-               "  --name NAME        a name for convgpu ps / inspect / rm\n"
-               "  --quiet            do not print the container id\n");
+               "  --gpu-memory SIZE     the limit: 512MiB, 1GiB, 1G, 1.5GiB or bytes\n"
+               "  --gpu-compute PCT     its share of the GPU's time, a whole percent 1-100\n"
+               "                        (default: the daemon's default-gpu-compute, else none)\n"
+               "  --compute-mode MODE   elastic (default): may use time nobody else wants;\n"
+               "                        hard: never more than its share. Hard shares on one\n"
+               "                        GPU add up to at most 100\n"
+               "  --device N            the GPU (default: the placement policy chooses)\n"
+               "  --name NAME           a name for convgpu ps / inspect / rm\n"
+               "  --quiet               do not print the container id\n");
+}
+
+int cli_add_compute(json_t *body, const char *cmd, const char *pct, const char *mode,
+                    bool allow_none, bool mode_alone)
+{
+    unsigned v = 0;
+    cg_compute_mode m;
+    if (pct && !(allow_none && strcmp(pct, "none") == 0) && !cg_compute_pct_parse(pct, &v)) {
+        fprintf(stderr, "convgpu %s: bad --gpu-compute '%s': a whole percentage from 1 to 100%s\n",
+                cmd, pct, allow_none ? ", or none" : "");
+        return 2;
+    }
+    if (mode && !cg_compute_mode_parse(mode, &m)) {
+        fprintf(stderr, "convgpu %s: bad --compute-mode '%s': hard or elastic\n", cmd, mode);
+        return 2;
+    }
+    if (mode && (pct ? v == 0 : !mode_alone)) {
+        fprintf(stderr, "convgpu %s: --compute-mode needs a share: give --gpu-compute PCT too\n",
+                cmd);
+        return 2;
+    }
+    if (pct)
+        json_object_set_new(body, "gpu_compute", v ? json_integer(v) : json_null());
+    if (mode)
+        json_object_set_new(body, "compute_mode", json_string(mode));
+    return 0;
 }
 
 /* Prepends value to a colon-separated variable instead of overwriting the user's. */
@@ -91,13 +125,15 @@ int cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"gpu-memory", required_argument, NULL, 'm'},
+        {"gpu-compute", required_argument, NULL, 'c'},
+        {"compute-mode", required_argument, NULL, 'M'},
         {"device", required_argument, NULL, 'd'},
         {"name", required_argument, NULL, 'n'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *mem = NULL, *name = NULL;
+    const char *mem = NULL, *name = NULL, *pct = NULL, *mode = NULL;
     long device = -1;
     bool quiet = false;
     int c;
@@ -105,6 +141,8 @@ int cmd_run(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
         switch (c) {
         case 'm': mem = optarg; break;
+        case 'c': pct = optarg; break;
+        case 'M': mode = optarg; break;
         case 'n': name = optarg; break;
         case 'q': quiet = true; break;
         case 'd': {
@@ -139,6 +177,10 @@ int cmd_run(int argc, char **argv)
     char **cmd = argv + optind;
 
     json_t *body = json_pack("{s:I,s:b}", "gpu_memory", (json_int_t)limit, "auto_remove", 1);
+    if (cli_add_compute(body, "run", pct, mode, false, false) != 0) {
+        json_decref(body);
+        return 2;
+    }
     if (name)
         json_object_set_new(body, "name", json_string(name));
     if (device >= 0)
@@ -154,9 +196,17 @@ int cmd_run(int argc, char **argv)
     const char *id = json_string_value(json_object_get(ans, "id"));
     char cid[128];
     snprintf(cid, sizeof cid, "%s", id ? id : "");
-    if (!quiet)
-        fprintf(stderr, "convgpu: container %s (limit %s, device %lld)\n", cid, mem,
+    if (!quiet) {
+        char share[64] = "";
+        json_t *gc = json_object_get(ans, "gpu_compute");
+        if (json_is_integer(gc))
+            snprintf(share, sizeof share, ", compute %lld%% %s", (long long)json_integer_value(gc),
+                     json_is_string(json_object_get(ans, "compute_mode"))
+                         ? json_string_value(json_object_get(ans, "compute_mode"))
+                         : "?");
+        fprintf(stderr, "convgpu: container %s (limit %s%s, device %lld)\n", cid, mem, share,
                 (long long)json_integer_value(json_object_get(ans, "device")));
+    }
 
     struct sigaction sa = {.sa_handler = forward};
     sigemptyset(&sa.sa_mask);

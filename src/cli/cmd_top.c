@@ -57,8 +57,7 @@ static int frame(bool clear, unsigned nevents)
         char b[CG_SIZE_BUFLEN];
         const char *reason = json_string_value(json_object_get(e, "reason"));
         printf("  %-8s %-14.14s %9s  %s\n", json_string_value(json_object_get(e, "type")),
-               json_string_value(json_object_get(e, "container")),
-               cg_format_size((uint64_t)json_integer_value(json_object_get(e, "bytes")), b, sizeof b),
+               json_string_value(json_object_get(e, "container")), cli_event_amount(e, b),
                reason ? reason : "");
     }
     fflush(stdout);
@@ -73,7 +72,8 @@ int cmd_top(int argc, char **argv)
     static const char *use = "convgpu top [--interval SECONDS] [--once]";
     if (cli_wants_help(argc, argv)) {
         printf("Usage: %s\n\nA live view of the node, redrawn every interval (default 1 s): devices,\n"
-               "containers (running or suspended, and for how long) and the latest decisions.\n"
+               "containers (running or suspended, and for how long; compute share, utilisation\n"
+               "and time throttled) and the latest decisions.\n"
                "  --once      draw one frame without clearing the screen and exit\n", use);
         return 0;
     }

@@ -44,6 +44,11 @@ static const char *check_container(const cg_core *core, const cg_container *c)
         return "use above assignment";
     if (c->limit_waiting && c->limit_waiting <= c->limit)
         return "waiting limit raise is not a raise";
+    if (c->compute_pct > CG_COMPUTE_PCT_MAX ||
+        (c->compute_mode != CG_COMPUTE_ELASTIC && c->compute_mode != CG_COMPUTE_HARD))
+        return "compute share out of range";
+    if (c->compute_pct == 0 && c->compute_mode != CG_COMPUTE_ELASTIC)
+        return "no compute share, yet a hard one";
     cg_bytes used = 0;
     unsigned nprocs = 0;
     for (const cg_process *p = c->procs; p; p = p->next, nprocs++) {
@@ -95,10 +100,11 @@ static const char *check_device(const cg_core *core, unsigned i, claim *buf)
 {
     const cg_device *d = &core->dev[i];
     cg_bytes assigned = 0, used = 0;
-    unsigned n = 0, nsusp = 0, nwait = 0;
+    unsigned n = 0, nsusp = 0, nwait = 0, hard = 0;
     for (const cg_container *c = core->head; c; c = c->next) {
         if (c->dev != i)
             continue;
+        hard += c->compute_mode == CG_COMPUTE_HARD ? c->compute_pct : 0;
         assigned += c->assigned;
         used += c->used;
         buf[n++] = (claim){c->limit - c->assigned, c->assigned};
@@ -111,6 +117,10 @@ static const char *check_device(const cg_core *core, unsigned i, claim *buf)
         return "device sums differ from its containers";
     if (assigned > d->capacity)
         return "assignments exceed capacity";
+    if (hard != d->hard_pct)
+        return "device hard share differs from its containers";
+    if (hard > CG_COMPUTE_PCT_MAX)
+        return "hard compute shares on a device exceed 100%";
     if (n != d->ncontainers || nsusp != d->nsuspended)
         return "device container counts wrong";
     unsigned k = 0;

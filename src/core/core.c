@@ -108,7 +108,8 @@ static void emit(cg_core *core, cg_event_kind kind, cg_reason why, const cg_cont
 {
     if (!core->cfg.sink)
         return;
-    cg_event ev = {kind, why, c->cid, c->dev, pid, req, bytes, now};
+    cg_event ev = {.kind = kind, .reason = why, .cid = c->cid, .device = c->dev, .pid = pid,
+                   .req = req, .bytes = bytes, .now = now};
     core->cfg.sink(core->cfg.sink_ctx, &ev);
 }
 
@@ -341,37 +342,47 @@ cg_placement_policy cg_get_placement_policy(const cg_core *core) { return core->
 
 /* ---- containers -------------------------------------------------------------------------- */
 
-static int place(const cg_core *core, cg_bytes limit)
+/* A device for a new container, or a negative status. */
+static int place(const cg_core *core, cg_bytes limit, unsigned hard)
 {
-    int i = core->place->pick(core, limit);
+    int i = core->place->pick(core, limit, hard);
     if (i >= 0)
         return i;
-    /* No device has the whole limit free: wait where the most is free (lowest index on ties). */
+    /* No device has the whole limit free: wait where the most is free (lowest index on ties),
+     * among the devices that can hold the limit and admit the hard share. */
+    bool big_enough = false;
     for (unsigned j = 0; j < core->ndev; j++) {
         const cg_device *d = &core->dev[j];
-        if (d->capacity >= limit && (i < 0 || dev_free(d) > dev_free(&core->dev[i])))
+        big_enough |= d->capacity >= limit;
+        if (d->capacity >= limit && dev_admits(d, hard) &&
+            (i < 0 || dev_free(d) > dev_free(&core->dev[i])))
             i = (int)j;
     }
-    return i;
+    return i >= 0 ? i : big_enough ? -(int)CG_ERR_NO_COMPUTE : -(int)CG_ERR_TOO_LARGE;
 }
 
 /* Creation and restore share everything but the initial assignment: the largest safe amount
  * up to min(L, free) for a new container, exactly `want` for a restored one. */
-static cg_status create(cg_core *core, int device, cg_bytes limit, cg_time now, bool exact,
+static cg_status create(cg_core *core, const cg_container_spec *spec, cg_time now, bool exact,
                         cg_bytes want, cg_cid *cid_out)
 {
-    if (limit == 0 || (exact && want > limit))
+    int device = spec->device;
+    cg_bytes limit = spec->limit;
+    if (limit == 0 || (exact && want > limit) || !share_valid(spec->compute_pct, spec->compute_mode))
         return CG_ERR_INVALID;
     if (core->ndev == 0 || (device >= 0 && (unsigned)device >= core->ndev))
         return CG_ERR_NO_DEVICE;
     if (core->next_cid == UINT32_MAX)
         return CG_ERR_NOMEM;
+    unsigned hard = spec->compute_mode == CG_COMPUTE_HARD ? spec->compute_pct : 0;
     int di = device;
     if (di >= 0) {
         if (limit > core->dev[di].capacity)
             return CG_ERR_TOO_LARGE;
-    } else if ((di = place(core, limit)) < 0) {
-        return CG_ERR_TOO_LARGE;
+        if (!dev_admits(&core->dev[di], hard))
+            return CG_ERR_NO_COMPUTE;
+    } else if ((di = place(core, limit, hard)) < 0) {
+        return (cg_status)-di;
     }
     cg_device *d = &core->dev[di];
     cg_container *c = cg_mem_alloc(core, sizeof *c);
@@ -420,15 +431,25 @@ static cg_status create(cg_core *core, int device, cg_bytes limit, cg_time now, 
     emit(core, CG_EV_ADMIT, CG_WHY_NONE, c, 0, 0, limit, now);
     if (g)
         emit(core, CG_EV_ASSIGN, CG_WHY_NONE, c, 0, 0, g, now);
+    cg_share_set(core, c, spec->compute_pct, spec->compute_mode, now); /* admitted above */
     if (cid_out)
         *cid_out = c->cid;
     return CG_OK;
 }
 
+cg_status cg_container_create_spec(cg_core *core, const cg_container_spec *spec, cg_time now,
+                                   cg_cid *cid_out)
+{
+    if (!spec)
+        return CG_ERR_INVALID;
+    return create(core, spec, now, false, 0, cid_out);
+}
+
 cg_status cg_container_create(cg_core *core, int device, cg_bytes limit, cg_time now,
                               cg_cid *cid_out)
 {
-    return create(core, device, limit, now, false, 0, cid_out);
+    cg_container_spec spec = {.device = device, .limit = limit};
+    return create(core, &spec, now, false, 0, cid_out);
 }
 
 cg_status cg_container_restore(cg_core *core, unsigned device, cg_bytes limit, cg_bytes assigned,
@@ -436,7 +457,8 @@ cg_status cg_container_restore(cg_core *core, unsigned device, cg_bytes limit, c
 {
     if (device >= core->ndev)
         return CG_ERR_NO_DEVICE;
-    return create(core, (int)device, limit, created_at, true, assigned, cid_out);
+    cg_container_spec spec = {.device = (int)device, .limit = limit};
+    return create(core, &spec, created_at, true, assigned, cid_out);
 }
 
 cg_status cg_container_remove(cg_core *core, cg_cid cid, cg_time now)
@@ -466,6 +488,7 @@ cg_status cg_container_remove(cg_core *core, cg_cid cid, cg_time now)
     if (c->assigned)
         emit(core, CG_EV_UNASSIGN, CG_WHY_REMOVED, c, 0, 0, c->assigned, now);
     cg_safety_remove(d, c);
+    cg_share_detach(core, c);
     d->assigned -= c->assigned;
     d->ncontainers--;
     if (c->prev)
@@ -731,7 +754,8 @@ cg_status cg_device_get(const cg_core *core, unsigned device, cg_device_info *ou
         return CG_ERR_NO_DEVICE;
     const cg_device *d = &core->dev[device];
     *out = (cg_device_info){d->total, d->reserve, d->capacity, d->assigned, d->used,
-                            dev_free(d), d->context_charge, d->ncontainers, d->nsuspended};
+                            dev_free(d), d->context_charge, d->ncontainers, d->nsuspended,
+                            d->hard_pct};
     return CG_OK;
 }
 
@@ -755,6 +779,8 @@ cg_status cg_container_get(const cg_core *core, cg_cid cid, cg_time now, cg_cont
         .npending = c->npending,
         .pending_bytes = c->pending_bytes,
         .limit_waiting = c->limit_waiting,
+        .compute_pct = c->compute_pct,
+        .compute_mode = c->compute_mode,
     };
     return CG_OK;
 }

@@ -37,6 +37,7 @@ typedef enum {
     CG_ERR_BELOW_USE,      /* limit lowered below current use */
     CG_ERR_NOMEM,          /* the core itself could not allocate */
     CG_ERR_EXISTS,         /* duplicate request id or process */
+    CG_ERR_NO_COMPUTE,     /* the hard compute shares on the device would exceed 100% */
 } cg_status;
 
 const char *cg_status_str(cg_status s);
@@ -57,18 +58,26 @@ typedef enum {
     CG_PLACE__COUNT
 } cg_placement_policy;
 
-typedef enum {
-    CG_COMPUTE_ELASTIC = 0,  /* may use time nobody else wants; gives it back within a step */
-    CG_COMPUTE_HARD,         /* never more than its share, even on an idle device */
-    CG_COMPUTE__COUNT
-} cg_compute_mode;
+/* A container's compute share: a whole percentage of one device's time, 1..100, or 0 for no
+ * compute limit. A HARD share is both a cap (never more, even on an idle device) and a
+ * guarantee, so the hard shares on one device sum to at most 100 (admission, share.c). An
+ * ELASTIC share may use time nobody else wants and is admitted against nothing. The core keeps
+ * and admits shares here; the controller that turns them into gates is compute.h. */
+typedef enum { CG_COMPUTE_ELASTIC = 0, CG_COMPUTE_HARD, CG_COMPUTE__COUNT } cg_compute_mode;
+#define CG_COMPUTE_PCT_MAX 100u
 
 /* Names used on command lines and in the API: "fifo", "best-fit", "recent", "random", ...;
- * "first-fit", "least-loaded", "binpack". Lookups return false for unknown names. */
+ * "first-fit", "least-loaded", "binpack"; "elastic", "hard". Lookups return false for unknown
+ * names. */
 const char *cg_resume_policy_name(cg_resume_policy p);
 bool cg_resume_policy_parse(const char *name, cg_resume_policy *out);
 const char *cg_placement_policy_name(cg_placement_policy p);
 bool cg_placement_policy_parse(const char *name, cg_placement_policy *out);
+const char *cg_compute_mode_name(cg_compute_mode m);
+bool cg_compute_mode_parse(const char *name, cg_compute_mode *out);
+/* A share as people write it: a whole number of percent, 1..100, digits only (an optional
+ * trailing '%'); "0", "101", "-5", "30.5", "abc", "" and "+30" are refused. */
+bool cg_compute_pct_parse(const char *text, unsigned *out);
 
 /* What the core decided. Sent to the sink synchronously, inside the call that caused it. */
 typedef enum {
@@ -83,6 +92,8 @@ typedef enum {
     CG_EV_RELEASE,   /* `bytes` of use returned (free or process exit) */
     CG_EV_REMOVE,    /* container removed */
     CG_EV_LIMIT,     /* limit changed to `bytes` (at once, or when a waiting raise is applied) */
+    CG_EV_COMPUTE,   /* compute share set to `compute_pct` (0: none) in `compute_mode`: at
+                      * creation with a share (after ADMIT), or changed later */
 } cg_event_kind;
 
 typedef enum {
@@ -107,6 +118,8 @@ typedef struct {
     cg_reason reason;
     cg_cid cid;
     unsigned device;
+    unsigned compute_pct;          /* CG_EV_COMPUTE only; 0 otherwise */
+    cg_compute_mode compute_mode;  /* CG_EV_COMPUTE only; ELASTIC otherwise */
     cg_pid pid;        /* 0 when not about one process */
     cg_reqid req;      /* 0 when not about one request */
     cg_bytes bytes;
@@ -142,8 +155,24 @@ cg_status cg_device_set_context_charge(cg_core *core, unsigned device, cg_bytes 
 cg_status cg_set_resume_policy(cg_core *core, cg_resume_policy p, cg_time now);
 cg_status cg_set_placement_policy(cg_core *core, cg_placement_policy p);
 
-/* Create a container with limit L. device < 0 lets the placement policy choose.
- * Assignment at creation: the largest safe amount <= min(L, free). */
+/* What a new container asks for: a device (< 0: the placement policy chooses), a memory limit
+ * L and a compute share (compute_pct 0: none; the mode of no share is ELASTIC whatever is
+ * given). */
+typedef struct {
+    int device;
+    cg_bytes limit;
+    unsigned compute_pct;
+    cg_compute_mode compute_mode;
+} cg_container_spec;
+
+/* Create a container. Assignment at creation: the largest safe amount <= min(L, free).
+ * Placement (device < 0) considers only devices that can admit a hard share; on a named
+ * device a hard share that does not fit is CG_ERR_NO_COMPUTE, as it is when no device with
+ * the capacity for L can admit it. A share above 100 or an unknown mode: CG_ERR_INVALID.
+ * Events: ADMIT, ASSIGN (when A > 0), COMPUTE (when a share is given). */
+cg_status cg_container_create_spec(cg_core *core, const cg_container_spec *spec, cg_time now,
+                                   cg_cid *cid_out);
+/* The same without a compute share. */
 cg_status cg_container_create(cg_core *core, int device, cg_bytes limit, cg_time now,
                               cg_cid *cid_out);
 /* Re-create a container exactly as recorded (a daemon restart): on `device`, with `limit` and
@@ -162,6 +191,17 @@ cg_status cg_container_remove(cg_core *core, cg_cid cid, cg_time now);
  * a later set_limit replaces a waiting one. Limit > capacity -> CG_ERR_TOO_LARGE. */
 cg_status cg_container_set_limit(cg_core *core, cg_cid cid, cg_bytes limit, cg_time now,
                                  bool *pending_out);
+
+/* Set a container's compute share (pct 0: no compute limit). Admission: a HARD share must fit
+ * in 100 minus the other hard shares on its device, else CG_ERR_NO_COMPUTE and nothing
+ * changes; an ELASTIC share is admitted against nothing. pct > 100 or an unknown mode:
+ * CG_ERR_INVALID. A change emits COMPUTE; setting what it already has emits nothing. */
+cg_status cg_container_set_compute(cg_core *core, cg_cid cid, unsigned pct, cg_compute_mode mode,
+                                   cg_time now);
+/* What cg_container_set_compute would answer, changing nothing (callers that must store a
+ * change before making it ask first). */
+cg_status cg_container_compute_check(const cg_core *core, cg_cid cid, unsigned pct,
+                                     cg_compute_mode mode);
 
 /* Ask for `bytes` on behalf of process `pid` of container `cid`. The first request of a pid on
  * a container adds the device's context charge. Outcome goes to the sink (GRANT, SUSPEND or
@@ -193,13 +233,14 @@ typedef struct {
     unsigned nprocesses, npending;
     cg_bytes pending_bytes;        /* sum of suspended requests */
     cg_bytes limit_waiting;        /* target of a waiting limit raise; 0 when none */
-    unsigned compute_pct;          /* 0: no compute limit; else 1..100 */
+    unsigned compute_pct;          /* 0: no compute limit */
     cg_compute_mode compute_mode;
 } cg_container_info;
 
 typedef struct {
     cg_bytes total, reserve, capacity, assigned, used, free, context_charge;
     unsigned ncontainers, nsuspended;
+    unsigned compute_hard_pct;     /* sum of the admitted hard shares, <= 100 */
 } cg_device_info;
 
 typedef struct {
@@ -219,7 +260,8 @@ cg_resume_policy cg_get_resume_policy(const cg_core *core);
 cg_placement_policy cg_get_placement_policy(const cg_core *core);
 
 /* Checks every invariant (conservation, bounds, safety, no all-suspended device, index
- * consistency, no suspended container that could safely be given its whole need). Returns NULL
+ * consistency, no suspended container that could safely be given its whole need, shares in
+ * range and the hard shares of each device summing to at most 100). Returns NULL
  * when all hold, else a static description of the first violation. Recomputes everything from
  * scratch: O(n log n + k n) for k suspended containers; for tests and debug builds. */
 const char *cg_core_check(const cg_core *core);

@@ -43,6 +43,8 @@ struct cg_container {
     unsigned dev;
     cg_bytes limit, assigned, used;
     cg_bytes limit_waiting;      /* target of a waiting raise; 0 when none */
+    unsigned compute_pct;        /* 0 = no compute limit, else 1..100 (share.c) */
+    cg_compute_mode compute_mode;/* ELASTIC when compute_pct is 0 */
     cg_time created_at, suspended_since, total_suspended;
     unsigned nprocs, npending;
     cg_bytes pending_bytes;
@@ -66,6 +68,7 @@ typedef struct {
     cg_bytes total, reserve, capacity, context_charge;
     cg_bytes assigned, used;
     unsigned ncontainers, nsuspended;
+    unsigned hard_pct;                    /* sum of its containers' hard shares, <= 100 */
     cg_container *root;                   /* safety index */
     cg_container *shead, *stail;          /* suspended, suspension order */
     cg_container *whead, *wtail;          /* waiting limit raises, arrival order */
@@ -79,11 +82,13 @@ struct cg_resume_ops {
                           cg_time now);
 };
 
-/* A placement policy picks a device index for a new container of `limit` bytes among the
- * devices whose free memory holds it; -1 when none does (the core then falls back). */
+/* A placement policy picks a device index for a new container of `limit` bytes and a hard
+ * share of `hard` percent (0 for an elastic share or none) among the devices that fit it
+ * (dev_fits); -1 when none does (the core then falls back). Policies that compare devices
+ * compare their room (dev_room), which weighs compute as well as memory. */
 struct cg_place_ops {
     const char *name;
-    int (*pick)(const cg_core *core, cg_bytes limit);
+    int (*pick)(const cg_core *core, cg_bytes limit, unsigned hard);
 };
 
 struct cg_core {
@@ -103,6 +108,47 @@ struct cg_core {
 
 static inline cg_bytes dev_free(const cg_device *d) { return d->capacity - d->assigned; }
 static inline cg_bytes ctr_need(const cg_container *c) { return c->limit - c->assigned; }
+
+/* ---- compute shares (share.c) ---- */
+
+/* The part of a container's share admitted against its device: its share when hard. */
+static inline unsigned ctr_hard(const cg_container *c)
+{
+    return c->compute_mode == CG_COMPUTE_HARD ? c->compute_pct : 0;
+}
+
+/* Whether a hard share of `hard` percent fits beside the device's others. */
+static inline bool dev_admits(const cg_device *d, unsigned hard)
+{
+    return hard <= CG_COMPUTE_PCT_MAX - d->hard_pct;
+}
+
+/* Whether a new container (limit, hard share) fits on the device right now. */
+static inline bool dev_fits(const cg_device *d, cg_bytes limit, unsigned hard)
+{
+    return dev_free(d) >= limit && dev_admits(d, hard);
+}
+
+/* A device's room for placement: the smaller of its free memory and its capacity scaled by the
+ * hard share left, so a device whose time is promised away looks as full as one whose memory
+ * is. Without hard shares it is the free memory, so placement is what it was before shares. */
+static inline cg_bytes dev_room(const cg_device *d)
+{
+    unsigned left = CG_COMPUTE_PCT_MAX - d->hard_pct;
+    cg_bytes time_room = d->capacity / 100 * left + d->capacity % 100 * left / 100;
+    return dev_free(d) < time_room ? dev_free(d) : time_room;
+}
+
+/* Takes the container's share (validated, admitted) onto its device and emits COMPUTE when it
+ * changed; cg_share_detach takes it off without an event (removal). */
+void cg_share_set(cg_core *core, cg_container *c, unsigned pct, cg_compute_mode mode,
+                  cg_time now);
+void cg_share_detach(cg_core *core, cg_container *c);
+/* Whether (pct, mode) is a valid share: pct <= 100 and a known mode. */
+static inline bool share_valid(unsigned pct, cg_compute_mode mode)
+{
+    return pct <= CG_COMPUTE_PCT_MAX && (unsigned)mode <= (unsigned)CG_COMPUTE_HARD;
+}
 
 /* Allocation through the configured hooks; every failure is reported, never fatal. */
 void *cg_mem_alloc(cg_core *core, size_t size);

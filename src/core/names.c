@@ -12,6 +12,7 @@ const char *cg_status_str(cg_status s)
     case CG_ERR_BELOW_USE: return "limit below current use";
     case CG_ERR_NOMEM: return "out of memory";
     case CG_ERR_EXISTS: return "already exists";
+    case CG_ERR_NO_COMPUTE: return "hard compute shares on the device would exceed 100%";
     }
     return "unknown status";
 }
@@ -29,6 +30,7 @@ const char *cg_event_kind_name(cg_event_kind k)
     case CG_EV_RELEASE: return "release";
     case CG_EV_REMOVE: return "remove";
     case CG_EV_LIMIT: return "limit";
+    case CG_EV_COMPUTE: return "compute";
     }
     return "unknown";
 }

@@ -1,15 +1,16 @@
-/* place_binpack.c — bin-packing (seed 003): the fullest device that still holds the limit, so
- * large holes stay open for large containers. Ties go to the lowest index. */
+/* place_binpack.c — bin-packing (seed 003), with compute: the fullest device (least room,
+ * dev_room: memory and hard share left weighed together) that still fits the container's limit
+ * and hard share, so large holes of either stay open for large containers. Ties go to the
+ * lowest index. */
 #include "internal.h"
 
-static int pick(const cg_core *core, cg_bytes limit)
+static int pick(const cg_core *core, cg_bytes limit, unsigned hard)
 {
     int best = -1;
-    for (unsigned i = 0; i < core->ndev; i++) {
-        cg_bytes f = dev_free(&core->dev[i]);
-        if (f >= limit && (best < 0 || f < dev_free(&core->dev[best])))
+    for (unsigned i = 0; i < core->ndev; i++)
+        if (dev_fits(&core->dev[i], limit, hard) &&
+            (best < 0 || dev_room(&core->dev[i]) < dev_room(&core->dev[best])))
             best = (int)i;
-    }
     return best;
 }
 

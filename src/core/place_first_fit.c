@@ -1,11 +1,11 @@
 /* place_first_fit.c — first-fit (GSaaS's default): the lowest-numbered device whose free
- * memory holds the whole limit. */
+ * memory holds the whole limit and whose hard share left holds the container's hard share. */
 #include "internal.h"
 
-static int pick(const cg_core *core, cg_bytes limit)
+static int pick(const cg_core *core, cg_bytes limit, unsigned hard)
 {
     for (unsigned i = 0; i < core->ndev; i++)
-        if (dev_free(&core->dev[i]) >= limit)
+        if (dev_fits(&core->dev[i], limit, hard))
             return (int)i;
     return -1;
 }

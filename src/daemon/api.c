@@ -5,19 +5,26 @@
  *   GET    /v1/devices                    capacity, reserve, assigned, used, context charge
  *   GET    /v1/containers                 every container
  *   POST   /v1/containers                 create {"gpu_memory": "1GiB", "name", "id", "device",
- *                                         "auto_remove"}; answers the container and the env its
- *                                         processes need
+ *                                         "auto_remove", "gpu_compute": 1-100|null,
+ *                                         "compute_mode": "hard"|"elastic"}; answers the
+ *                                         container and the env its processes need
  *   GET    /v1/containers/{id}            inspect (processes, pending requests, suspension)
  *   DELETE /v1/containers/{id}            remove; its assignment returns at once
- *   PUT    /v1/containers/{id}/limit      {"gpu_memory": SIZE}: lowering below use is refused
+ *   PUT    /v1/containers/{id}/limit      {"gpu_memory": SIZE, "gpu_compute": 1-100|null,
+ *                                         "compute_mode": MODE}, any of them: lowering the
+ *                                         limit below use is refused (409), and so is a hard
+ *                                         share the device cannot admit
  *   POST   /v1/containers/{id}/start      {"pid": N, "auto_remove": BOOL}: the container's init
  *                                         (host pid); auto_remove: removed when it exits
  *   GET    /v1/policy, PUT /v1/policy     {"resume": NAME, "placement": NAME}
  *   GET    /v1/events?since=N             recent decision events (ring buffer), oldest first
  *
  * Every request body is parsed strictly: unknown fields, wrong types and bad sizes are a 400 with
- * a message saying what to send instead, and change nothing. A change is answered with success
- * only once state.db has it (507/503 otherwise, nothing changed; see store.h).
+ * a message saying what to send instead, and change nothing. What the body says well but the
+ * state refuses (a limit below use or above capacity, a hard compute share the device cannot
+ * admit: the hard shares on a device sum to at most 100%) is a 409, and changes nothing. A
+ * change is answered with success only once state.db has it (507/503 otherwise, nothing
+ * changed; see store.h).
  *
  * Callers are identified by SO_PEERCRED (and SO_PEERGROUPS for the operators group). Root, the
  * daemon's user and operators see and act on every container; anyone else sees only its own
@@ -64,6 +71,8 @@ struct event_rec {
     unsigned device;       /* UINT32_MAX: not about a device */
     int pid;
     uint64_t bytes;
+    int compute_pct;       /* a "compute" event's share (0: none); -1 for other events */
+    cg_compute_mode compute_mode;
     bool owned;            /* about a container: shown only to its owner and to operators */
     uid_t owner;
 };
@@ -157,13 +166,15 @@ static json_t *device_json(struct daemon *d, unsigned i)
     cg_device_info di = {0};
     cg_device_get(d->core, i, &di);
     uint64_t used = device_used_bytes(d, i);
-    return json_pack("{s:I,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "index", (json_int_t)i,
-                     "name", d->devices[i].name, "uuid", d->devices[i].uuid, "total",
-                     (json_int_t)di.total, "reserve", (json_int_t)di.reserve, "capacity",
-                     (json_int_t)di.capacity, "assigned", (json_int_t)di.assigned, "used",
-                     (json_int_t)used, "free", (json_int_t)di.free, "context_charge",
+    return json_pack("{s:I,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f}", "index",
+                     (json_int_t)i, "name", d->devices[i].name, "uuid", d->devices[i].uuid,
+                     "total", (json_int_t)di.total, "reserve", (json_int_t)di.reserve,
+                     "capacity", (json_int_t)di.capacity, "assigned", (json_int_t)di.assigned,
+                     "used", (json_int_t)used, "free", (json_int_t)di.free, "context_charge",
                      (json_int_t)di.context_charge, "containers", (json_int_t)di.ncontainers,
-                     "suspended", (json_int_t)di.nsuspended);
+                     "suspended", (json_int_t)di.nsuspended, "compute_hard_share",
+                     (json_int_t)di.compute_hard_pct, "compute_utilization",
+                     (double)d->devices[i].compute_util_permille / 1000.0);
 }
 
 static json_t *version_json(const struct daemon *d)
@@ -212,6 +223,20 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
     if (ci.state == CG_STATE_SUSPENDED)
         json_object_set_new(o, "suspended_for_s",
                             json_real((double)(now - ci.suspended_since) / 1e9));
+    /* The share (null: no compute limit) and what the controller measured (zeros until it
+     * does): utilisation of the last window as a ratio, device time used, time waited. */
+    json_object_set_new(o, "gpu_compute", ci.compute_pct ? json_integer(ci.compute_pct)
+                                                         : json_null());
+    json_object_set_new(o, "compute_mode", ci.compute_pct
+                                               ? json_string(cg_compute_mode_name(ci.compute_mode))
+                                               : json_null());
+    json_object_set_new(o, "compute_utilization",
+                        json_real((double)c->compute.util_permille / 1000.0));
+    json_object_set_new(o, "compute_busy_s", json_real((double)c->compute.busy_ns / 1e9));
+    json_object_set_new(o, "compute_throttled_s",
+                        json_real((double)c->compute.throttled_ns / 1e9));
+    json_object_set_new(o, "compute_throttled_launches",
+                        json_integer((json_int_t)c->compute.throttled_launches));
     if (!detail)
         return o;
     json_object_set_new(o, "socket", json_string(c->sock_path));
@@ -250,10 +275,12 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
 
 /* Recording an event is on every decision's path, so it is a fixed-size copy into a ring;
  * JSON is built only when someone reads /v1/events. */
-static void ring_push(struct api *a, const char *type, const char *reason, const char *cid,
-                      unsigned device, int pid, uint64_t bytes, bool owned, uid_t owner)
+static struct event_rec *ring_push(struct api *a, const char *type, const char *reason,
+                                   const char *cid, unsigned device, int pid, uint64_t bytes,
+                                   bool owned, uid_t owner)
 {
     struct event_rec *r = &a->ring[a->next_seq % EVENT_RING];
+    r->compute_pct = -1;
     r->owned = owned;
     r->owner = owner;
     r->seq = a->next_seq++;
@@ -273,6 +300,7 @@ static void ring_push(struct api *a, const char *type, const char *reason, const
             a->need_run = true;
         }
     }
+    return r;
 }
 
 static json_t *event_json(const struct event_rec *r)
@@ -288,6 +316,12 @@ static json_t *event_json(const struct event_rec *r)
         json_object_set_new(o, "pid", json_integer(r->pid));
     if (r->device != UINT32_MAX)
         json_object_set_new(o, "device", json_integer(r->device));
+    if (r->compute_pct > 0) {
+        json_object_set_new(o, "gpu_compute", json_integer(r->compute_pct));
+        json_object_set_new(o, "compute_mode", json_string(cg_compute_mode_name(r->compute_mode)));
+    } else if (r->compute_pct == 0) {
+        json_object_set_new(o, "gpu_compute", json_null());
+    }
     return o;
 }
 
@@ -295,10 +329,15 @@ void api_core_event(struct daemon *d, struct container *c, struct proc *p, const
 {
     /* An event about a container the daemon does not list (one whose creation failed) is
      * still about a container: operators only. */
-    if (d->api)
-        ring_push(d->api, cg_event_kind_name(ev->kind), cg_reason_str(ev->reason),
-                  c ? c->id : NULL, ev->device, p ? (int)p->pid : 0, ev->bytes,
-                  c || ev->cid != CG_CID_NONE, c ? c->owner_uid : (uid_t)-1);
+    if (!d->api)
+        return;
+    struct event_rec *r = ring_push(d->api, cg_event_kind_name(ev->kind), cg_reason_str(ev->reason),
+                                    c ? c->id : NULL, ev->device, p ? (int)p->pid : 0, ev->bytes,
+                                    c || ev->cid != CG_CID_NONE, c ? c->owner_uid : (uid_t)-1);
+    if (ev->kind == CG_EV_COMPUTE) {
+        r->compute_pct = (int)ev->compute_pct;
+        r->compute_mode = ev->compute_mode;
+    }
 }
 
 void api_process_event(struct daemon *d, struct container *c, struct proc *p, const char *what)
@@ -495,36 +534,62 @@ static enum MHD_Result create_container(struct daemon *d, struct MHD_Connection 
                                      "another user");
     uid_t uid = req.has_owner ? (uid_t)req.uid : cred->uid;
     gid_t gid = req.has_owner ? (gid_t)req.gid : cred->gid;
+    /* Without a gpu_compute field the daemon's default share applies (default-gpu-compute),
+     * and a share without a mode takes default-compute-mode. */
+    unsigned pct = req.has_compute ? req.compute_pct : d->opt.default_compute_pct;
+    if (req.has_mode && pct == 0)
+        return send_error(conn, 400, "compute_mode needs a compute share: give gpu_compute "
+                                     "(1-100) as well");
+    cg_container_spec spec = {.device = req.device, .limit = req.limit, .compute_pct = pct,
+                              .compute_mode = req.has_mode ? req.compute_mode
+                                                           : d->opt.default_compute_mode};
     json_t *refusal = who->all ? NULL : over_bound(d, uid, NULL, req.limit);
     if (refusal)
         return send_json(conn, 403, refusal);
     struct container *c = NULL;
-    int rcode = container_create(d, req.id, req.name, req.device, req.limit, uid, gid,
+    int rcode = container_create(d, req.id, req.name, &spec, uid, gid,
                                  req.auto_remove ? cred->pid : 0, req.auto_remove, NULL, &c, msg,
                                  sizeof msg);
     if (rcode != 0)
-        return send_error(conn, rcode == -EEXIST ? 409 : rcode == -EIO || rcode == -ENOMEM ? 500 : 400,
+        return send_error(conn, rcode == -EEXIST || rcode == -EBUSY ? 409
+                                : rcode == -EIO || rcode == -ENOMEM ? 500 : 400,
                           "%s", msg);
     json_t *o = container_json(d, c, true);
     json_object_set_new(o, "env", container_env_json(d, c));
     return send_json(conn, 201, o);
 }
 
-static enum MHD_Result set_limit(struct daemon *d, struct MHD_Connection *conn,
-                                 struct request_ctx *rc, struct container *c,
-                                 const struct caller *who)
+static enum MHD_Result update(struct daemon *d, struct MHD_Connection *conn,
+                              struct request_ctx *rc, struct container *c,
+                              const struct caller *who)
 {
-    uint64_t limit;
+    struct update_request req;
     char msg[512];
     bool pending = false;
-    if (api_parse_limit(rc->body, rc->len, &limit, msg, sizeof msg) != 0)
+    if (api_parse_update(rc->body, rc->len, &req, msg, sizeof msg) != 0)
         return send_error(conn, 400, "%s", msg);
+    struct container_change ch = {.has_limit = req.has_limit, .limit = req.limit};
+    if (req.has_compute || req.has_mode) {
+        /* A share without a mode keeps the container's mode (the default's when it had no
+         * share); a mode without a share changes the mode of the share it has. */
+        cg_container_info ci = {0};
+        cg_container_get(d->core, c->cid, loop_now_ns(), &ci);
+        ch.has_compute = true;
+        ch.compute_pct = req.has_compute ? req.compute_pct : ci.compute_pct;
+        ch.compute_mode = req.has_mode ? req.compute_mode
+                          : ci.compute_pct ? ci.compute_mode
+                                           : d->opt.default_compute_mode;
+        if (ch.compute_pct == 0 && req.has_mode)
+            return send_error(conn, 400, "container %s has no compute share: give gpu_compute "
+                                         "(1-100) with compute_mode", c->id);
+    }
     /* Only a raise is bounded: lowering is always allowed, even above a quota set later. */
-    json_t *refusal = !who->all && limit > held_by(d, c) ? over_bound(d, c->owner_uid, c, limit)
-                                                         : NULL;
+    json_t *refusal = !who->all && req.has_limit && req.limit > held_by(d, c)
+                          ? over_bound(d, c->owner_uid, c, req.limit)
+                          : NULL;
     if (refusal)
         return send_json(conn, 403, refusal);
-    int rcode = container_set_limit(d, c, limit, &pending, msg, sizeof msg);
+    int rcode = container_update(d, c, &ch, &pending, msg, sizeof msg);
     if (rcode == -ENOSPC || rcode == -EIO)
         return send_not_stored(conn, rcode, msg);
     if (rcode != 0)
@@ -532,7 +597,7 @@ static enum MHD_Result set_limit(struct daemon *d, struct MHD_Connection *conn,
     json_t *o = container_json(d, c, true);
     json_object_set_new(o, "limit_pending", json_boolean(pending));
     if (pending)
-        json_object_set_new(o, "requested_limit", json_integer((json_int_t)limit));
+        json_object_set_new(o, "requested_limit", json_integer((json_int_t)req.limit));
     return send_json(conn, 200, o);
 }
 
@@ -789,7 +854,7 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
         if (strcmp(slash, "/limit") == 0) {
             if (!put)
                 return send_error(conn, 405, "use PUT on /limit");
-            return set_limit(d, conn, rc, c, &who);
+            return update(d, conn, rc, c, &who);
         }
         return send_error(conn, 404, "unknown resource %s", url);
     }

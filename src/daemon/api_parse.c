@@ -72,6 +72,37 @@ static int json_size(json_t *v, uint64_t *out, char *err, size_t errlen)
     return 0;
 }
 
+/* A compute share: a JSON integer 1..100 (not 30.0, not "30"), or null for no share. An absent
+ * field leaves *has false. */
+static int json_compute(json_t *v, bool *has, unsigned *pct, char *err, size_t errlen)
+{
+    if (!v)
+        return 0;
+    if (json_is_null(v)) {
+        *has = true;
+        *pct = 0;
+        return 0;
+    }
+    if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+        json_integer_value(v) > (json_int_t)CG_COMPUTE_PCT_MAX)
+        return fail(err, errlen, "gpu_compute must be a whole percentage from 1 to 100, or null "
+                                 "for no compute limit");
+    *has = true;
+    *pct = (unsigned)json_integer_value(v);
+    return 0;
+}
+
+/* "compute_mode": "hard" or "elastic". An absent field leaves *has false. */
+static int json_mode(json_t *v, bool *has, cg_compute_mode *mode, char *err, size_t errlen)
+{
+    if (!v)
+        return 0;
+    if (!json_is_string(v) || !cg_compute_mode_parse(json_string_value(v), mode))
+        return fail(err, errlen, "compute_mode must be \"hard\" or \"elastic\"");
+    *has = true;
+    return 0;
+}
+
 bool api_valid_name(const char *s)
 {
     size_t n = strlen(s);
@@ -96,15 +127,16 @@ int api_parse_create(const char *body, size_t len, unsigned ndevices, struct cre
     out->device = -1;
     int rc = -1;
     static const char *const allowed[] = {"gpu_memory", "name", "id", "device", "auto_remove",
-                                          "uid", "gid", NULL};
+                                          "uid", "gid", "gpu_compute", "compute_mode", NULL};
     const char *bad = NULL;
     json_t *uid = json_object_get(j, "uid"), *gid = json_object_get(j, "gid");
     json_t *gm = json_object_get(j, "gpu_memory"), *name = json_object_get(j, "name");
     json_t *id = json_object_get(j, "id"), *dev = json_object_get(j, "device");
     json_t *ar = json_object_get(j, "auto_remove");
+    json_t *gc = json_object_get(j, "gpu_compute"), *cm = json_object_get(j, "compute_mode");
     if (!only_keys(j, allowed, &bad)) {
         snprintf(err, errlen, "unknown field '%s' (allowed: gpu_memory, name, id, device, "
-                              "auto_remove, uid, gid)", bad);
+                              "auto_remove, uid, gid, gpu_compute, compute_mode)", bad);
     } else if (!gm) {
         fail(err, errlen, "gpu_memory is required (e.g. \"1GiB\")");
     } else if (json_size(gm, &out->limit, err, errlen) != 0) {
@@ -124,6 +156,11 @@ int api_parse_create(const char *body, size_t len, unsigned ndevices, struct cre
                        json_integer_value(uid) < 0 || json_integer_value(uid) > 0xfffffffe ||
                        json_integer_value(gid) < 0 || json_integer_value(gid) > 0xfffffffe)) {
         fail(err, errlen, "uid and gid must be integers from 0 to 4294967294");
+    } else if (json_compute(gc, &out->has_compute, &out->compute_pct, err, errlen) != 0 ||
+               json_mode(cm, &out->has_mode, &out->compute_mode, err, errlen) != 0) {
+        /* message set */
+    } else if (out->has_mode && out->has_compute && out->compute_pct == 0) {
+        fail(err, errlen, "compute_mode needs a compute share: gpu_compute is null");
     } else {
         if (uid) {
             out->has_owner = true;
@@ -143,20 +180,34 @@ int api_parse_create(const char *body, size_t len, unsigned ndevices, struct cre
     return rc;
 }
 
-int api_parse_limit(const char *body, size_t len, uint64_t *limit, char *err, size_t errlen)
+int api_parse_update(const char *body, size_t len, struct update_request *out, char *err,
+                     size_t errlen)
 {
     json_t *j = load_object(body, len, err, errlen);
     if (!j)
         return -1;
-    static const char *const allowed[] = {"gpu_memory", NULL};
+    memset(out, 0, sizeof *out);
+    static const char *const allowed[] = {"gpu_memory", "gpu_compute", "compute_mode", NULL};
     const char *bad = NULL;
+    json_t *gm = json_object_get(j, "gpu_memory"), *gc = json_object_get(j, "gpu_compute");
+    json_t *cm = json_object_get(j, "compute_mode");
     int rc = -1;
-    if (!only_keys(j, allowed, &bad))
-        snprintf(err, errlen, "unknown field '%s' (send {\"gpu_memory\": SIZE})", bad);
-    else if (!json_object_get(j, "gpu_memory"))
-        fail(err, errlen, "gpu_memory is required (send {\"gpu_memory\": SIZE})");
-    else
-        rc = json_size(json_object_get(j, "gpu_memory"), limit, err, errlen);
+    if (!only_keys(j, allowed, &bad)) {
+        snprintf(err, errlen, "unknown field '%s' (send {\"gpu_memory\": SIZE} and/or "
+                              "{\"gpu_compute\": 1-100 or null, \"compute_mode\": MODE})", bad);
+    } else if (!gm && !gc && !cm) {
+        fail(err, errlen, "send {\"gpu_memory\": SIZE} and/or {\"gpu_compute\": 1-100 or null, "
+                          "\"compute_mode\": \"hard\" or \"elastic\"}");
+    } else if ((gm && json_size(gm, &out->limit, err, errlen) != 0) ||
+               json_compute(gc, &out->has_compute, &out->compute_pct, err, errlen) != 0 ||
+               json_mode(cm, &out->has_mode, &out->compute_mode, err, errlen) != 0) {
+        /* message set */
+    } else if (out->has_mode && out->has_compute && out->compute_pct == 0) {
+        fail(err, errlen, "compute_mode needs a compute share: gpu_compute is null");
+    } else {
+        out->has_limit = gm != NULL;
+        rc = 0;
+    }
     json_decref(j);
     return rc;
 }

@@ -17,6 +17,23 @@ struct create_request {
     bool auto_remove;
     bool has_owner;  /* uid/gid given: the container's user (root or the daemon's user only) */
     uint32_t uid, gid;
+    /* "gpu_compute": an integer 1..100, or null for no compute limit. Absent: the daemon's
+     * default-gpu-compute applies. */
+    bool has_compute;
+    unsigned compute_pct;        /* 0 (null) or 1..100 when has_compute */
+    bool has_mode;               /* "compute_mode": "hard" or "elastic" */
+    cg_compute_mode compute_mode;
+};
+
+/* PUT /v1/containers/{id}/limit: any of "gpu_memory" (a size), "gpu_compute" (1..100, or null
+ * to remove the share), "compute_mode", at least one. */
+struct update_request {
+    bool has_limit;
+    uint64_t limit;
+    bool has_compute;
+    unsigned compute_pct;        /* 0: remove the share */
+    bool has_mode;
+    cg_compute_mode compute_mode;
 };
 
 struct policy_request {
@@ -32,7 +49,8 @@ bool api_valid_name(const char *s);
 /* Each returns 0, or -1 with a message in err saying what to send instead. */
 int api_parse_create(const char *body, size_t len, unsigned ndevices, struct create_request *out,
                      char *err, size_t errlen);
-int api_parse_limit(const char *body, size_t len, uint64_t *limit, char *err, size_t errlen);
+int api_parse_update(const char *body, size_t len, struct update_request *out, char *err,
+                     size_t errlen);
 /* POST /v1/containers/{id}/start: {"pid": N, "auto_remove": BOOL}: the container's init pid
  * (host pid); with auto_remove the container is removed when that process exits. */
 struct start_request {

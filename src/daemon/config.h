@@ -1,7 +1,8 @@
 /* config.h — the daemon's configuration file: `key = value` lines, `#` comments, keys named like
  * the long command-line options (runtime-dir, emulate, policy, placement, reserve,
  * context-charge, granularity, log-level, metrics, control-group, operators-group,
- * user-memory-quota, user-max-containers, watchdog-*). Command-line flags override the file. */
+ * user-memory-quota, user-max-containers, default-gpu-compute, default-compute-mode,
+ * watchdog-*). Command-line flags override the file. */
 #ifndef CONVGPUD_CONFIG_H
 #define CONVGPUD_CONFIG_H
 

@@ -341,11 +341,37 @@ static void container_destroy_files(struct container *c)
     }
 }
 
-int container_create(struct daemon *d, const char *id, const char *name, int device,
-                     uint64_t limit, uid_t uid, gid_t gid, pid_t owner, bool auto_remove,
-                     struct container_restore *restore, struct container **out, char *err,
-                     size_t errlen)
+/* Says why the core refused a new container. */
+static void create_refusal(struct daemon *d, const cg_container_spec *spec, cg_status st,
+                           char *err, size_t errlen)
 {
+    char b1[CG_SIZE_BUFLEN];
+    if (st == CG_ERR_NO_COMPUTE) {
+        cg_device_info di = {0};
+        if (spec->device >= 0 && cg_device_get(d->core, (unsigned)spec->device, &di) == CG_OK)
+            snprintf(err, errlen, "hard compute share %u%% does not fit on device %d: its hard "
+                                  "shares already sum to %u%% of 100%%",
+                     spec->compute_pct, spec->device, di.compute_hard_pct);
+        else
+            snprintf(err, errlen, "hard compute share %u%% does not fit on any device that can "
+                                  "hold %s: the hard shares on one device sum to at most 100%%",
+                     spec->compute_pct, cg_format_size(spec->limit, b1, sizeof b1));
+    } else if (st == CG_ERR_TOO_LARGE || st == CG_ERR_NO_DEVICE) {
+        snprintf(err, errlen, "limit %s does not fit on %s: %s",
+                 cg_format_size(spec->limit, b1, sizeof b1),
+                 spec->device >= 0 ? "that device" : "any device", cg_status_str(st));
+    } else {
+        snprintf(err, errlen, "cannot create container: %s", cg_status_str(st));
+    }
+}
+
+int container_create(struct daemon *d, const char *id, const char *name,
+                     const cg_container_spec *spec, uid_t uid, gid_t gid, pid_t owner,
+                     bool auto_remove, struct container_restore *restore,
+                     struct container **out, char *err, size_t errlen)
+{
+    int device = spec->device;
+    uint64_t limit = spec->limit;
     char gen[CONTAINER_ID_MAX + 1];
     if (id && *id) {
         if (!api_valid_name(id)) {
@@ -374,6 +400,10 @@ int container_create(struct daemon *d, const char *id, const char *name, int dev
         snprintf(err, errlen, "no device %d (this node has %u)", device, d->ndevices);
         return -ENODEV;
     }
+    if (spec->compute_pct > CG_COMPUTE_PCT_MAX) {
+        snprintf(err, errlen, "gpu compute share %u%% is not 1-100", spec->compute_pct);
+        return -EINVAL;
+    }
 
     struct container *c = calloc(1, sizeof *c);
     if (!c) {
@@ -397,26 +427,32 @@ int container_create(struct daemon *d, const char *id, const char *name, int dev
     c->created_mono = restore ? restore->created_mono : now;
     d->creating = c;
     if (restore && device >= 0) {
+        /* The share was admitted when it was set; the recorded assignment is restored first,
+         * then the share (a share that no longer fits, from an edited state.db, is kept as
+         * elastic rather than lost). */
+        cg_container_spec plain = {.device = device, .limit = limit};
         st = cg_container_restore(d->core, (unsigned)device, limit, restore->assigned,
                                   restore->created_mono, &cid);
         if (st == CG_ERR_INVALID) {
             log_warn("container %s: recorded assignment %llu cannot be restored; re-assigning",
                      id, (unsigned long long)restore->assigned);
-            st = cg_container_create(d->core, device, limit, now, &cid);
+            st = cg_container_create_spec(d->core, &plain, now, &cid);
+        }
+        if (st == CG_OK && spec->compute_pct &&
+            cg_container_set_compute(d->core, cid, spec->compute_pct, spec->compute_mode, now) !=
+                CG_OK) {
+            log_error("container %s: hard compute share %u%% no longer fits on device %d; kept "
+                      "as an elastic share", id, spec->compute_pct, device);
+            cg_container_set_compute(d->core, cid, spec->compute_pct, CG_COMPUTE_ELASTIC, now);
         }
     } else {
-        st = cg_container_create(d->core, device, limit, now, &cid);
+        st = cg_container_create_spec(d->core, spec, now, &cid);
     }
     d->creating = NULL;
     if (st != CG_OK) {
-        char b1[CG_SIZE_BUFLEN];
-        if (st == CG_ERR_TOO_LARGE || st == CG_ERR_NO_DEVICE)
-            snprintf(err, errlen, "limit %s does not fit on %s: %s", cg_format_size(limit, b1, sizeof b1),
-                     device >= 0 ? "that device" : "any device", cg_status_str(st));
-        else
-            snprintf(err, errlen, "cannot create container: %s", cg_status_str(st));
+        create_refusal(d, spec, st, err, errlen);
         free(c);
-        return st == CG_ERR_NOMEM ? -ENOMEM : -EINVAL;
+        return st == CG_ERR_NOMEM ? -ENOMEM : st == CG_ERR_NO_COMPUTE ? -EBUSY : -EINVAL;
     }
     c->cid = cid;
     cg_container_info ci;
@@ -467,10 +503,13 @@ int container_create(struct daemon *d, const char *id, const char *name, int dev
     while (*tail)
         tail = &(*tail)->next;
     *tail = c;
-    char b1[CG_SIZE_BUFLEN], b2[CG_SIZE_BUFLEN];
-    log_info("container %s%s%s: created on device %u, limit %s, assigned %s", c->id,
+    char b1[CG_SIZE_BUFLEN], b2[CG_SIZE_BUFLEN], share[48] = "";
+    if (ci.compute_pct)
+        snprintf(share, sizeof share, ", compute %u%% %s", ci.compute_pct,
+                 cg_compute_mode_name(ci.compute_mode));
+    log_info("container %s%s%s: created on device %u, limit %s, assigned %s%s", c->id,
              c->name[0] ? " name=" : "", c->name, c->device, cg_format_size(limit, b1, sizeof b1),
-             cg_format_size(ci.assigned, b2, sizeof b2));
+             cg_format_size(ci.assigned, b2, sizeof b2), share);
     *out = c;
     return 0;
 
@@ -517,59 +556,94 @@ int container_remove(struct daemon *d, struct container *c, const char *why)
     return 0;
 }
 
-int container_set_limit(struct daemon *d, struct container *c, uint64_t limit, bool *pending,
-                        char *err, size_t errlen)
+/* The refusal the core would make of ch, checked before anything is stored: CG_OK when none. */
+static cg_status precheck(struct daemon *d, struct container *c, const struct container_change *ch,
+                          cg_container_info *ci, char *err, size_t errlen)
 {
-    container_freeze_sync(d, c);
-    /* The new limit is stored before the core applies it: a lowering hands assignment to
-     * others at once and could not be taken back if the store then failed. So the refusals the
-     * core would make are checked first, and nothing is stored for them. */
-    cg_container_info ci;
     cg_device_info di;
     char b1[CG_SIZE_BUFLEN], b2[CG_SIZE_BUFLEN];
-    cg_status st = cg_container_get(d->core, c->cid, loop_now_ns(), &ci);
+    cg_status st = cg_container_get(d->core, c->cid, loop_now_ns(), ci);
     if (st == CG_OK)
         st = cg_device_get(d->core, c->device, &di);
-    if (st == CG_OK && limit > di.capacity)
-        st = CG_ERR_TOO_LARGE;
-    else if (st == CG_OK && limit < ci.used)
-        st = CG_ERR_BELOW_USE;
+    if (st != CG_OK) {
+        snprintf(err, errlen, "cannot change container %s: %s", c->id, cg_status_str(st));
+        return st;
+    }
+    if (ch->has_limit && ch->limit > di.capacity) {
+        snprintf(err, errlen, "limit %s exceeds the device capacity",
+                 cg_format_size(ch->limit, b1, sizeof b1));
+        return CG_ERR_TOO_LARGE;
+    }
+    if (ch->has_limit && ch->limit < ci->used) {
+        snprintf(err, errlen, "limit %s is below the container's use %s; free memory first",
+                 cg_format_size(ch->limit, b1, sizeof b1),
+                 cg_format_size(container_used_bytes(c), b2, sizeof b2));
+        return CG_ERR_BELOW_USE;
+    }
+    if (ch->has_compute) {
+        st = cg_container_compute_check(d->core, c->cid, ch->compute_pct, ch->compute_mode);
+        unsigned own = ci->compute_mode == CG_COMPUTE_HARD ? ci->compute_pct : 0;
+        if (st == CG_ERR_NO_COMPUTE)
+            snprintf(err, errlen, "hard compute share %u%% does not fit on device %u: the other "
+                                  "containers' hard shares there sum to %u%% of 100%%",
+                     ch->compute_pct, c->device, di.compute_hard_pct - own);
+        else if (st != CG_OK)
+            snprintf(err, errlen, "cannot change the compute share: %s", cg_status_str(st));
+    }
+    return st;
+}
+
+int container_update(struct daemon *d, struct container *c, const struct container_change *ch,
+                     bool *pending, char *err, size_t errlen)
+{
+    container_freeze_sync(d, c);
+    /* The change is stored before the core applies it: a lowering hands assignment to others at
+     * once and could not be taken back if the store then failed. So the refusals the core would
+     * make are checked first, and nothing is stored for them. */
+    cg_container_info ci;
+    char b1[CG_SIZE_BUFLEN];
+    cg_status st = precheck(d, c, ch, &ci, err, errlen);
     bool stored = false;
     if (st == CG_OK && d->store) {
         /* The limit asked for: a raise that must wait is applied later without another write,
          * so a restart restores what the caller was promised. */
         struct stored_container row;
         store_row_of(c, &row);
-        row.limit = limit;
+        if (ch->has_limit)
+            row.limit = ch->limit;
+        if (ch->has_compute) {
+            row.compute_pct = ch->compute_pct;
+            row.compute_mode = ch->compute_pct ? ch->compute_mode : CG_COMPUTE_ELASTIC;
+        }
         int rc = store_put_row(d->store, &row);
         if (rc != 0) {
-            snprintf(err, errlen, "limit of container %s not changed: the state could not be "
-                                  "saved (%s)", c->id, store_error(d->store));
+            snprintf(err, errlen, "container %s not changed: the state could not be saved (%s)",
+                     c->id, store_error(d->store));
             c->dirty = true;
             decide_flush(d);
             return rc;
         }
         stored = true;
     }
-    if (st == CG_OK)
-        st = cg_container_set_limit(d->core, c->cid, limit, loop_now_ns(), pending);
+    if (pending)
+        *pending = false;
+    if (st == CG_OK && ch->has_limit)
+        st = cg_container_set_limit(d->core, c->cid, ch->limit, loop_now_ns(), pending);
+    if (st == CG_OK && ch->has_compute)
+        st = cg_container_set_compute(d->core, c->cid, ch->compute_pct, ch->compute_mode,
+                                      loop_now_ns());
     if (st != CG_OK) {
-        if (st == CG_ERR_BELOW_USE)
-            snprintf(err, errlen, "limit %s is below the container's use %s; free memory first",
-                     cg_format_size(limit, b1, sizeof b1),
-                     cg_format_size(container_used_bytes(c), b2, sizeof b2));
-        else if (st == CG_ERR_TOO_LARGE)
-            snprintf(err, errlen, "limit %s exceeds the device capacity",
-                     cg_format_size(limit, b1, sizeof b1));
-        else
-            snprintf(err, errlen, "cannot change limit: %s", cg_status_str(st));
-        /* Only reached when the checks above missed a refusal: put the stored row back. */
-        if (stored && store_put_container(d->store, c) != 0)
-            log_error("container %s: state.db keeps limit %s the core refused: %s", c->id,
-                      cg_format_size(limit, b1, sizeof b1), store_error(d->store));
+        if (stored) {
+            /* Only reached when the checks above missed a refusal: put the stored row back. A
+             * limit the core took before the share was refused stays, and so does its row. */
+            snprintf(err, errlen, "cannot change container %s: %s", c->id, cg_status_str(st));
+            if (store_put_container(d->store, c) != 0)
+                log_error("container %s: state.db keeps a change the core refused (limit %s): %s",
+                          c->id, cg_format_size(ch->limit, b1, sizeof b1), store_error(d->store));
+        }
         c->dirty = true;
         decide_flush(d);
-        return -EINVAL;
+        return st == CG_ERR_NO_COMPUTE ? -EBUSY : -EINVAL;
     }
     if (cg_container_get(d->core, c->cid, loop_now_ns(), &ci) == CG_OK)
         c->limit = ci.limit;

@@ -67,6 +67,15 @@ struct proc {
     struct proc *next;
 };
 
+/* What a container's kernels cost and waited, measured by the compute controller (compute.c),
+ * which fills these; shown by the API, the CLI and /metrics (zeros until it measures). */
+struct cg_compute_stats {
+    uint64_t busy_ns;            /* device time its processes used */
+    uint32_t util_permille;      /* its share of the device's time in the last window, 1/1000 */
+    uint64_t throttled_ns;       /* time its launches waited for budget */
+    uint64_t throttled_launches; /* launches that waited */
+};
+
 struct container {
     struct daemon *d;
     char id[CONTAINER_ID_MAX + 1];
@@ -110,6 +119,7 @@ struct container {
     uint64_t last_refusal_warning;
     bool dirty;            /* a decision touched it: refresh its ledger view, hand out quota */
     struct proc *favored;  /* who gets the quota hand-out: the last process granted */
+    struct cg_compute_stats compute; /* its share itself is the core's (cg_container_info) */
     struct container *next;
 };
 
@@ -118,6 +128,9 @@ struct device {
     char uuid[DEVICE_NAME_MAX];
     uint64_t total;
     uint64_t context_charge;
+    /* The device's utilisation in the last window, 1/1000: filled from NVML by the compute
+     * controller (compute.c); 0 until it measures. */
+    uint32_t compute_util_permille;
 };
 
 struct daemon_options {
@@ -145,6 +158,10 @@ struct daemon_options {
     double watchdog_interval;   /* seconds between NVML cross-checks; 0 = off */
     uint64_t watchdog_tolerance;/* bytes a container may exceed its limit before it is flagged */
     bool watchdog_kill;         /* kill what the watchdog flags */
+    /* The compute share of a container created without one (API field gpu_compute absent):
+     * 0 = none; and the mode of a share given without a mode. */
+    unsigned default_compute_pct;
+    cg_compute_mode default_compute_mode;
     int log_level;
     bool policy_explicit;       /* policy or placement given by flag or configuration file */
 };
@@ -195,13 +212,15 @@ struct container_restore {
     struct cg_record *rec; /* the record, opened (ownership passes to the container) */
     int ledger_fd;         /* the ledger found again in a live process, or -1: a fresh one */
 };
-/* Creates a container (restore: re-creates one after a restart; the container takes restore's
- * record and ledger, which are then NULL/-1 in *restore; whatever is left there on failure is
- * the caller's). */
-int container_create(struct daemon *d, const char *id, const char *name, int device,
-                     uint64_t limit, uid_t uid, gid_t gid, pid_t owner, bool auto_remove,
-                     struct container_restore *restore, struct container **out, char *err,
-                     size_t errlen);
+/* Creates a container with what spec asks (device, memory limit, compute share) (restore:
+ * re-creates one after a restart; the container takes restore's record and ledger, which are
+ * then NULL/-1 in *restore; whatever is left there on failure is the caller's). Returns 0, or
+ * -EINVAL/-ENODEV (bad request), -EEXIST (id or name taken), -EBUSY (the hard compute share
+ * cannot be admitted), -EIO/-ENOMEM, with err. */
+int container_create(struct daemon *d, const char *id, const char *name,
+                     const cg_container_spec *spec, uid_t uid, gid_t gid, pid_t owner,
+                     bool auto_remove, struct container_restore *restore,
+                     struct container **out, char *err, size_t errlen);
 int container_remove(struct daemon *d, struct container *c, const char *why);
 struct container *container_find(struct daemon *d, const char *id_or_name);
 /* Removes the container when process pid exits (pidfd, else polled by the reaper); replaces an
@@ -212,8 +231,19 @@ int container_watch_owner(struct container *c, pid_t pid, uint64_t start, char *
 /* True when a polled owner (no pidfd) has exited; the reaper then removes the container. */
 bool container_owner_gone(struct container *c);
 struct container *container_by_cid(struct daemon *d, cg_cid cid);
-int container_set_limit(struct daemon *d, struct container *c, uint64_t limit, bool *pending,
-                        char *err, size_t errlen);
+/* A change of a running container: its memory limit, its compute share, or both, all or
+ * nothing. Stored before it is made (store.h). Returns 0 (*pending: a raise of the limit waits
+ * for memory), -EINVAL (the core refuses the limit), -EBUSY (the hard share cannot be
+ * admitted), or -ENOSPC/-EIO (not stored), with err; nothing changed on error. */
+struct container_change {
+    bool has_limit;
+    uint64_t limit;
+    bool has_compute;
+    unsigned compute_pct;        /* 0: no compute limit */
+    cg_compute_mode compute_mode;
+};
+int container_update(struct daemon *d, struct container *c, const struct container_change *ch,
+                     bool *pending, char *err, size_t errlen);
 /* Freeze every slot (quota := used) and tell the core the exact use. */
 void container_freeze_sync(struct daemon *d, struct container *c);
 /* Hand assignment not covered by quotas to `favored` (may be NULL: first known process). */

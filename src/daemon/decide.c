@@ -83,7 +83,8 @@ void decide_sink(void *ctx, const cg_event *ev)
 {
     struct daemon *d = ctx;
     struct container *c = container_by_cid(d, ev->cid);
-    if (!c && d->creating && (ev->kind == CG_EV_ADMIT || ev->kind == CG_EV_ASSIGN)) {
+    if (!c && d->creating &&
+        (ev->kind == CG_EV_ADMIT || ev->kind == CG_EV_ASSIGN || ev->kind == CG_EV_COMPUTE)) {
         c = d->creating;
         c->cid = ev->cid;
     }
@@ -146,6 +147,13 @@ void decide_sink(void *ctx, const cg_event *ev)
         if (c)
             c->limit = ev->bytes;
         log_info("limit container %s: now %s", cname, cg_format_size(ev->bytes, b, sizeof b));
+        break;
+    case CG_EV_COMPUTE:
+        if (ev->compute_pct)
+            log_info("compute container %s: share %u%% (%s)", cname, ev->compute_pct,
+                     cg_compute_mode_name(ev->compute_mode));
+        else
+            log_info("compute container %s: no compute limit", cname);
         break;
     case CG_EV_ADMIT:
     case CG_EV_ASSIGN:

@@ -56,6 +56,11 @@ static void usage(FILE *f)
             "                        up to, in bytes or percent of the node's capacity (default\n"
             "                        100%%); root, the daemon's user and operators are exempt\n"
             "  --user-max-containers N  containers one user may hold (default 64; 0 = no bound)\n"
+            "  --default-gpu-compute PCT|none  compute share (whole percent of one GPU's time,\n"
+            "                        1-100) of a container created without one (default none:\n"
+            "                        no compute limit)\n"
+            "  --default-compute-mode hard|elastic  mode of a share given without one (default\n"
+            "                        elastic: may use time nobody else wants; hard: never more)\n"
             "  --metrics ADDR:PORT   also serve Prometheus metrics on TCP (default off; /metrics\n"
             "                        on the control socket is always there)\n"
             "  --watchdog-interval S seconds between NVML cross-checks of every process's GPU\n"
@@ -170,6 +175,19 @@ static int apply_option(void *ctx, const char *key, const char *value, char *err
             return -1;
         }
         o->user_max_containers = (unsigned)n;
+    } else if (strcmp(key, "default-gpu-compute") == 0) {
+        unsigned pct = 0;
+        if (strcmp(value, "none") != 0 && !cg_compute_pct_parse(value, &pct)) {
+            snprintf(err, errlen, "default-gpu-compute takes a whole percentage from 1 to 100, "
+                                  "or none, not '%s'", value);
+            return -1;
+        }
+        o->default_compute_pct = pct;
+    } else if (strcmp(key, "default-compute-mode") == 0) {
+        if (!cg_compute_mode_parse(value, &o->default_compute_mode)) {
+            snprintf(err, errlen, "default-compute-mode takes hard or elastic, not '%s'", value);
+            return -1;
+        }
     } else if (strcmp(key, "watchdog-interval") == 0) {
         char *end;
         errno = 0;
@@ -256,6 +274,8 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
         {"operators-group", required_argument, NULL, O_SETTING},
         {"user-memory-quota", required_argument, NULL, O_SETTING},
         {"user-max-containers", required_argument, NULL, O_SETTING},
+        {"default-gpu-compute", required_argument, NULL, O_SETTING},
+        {"default-compute-mode", required_argument, NULL, O_SETTING},
         {"watchdog-interval", required_argument, NULL, O_SETTING},
         {"watchdog-tolerance", required_argument, NULL, O_SETTING},
         {"watchdog-kill", required_argument, NULL, O_SETTING},
@@ -276,6 +296,8 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
      * can make the daemon hold (a socket, a ledger and descriptors per container). */
     o->user_memory_quota_pct = 100;
     o->user_max_containers = 64;
+    o->default_compute_pct = 0;
+    o->default_compute_mode = CG_COMPUTE_ELASTIC;
 
     /* First pass: help, version and the configuration file, which flags then override. */
     const char *config = NULL;

@@ -1,5 +1,7 @@
 /* metrics.c — counters kept on the decision path (a few integer increments) and the text
- * rendered only when scraped. Label values are escaped as the exposition format requires. */
+ * rendered only when scraped. Label values are escaped as the exposition format requires.
+ * Compute series: the share is the core's; utilisation, busy and throttled time are what the
+ * compute controller measured (struct cg_compute_stats, struct device), zeros until it does. */
 #include "metrics.h"
 #include "watchdog.h"
 
@@ -128,16 +130,26 @@ char *metrics_render(struct daemon *d, const uid_t *only_uid)
         {"convgpu_device_assigned_bytes", "Device memory assigned to containers."},
         {"convgpu_device_used_bytes", "Device memory containers use now."},
         {"convgpu_device_context_charge_bytes", "What one process's context costs on the device."},
+        {"convgpu_device_compute_hard_share_percent",
+         "Sum of the hard compute shares admitted on the device (at most 100)."},
+        {"convgpu_device_compute_utilization_ratio",
+         "Share of the device's time spent running kernels in the last window (0-1)."},
     };
-    for (unsigned k = 0; k < 4; k++) {
+    for (unsigned k = 0; k < 6; k++) {
         help(&b, dev_metrics[k].name, "gauge", dev_metrics[k].text);
         for (unsigned i = 0; i < d->ndevices; i++) {
             cg_device_info di = {0};
             cg_device_get(d->core, i, &di);
-            uint64_t used = device_used_bytes(d, i);
-            uint64_t v = k == 0 ? di.capacity : k == 1 ? di.assigned : k == 2 ? used : di.context_charge;
-            out(&b, "%s{device=\"%u\",uuid=\"%s\"} %llu\n", dev_metrics[k].name, i,
-                esc(d->devices[i].uuid, e1, sizeof e1), (unsigned long long)v);
+            out(&b, "%s{device=\"%u\",uuid=\"%s\"} ", dev_metrics[k].name, i,
+                esc(d->devices[i].uuid, e1, sizeof e1));
+            switch (k) {
+            case 0: out(&b, "%llu\n", (unsigned long long)di.capacity); break;
+            case 1: out(&b, "%llu\n", (unsigned long long)di.assigned); break;
+            case 2: out(&b, "%llu\n", (unsigned long long)device_used_bytes(d, i)); break;
+            case 3: out(&b, "%llu\n", (unsigned long long)di.context_charge); break;
+            case 4: out(&b, "%u\n", di.compute_hard_pct); break;
+            default: out(&b, "%.3f\n", (double)d->devices[i].compute_util_permille / 1000.0); break;
+            }
         }
     }
     static const struct { const char *name, *type, *text; } ctr_metrics[] = {
@@ -147,9 +159,17 @@ char *metrics_render(struct daemon *d, const uid_t *only_uid)
         {"convgpu_container_suspended", "gauge", "1 while the container waits for memory."},
         {"convgpu_container_suspended_seconds_total", "counter", "Time the container spent suspended."},
         {"convgpu_container_processes", "gauge", "Processes of the container known to the daemon."},
+        {"convgpu_container_compute_share_percent", "gauge",
+         "The container's compute share of its device, by mode (0: no compute limit)."},
+        {"convgpu_container_compute_utilization_ratio", "gauge",
+         "Share of its device's time the container used in the last window (0-1)."},
+        {"convgpu_container_compute_throttled_seconds_total", "counter",
+         "Time the container's kernel launches waited for compute budget."},
+        {"convgpu_container_compute_busy_seconds_total", "counter",
+         "Device time the container's kernels used."},
     };
     uint64_t now = loop_now_ns();
-    for (unsigned k = 0; k < 6; k++) {
+    for (unsigned k = 0; k < sizeof ctr_metrics / sizeof ctr_metrics[0]; k++) {
         help(&b, ctr_metrics[k].name, ctr_metrics[k].type, ctr_metrics[k].text);
         for (struct container *c = d->containers; c; c = c->next) {
             if (only_uid && c->owner_uid != *only_uid)
@@ -159,20 +179,28 @@ char *metrics_render(struct daemon *d, const uid_t *only_uid)
             unsigned nproc = 0;
             for (struct proc *p = c->procs; p; p = p->next)
                 nproc += p->welcomed;
-            out(&b, "%s{container=\"%s\",name=\"%s\",device=\"%u\"} ", ctr_metrics[k].name,
+            out(&b, "%s{container=\"%s\",name=\"%s\",device=\"%u\"", ctr_metrics[k].name,
                 esc(c->id, e2, sizeof e2), esc(c->name, e3, sizeof e3), c->device);
+            if (k == 6) /* the share carries its mode: "hard", "elastic" or "" (no share) */
+                out(&b, ",mode=\"%s\"",
+                    ci.compute_pct ? cg_compute_mode_name(ci.compute_mode) : "");
+            out(&b, "} ");
             switch (k) {
             case 0: out(&b, "%llu\n", (unsigned long long)ci.limit); break;
             case 1: out(&b, "%llu\n", (unsigned long long)ci.assigned); break;
             case 2: out(&b, "%llu\n", (unsigned long long)container_used_bytes(c)); break;
             case 3: out(&b, "%d\n", ci.state == CG_STATE_SUSPENDED); break;
             case 4: out(&b, "%.6f\n", (double)ci.total_suspended / 1e9); break;
-            default: out(&b, "%u\n", nproc); break;
+            case 5: out(&b, "%u\n", nproc); break;
+            case 6: out(&b, "%u\n", ci.compute_pct); break;
+            case 7: out(&b, "%.3f\n", (double)c->compute.util_permille / 1000.0); break;
+            case 8: out(&b, "%.9f\n", (double)c->compute.throttled_ns / 1e9); break;
+            default: out(&b, "%.9f\n", (double)c->compute.busy_ns / 1e9); break;
             }
         }
     }
     help(&b, "convgpu_decisions_total", "counter", "Scheduling decisions by kind.");
-    for (unsigned k = 0; k <= CG_EV_LIMIT && k < NKINDS; k++)
+    for (unsigned k = 0; k <= CG_EV_COMPUTE && k < NKINDS; k++)
         out(&b, "convgpu_decisions_total{kind=\"%s\"} %llu\n", cg_event_kind_name((cg_event_kind)k),
             (unsigned long long)m->events[k]);
     help(&b, "convgpu_watchdog_findings_total", "counter",

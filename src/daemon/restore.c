@@ -1,13 +1,13 @@
 /* restore.c — a restarted daemon takes its containers back.
  *
- * What it believes comes from its own state: the container rows in SQLite (limit, owner,
- * device) and each container's record (record.h: assignment, which process holds which slot,
- * what each was granted, unanswered grants). The ledger the container's processes still map is
- * read only for what a process may lower on its own — its use — and that is bounded by the
- * record. Nothing is opened by a path a tenant can write: the record is in a 0700 directory of
- * the daemon's, and the ledger, a sealed memfd that lives in no directory, is found again in
- * the memory maps of a process the record names, and accepted only if it is the very same
- * object (device and inode recorded at creation) with its seals in place.
+ * What it believes comes from its own state: the container rows in SQLite (limit, compute share,
+ * owner, device) and each container's record (record.h: assignment, which process holds which
+ * slot, what each was granted, unanswered grants). The ledger the container's processes still
+ * map is read only for what a process may lower on its own — its use — and that is bounded by
+ * the record. Nothing is opened by a path a tenant can write: the record is in a 0700 directory
+ * of the daemon's, and the ledger, a sealed memfd that lives in no directory, is found again in
+ * the memory maps of a process the record names, and accepted only if it is the very same object
+ * (device and inode recorded at creation) with its seals in place.
  *
  * The processes themselves notice nothing: they keep charging their slot in the same ledger and
  * reconnect (HELLO with RECONNECT) on their next request. If no live process still maps the
@@ -144,8 +144,10 @@ int restore_container(void *ctx, const struct stored_container *sc)
     };
     bool ledger_found = ri.ledger_fd >= 0;
     struct container *c = NULL;
-    int rc = container_create(d, sc->id, sc->name, sc->device, sc->limit, sc->uid, sc->gid,
-                              sc->owner_pid, sc->auto_remove, &ri, &c, err, sizeof err);
+    cg_container_spec spec = {.device = sc->device, .limit = sc->limit,
+                              .compute_pct = sc->compute_pct, .compute_mode = sc->compute_mode};
+    int rc = container_create(d, sc->id, sc->name, &spec, sc->uid, sc->gid, sc->owner_pid,
+                              sc->auto_remove, &ri, &c, err, sizeof err);
     if (rc != 0) {
         record_close(ri.rec);
         if (ri.ledger_fd >= 0)

@@ -44,7 +44,8 @@ static const char *schema =
     "  limit_bytes INTEGER NOT NULL, assigned INTEGER NOT NULL, uid INTEGER NOT NULL,"
     "  gid INTEGER NOT NULL, owner_pid INTEGER NOT NULL, auto_remove INTEGER NOT NULL,"
     "  created_unix INTEGER NOT NULL, created_mono INTEGER NOT NULL DEFAULT 0,"
-    "  owner_start INTEGER NOT NULL DEFAULT 0, init_pid INTEGER NOT NULL DEFAULT 0);"
+    "  owner_start INTEGER NOT NULL DEFAULT 0, init_pid INTEGER NOT NULL DEFAULT 0,"
+    "  compute_pct INTEGER NOT NULL DEFAULT 0, compute_mode TEXT NOT NULL DEFAULT 'elastic');"
     "CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);";
 
 /* Columns added after the first release: a state.db written by an older daemon gets them with
@@ -55,10 +56,12 @@ static int add_missing_columns(struct store *s, char *err, size_t errlen)
         {"created_mono", "INTEGER NOT NULL DEFAULT 0"},
         {"owner_start", "INTEGER NOT NULL DEFAULT 0"},
         {"init_pid", "INTEGER NOT NULL DEFAULT 0"},
+        {"compute_pct", "INTEGER NOT NULL DEFAULT 0"},     /* compute shares (issue 17) */
+        {"compute_mode", "TEXT NOT NULL DEFAULT 'elastic'"},
     };
     for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
         sqlite3_stmt *st;
-        char sql[160];
+        char sql[200];
         snprintf(sql, sizeof sql, "SELECT 1 FROM pragma_table_info('containers') WHERE name='%s'",
                  added[i][0]);
         if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
@@ -219,6 +222,8 @@ void store_row_of(const struct container *c, struct stored_container *r)
     r->auto_remove = c->auto_remove;
     r->created_unix = c->created_unix;
     r->created_mono = c->created_mono;
+    r->compute_pct = ci.compute_pct;
+    r->compute_mode = ci.compute_mode;
 }
 
 int store_put_row(struct store *s, const struct stored_container *r)
@@ -232,12 +237,14 @@ int store_put_row(struct store *s, const struct stored_container *r)
     /* Upsert keeps the original seq, so creation order survives limit changes. */
     static const char *sql =
         "INSERT INTO containers (id, name, device, limit_bytes, assigned, uid, gid, owner_pid,"
-        " auto_remove, created_unix, created_mono, owner_start, init_pid)"
-        " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)"
+        " auto_remove, created_unix, created_mono, owner_start, init_pid, compute_pct,"
+        " compute_mode)"
+        " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)"
         " ON CONFLICT(id) DO UPDATE SET limit_bytes=excluded.limit_bytes,"
         " assigned=excluded.assigned, owner_pid=excluded.owner_pid,"
         " auto_remove=excluded.auto_remove, owner_start=excluded.owner_start,"
-        " init_pid=excluded.init_pid";
+        " init_pid=excluded.init_pid, compute_pct=excluded.compute_pct,"
+        " compute_mode=excluded.compute_mode";
     char what[128];
     snprintf(what, sizeof what, "cannot save container %s", r->id);
     sqlite3_stmt *st;
@@ -257,6 +264,8 @@ int store_put_row(struct store *s, const struct stored_container *r)
     b |= sqlite3_bind_int64(st, 11, (sqlite3_int64)r->created_mono);
     b |= sqlite3_bind_int64(st, 12, (sqlite3_int64)r->owner_start);
     b |= sqlite3_bind_int64(st, 13, (sqlite3_int64)r->init_pid);
+    b |= sqlite3_bind_int64(st, 14, (sqlite3_int64)r->compute_pct);
+    b |= sqlite3_bind_text(st, 15, cg_compute_mode_name(r->compute_mode), -1, SQLITE_STATIC);
     if (b != SQLITE_OK) {
         sqlite3_finalize(st);
         return failed(s, SQLITE_ERROR, what);
@@ -299,8 +308,8 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db,
                            "SELECT id, name, device, limit_bytes, assigned, uid, gid, owner_pid,"
-                           " auto_remove, created_unix, created_mono, owner_start, init_pid"
-                           " FROM containers ORDER BY seq",
+                           " auto_remove, created_unix, created_mono, owner_start, init_pid,"
+                           " compute_pct, compute_mode FROM containers ORDER BY seq",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     int rc, result = 0;
@@ -321,6 +330,19 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
         sc.created_mono = (uint64_t)sqlite3_column_int64(st, 10);
         sc.owner_start = (uint64_t)sqlite3_column_int64(st, 11);
         sc.init_pid = (pid_t)sqlite3_column_int64(st, 12);
+        /* Our own file, still read as input: a share out of range or an unknown mode is
+         * dropped (with a word) rather than handed to the core. */
+        sqlite3_int64 pct = sqlite3_column_int64(st, 13);
+        const unsigned char *mode = sqlite3_column_text(st, 14);
+        if (pct < 0 || pct > CG_COMPUTE_PCT_MAX ||
+            !cg_compute_mode_parse(mode ? (const char *)mode : "", &sc.compute_mode)) {
+            if (pct != 0)
+                log_warn("store: container %s: compute share %lld%% %s unreadable; restored "
+                         "without one", sc.id, (long long)pct, mode ? (const char *)mode : "?");
+            pct = 0;
+            sc.compute_mode = CG_COMPUTE_ELASTIC;
+        }
+        sc.compute_pct = (unsigned)pct;
         if (fn(ctx, &sc) != 0)
             result = -1;
     }

@@ -1,5 +1,6 @@
 /* store.h — what must survive a daemon restart, kept in SQLite (WAL, synchronous=FULL):
- * containers (id, name, device, limit, owner, creation order) and settings (policies).
+ * containers (id, name, device, limit, compute share, owner, creation order) and settings
+ * (policies).
  * Per-process use survives in the ledger files themselves (see ledger.h).
  *
  * The control API answers success only for a change the store has taken: callers write first
@@ -13,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "core.h"
 
 struct store;
 struct container;
@@ -31,6 +34,8 @@ struct stored_container {
     bool auto_remove;
     int64_t created_unix;
     uint64_t created_mono;
+    unsigned compute_pct;          /* 0: no compute limit */
+    cg_compute_mode compute_mode;
 };
 
 struct store *store_open(const char *path, char *err, size_t errlen);

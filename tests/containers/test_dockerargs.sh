@@ -2,16 +2,29 @@
 # test_dockerargs.sh — `convgpu docker run` against a fake docker client that records its
 # arguments: the limit (option, --nvidia-memory, image label, 1 GiB default) becomes
 # --runtime convgpu -e CONVGPU_GPU_MEMORY=SIZE before the user's arguments, which reach docker
-# untouched (clustered short flags, values, the command after the image); bad sizes and a
-# daemon that is down are refused before docker runs; the daemon's mode (from its convgpud.json,
-# trusted only while it holds its pid file's lock) decides --gpus.
+# untouched (clustered short flags, values, the command after the image); the compute share
+# (--gpu-compute/--compute-mode, else the image's com.convgpu.gpu-compute/compute-mode labels when
+# the labels are read) becomes -e CONVGPU_GPU_COMPUTE/CONVGPU_COMPUTE_MODE; bad sizes, bad shares
+# and a daemon that is down are refused before docker runs; the daemon's mode (from its
+# convgpud.json, trusted only while it holds its pid file's lock) decides --gpus.
 . "$(dirname "$0")/lib.sh"
 start_daemon
 FAKE=$TMP/docker
 cat >"$FAKE" <<'SH'
 #!/bin/sh
-if [ "$1 $2" = "image inspect" ]; then
-    case "$5" in labeled*) echo 768MiB ;; badlabel*) echo lots ;; missing*) exit 1 ;; *) echo '<no value>' ;; esac
+if [ "$1 $2 $3 $4" = 'image inspect --format {{json .Config.Labels}}' ]; then
+    echo "$5" >>"$FAKE_OUT.inspected"
+    case "$5" in
+    labeled*) echo '{"com.nvidia.memory.limit":"768MiB","maintainer":"x"}' ;;
+    ours*) echo '{"com.convgpu.gpu-memory":"640MiB","com.nvidia.memory.limit":"768MiB","com.convgpu.gpu-compute":"40","com.convgpu.compute-mode":"hard"}' ;;
+    shareonly*) echo '{"com.convgpu.gpu-compute":"25"}' ;;
+    badlabel*) echo '{"com.nvidia.memory.limit":"lots"}' ;;
+    badshare*) echo '{"com.convgpu.gpu-compute":"30.5"}' ;;
+    badmode*) echo '{"com.convgpu.gpu-compute":"30","com.convgpu.compute-mode":"soft"}' ;;
+    modeonly*) echo '{"com.convgpu.compute-mode":"hard"}' ;;
+    missing*) exit 1 ;;
+    *) echo 'null' ;;
+    esac
     exit 0
 fi
 printf '%s\n' "$@" >"$FAKE_OUT"
@@ -35,6 +48,36 @@ run --rm missing:1 2>"$TMP/err"
 check "image not here: 1GiB, with a note" bash -c "[ '$(got)' = 'run --runtime convgpu -e CONVGPU_GPU_MEMORY=1GiB --rm missing:1 ' ] && grep -q 'pull' '$TMP/err'"
 run --runtime other --gpu-memory 1GiB img 2>/dev/null
 check "the user's --runtime is kept" test "$(got)" = "run -e CONVGPU_GPU_MEMORY=1GiB --runtime other img "
+# The compute share: options first, then (only when the labels are read, i.e. without
+# --gpu-memory) the image's labels; each is validated before docker runs.
+run --gpu-memory 1GiB --gpu-compute 30 --compute-mode hard --rm img:1 true
+check "--gpu-compute and --compute-mode become env, not docker options" test "$(got)" = \
+    "run --runtime convgpu -e CONVGPU_GPU_MEMORY=1GiB -e CONVGPU_GPU_COMPUTE=30 -e CONVGPU_COMPUTE_MODE=hard --rm img:1 true "
+run --gpu-compute=70 --gpu-memory=2GiB -it img:1
+check "--gpu-compute=PCT form, no mode: the daemon's default" test "$(got)" = \
+    "run --runtime convgpu -e CONVGPU_GPU_MEMORY=2GiB -e CONVGPU_GPU_COMPUTE=70 -it img:1 "
+rm -f "$FAKE_OUT.inspected"
+run --gpu-memory 1GiB --rm ours:1
+check "with --gpu-memory no image is inspected (labels not read)" bash -c "[ ! -e '$FAKE_OUT.inspected' ] && [ '$(got)' = 'run --runtime convgpu -e CONVGPU_GPU_MEMORY=1GiB --rm ours:1 ' ]"
+run --rm ours:1 2>"$TMP/err"
+check "labels: com.convgpu.gpu-memory before the paper's, share and mode from labels" test "$(got)" = \
+    "run --runtime convgpu -e CONVGPU_GPU_MEMORY=640MiB -e CONVGPU_GPU_COMPUTE=40 -e CONVGPU_COMPUTE_MODE=hard --rm ours:1 "
+check "one inspect reads every label" test "$(wc -l <"$FAKE_OUT.inspected")" = 1
+check "a share from a label is said" grep -q "compute share 40% (image label com.convgpu.gpu-compute)" "$TMP/err"
+run --gpu-compute 10 --compute-mode elastic ours:1 2>/dev/null
+check "options beat labels, field by field" test "$(got)" = \
+    "run --runtime convgpu -e CONVGPU_GPU_MEMORY=640MiB -e CONVGPU_GPU_COMPUTE=10 -e CONVGPU_COMPUTE_MODE=elastic ours:1 "
+run --compute-mode elastic shareonly:1 2>/dev/null
+check "a label's share with the option's mode" test "$(got)" = \
+    "run --runtime convgpu -e CONVGPU_GPU_MEMORY=1GiB -e CONVGPU_GPU_COMPUTE=25 -e CONVGPU_COMPUTE_MODE=elastic shareonly:1 "
+for bad in "--gpu-memory 1GiB --gpu-compute 0 img" "--gpu-memory 1GiB --gpu-compute 101 img" \
+           "--gpu-memory 1GiB --gpu-compute -5 img" "--gpu-memory 1GiB --gpu-compute 30.5 img" \
+           "--gpu-memory 1GiB --gpu-compute abc img" "--gpu-memory 1GiB --gpu-compute 30 --compute-mode soft img" \
+           "--gpu-memory 1GiB --compute-mode hard img" "badshare:1" "badmode:1" "modeonly:1"; do
+    # shellcheck disable=SC2086
+    if run $bad 2>"$TMP/err"; then fail "accepted: $bad"; else
+        check "refused before docker runs: $bad" bash -c "[ ! -e '$TMP/args' ] && [ -s '$TMP/err' ]"; fi
+done
 for bad in "--gpu-memory lots img" "--gpu-memory 0 img" "badlabel:1" "--gpu-memory 1GiB" "--gpu-memory"; do
     # shellcheck disable=SC2086
     if run $bad 2>"$TMP/err"; then fail "accepted: $bad"; else

@@ -4,7 +4,9 @@
 # the runtime runs and delete releases (both idempotent), create --pid-file reports the init
 # (released when it exits; delete then needs no daemon), a failed create leaves nothing
 # registered, bad inputs change nothing, the hooks read OCI state from stdin, the log follows
-# runc's --log/--log-format and nothing is written on stdout.
+# runc's --log/--log-format and nothing is written on stdout. A compute share (env
+# CONVGPU_GPU_COMPUTE/CONVGPU_COMPUTE_MODE, else the com.convgpu.* annotations) is registered
+# with the container, and a bad one is refused like a bad size.
 . "$(dirname "$0")/lib.sh"
 start_daemon
 
@@ -138,6 +140,32 @@ FAKE_RC=3 shim create --bundle "$B" c2 && rc=0 || rc=$?
 check "failed create: exit status of the runtime" test "$rc" = 3
 check "failed create: released" test "$(api GET /v1/containers/c2)" = 404
 
+# --- a compute share: env first, then annotations; registered with the container ---
+printf '%s\n' '{"process":{"env":["CONVGPU_GPU_MEMORY=64MiB","CONVGPU_GPU_COMPUTE=30","CONVGPU_COMPUTE_MODE=hard"]},"annotations":{"com.convgpu.gpu-compute":"60","com.convgpu.compute-mode":"elastic"}}' >"$B/config.json"
+next_call
+shim create --bundle "$B" share1
+check "share from the env: 30% hard in the daemon" test "$(container_field share1 gpu_compute) $(container_field share1 compute_mode)" = "30 hard"
+printf '%s\n' '{"process":{"env":["CONVGPU_GPU_MEMORY=64MiB"]},"annotations":{"com.convgpu.gpu-compute":"60%","com.convgpu.compute-mode":"elastic"}}' >"$B/config.json"
+next_call
+shim create --bundle "$B" share2
+check "share from the annotations: 60% elastic" test "$(container_field share2 gpu_compute) $(container_field share2 compute_mode)" = "60 elastic"
+check "the shim's log names the share" grep -q "container share2: registered with 64MiB of GPU memory (from CONVGPU_GPU_MEMORY) and a 60% elastic compute share" "$RUNDIR/oci/runtime.log"
+printf '%s\n' '{"process":{"env":["CONVGPU_GPU_MEMORY=64MiB","CONVGPU_GPU_COMPUTE=71","CONVGPU_COMPUTE_MODE=hard"]}}' >"$B/config.json"
+cp "$B/config.json" "$TMP/bad.json"
+before=$n
+next_call
+if shim create --bundle "$B" share3 2>"$TMP/err"; then fail "a hard share over 100% in all was accepted"; else
+    check "hard shares over 100%: the daemon's refusal reaches the caller" grep -q "does not fit" "$TMP/err"
+    check "hard shares over 100%: config.json untouched" cmp -s "$B/config.json" "$TMP/bad.json"
+    check "hard shares over 100%: runtime not run" test ! -e "$TMP/args.$((before + 1))"
+    check "hard shares over 100%: not registered" test "$(api GET /v1/containers/share3)" = 404
+fi
+next_call
+shim delete share1
+next_call
+shim delete share2
+printf '%s\n' "$asks" >"$B/config.json"
+
 # --- stale registration without processes is replaced ---
 curl -s -o /dev/null --unix-socket "$RUNDIR/control.sock" -X POST \
     -d '{"gpu_memory":"2GiB","id":"c3","auto_remove":false}' http://convgpu/v1/containers
@@ -165,6 +193,13 @@ bad_case "zero size" "greater than zero" '{"process":{"env":["CONVGPU_GPU_MEMORY
 bad_case "absurd size" "does not fit" '{"process":{"env":["CONVGPU_GPU_MEMORY=100TiB"]}}'
 bad_case "no process section" "no \"process\" section" '{"annotations":{"com.nvidia.memory.limit":"1GiB"}}'
 bad_case "bad device" "bad GPU index" '{"process":{"env":["CONVGPU_GPU_MEMORY=1GiB","CONVGPU_GPU_DEVICE=seven"]}}'
+for share in 0 101 -5 30.5 abc ''; do
+    bad_case "compute share '$share'" "bad compute share '$share'" "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_GPU_COMPUTE=$share\"]}}"
+done
+bad_case "annotated compute share 30.5" "bad compute share '30.5' in com.convgpu.gpu-compute" '{"process":{},"annotations":{"com.convgpu.gpu-memory":"1GiB","com.convgpu.gpu-compute":"30.5"}}'
+bad_case "unknown compute mode" "bad compute mode 'soft'" '{"process":{"env":["CONVGPU_GPU_MEMORY=1GiB","CONVGPU_GPU_COMPUTE=30","CONVGPU_COMPUTE_MODE=soft"]}}'
+bad_case "compute mode without a share" "needs a share" '{"process":{"env":["CONVGPU_GPU_MEMORY=1GiB"]},"annotations":{"com.convgpu.compute-mode":"hard"}}'
+bad_case "compute share without GPU memory" "but no GPU memory" '{"process":{"env":["CONVGPU_GPU_COMPUTE=30"]}}'
 mkdir -p "$TMP/nodaemon"
 bad_case "daemon down" "cannot reach convgpud" "$asks" --runtime-dir "$TMP/nodaemon"
 printf '%s\n' "$asks" >"$B/config.json"

@@ -130,6 +130,61 @@ static void test_request(void)
     json_decref(c);
 }
 
+/* The compute share and its mode: each from the environment, else its annotation; validated
+ * like the size. */
+static void test_compute_request(void)
+{
+    char err[512];
+    struct oci_request r;
+    json_t *c = cfg("{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\"]}}");
+    CHECK(oci_spec_request(c, &r, err, sizeof err) == 0 && r.wanted && r.compute_pct == 0 &&
+          !r.has_mode && r.compute_source == NULL);
+    json_decref(c);
+    c = cfg("{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_GPU_COMPUTE=30\","
+            "\"CONVGPU_COMPUTE_MODE=hard\"]},\"annotations\":{\"com.convgpu.gpu-compute\":\"60\","
+            "\"com.convgpu.compute-mode\":\"elastic\"}}");
+    CHECK(oci_spec_request(c, &r, err, sizeof err) == 0 && r.compute_pct == 30 && r.has_mode &&
+          r.compute_mode == CG_COMPUTE_HARD && STREQ(r.compute_source, OCI_ENV_COMPUTE));
+    json_decref(c);
+    c = cfg("{\"process\":{\"env\":[\"CONVGPU_GPU_COMPUTE=45\"]},\"annotations\":{"
+            "\"com.convgpu.gpu-memory\":\"1GiB\",\"com.convgpu.compute-mode\":\"hard\"}}");
+    CHECK(oci_spec_request(c, &r, err, sizeof err) == 0 && r.compute_pct == 45 && r.has_mode &&
+          r.compute_mode == CG_COMPUTE_HARD);
+    json_decref(c);
+    c = cfg("{\"process\":{},\"annotations\":{\"com.nvidia.memory.limit\":\"1GiB\","
+            "\"com.convgpu.gpu-compute\":\"100\"}}");
+    CHECK(oci_spec_request(c, &r, err, sizeof err) == 0 && r.compute_pct == 100 && !r.has_mode &&
+          STREQ(r.compute_source, OCI_ANN_COMPUTE));
+    json_decref(c);
+    const char *bad[] = {
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_GPU_COMPUTE=0\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_GPU_COMPUTE=101\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_GPU_COMPUTE=-5\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_GPU_COMPUTE=30.5\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_GPU_COMPUTE=abc\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_GPU_COMPUTE=\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_GPU_COMPUTE=30\","
+        "\"CONVGPU_COMPUTE_MODE=Hard\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_COMPUTE_MODE=hard\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_COMPUTE=30\"]}}",
+        "{\"process\":{},\"annotations\":{\"com.convgpu.compute-mode\":\"hard\"}}",
+        "{\"process\":{},\"annotations\":{\"com.convgpu.gpu-memory\":\"1GiB\","
+        "\"com.convgpu.gpu-compute\":30}}",
+        "{\"process\":{},\"annotations\":{\"com.convgpu.gpu-memory\":\"1GiB\","
+        "\"com.convgpu.compute-mode\":[]}}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        c = cfg(bad[i]);
+        err[0] = '\0';
+        int rc = oci_spec_request(c, &r, err, sizeof err);
+        if (rc == 0 || !err[0]) {
+            fprintf(stderr, "FAIL compute request accepted: %s\n", bad[i]);
+            failures++;
+        }
+        json_decref(c);
+    }
+}
+
 static json_t *answer_env(bool emulated)
 {
     json_t *e = json_pack("{s:s,s:s,s:s}", "LD_PRELOAD", "/opt/cg/lib/libconvgpu.so",
@@ -471,6 +526,7 @@ int main(void)
     test_state_path();
     test_args();
     test_request();
+    test_compute_request();
     test_inject();
     test_strip_only_ours();
     test_preload();

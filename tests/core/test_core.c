@@ -1,7 +1,8 @@
 /* test_core.c — focused tests of the scheduling core: the paper's Figure 3 under every policy,
  * the deadlock the paper's plain partial assignment allows, limits, context charges, placement,
- * names, every error path (state and event stream unchanged), determinism, and injected
- * allocation failures at every allocation of every operation. */
+ * compute shares (admission, placement weighing compute), names, every error path (state and
+ * event stream unchanged), determinism, and injected allocation failures at every allocation of
+ * every operation. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -299,6 +300,157 @@ static void test_placement(void)
     }
 }
 
+/* ---- compute shares ---------------------------------------------------------------------- */
+
+static void digest(const cg_core *core, char *buf, size_t len);
+
+static cg_cid mk_share(cg_core *core, int dev, cg_bytes limit, unsigned pct, cg_compute_mode m,
+                       cg_status want)
+{
+    cg_container_spec spec = {.device = dev, .limit = limit, .compute_pct = pct,
+                              .compute_mode = m};
+    cg_cid cid = CG_CID_NONE;
+    cg_status st = cg_container_create_spec(core, &spec, 0, &cid);
+    if (st != want) {
+        fprintf(stderr, "create_spec(dev %d, limit %" PRIu64 ", %u%% %s): got %s, want %s\n", dev,
+                limit, pct, cg_compute_mode_name(m), cg_status_str(st), cg_status_str(want));
+        failures++;
+    }
+    return cid;
+}
+
+static unsigned hard_on(const cg_core *core, unsigned dev)
+{
+    cg_device_info di = {0};
+    CHECK(cg_device_get(core, dev, &di) == CG_OK);
+    return di.compute_hard_pct;
+}
+
+/* Hard shares on a device sum to at most 100; elastic ones are admitted against nothing; a
+ * refusal changes nothing and says nothing; every change is one COMPUTE event. */
+static void test_compute_admission(void)
+{
+    recorder rec = {0};
+    cg_core *core = mk(CG_RESUME_FIFO, &rec, 100, 0);
+    cg_cid a = mk_share(core, 0, 10, 30, CG_COMPUTE_HARD, CG_OK);
+    int ev = find_ev(&rec, CG_EV_COMPUTE, a);
+    CHECK(ev > find_ev(&rec, CG_EV_ADMIT, a) && rec.ev[ev].compute_pct == 30 &&
+          rec.ev[ev].compute_mode == CG_COMPUTE_HARD && rec.ev[ev].bytes == 0);
+    cg_cid b = mk_share(core, 0, 10, 70, CG_COMPUTE_HARD, CG_OK);
+    CHECK(hard_on(core, 0) == 100);
+    cg_cid e = mk_share(core, 0, 10, 100, CG_COMPUTE_ELASTIC, CG_OK);   /* elastic: not admitted */
+    cg_cid n = mk_share(core, 0, 10, 0, CG_COMPUTE_HARD, CG_OK);        /* no share: elastic */
+    CHECK(find_ev(&rec, CG_EV_COMPUTE, n) < 0);
+    CHECK(info(core, n).compute_pct == 0 && info(core, n).compute_mode == CG_COMPUTE_ELASTIC);
+    CHECK(info(core, e).compute_pct == 100 && info(core, e).compute_mode == CG_COMPUTE_ELASTIC);
+    CHECK(hard_on(core, 0) == 100);
+    CHECK_CORE(core);
+
+    /* Full: every refusal leaves the state and the event stream as they were. */
+    char before[4096], after[4096];
+    digest(core, before, sizeof before);
+    unsigned n0 = rec.n;
+    mk_share(core, 0, 10, 1, CG_COMPUTE_HARD, CG_ERR_NO_COMPUTE);
+    mk_share(core, -1, 10, 1, CG_COMPUTE_HARD, CG_ERR_NO_COMPUTE);
+    mk_share(core, 0, 10, 101, CG_COMPUTE_ELASTIC, CG_ERR_INVALID);
+    mk_share(core, 0, 10, 10, (cg_compute_mode)7, CG_ERR_INVALID);
+    CHECK(cg_container_set_compute(core, a, 31, CG_COMPUTE_HARD, 0) == CG_ERR_NO_COMPUTE);
+    CHECK(cg_container_compute_check(core, a, 31, CG_COMPUTE_HARD) == CG_ERR_NO_COMPUTE);
+    CHECK(cg_container_set_compute(core, e, 1, CG_COMPUTE_HARD, 0) == CG_ERR_NO_COMPUTE);
+    CHECK(cg_container_set_compute(core, n, 5, CG_COMPUTE_HARD, 0) == CG_ERR_NO_COMPUTE);
+    CHECK(cg_container_set_compute(core, a, 101, CG_COMPUTE_ELASTIC, 0) == CG_ERR_INVALID);
+    CHECK(cg_container_set_compute(core, a, 30, (cg_compute_mode)2, 0) == CG_ERR_INVALID);
+    CHECK(cg_container_set_compute(core, 77, 30, CG_COMPUTE_HARD, 0) == CG_ERR_NOT_FOUND);
+    CHECK(cg_container_compute_check(core, CG_CID_NONE, 1, CG_COMPUTE_HARD) == CG_ERR_NOT_FOUND);
+    CHECK(cg_container_set_compute(core, a, 30, CG_COMPUTE_HARD, 0) == CG_OK);   /* unchanged */
+    digest(core, after, sizeof after);
+    CHECK(strcmp(before, after) == 0);
+    CHECK(rec.n == n0);
+
+    /* Room made by lowering one share (or making it elastic) is there for another at once. */
+    CHECK(cg_container_compute_check(core, b, 60, CG_COMPUTE_HARD) == CG_OK);
+    CHECK(cg_container_set_compute(core, b, 60, CG_COMPUTE_HARD, 5) == CG_OK);
+    CHECK(rec.n == n0 + 1 && rec.ev[n0].kind == CG_EV_COMPUTE && rec.ev[n0].cid == b &&
+          rec.ev[n0].compute_pct == 60 && rec.ev[n0].now == 5);
+    CHECK(cg_container_set_compute(core, a, 40, CG_COMPUTE_HARD, 0) == CG_OK);
+    CHECK(hard_on(core, 0) == 100);
+    CHECK(cg_container_set_compute(core, b, 60, CG_COMPUTE_ELASTIC, 0) == CG_OK);
+    CHECK(hard_on(core, 0) == 40);
+    CHECK(cg_container_set_compute(core, e, 60, CG_COMPUTE_HARD, 0) == CG_OK);
+    CHECK(cg_container_set_compute(core, a, 0, CG_COMPUTE_HARD, 0) == CG_OK);   /* share removed */
+    CHECK(info(core, a).compute_pct == 0 && info(core, a).compute_mode == CG_COMPUTE_ELASTIC);
+    CHECK(hard_on(core, 0) == 60);
+    CHECK_CORE(core);
+    /* Removal gives the hard share back. */
+    CHECK(cg_container_remove(core, e, 0) == CG_OK && hard_on(core, 0) == 0);
+    mk_share(core, 0, 10, 100, CG_COMPUTE_HARD, CG_OK);
+    CHECK_CORE(core);
+    /* A restored container comes back without a share; the daemon sets it again. */
+    cg_cid r;
+    CHECK(cg_container_restore(core, 0, 5, 0, 0, &r) == CG_OK && info(core, r).compute_pct == 0);
+    CHECK(cg_container_set_compute(core, r, 20, CG_COMPUTE_ELASTIC, 0) == CG_OK);
+    CHECK_CORE(core);
+    cg_core_free(core);
+}
+
+/* Placement weighs compute as well as memory: it considers only devices that admit the hard
+ * share, and compares devices by room = min(free memory, capacity x hard share left). */
+static void test_compute_placement(void)
+{
+    /* Three devices of 100. dev0: 90 free, hard 90 (room 10); dev1: 50 free, hard 0 (room 50);
+     * dev2: 80 free, hard 40 (room 60). Memory alone would say: least-loaded dev0, binpack
+     * dev1. */
+    static const struct { cg_placement_policy p; unsigned elastic, hard20; } cases[] = {
+        {CG_PLACE_FIRST_FIT, 0, 1}, {CG_PLACE_LEAST_LOADED, 2, 2}, {CG_PLACE_BINPACK, 0, 1}};
+    for (unsigned i = 0; i < 3; i++) {
+        recorder rec = {0};
+        cg_config cfg = {.placement = cases[i].p, .sink = record, .sink_ctx = &rec};
+        cg_core *core = cg_core_new(&cfg);
+        for (unsigned k = 0; k < 3; k++)
+            cg_device_add(core, 100, 0, 0, NULL);
+        mk_share(core, 0, 10, 90, CG_COMPUTE_HARD, CG_OK);
+        mk_share(core, 1, 50, 100, CG_COMPUTE_ELASTIC, CG_OK);
+        mk_share(core, 2, 20, 40, CG_COMPUTE_HARD, CG_OK);
+        char before[4096], after[4096];
+        digest(core, before, sizeof before);
+        cg_cid x = mk_share(core, -1, 20, 0, CG_COMPUTE_ELASTIC, CG_OK);
+        CHECK(info(core, x).device == cases[i].elastic);
+        CHECK(cg_container_remove(core, x, 0) == CG_OK);
+        x = mk_share(core, -1, 20, 60, CG_COMPUTE_ELASTIC, CG_OK);   /* elastic: weighed as none */
+        CHECK(info(core, x).device == cases[i].elastic);
+        CHECK(cg_container_remove(core, x, 0) == CG_OK);
+        x = mk_share(core, -1, 20, 20, CG_COMPUTE_HARD, CG_OK);
+        CHECK(info(core, x).device == cases[i].hard20);
+        CHECK(cg_container_remove(core, x, 0) == CG_OK);
+        /* No device has 95 free: it waits where the most is free among those admitting it. */
+        x = mk_share(core, -1, 95, 10, CG_COMPUTE_HARD, CG_OK);
+        CHECK(info(core, x).device == 0);
+        CHECK(cg_container_remove(core, x, 0) == CG_OK);
+        x = mk_share(core, -1, 95, 11, CG_COMPUTE_HARD, CG_OK);
+        CHECK(info(core, x).device == 2);
+        CHECK(cg_container_remove(core, x, 0) == CG_OK);
+        /* dev1 is the only one with 61 left; nothing has 101 of memory or of time. */
+        x = mk_share(core, -1, 10, 61, CG_COMPUTE_HARD, CG_OK);
+        CHECK(info(core, x).device == 1);
+        CHECK(cg_container_remove(core, x, 0) == CG_OK);
+        digest(core, after, sizeof after);
+        CHECK(strcmp(before, after) == 0);
+        unsigned n0 = rec.n;
+        mk_share(core, 1, 10, 101, CG_COMPUTE_HARD, CG_ERR_INVALID);
+        mk_share(core, -1, 101, 10, CG_COMPUTE_HARD, CG_ERR_TOO_LARGE);
+        mk_share(core, 1, 101, 10, CG_COMPUTE_HARD, CG_ERR_TOO_LARGE);
+        mk_share(core, 1, 10, 10, CG_COMPUTE_HARD, CG_OK);
+        n0 = rec.n;
+        digest(core, before, sizeof before);
+        mk_share(core, -1, 10, 91, CG_COMPUTE_HARD, CG_ERR_NO_COMPUTE);
+        mk_share(core, 0, 10, 11, CG_COMPUTE_HARD, CG_ERR_NO_COMPUTE);
+        digest(core, after, sizeof after);
+        CHECK(strcmp(before, after) == 0 && rec.n == n0);
+        CHECK_CORE(core);
+        cg_core_free(core);
+    }
+}
+
 static void test_names(void)
 {
     for (unsigned i = 0; i < CG_RESUME__COUNT; i++) {
@@ -318,6 +470,29 @@ static void test_names(void)
     CHECK(!cg_placement_policy_parse("worst-fit", &q));
     CHECK(strcmp(cg_status_str(CG_ERR_BELOW_USE), "limit below current use") == 0);
     CHECK(*cg_event_kind_name(CG_EV_RESUME) && *cg_reason_str(CG_WHY_UNSAFE));
+    CHECK(strcmp(cg_event_kind_name(CG_EV_COMPUTE), "compute") == 0);
+    CHECK(strstr(cg_status_str(CG_ERR_NO_COMPUTE), "compute") != NULL);
+    cg_compute_mode m;
+    CHECK(cg_compute_mode_parse("hard", &m) && m == CG_COMPUTE_HARD);
+    CHECK(cg_compute_mode_parse("elastic", &m) && m == CG_COMPUTE_ELASTIC);
+    CHECK(strcmp(cg_compute_mode_name(CG_COMPUTE_HARD), "hard") == 0 &&
+          strcmp(cg_compute_mode_name(CG_COMPUTE_ELASTIC), "elastic") == 0);
+    CHECK(!cg_compute_mode_parse("Hard", &m) && !cg_compute_mode_parse("", &m) &&
+          !cg_compute_mode_parse(NULL, &m));
+    static const struct { const char *text; unsigned want; } pcts[] = {
+        {"1", 1}, {"30", 30}, {"100", 100}, {"007", 7}, {"30%", 30}, {"0", 0}, {"101", 0},
+        {"-5", 0}, {"30.5", 0}, {"abc", 0}, {"", 0}, {"+30", 0}, {" 30", 0}, {"30 ", 0},
+        {"%", 0}, {"30%%", 0}, {"1e2", 0}, {"99999999999999999999", 0}, {"0x10", 0}};
+    for (size_t i = 0; i < sizeof pcts / sizeof *pcts; i++) {
+        unsigned v = 12345;
+        bool ok = cg_compute_pct_parse(pcts[i].text, &v);
+        if (ok != (pcts[i].want != 0) || (ok && v != pcts[i].want) || (!ok && v != 12345)) {
+            fprintf(stderr, "FAIL cg_compute_pct_parse(\"%s\")\n", pcts[i].text);
+            failures++;
+        }
+    }
+    unsigned v;
+    CHECK(!cg_compute_pct_parse(NULL, &v));
 }
 
 /* ---- error paths: nothing changes, nothing is emitted ------------------------------------ */
@@ -329,17 +504,18 @@ static void digest(const cg_core *core, char *buf, size_t len)
     for (unsigned i = 0; i < cg_device_count(core); i++) {
         cg_device_info d;
         cg_device_get(core, i, &d);
-        o += (size_t)snprintf(buf + o, len - o, "D%u %" PRIu64 " %" PRIu64 " %" PRIu64 " %u %u;",
+        o += (size_t)snprintf(buf + o, len - o, "D%u %" PRIu64 " %" PRIu64 " %" PRIu64 " %u %u %u;",
                               i, d.assigned, d.used, d.context_charge, d.ncontainers,
-                              d.nsuspended);
+                              d.nsuspended, d.compute_hard_pct);
     }
     for (cg_cid c = cg_container_next(core, CG_CID_NONE); c && o < len;
          c = cg_container_next(core, c)) {
         cg_container_info ci;
         cg_container_get(core, c, 0, &ci);
-        o += (size_t)snprintf(buf + o, len - o, "C%u %" PRIu64 " %" PRIu64 " %" PRIu64 " %d %u %u %" PRIu64 " %" PRIu64 ";",
+        o += (size_t)snprintf(buf + o, len - o, "C%u %" PRIu64 " %" PRIu64 " %" PRIu64 " %d %u %u %" PRIu64 " %" PRIu64 " %u%c;",
                               c, ci.limit, ci.assigned, ci.used, (int)ci.state, ci.nprocesses,
-                              ci.npending, ci.pending_bytes, ci.limit_waiting);
+                              ci.npending, ci.pending_bytes, ci.limit_waiting, ci.compute_pct,
+                              ci.compute_mode == CG_COMPUTE_HARD ? 'h' : 'e');
         cg_process_info pi[8];
         size_t n = cg_container_processes(core, c, pi, 8);
         for (size_t k = 0; k < n && k < 8 && o < len; k++)
@@ -506,9 +682,17 @@ static void test_fault_injection(void)
             cg_status st;
             cg_outcome o;
             cg_cid nc = 0;
+            bool removing = true;
+            cg_container_spec spec = {.device = -1, .limit = 1 + r % 400,
+                                      .compute_pct = (unsigned)(r >> 12) % 60,
+                                      .compute_mode = (r >> 18) & 1 ? CG_COMPUTE_HARD
+                                                                   : CG_COMPUTE_ELASTIC};
             if (op < 3 || !nlive)
-                st = nlive < 200 ? cg_container_create(core, -1, 1 + r % 400, step, &nc) : CG_OK;
-            else if (op < 7)
+                st = nlive < 200 ? cg_container_create_spec(core, &spec, step, &nc) : CG_OK;
+            else if (op == 9 && (r >> 19) & 1) {
+                st = cg_container_set_compute(core, cid, spec.compute_pct, spec.compute_mode, step);
+                removing = false;
+            } else if (op < 7)
                 st = cg_request(core, cid, r % 5, step, 1 + (r >> 8) % 150, step, &o);
             else if (op < 8)
                 st = cg_process_set_use(core, cid, 10 + r % 3, 0, step);
@@ -525,7 +709,7 @@ static void test_fault_injection(void)
             }
             if (st == CG_OK && nc)
                 live[nlive++] = nc;
-            if (st == CG_OK && op >= 8 && nlive && !(op < 3))
+            if (st == CG_OK && removing && op >= 8 && nlive && !(op < 3))
                 for (unsigned i = 0; i < nlive; i++)
                     if (live[i] == cid) {
                         live[i] = live[--nlive];
@@ -551,6 +735,8 @@ int main(void)
     test_requests_and_context();
     test_limits();
     test_placement();
+    test_compute_admission();
+    test_compute_placement();
     test_names();
     test_errors();
     test_determinism();

@@ -3,10 +3,11 @@
  *
  * Each episode draws 1-3 devices, a policy of each kind, and then a mix of creations, requests
  * of any size, frees, set-use, process exits, cancels, removals, limit changes and policy
- * changes. Sizes are small integers so that contention, partial assignments and unsafe states
+ * changes, compute-share changes. Sizes are small integers so that contention, partial assignments and unsafe states
  * are common. After every event: every invariant of cg_core_check() holds (no device with all
  * containers suspended, nothing over capacity, safety, conservation), and the ledger of
- * ASSIGN/UNASSIGN/GRANT/RESUME/RELEASE events agrees with the core's totals. At the end of an
+ * ASSIGN/UNASSIGN/GRANT/RESUME/RELEASE events agrees with the core's totals, and so does the
+ * sum of hard shares per device rebuilt from COMPUTE and REMOVE events. At the end of an
  * episode everything is removed and every total must be zero.
  *
  * CONVGPU_PROPTEST_EVENTS scales the run (default 200000 events); CONVGPU_PROPTEST_SEED picks
@@ -19,13 +20,17 @@
 #include "core.h"
 
 #define MAXC 64
+#define MAXCID 8192 /* cids handed out in one episode stay below this (creations < events) */
 
 typedef struct {
-    int64_t assigned[CG_MAX_DEVICES], used[CG_MAX_DEVICES];
+    int64_t assigned[CG_MAX_DEVICES], used[CG_MAX_DEVICES], hard[CG_MAX_DEVICES];
+    unsigned hard_of[MAXCID];  /* each container's hard share, from its COMPUTE events */
+    bool bad_cid;
 } ledger;
 
 /* How often each interesting thing happened, over the whole run (coverage evidence). */
-static unsigned long n_suspend, n_unsafe, n_resume, n_policy_assign, n_over, n_limit;
+static unsigned long n_suspend, n_unsafe, n_resume, n_policy_assign, n_over, n_limit, n_compute,
+    n_no_compute;
 
 static void sink(void *ctx, const cg_event *ev)
 {
@@ -36,8 +41,20 @@ static void sink(void *ctx, const cg_event *ev)
     case CG_EV_GRANT:
     case CG_EV_RESUME: l->used[ev->device] += (int64_t)ev->bytes; break;
     case CG_EV_RELEASE: l->used[ev->device] -= (int64_t)ev->bytes; break;
+    case CG_EV_COMPUTE:
+    case CG_EV_REMOVE:
+        if (ev->cid >= MAXCID) {
+            l->bad_cid = true;
+            break;
+        }
+        l->hard[ev->device] -= l->hard_of[ev->cid];
+        l->hard_of[ev->cid] = ev->kind == CG_EV_COMPUTE && ev->compute_mode == CG_COMPUTE_HARD
+                                  ? ev->compute_pct : 0;
+        l->hard[ev->device] += l->hard_of[ev->cid];
+        break;
     default: break;
     }
+    n_compute += ev->kind == CG_EV_COMPUTE;
     n_suspend += ev->kind == CG_EV_SUSPEND;
     n_unsafe += ev->kind == CG_EV_SUSPEND && ev->reason == CG_WHY_UNSAFE;
     n_resume += ev->kind == CG_EV_RESUME;
@@ -65,7 +82,8 @@ static int fail(uint64_t seed, long ev, const char *what)
 static int episode(uint64_t seed, long events)
 {
     rs = seed;
-    ledger led = {0};
+    static ledger led;
+    led = (ledger){0};
     cg_config cfg = {.resume = (cg_resume_policy)below(CG_RESUME__COUNT),
                      .placement = (cg_placement_policy)below(CG_PLACE__COUNT),
                      .seed = seed, .sink = sink, .sink_ctx = &led};
@@ -92,10 +110,16 @@ static int episode(uint64_t seed, long events)
                 int dev = below(3) ? -1 : (int)below(ndev);
                 cg_device_get(core, dev < 0 ? 0 : (unsigned)dev, &di);
                 cg_cid n;
-                st = cg_container_create(core, dev, 1 + below(di.capacity + 4), now, &n);
+                cg_container_spec spec = {.device = dev, .limit = 1 + below(di.capacity + 4)};
+                if (below(2)) {
+                    spec.compute_pct = 1 + (unsigned)below(60);
+                    spec.compute_mode = below(2) ? CG_COMPUTE_HARD : CG_COMPUTE_ELASTIC;
+                }
+                st = cg_container_create_spec(core, &spec, now, &n);
+                n_no_compute += st == CG_ERR_NO_COMPUTE;
                 if (st == CG_OK)
                     live[nlive++] = n;
-                else if (st != CG_ERR_TOO_LARGE)
+                else if (st != CG_ERR_TOO_LARGE && st != CG_ERR_NO_COMPUTE)
                     return fail(seed, e, "create");
             }
         } else if (op < 50) {
@@ -137,7 +161,7 @@ static int episode(uint64_t seed, long events)
                     live[i] = live[--nlive];
                     break;
                 }
-        } else if (op < 98) {
+        } else if (op < 95) {
             cg_container_info ci;
             cg_container_get(core, cid, now, &ci);
             cg_device_info di;
@@ -146,6 +170,12 @@ static int episode(uint64_t seed, long events)
             st = cg_container_set_limit(core, cid, 1 + below(di.capacity + 2), now, &pend);
             if (st != CG_OK && st != CG_ERR_BELOW_USE && st != CG_ERR_TOO_LARGE)
                 return fail(seed, e, "set_limit");
+        } else if (op < 98) {
+            cg_compute_mode m = below(2) ? CG_COMPUTE_HARD : CG_COMPUTE_ELASTIC;
+            st = cg_container_set_compute(core, cid, (unsigned)below(70), m, now);
+            n_no_compute += st == CG_ERR_NO_COMPUTE;
+            if (st != CG_OK && st != CG_ERR_NO_COMPUTE)
+                return fail(seed, e, "set_compute");
         } else {
             st = cg_set_resume_policy(core, (cg_resume_policy)below(CG_RESUME__COUNT), now);
             if (below(2))
@@ -157,7 +187,8 @@ static int episode(uint64_t seed, long events)
         for (unsigned i = 0; i < ndev; i++) {
             cg_device_info di;
             cg_device_get(core, i, &di);
-            if ((int64_t)di.assigned != led.assigned[i] || (int64_t)di.used != led.used[i])
+            if ((int64_t)di.assigned != led.assigned[i] || (int64_t)di.used != led.used[i] ||
+                (int64_t)di.compute_hard_pct != led.hard[i] || led.bad_cid)
                 return fail(seed, e, "event ledger disagrees with the core");
             if (di.assigned + di.free != di.capacity)
                 return fail(seed, e, "free not conserved");
@@ -170,7 +201,7 @@ static int episode(uint64_t seed, long events)
         cg_device_info di;
         cg_device_get(core, i, &di);
         if (di.assigned || di.used || di.ncontainers || di.nsuspended || led.assigned[i] ||
-            led.used[i] || di.free != di.capacity)
+            led.used[i] || di.free != di.capacity || di.compute_hard_pct || led.hard[i])
             return fail(seed, events, "totals not zero at the end");
     }
     if (cg_core_check(core))
@@ -197,7 +228,8 @@ int main(void)
     }
     printf("prop: %ld events in %u episodes, all invariants held\n"
            "  suspends %lu (unsafe %lu), resumes %lu, policy assigns %lu, over-limit %lu, "
-           "limit changes %lu\n",
-           done, episodes, n_suspend, n_unsafe, n_resume, n_policy_assign, n_over, n_limit);
+           "limit changes %lu, share changes %lu (refused by admission %lu)\n",
+           done, episodes, n_suspend, n_unsafe, n_resume, n_policy_assign, n_over, n_limit,
+           n_compute, n_no_compute);
     return 0;
 }

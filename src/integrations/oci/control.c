@@ -40,6 +40,11 @@ static long post(const char *id, const struct oci_request *req, json_t **ans, ch
         json_object_set_new(body, "name", json_string(id));
     if (body && req->device >= 0)
         json_object_set_new(body, "device", json_integer(req->device));
+    if (body && req->compute_pct)
+        json_object_set_new(body, "gpu_compute", json_integer(req->compute_pct));
+    if (body && req->has_mode)
+        json_object_set_new(body, "compute_mode",
+                            json_string(cg_compute_mode_name(req->compute_mode)));
     if (body && req->has_user) {
         json_object_set_new(body, "uid", json_integer(req->uid));
         json_object_set_new(body, "gid", json_integer(req->gid));

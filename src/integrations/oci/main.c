@@ -263,10 +263,16 @@ static int prepare(const struct oci_args *a, const char *bundle, json_t *config,
              oci_bundle_save(bundle, config, pretty, err, sizeof err) == 0)
         rc = 0;
     if (rc == 0) {
-        oci_log(OCI_LOG_INFO, "container %s: registered with %s of GPU memory (from %s) on "
+        json_t *gc = json_object_get(ans, "gpu_compute");
+        const char *mode = json_string_value(json_object_get(ans, "compute_mode"));
+        char share[96] = "";
+        if (json_is_integer(gc))
+            snprintf(share, sizeof share, " and a %lld%% %s compute share",
+                     (long long)json_integer_value(gc), mode ? mode : "?");
+        oci_log(OCI_LOG_INFO, "container %s: registered with %s of GPU memory (from %s)%s on "
                               "device %lld; %s/config.json rewritten (register %.2f ms, "
                               "rewrite %.2f ms)",
-                id, cg_format_size(req->bytes, size, sizeof size), req->source,
+                id, cg_format_size(req->bytes, size, sizeof size), req->source, share,
                 (long long)json_integer_value(json_object_get(ans, "device")), bundle,
                 t_registered - t0, mono_ms() - t_registered);
     } else {

@@ -1,9 +1,9 @@
-/* spec.c — reading a container's GPU-memory request from its OCI configuration and wiring the
- * registered container into it. Every edit is undoable by the next one: the mounts the shim adds
- * are recognised by what they are (destination, source, exact shape; see our_mount) and its
- * hooks by their arguments, so rewriting an already rewritten configuration gives the same
- * result as rewriting the original. Nothing the bundle writes (an annotation, a mount of its
- * own) can make the shim remove a mount it did not add. */
+/* spec.c — reading a container's GPU-memory request (limit, compute share) from its OCI
+ * configuration and wiring the registered container into it. Every edit is undoable by the
+ * next one: the mounts the shim adds are recognised by what they are (destination, source,
+ * exact shape; see our_mount) and its hooks by their arguments, so rewriting an already
+ * rewritten configuration gives the same result as rewriting the original. Nothing the bundle
+ * writes (an annotation, a mount of its own) can make the shim remove a mount it did not add. */
 #include "spec.h"
 
 #include <errno.h>
@@ -136,6 +136,23 @@ int oci_spec_request(json_t *config, struct oci_request *req, char *err, size_t 
         req->source = OCI_ANN_PAPER;
     if (bad)
         return fail(err, errlen, "%s", "config.json: an annotation is not a string");
+    /* The compute share and its mode: the environment first, then the annotations. */
+    const char *share = NULL, *mode = NULL, *mode_source = NULL;
+    if (env && (share = env_get(env, OCI_ENV_COMPUTE)))
+        req->compute_source = OCI_ENV_COMPUTE;
+    else if ((share = annotation(config, OCI_ANN_COMPUTE, &bad)))
+        req->compute_source = OCI_ANN_COMPUTE;
+    if (env && (mode = env_get(env, OCI_ENV_COMPUTE_MODE)))
+        mode_source = OCI_ENV_COMPUTE_MODE;
+    else if ((mode = annotation(config, OCI_ANN_COMPUTE_MODE, &bad)))
+        mode_source = OCI_ANN_COMPUTE_MODE;
+    if (bad)
+        return fail(err, errlen, "%s", "config.json: an annotation is not a string");
+    if (!text && (share || mode))
+        return fail(err, errlen, "the container asks for a compute share (%s) but no GPU memory: "
+                                 "give " OCI_ENV_MEMORY " or the annotation " OCI_ANN_MEMORY
+                                 " as well",
+                    share ? req->compute_source : mode_source);
     if (!text)
         return 0; /* asks for nothing */
     if (!json_is_object(process))
@@ -160,6 +177,16 @@ int oci_spec_request(json_t *config, struct oci_request *req, char *err, size_t 
                  text, req->source, why ? why : "must be greater than zero");
         return -1;
     }
+    if (share && !cg_compute_pct_parse(share, &req->compute_pct))
+        return fail(err, errlen, "bad compute share '%s' in %s: a whole percentage from 1 to 100",
+                    share, req->compute_source);
+    if (mode && !cg_compute_mode_parse(mode, &req->compute_mode))
+        return fail(err, errlen, "bad compute mode '%s' in %s: hard or elastic", mode,
+                    mode_source);
+    if (mode && !share)
+        return fail(err, errlen, "a compute mode (%s) needs a share: give %s or the annotation %s",
+                    mode_source, OCI_ENV_COMPUTE, OCI_ANN_COMPUTE);
+    req->has_mode = mode != NULL;
     dev = env ? env_get(env, OCI_ENV_DEVICE) : NULL;
     if (!dev)
         dev = annotation(config, OCI_ANN_DEVICE, &bad);

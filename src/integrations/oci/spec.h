@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core.h"
+
 /* Where things appear inside the container. */
 #define OCI_CG_DIR "/run/convgpu"                       /* the container's private dir */
 #define OCI_CG_SOCKET "/run/convgpu/container.sock"     /* the interposer's default socket */
@@ -24,6 +26,11 @@
 #define OCI_ANN_MEMORY "com.convgpu.gpu-memory"
 #define OCI_ANN_DEVICE "com.convgpu.device"
 #define OCI_ANN_PAPER "com.nvidia.memory.limit"
+/* The compute share and its mode, each from the environment, else the annotation. */
+#define OCI_ENV_COMPUTE "CONVGPU_GPU_COMPUTE"
+#define OCI_ENV_COMPUTE_MODE "CONVGPU_COMPUTE_MODE"
+#define OCI_ANN_COMPUTE "com.convgpu.gpu-compute"
+#define OCI_ANN_COMPUTE_MODE "com.convgpu.compute-mode"
 
 struct oci_request {
     bool wanted;          /* the container asks for GPU memory */
@@ -32,10 +39,16 @@ struct oci_request {
     const char *source;   /* where the limit came from: the variable or annotation name */
     bool has_user;        /* process.user gave the uid/gid the container runs as */
     uint32_t uid, gid;
+    unsigned compute_pct; /* 0: none asked (the daemon's default applies) */
+    const char *compute_source;
+    bool has_mode;        /* a mode was given (else the daemon's default-compute-mode) */
+    cg_compute_mode compute_mode;
 };
 
 /* Reads the request from process.env and annotations. Returns 0 (check req->wanted), or -1 when
- * the request is malformed (bad size, zero, bad device, no process section); err says why. */
+ * the request is malformed (bad size, zero, bad device, no process section, a share that is not
+ * a whole percent 1-100, an unknown mode, a mode without a share, a share without a GPU-memory
+ * request); err says why. */
 int oci_spec_request(json_t *config, struct oci_request *req, char *err, size_t errlen);
 
 struct oci_inject {
