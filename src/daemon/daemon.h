@@ -110,12 +110,6 @@ struct container {
     unsigned budget;
     struct loop_deferred redecide; /* FREED notices seen this round: re-decide once at its end */
     uint64_t nvml_used;    /* the watchdog's last reading: NVML's figure for its processes */
-    struct cg_compute_stats {
-        uint64_t busy_ns;             /* device time measured (NVML), since it was created */
-        uint32_t util_permille;       /* busy share of the last measured interval */
-        uint64_t throttled_ns;        /* time its launches waited at the gate (its claim) */
-        uint64_t throttled_launches;
-    } compute;
     uint64_t last_refusal_warning;
     bool dirty;            /* a decision touched it: refresh its ledger view, hand out quota */
     struct proc *favored;  /* who gets the quota hand-out: the last process granted */
