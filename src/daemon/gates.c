@@ -210,6 +210,7 @@ static void step(struct daemon *d, struct compute *k, uint64_t now)
             uint64_t span = m->measured_until - m->until_at_last, busy = m->busy_total - m->busy_at_last;
             if (m->until_at_last)
                 m->util_permille = (uint32_t)(busy >= span ? 1000 : busy * 1000 / span);
+            d->devices[dev].compute_util_permille = m->util_permille;
             m->until_at_last = m->measured_until;
             m->busy_at_last = m->busy_total;
         }
@@ -266,13 +267,6 @@ int compute_tick(struct daemon *d)
     }
     uint64_t left = k->next_due > now ? k->next_due - now : 0;
     return (int)(left / 1000000) + 1;
-}
-
-uint32_t compute_device_util_permille(struct daemon *d, unsigned device)
-{
-    if (!d->compute || device >= CG_MAX_DEVICES)
-        return 0;
-    return d->compute->dev[device].util_permille;
 }
 
 void compute_stop(struct daemon *d)

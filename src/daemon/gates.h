@@ -20,8 +20,6 @@ struct daemon;
 /* Milliseconds until the next step is due (for the event loop's timeout), running the step when
  * it is due; -1 when compute control is off (no NVML, or NVML without per-process utilisation). */
 int compute_tick(struct daemon *d);
-/* The device's measured utilisation over its last measured interval, 0..1000. */
-uint32_t compute_device_util_permille(struct daemon *d, unsigned device);
 /* Opens every gate (the daemon is stopping: nothing may stay closed behind it). */
 void compute_stop(struct daemon *d);
 
