@@ -316,7 +316,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "convgpu-burn: cannot write %s: %s\n", opt.report, strerror(errno));
             return 1;
         }
-        uint64_t nw = elapsed / 1000000ull / opt.window_ms + 2;
+        /* Up to the window the run ended in (partial, as the first one may be). */
+        uint64_t nw = ((t0 + elapsed) / 1000000ull - first_window_ms) / opt.window_ms + 1;
         for (uint64_t w = 0; w < nw && w < MAX_WINDOWS; w++)
             fprintf(f, "%llu %llu\n", (unsigned long long)(first_window_ms + w * opt.window_ms),
                     (unsigned long long)window_busy_us[w]);

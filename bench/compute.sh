@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# compute.sh — compute-share benchmarks (issue #17): accuracy of hard shares, elastic hand-back,
+# and what the launch hook costs. Writes its section of docs/BENCHMARKS.md (between the
+# bench-compute:begin/end markers; bench-compute-gpu with --real-gpu). `make bench` runs it.
+#
+#   bench/compute.sh BUILD_DIR              on the emulated GPU (its own private daemon)
+#   bench/compute.sh --real-gpu BUILD_DIR   on the host's GPU (system libcuda, a private daemon)
+# Environment: BENCH_QUICK=1 (1 ms kernels only, short runs: numbers not meaningful),
+#              BENCH_OUT=FILE (instead of docs/BENCHMARKS.md).
+#
+# Method. Every workload is convgpu-burn: spin kernels of one length, two in flight per thread,
+# each process reporting the device time of the kernels it saw complete per 10-s window of
+# CLOCK_MONOTONIC (windows of all processes line up). A container's share in a window is that
+# device time / 10 s. Only windows during which every container of the scenario ran throughout
+# are judged, and the report gives the WORST window of any container, not a mean. The device
+# time is the workload's own account (kernels x length), independent of the NVML figures the
+# daemon steers by. Launch cost: convgpu-burn --launches (each launch of a 0 us kernel timed
+# alone), native vs in a container without a share vs with share 100, interleaved, 5 rounds;
+# the added cost is the median over rounds of the paired difference of medians.
+set -euo pipefail
+
+REAL=0
+if [ "${1:-}" = "--real-gpu" ]; then REAL=1; shift; fi
+[ $# -eq 1 ] || { echo "usage: bench/compute.sh [--real-gpu] BUILD_DIR" >&2; exit 2; }
+BUILD=$(cd "$1" && pwd)
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${BENCH_OUT:-$SRC/docs/BENCHMARKS.md}
+QUICK=${BENCH_QUICK:-0}
+BURN=$BUILD/bin/convgpu-burn
+for p in "$BUILD/bin/convgpud" "$BUILD/bin/convgpu" "$BURN" "$BUILD/lib/libconvgpu.so"; do
+    [ -e "$p" ] || { echo "compute.sh: missing $p (build first)" >&2; exit 1; }
+done
+HOST_LDLP=${LD_LIBRARY_PATH:-}
+
+TMP=$(mktemp -d /tmp/convgpu-bench-compute.XXXXXX)
+DPID=
+cleanup() {
+    set +e
+    [ -z "$DPID" ] || { kill -TERM "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null; }
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+log() { echo "compute.sh: $*" >&2; }
+
+WIN_MS=10000
+if [ "$QUICK" = 1 ]; then KERNELS="1000"; RUN_S=25; ROUNDS=2; LAUNCHES=20000
+else KERNELS="10 1000 50000"; RUN_S=45; ROUNDS=5; LAUNCHES=200000; fi
+
+RUN=$TMP/run
+mkdir -p "$RUN"
+if [ "$REAL" = 1 ]; then
+    "$BUILD/bin/convgpud" --runtime-dir "$RUN" --foreground >"$TMP/daemon.log" 2>&1 &
+else
+    CONVGPU_EMU_STATE=$RUN/emu/state "$BUILD/bin/convgpud" --runtime-dir "$RUN" --emulate 16GiB \
+        --foreground >"$TMP/daemon.log" 2>&1 &
+fi
+DPID=$!
+for _ in $(seq 3000); do # 60 s: bounds a hang only
+    [ -S "$RUN/control.sock" ] && break
+    kill -0 "$DPID" 2>/dev/null || { cat "$TMP/daemon.log" >&2; exit 1; }
+    sleep 0.02
+done
+cg() { "$BUILD/bin/convgpu" --runtime-dir "$RUN" "$@"; }
+
+# container SHARE MODE FILE: creates a container (memory 256MiB, the share if not "-"); its
+# environment into FILE; prints its id.
+container() {
+    local args=(create --gpu-memory 256MiB) out
+    [ "$1" = - ] || args+=(--gpu-compute "$1" --compute-mode "$2")
+    out=$(cg "${args[@]}")
+    echo "$out" | tail -n +2 >"$3"
+    [ "$REAL" = 1 ] && [ -n "$HOST_LDLP" ] && echo "LD_LIBRARY_PATH=$HOST_LDLP" >>"$3"
+    echo "$out" | head -n 1
+}
+native_env() {
+    if [ "$REAL" = 1 ]; then echo "LD_LIBRARY_PATH=$HOST_LDLP" >"$1"; return; fi
+    printf '%s\n' "LD_LIBRARY_PATH=$BUILD/lib/emu" "CONVGPU_EMU_DEVICES=16GiB" \
+        "CONVGPU_EMU_STATE=$RUN/emu/state" >"$1"
+}
+envrun() { local f=$1; shift; env -i PATH="$PATH" HOME="${HOME:-/}" $(cat "$f") "$@"; }
+
+# scenario NAME KERNEL_US "SHARE:MODE:START_S ..." -> worst deviation line on stdout, per-window
+# table in $TMP/NAME.windows. Each container starts START_S seconds after the first; all stop
+# together RUN_S seconds after the last started.
+scenario() {
+    local name=$1 kus=$2 specs=$3 i=0 pids=() ids=() last=0 spec
+    rm -f "$TMP/stop.$name"
+    for spec in $specs; do
+        IFS=: read -r share mode start <<<"$spec"
+        [ "$start" -gt "$last" ] && last=$start
+    done
+    local t0=$SECONDS
+    for spec in $specs; do
+        IFS=: read -r share mode start <<<"$spec"
+        while [ $((SECONDS - t0)) -lt "$start" ]; do sleep 0.2; done
+        ids+=("$(container "$share" "$mode" "$TMP/$name.$i.env")")
+        envrun "$TMP/$name.$i.env" "$BURN" --kernel-us "$kus" --until "$TMP/stop.$name" \
+            --report "$TMP/$name.$i.report" --window-ms "$WIN_MS" >"$TMP/$name.$i.out" 2>&1 &
+        pids+=("$!")
+        i=$((i + 1))
+    done
+    sleep "$RUN_S" # the benchmark's length: a measurement, not a wait for a condition
+    touch "$TMP/stop.$name"
+    for p in "${pids[@]}"; do wait "$p" || log "$name: a burn failed: $(cat "$TMP/$name".*.out)"; done
+    for id in "${ids[@]}"; do cg rm "$id" >/dev/null 2>&1 || true; done
+    # Judge windows where every container ran throughout: after each one's first window and
+    # before its last (partial) one.
+    local targets=""
+    for spec in $specs; do targets="$targets ${spec%%:*}"; done
+    awk -v n="$i" -v win="$WIN_MS" -v targets="$targets" -v name="$name" '
+        { split(FILENAME, p, "."); c = p[length(p) - 1]; t = $1; b[c, t] = $2
+          if (!((c, "first") in m) || t < m[c, "first"]) m[c, "first"] = t
+          if (!((c, "last") in m) || t > m[c, "last"]) m[c, "last"] = t; ts[t] = 1 }
+        END { split(targets, tg, " "); lo = 0; hi = 1e30
+              for (c = 0; c < n; c++) { if (m[c, "first"] + win > lo) lo = m[c, "first"] + win
+                                        if (m[c, "last"] - win < hi) hi = m[c, "last"] - win }
+              worst = 0; nw = 0
+              for (t in ts) { t += 0; if (t < lo || t > hi) continue; nw++
+                  line = ""
+                  for (c = 0; c < n; c++) { pct = 100 * b[c, t] / (win * 1000); off = pct - tg[c + 1]
+                      if (off < 0) off = -off; if (off > worst) worst = off
+                      line = line sprintf(" %.1f", pct) }
+                  print t, line > ("'"$TMP"'/" name ".windows") }
+              printf "%d %.2f\n", nw, worst }' "$TMP/$name".*.report
+}
+
+GEN=$TMP/gen.md
+emit() { printf '%s\n' "$@" >>"$GEN"; }
+emit "Generated by \`bench/compute.sh$([ "$REAL" = 1 ] && echo ' --real-gpu') $1\`$([ "$QUICK" = 1 ] && echo ' (BENCH_QUICK=1: smoke run, numbers not meaningful)') on $(date -u '+%Y-%m-%d %H:%M UTC'), commit \`$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown)\`, $(nproc) cores$([ "$REAL" = 1 ] && echo ", GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)")."
+emit "" "Shares: each container runs convgpu-burn (2 kernels in flight) for ${RUN_S} s after the last one started; **worst** = the largest distance, in percentage points, of any container's share in any judged 10-s window from its target." ""
+emit "| scenario | kernel | judged windows | worst window, points off target | target |" "|---|---|---|---|---|"
+for k in $KERNELS; do
+    log "hard 30/70, ${k} us kernels"
+    read -r nw worst < <(scenario "h2_$k" "$k" "30:hard:0 70:hard:0")
+    emit "| hard 30/70 | ${k} us | $nw | $worst | <= 3 |"
+    log "hard 10/20/30/40, ${k} us kernels"
+    read -r nw worst < <(scenario "h4_$k" "$k" "10:hard:0 20:hard:0 30:hard:0 40:hard:0")
+    emit "| hard 10/20/30/40 | ${k} us | $nw | $worst | <= 3 |"
+    log "elastic 30 alone, ${k} us kernels"
+    read -r nw worst < <(scenario "e1_$k" "$k" "30:elastic:0")
+    alone=$(awk '{ print $2 }' "$TMP/e1_$k.windows" | sort -g | head -1)
+    emit "| elastic 30 alone: its lowest window | ${k} us | $nw | ${alone:-?}% of the device | >= 85% |"
+    log "elastic 30 then 70, ${k} us kernels"
+    read -r nw worst < <(scenario "e2_$k" "$k" "30:elastic:0 70:elastic:2")
+    emit "| elastic 30, then 70 joins (windows from 10 s after) | ${k} us | $nw | $worst | <= 3 |"
+done
+emit ""
+
+# ---- launch cost -------------------------------------------------------------------------------
+log "launch cost"
+native_env "$TMP/native.env"
+container - - "$TMP/none.env" >/dev/null
+container 100 hard "$TMP/full.env" >/dev/null
+median_of() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+: >"$TMP/cost"
+for r in $(seq "$ROUNDS"); do
+    n=$(envrun "$TMP/native.env" "$BURN" --launches "$LAUNCHES" | sed -n 's/.*launch_ns_median=\([0-9]*\).*/\1/p')
+    u=$(envrun "$TMP/none.env" "$BURN" --launches "$LAUNCHES" | sed -n 's/.*launch_ns_median=\([0-9]*\).*/\1/p')
+    f=$(envrun "$TMP/full.env" "$BURN" --launches "$LAUNCHES" | sed -n 's/.*launch_ns_median=\([0-9]*\).*/\1/p')
+    echo "$n $u $f" >>"$TMP/cost"
+done
+N=$(awk '{ print $1 }' "$TMP/cost" | median_of)
+DU=$(awk '{ print $2 - $1 }' "$TMP/cost" | median_of)
+DF=$(awk '{ print $3 - $1 }' "$TMP/cost" | median_of)
+emit "Launch cost (\`convgpu-burn --launches $LAUNCHES\`, a 0 us kernel, each launch timed alone; $ROUNDS interleaved rounds): native median ${N} ns; added in a container without a share: **${DU} ns**; with share 100 (gate read + run-ahead marks): **${DF} ns** (target: <= 50 ns for a launch within its budget)." ""
+
+# ---- throughput at share 100 -----------------------------------------------------------------
+log "throughput at share 100"
+: >"$TMP/tput"
+for r in $(seq "$ROUNDS"); do
+    a=$(envrun "$TMP/native.env" "$BURN" --kernel-us 1000 --seconds 5 | sed -n 's/.*kernels=\([0-9]*\).*/\1/p')
+    b=$(envrun "$TMP/full.env" "$BURN" --kernel-us 1000 --seconds 5 | sed -n 's/.*kernels=\([0-9]*\).*/\1/p')
+    echo "$a $b" >>"$TMP/tput"
+done
+RATIO=$(awk '{ print ($1 > 0) ? $2 / $1 : 0 }' "$TMP/tput" | median_of)
+emit "Throughput at share 100 (1 ms kernels, 5 s, $ROUNDS interleaved rounds): $(awk -v r="$RATIO" 'BEGIN { printf "%.3f", r }') of native (median ratio; target >= 0.99)." ""
+
+if [ "$REAL" = 1 ]; then BEGIN='<!-- bench-compute-gpu:begin -->'; END='<!-- bench-compute-gpu:end -->'
+else BEGIN='<!-- bench-compute:begin -->'; END='<!-- bench-compute:end -->'; fi
+[ -f "$OUT" ] || printf '# Benchmarks\n\n' >"$OUT"
+if ! grep -qF "$BEGIN" "$OUT"; then printf '\n## Compute shares\n\n%s\n%s\n' "$BEGIN" "$END" >>"$OUT"; fi
+awk -v b="$BEGIN" -v e="$END" -v gen="$GEN" '
+    $0 == b { print; while ((getline l < gen) > 0) print l; skip = 1; next }
+    $0 == e { skip = 0 }
+    !skip { print }' "$OUT" >"$TMP/out.md"
+cat "$TMP/out.md" >"$OUT"
+cat "$GEN"
+log "results written to $OUT"
