@@ -11,11 +11,14 @@
  * per window of --window-ms: `START_MS BUSY_US` (START_MS: CLOCK_MONOTONIC, shared by every
  * process on the machine, so windows of several processes line up). It stops after --seconds,
  * or when the file given to --until exists. With --kernel-us 0 and --launches N it measures
- * launch cost instead: `launch_ns_median=...` over N launches (each launch timed alone). */
+ * launch cost instead: `launch_ns_median=...` over N launches (each launch timed alone). With
+ * --progress FILE it keeps FILE holding the number of kernels completed so far (rewritten every
+ * 50 ms), for tests that watch it run. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,10 +56,10 @@ static struct {
 static struct {
     unsigned long long kernel_us;
     double seconds;
-    const char *until, *report;
+    const char *until, *report, *progress;
     unsigned depth, threads, graph, window_ms;
     unsigned long long launches;
-} opt = {1000, 10, NULL, NULL, 2, 1, 0, 1000, 0};
+} opt = {1000, 10, NULL, NULL, NULL, 2, 1, 0, 1000, 0};
 
 static CUcontext ctx;
 static CUfunction spin;
@@ -190,6 +193,29 @@ static void *burn(void *arg)
     return NULL;
 }
 
+static atomic_int finished;
+
+static void *report_progress(void *arg)
+{
+    (void)arg;
+    char tmp[4096 + 8];
+    snprintf(tmp, sizeof tmp, "%s.new", opt.progress);
+    while (!atomic_load(&finished)) {
+        pthread_mutex_lock(&lock);
+        unsigned long long k = total_kernels;
+        pthread_mutex_unlock(&lock);
+        FILE *f = fopen(tmp, "w");
+        if (f) {
+            fprintf(f, "%llu\n", k);
+            if (fclose(f) == 0)
+                rename(tmp, opt.progress);
+        }
+        struct timespec ts = {0, 50000000};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -236,6 +262,7 @@ static void usage(FILE *f)
             "  --graph G       launch graphs of G kernels instead of single kernels\n"
             "  --report FILE   write `START_MS BUSY_US` per window to FILE\n"
             "  --window-ms W   window length for --report (default 1000)\n"
+            "  --progress FILE keep FILE holding the kernels completed so far\n"
             "  --launches N    measure launch cost over N launches of a 0 us kernel instead\n"
             "  --help\n");
 }
@@ -260,6 +287,7 @@ int main(int argc, char **argv)
         {"threads", required_argument, NULL, 't'},   {"graph", required_argument, NULL, 'g'},
         {"report", required_argument, NULL, 'r'},    {"window-ms", required_argument, NULL, 'w'},
         {"launches", required_argument, NULL, 'n'},  {"help", no_argument, NULL, 'h'},
+        {"progress", required_argument, NULL, 'p'},
         {NULL, 0, NULL, 0}};
     int c;
     unsigned long long v;
@@ -273,6 +301,11 @@ int main(int argc, char **argv)
         case 't': bad = parse_num(optarg, 1, 64, &v); opt.threads = (unsigned)v; break;
         case 'g': bad = parse_num(optarg, 1, 1024, &v); opt.graph = (unsigned)v; break;
         case 'r': opt.report = optarg; break;
+        case 'p':
+            if (strlen(optarg) >= 4096)
+                bad = 1;
+            opt.progress = optarg;
+            break;
         case 'w': bad = parse_num(optarg, 10, 3600000, &v); opt.window_ms = (unsigned)v; break;
         case 'n': bad = parse_num(optarg, 1, 100000000, &opt.launches); break;
         case 'h': usage(stdout); return 0;
@@ -300,12 +333,17 @@ int main(int argc, char **argv)
         return launch_cost();
     uint64_t t0 = mono_ns();
     first_window_ms = t0 / 1000000ull / opt.window_ms * opt.window_ms;
-    pthread_t th[64];
+    pthread_t th[64], prog;
+    if (opt.progress && pthread_create(&prog, NULL, report_progress, NULL) != 0)
+        return 1;
     for (unsigned i = 0; i < opt.threads; i++)
         if (pthread_create(&th[i], NULL, burn, NULL) != 0)
             return 1;
     for (unsigned i = 0; i < opt.threads; i++)
         pthread_join(th[i], NULL);
+    atomic_store(&finished, 1);
+    if (opt.progress)
+        pthread_join(prog, NULL);
     uint64_t elapsed = mono_ns() - t0;
     printf("launches=%llu kernels=%llu busy_us=%llu elapsed_us=%llu\n",
            (unsigned long long)total_launches, (unsigned long long)total_kernels,
