@@ -114,6 +114,7 @@ struct container {
     bool dirty;            /* a decision touched it: refresh its ledger view, hand out quota */
     struct proc *favored;  /* who gets the quota hand-out: the last process granted */
     struct cg_compute_stats compute; /* its share itself is the core's (cg_container_info) */
+    bool compute_over_reported; /* ran deep past a hard share: reported (gates.c) */
     struct container *next;
 };
 

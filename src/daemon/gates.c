@@ -2,6 +2,8 @@
 #include "gates.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "api.h"
 #include "daemon.h"
 #include "gpu.h"
 #include "log.h"
@@ -201,6 +204,35 @@ static bool anyone_waiting(const struct container *c)
     return false;
 }
 
+/* The gate is cooperative: a process that ignores it (a tenant that opens its own gate word, or
+ * a program that reaches the driver without the interposer) keeps running while its container's
+ * debt grows. A hard container deep in debt is reported once per episode, like the watchdog's
+ * findings, and its processes are killed in the watchdog's kill mode. Legitimate debt is small:
+ * the run-ahead bound keeps queued work to a few milliseconds, and kernels are not seconds long. */
+#define OVER_SHARE_DEBT_NS (-1000000000ll)
+
+static void over_share(struct daemon *d, struct container *c, const cg_compute_input *in,
+                       const cg_compute_gate *g)
+{
+    bool deep = in->share_pct != 0 && in->mode == CG_COMPUTE_HARD && g->credit_ns < OVER_SHARE_DEBT_NS;
+    if (!deep) {
+        if (g->credit_ns >= 0)
+            c->compute_over_reported = false;
+        return;
+    }
+    if (c->compute_over_reported)
+        return;
+    c->compute_over_reported = true;
+    log_warn("container %s runs past its hard compute share of %u%% with its gate closed "
+             "(%.1f s of debt): a process ignores the gate%s", c->id, in->share_pct,
+             (double)-g->credit_ns / 1e9, d->opt.watchdog_kill ? "; killing its processes" : "");
+    api_watchdog_event(d, "watchdog-over-share", c, 0, 0);
+    if (d->opt.watchdog_kill)
+        for (struct proc *p = c->procs; p; p = p->next)
+            if (p->welcomed && kill(p->pid, SIGKILL) != 0 && errno != ESRCH)
+                log_warn("cannot kill pid %d: %s", (int)p->pid, strerror(errno));
+}
+
 static void step(struct daemon *d, struct compute *k, uint64_t now)
 {
     for (unsigned dev = 0; dev < d->ndevices && dev < CG_MAX_DEVICES; dev++) {
@@ -251,8 +283,10 @@ static void step(struct daemon *d, struct compute *k, uint64_t now)
         log_warn("compute step: %s", cg_status_str(s));
         return;
     }
-    for (size_t j = 0; j < i; j++)
+    for (size_t j = 0; j < i; j++) {
         write_gate(k->who[j], &k->out[j], k->in[j].share_pct, k->in[j].mode, now);
+        over_share(d, k->who[j], &k->in[j], &k->out[j]);
+    }
 }
 
 int compute_tick(struct daemon *d)
