@@ -293,6 +293,8 @@ static void print_generic_table(const options *o, const sim_point *pts, size_t n
 
 int cg_sim_main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "compute") == 0)
+        return cg_sim_compute_main(argc - 1, argv + 1);
     options o;
     int rc = parse(argc, argv, &o);
     if (rc)

@@ -67,5 +67,7 @@ int sim_svg_write(const char *path, const char *title, const char *ylabel,
                   const sim_point *pts, size_t npts, bool finished, bool with_paper);
 
 int cg_sim_main(int argc, char **argv);
+/* `convgpu sim compute ...` (compute_cli.c): argv[0] is "compute". */
+int cg_sim_compute_main(int argc, char **argv);
 
 #endif

@@ -1,0 +1,132 @@
+/* compute_cli.c — `convgpu sim compute`: containers with compute shares on the simulated
+ * time-shared GPU (gpu_time.h), driven by the real controller; prints each container's share of
+ * the device per window, and the worst distance from its share.
+ *
+ *   convgpu sim compute --containers 30:hard,70:hard [--kernel-us 1000] [--depth 2]
+ *                       [--seconds 60] [--window-s 10] [--start 0,19]
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_time.h"
+#include "sim.h"
+
+static int bad(const char *what, const char *v)
+{
+    fprintf(stderr, "convgpu sim compute: bad %s '%s'\n", what, v ? v : "");
+    return 2;
+}
+
+static int num(const char *s, unsigned long long lo, unsigned long long hi, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (!*s || s[0] == '-' || errno || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: convgpu sim compute --containers SHARE:MODE[,...] [options]\n"
+               "Simulates containers with compute shares on one time-shared GPU, with the\n"
+               "daemon's controller (src/core/compute.c), and prints shares per window.\n"
+               "  --containers L  e.g. 30:hard,70:elastic (share 0: no limit); at most 16\n"
+               "  --kernel-us N   kernel length (default 1000)\n"
+               "  --depth D       kernels each keeps queued (default 2)\n"
+               "  --seconds S     simulated time (default 60)\n"
+               "  --window-s W    window length (default 10)\n"
+               "  --start L       seconds at which each container starts, e.g. 0,19\n");
+}
+
+int cg_sim_compute_main(int argc, char **argv)
+{
+    static cg_gt_config cfg;
+    static cg_gt_result res;
+    memset(&cfg, 0, sizeof cfg);
+    unsigned long long kus = 1000, depth = 2, secs = 60, win = 10;
+    const char *list = NULL, *starts = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        if (i + 1 >= argc)
+            return bad("option (it needs a value)", a);
+        const char *v = argv[++i];
+        if (strcmp(a, "--containers") == 0)
+            list = v;
+        else if (strcmp(a, "--start") == 0)
+            starts = v;
+        else if (strcmp(a, "--kernel-us") == 0 ? num(v, 1, 10000000, &kus)
+                 : strcmp(a, "--depth") == 0  ? num(v, 1, 1024, &depth)
+                 : strcmp(a, "--seconds") == 0 ? num(v, 1, 3600, &secs)
+                 : strcmp(a, "--window-s") == 0 ? num(v, 1, 3600, &win)
+                                                 : (usage(stderr), -2)) {
+            return bad(a, v);
+        }
+    }
+    if (!list)
+        return bad("--containers", "(missing)");
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (cfg.n == CG_GT_MAX)
+            return bad("--containers (more than 16)", list);
+        char *colon = strchr(tok, ':');
+        unsigned long long pct;
+        cg_compute_mode mode = CG_COMPUTE_ELASTIC;
+        if (colon)
+            *colon = '\0';
+        if (num(tok, 0, 100, &pct) != 0 || (colon && !cg_compute_mode_parse(colon + 1, &mode)))
+            return bad("--containers entry", tok);
+        cfg.c[cfg.n++] = (cg_gt_container){.share_pct = (unsigned)pct, .mode = mode,
+                                           .kernel_ns = kus * 1000, .depth = (unsigned)depth};
+    }
+    if (starts) {
+        snprintf(buf, sizeof buf, "%s", starts);
+        unsigned i = 0;
+        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+             tok = strtok_r(NULL, ",", &save), i++) {
+            unsigned long long s;
+            if (i >= cfg.n || num(tok, 0, secs, &s) != 0)
+                return bad("--start", starts);
+            cfg.c[i].start_ns = s * 1000000000ull;
+        }
+    }
+    cfg.duration_ns = secs * 1000000000ull;
+    cfg.window_ns = win * 1000000000ull;
+    cfg.sample_ns = 166666667ull;
+    cfg.step_ns = 50000000ull;
+    char err[160];
+    if (cg_gt_run(&cfg, &res, err, sizeof err) != 0) {
+        fprintf(stderr, "convgpu sim compute: %s\n", err);
+        return 1;
+    }
+    printf("window_s");
+    for (unsigned i = 0; i < cfg.n; i++)
+        printf(",c%u_%u%s", i, cfg.c[i].share_pct,
+               cfg.c[i].share_pct ? (cfg.c[i].mode == CG_COMPUTE_HARD ? "hard" : "elastic") : "");
+    printf("\n");
+    double worst = 0;
+    for (unsigned w = 0; w < res.nwindows; w++) {
+        printf("%llu", (unsigned long long)w * win);
+        for (unsigned i = 0; i < cfg.n; i++) {
+            double pct = 100.0 * (double)res.busy[w][i] / (double)cfg.window_ns;
+            printf(",%.2f", pct);
+            bool running = w * cfg.window_ns >= cfg.c[i].start_ns + cfg.window_ns;
+            double off = pct - cfg.c[i].share_pct;
+            if (running && cfg.c[i].share_pct && cfg.c[i].mode == CG_COMPUTE_HARD &&
+                (off > worst || -off > worst))
+                worst = off < 0 ? -off : off;
+        }
+        printf("\n");
+    }
+    printf("# worst hard-share window: %.2f points off\n", worst);
+    return 0;
+}
