@@ -41,6 +41,7 @@ typedef struct CUmipmappedArray_st *CUmipmappedArray;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
+typedef struct CUgraphExec_st *CUgraphExec;
 typedef unsigned long long CUmemGenericAllocationHandle_v1;
 typedef CUmemGenericAllocationHandle_v1 CUmemGenericAllocationHandle;
 
@@ -496,6 +497,16 @@ typedef struct CUlaunchConfig_st {
     unsigned int numAttrs;
 } CUlaunchConfig;
 
+/* One device's launch in cuLaunchCooperativeKernelMultiDevice (deprecated, still exported). */
+typedef struct CUDA_LAUNCH_PARAMS_st {
+    CUfunction function;
+    unsigned int gridDimX, gridDimY, gridDimZ;
+    unsigned int blockDimX, blockDimY, blockDimZ;
+    unsigned int sharedMemBytes;
+    CUstream hStream;
+    void **kernelParams;
+} CUDA_LAUNCH_PARAMS;
+
 #endif /* CONVGPU_CUDA_DECLS_ONLY */
 
 /* ---- entry points ----------------------------------------------------------------------------
@@ -646,6 +657,10 @@ CG_CU_DECL(cuLaunchCooperativeKernel,
             unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
             unsigned int sharedMemBytes, CUstream hStream, void **kernelParams));
 
+CG_CU_DECL(cuLaunchCooperativeKernelMultiDevice,
+           (CUDA_LAUNCH_PARAMS *launchParamsList, unsigned int numDevices, unsigned int flags));
+CG_CU_DECL(cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream));
+
 /* per-thread default stream variants: what cuGetProcAddress returns under
  * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM (_ptds: synchronous calls, _ptsz: stream-taking) */
 CG_CU_DECL(cuMemcpy_ptds, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount));
@@ -684,5 +699,6 @@ CG_CU_DECL(cuLaunchCooperativeKernel_ptsz,
            (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
             unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
             unsigned int sharedMemBytes, CUstream hStream, void **kernelParams));
+CG_CU_DECL(cuGraphLaunch_ptsz, (CUgraphExec hGraphExec, CUstream hStream));
 
 #endif
