@@ -59,6 +59,20 @@ typedef struct CUuuid_st {
 #define CU_DEVICE_CPU     ((CUdevice)-1)
 #define CU_DEVICE_INVALID ((CUdevice)-2)
 
+/* Graphs (stream capture, cuGraphLaunch) and the library-kernel handle a kernel node may name. */
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphNode_st *CUgraphNode;
+typedef struct CUkern_st *CUkernel;
+
+/* cuMemHostAlloc and cuMemHostRegister flags. */
+#define CU_MEMHOSTALLOC_PORTABLE      0x01
+#define CU_MEMHOSTALLOC_DEVICEMAP     0x02
+#define CU_MEMHOSTALLOC_WRITECOMBINED 0x04
+#define CU_MEMHOSTREGISTER_PORTABLE   0x01
+#define CU_MEMHOSTREGISTER_DEVICEMAP  0x02
+#define CU_MEMHOSTREGISTER_IOMEMORY   0x04
+#define CU_MEMHOSTREGISTER_READ_ONLY  0x08
+
 /* Markers of the `extra` argument of cuLaunchKernel. */
 #define CU_LAUNCH_PARAM_END_AS_INT            0x00
 #define CU_LAUNCH_PARAM_END                   ((void *)CU_LAUNCH_PARAM_END_AS_INT)
@@ -372,6 +386,138 @@ typedef enum CUcigDataType_enum {
     CIG_DATA_TYPE_NV_BLOB = 0x2
 } CUcigDataType;
 
+typedef enum CUevent_record_flags_enum {
+    CU_EVENT_RECORD_DEFAULT = 0x0,
+    CU_EVENT_RECORD_EXTERNAL = 0x1
+} CUevent_record_flags;
+
+typedef enum CUevent_wait_flags_enum {
+    CU_EVENT_WAIT_DEFAULT = 0x0,
+    CU_EVENT_WAIT_EXTERNAL = 0x1
+} CUevent_wait_flags;
+
+typedef enum CUstreamCaptureStatus_enum {
+    CU_STREAM_CAPTURE_STATUS_NONE = 0,
+    CU_STREAM_CAPTURE_STATUS_ACTIVE = 1,
+    CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2
+} CUstreamCaptureStatus;
+
+typedef enum CUstreamCaptureMode_enum {
+    CU_STREAM_CAPTURE_MODE_GLOBAL = 0,
+    CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+    CU_STREAM_CAPTURE_MODE_RELAXED = 2
+} CUstreamCaptureMode;
+
+/* The node types up to the ones the emulator builds (kernel, memcpy, memset, host, empty). */
+typedef enum CUgraphNodeType_enum {
+    CU_GRAPH_NODE_TYPE_KERNEL = 0,
+    CU_GRAPH_NODE_TYPE_MEMCPY = 1,
+    CU_GRAPH_NODE_TYPE_MEMSET = 2,
+    CU_GRAPH_NODE_TYPE_HOST = 3,
+    CU_GRAPH_NODE_TYPE_GRAPH = 4,
+    CU_GRAPH_NODE_TYPE_EMPTY = 5,
+    CU_GRAPH_NODE_TYPE_WAIT_EVENT = 6,
+    CU_GRAPH_NODE_TYPE_EVENT_RECORD = 7
+} CUgraphNodeType;
+
+typedef enum CUgraphInstantiate_flags_enum {
+    CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH = 1,
+    CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD = 2,
+    CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH = 4,
+    CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY = 8
+} CUgraphInstantiate_flags;
+
+typedef enum CUpointer_attribute_enum {
+    CU_POINTER_ATTRIBUTE_CONTEXT = 1,
+    CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+    CU_POINTER_ATTRIBUTE_DEVICE_POINTER = 3,
+    CU_POINTER_ATTRIBUTE_HOST_POINTER = 4,
+    CU_POINTER_ATTRIBUTE_P2P_TOKENS = 5,
+    CU_POINTER_ATTRIBUTE_SYNC_MEMOPS = 6,
+    CU_POINTER_ATTRIBUTE_BUFFER_ID = 7,
+    CU_POINTER_ATTRIBUTE_IS_MANAGED = 8,
+    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+    CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE = 10,
+    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11,
+    CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12,
+    CU_POINTER_ATTRIBUTE_MAPPED = 13,
+    CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES = 14,
+    CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE = 15,
+    CU_POINTER_ATTRIBUTE_ACCESS_FLAGS = 16,
+    CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE = 17,
+    CU_POINTER_ATTRIBUTE_MAPPING_SIZE = 18,
+    CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR = 19,
+    CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID = 20,
+    CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE = 21
+} CUpointer_attribute;
+
+typedef enum CUmemorytype_enum {
+    CU_MEMORYTYPE_HOST = 0x01,
+    CU_MEMORYTYPE_DEVICE = 0x02,
+    CU_MEMORYTYPE_ARRAY = 0x03,
+    CU_MEMORYTYPE_UNIFIED = 0x04
+} CUmemorytype;
+
+typedef enum CUlimit_enum {
+    CU_LIMIT_STACK_SIZE = 0x00,
+    CU_LIMIT_PRINTF_FIFO_SIZE = 0x01,
+    CU_LIMIT_MALLOC_HEAP_SIZE = 0x02,
+    CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH = 0x03,
+    CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT = 0x04,
+    CU_LIMIT_MAX_L2_FETCH_GRANULARITY = 0x05,
+    CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06,
+    CU_LIMIT_SHMEM_SIZE = 0x07,
+    CU_LIMIT_CIG_ENABLED = 0x08,
+    CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED = 0x09,
+    CU_LIMIT_MAX
+} CUlimit;
+
+typedef enum CUfunction_attribute_enum {
+    CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+    CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
+    CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2,
+    CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
+    CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
+    CU_FUNC_ATTRIBUTE_PTX_VERSION = 5,
+    CU_FUNC_ATTRIBUTE_BINARY_VERSION = 6,
+    CU_FUNC_ATTRIBUTE_CACHE_MODE_CA = 7,
+    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+    CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9,
+    CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET = 10,
+    CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH = 11,
+    CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT = 12,
+    CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH = 13,
+    CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14,
+    CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 15
+} CUfunction_attribute;
+
+typedef enum CUmem_advise_enum {
+    CU_MEM_ADVISE_SET_READ_MOSTLY = 1,
+    CU_MEM_ADVISE_UNSET_READ_MOSTLY = 2,
+    CU_MEM_ADVISE_SET_PREFERRED_LOCATION = 3,
+    CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION = 4,
+    CU_MEM_ADVISE_SET_ACCESSED_BY = 5,
+    CU_MEM_ADVISE_UNSET_ACCESSED_BY = 6
+} CUmem_advise;
+
+/* JIT options of cuModuleLoadDataEx: the emulator accepts and ignores them (it compiles
+ * nothing); the ones it names are those it writes back (an empty log). */
+typedef enum CUjit_option_enum {
+    CU_JIT_MAX_REGISTERS = 0,
+    CU_JIT_THREADS_PER_BLOCK = 1,
+    CU_JIT_WALL_TIME = 2,
+    CU_JIT_INFO_LOG_BUFFER = 3,
+    CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
+    CU_JIT_ERROR_LOG_BUFFER = 5,
+    CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+    CU_JIT_OPTIMIZATION_LEVEL = 7,
+    CU_JIT_SPLIT_COMPILE = 34,
+    CU_JIT_NUM_OPTIONS
+} CUjit_option;
+
+typedef void (*CUhostFn)(void *userData);
+typedef void (*CUstreamCallback)(CUstream hStream, CUresult status, void *userData);
+
 /* ---- structs -------------------------------------------------------------------------------- */
 
 typedef struct CUDA_ARRAY_DESCRIPTOR_st {
@@ -459,6 +605,85 @@ typedef struct CUctxCreateParams_st {
     int numExecAffinityParams;
     CUctxCigParam *cigParams;
 } CUctxCreateParams;
+
+typedef struct CUDA_KERNEL_NODE_PARAMS_st {
+    CUfunction func;
+    unsigned int gridDimX;
+    unsigned int gridDimY;
+    unsigned int gridDimZ;
+    unsigned int blockDimX;
+    unsigned int blockDimY;
+    unsigned int blockDimZ;
+    unsigned int sharedMemBytes;
+    void **kernelParams;
+    void **extra;
+} CUDA_KERNEL_NODE_PARAMS_v1;
+
+/* CUDA 12+: a kernel node may name a library kernel (kern) instead of func. */
+typedef struct CUDA_KERNEL_NODE_PARAMS_v2_st {
+    CUfunction func;
+    unsigned int gridDimX;
+    unsigned int gridDimY;
+    unsigned int gridDimZ;
+    unsigned int blockDimX;
+    unsigned int blockDimY;
+    unsigned int blockDimZ;
+    unsigned int sharedMemBytes;
+    void **kernelParams;
+    void **extra;
+    CUkernel kern;
+    CUcontext ctx;
+} CUDA_KERNEL_NODE_PARAMS_v2;
+typedef CUDA_KERNEL_NODE_PARAMS_v2 CUDA_KERNEL_NODE_PARAMS;
+
+typedef struct CUDA_MEMCPY2D_st {
+    size_t srcXInBytes;
+    size_t srcY;
+    CUmemorytype srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    CUarray srcArray;
+    size_t srcPitch;
+    size_t dstXInBytes;
+    size_t dstY;
+    CUmemorytype dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    CUarray dstArray;
+    size_t dstPitch;
+    size_t WidthInBytes;
+    size_t Height;
+} CUDA_MEMCPY2D_v2;
+typedef CUDA_MEMCPY2D_v2 CUDA_MEMCPY2D;
+
+typedef struct CUDA_MEMCPY3D_st {
+    size_t srcXInBytes;
+    size_t srcY;
+    size_t srcZ;
+    size_t srcLOD;
+    CUmemorytype srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    CUarray srcArray;
+    void *reserved0;
+    size_t srcPitch;
+    size_t srcHeight;
+    size_t dstXInBytes;
+    size_t dstY;
+    size_t dstZ;
+    size_t dstLOD;
+    CUmemorytype dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    CUarray dstArray;
+    void *reserved1;
+    size_t dstPitch;
+    size_t dstHeight;
+    size_t WidthInBytes;
+    size_t Height;
+    size_t Depth;
+} CUDA_MEMCPY3D_v2;
+typedef CUDA_MEMCPY3D_v2 CUDA_MEMCPY3D;
 
 /* Only the members the emulator reads are named; the pad and the pointer-bearing member fix the
  * real size (64) and alignment (8). */
@@ -640,6 +865,87 @@ CG_CU_DECL(cuEventQuery, (CUevent hEvent));
 CG_CU_DECL(cuEventElapsedTime, (float *pMilliseconds, CUevent hStart, CUevent hEnd));
 CG_CU_DECL(cuEventElapsedTime_v2, (float *pMilliseconds, CUevent hStart, CUevent hEnd));
 CG_CU_DECL(cuEventDestroy_v2, (CUevent hEvent));
+CG_CU_DECL(cuEventRecordWithFlags, (CUevent hEvent, CUstream hStream, unsigned int flags));
+CG_CU_DECL(cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags));
+CG_CU_DECL(cuLaunchHostFunc, (CUstream hStream, CUhostFn fn, void *userData));
+CG_CU_DECL(cuStreamAddCallback, (CUstream hStream, CUstreamCallback callback, void *userData,
+                                 unsigned int flags));
+
+/* stream capture and graphs */
+CG_CU_DECL(cuStreamBeginCapture, (CUstream hStream));
+CG_CU_DECL(cuStreamBeginCapture_v2, (CUstream hStream, CUstreamCaptureMode mode));
+CG_CU_DECL(cuStreamEndCapture, (CUstream hStream, CUgraph *phGraph));
+CG_CU_DECL(cuStreamIsCapturing, (CUstream hStream, CUstreamCaptureStatus *captureStatus));
+CG_CU_DECL(cuGraphCreate, (CUgraph *phGraph, unsigned int flags));
+CG_CU_DECL(cuGraphDestroy, (CUgraph hGraph));
+CG_CU_DECL(cuGraphAddKernelNode, (CUgraphNode *phGraphNode, CUgraph hGraph,
+                                  const CUgraphNode *dependencies, size_t numDependencies,
+                                  const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams));
+CG_CU_DECL(cuGraphAddKernelNode_v2, (CUgraphNode *phGraphNode, CUgraph hGraph,
+                                     const CUgraphNode *dependencies, size_t numDependencies,
+                                     const CUDA_KERNEL_NODE_PARAMS *nodeParams));
+CG_CU_DECL(cuGraphAddEmptyNode, (CUgraphNode *phGraphNode, CUgraph hGraph,
+                                 const CUgraphNode *dependencies, size_t numDependencies));
+CG_CU_DECL(cuGraphKernelNodeGetParams_v2, (CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS *nodeParams));
+CG_CU_DECL(cuGraphNodeGetType, (CUgraphNode hNode, CUgraphNodeType *type));
+CG_CU_DECL(cuGraphGetNodes, (CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes));
+CG_CU_DECL(cuGraphInstantiate, (CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode,
+                                char *logBuffer, size_t bufferSize));
+CG_CU_DECL(cuGraphInstantiate_v2, (CUgraphExec *phGraphExec, CUgraph hGraph,
+                                   CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize));
+CG_CU_DECL(cuGraphInstantiateWithFlags, (CUgraphExec *phGraphExec, CUgraph hGraph,
+                                         unsigned long long flags));
+CG_CU_DECL(cuGraphExecDestroy, (CUgraphExec hGraphExec));
+
+/* entry points third-party tools look up (each answers as a real driver does) */
+CG_CU_DECL(cuDeviceGetMemPool, (CUmemoryPool *pool, CUdevice dev));
+CG_CU_DECL(cuDeviceSetMemPool, (CUdevice dev, CUmemoryPool pool));
+CG_CU_DECL(cuDeviceCanAccessPeer, (int *canAccessPeer, CUdevice dev, CUdevice peerDev));
+CG_CU_DECL(cuDeviceGetPCIBusId, (char *pciBusId, int len, CUdevice dev));
+CG_CU_DECL(cuCtxGetLimit, (size_t *pvalue, CUlimit limit));
+CG_CU_DECL(cuCtxSetLimit, (CUlimit limit, size_t value));
+CG_CU_DECL(cuCtxGetFlags, (unsigned int *flags));
+CG_CU_DECL(cuCtxGetStreamPriorityRange, (int *leastPriority, int *greatestPriority));
+CG_CU_DECL(cuPointerGetAttribute, (void *data, CUpointer_attribute attribute, CUdeviceptr ptr));
+CG_CU_DECL(cuPointerGetAttributes, (unsigned int numAttributes, CUpointer_attribute *attributes,
+                                    void **data, CUdeviceptr ptr));
+CG_CU_DECL(cuMemHostAlloc, (void **pp, size_t bytesize, unsigned int Flags));
+CG_CU_DECL(cuMemHostRegister_v2, (void *p, size_t bytesize, unsigned int Flags));
+CG_CU_DECL(cuMemHostUnregister, (void *p));
+CG_CU_DECL(cuMemHostGetDevicePointer_v2, (CUdeviceptr *pdptr, void *p, unsigned int Flags));
+CG_CU_DECL(cuMemHostGetFlags, (unsigned int *pFlags, void *p));
+CG_CU_DECL(cuMemcpy2D_v2, (const CUDA_MEMCPY2D *pCopy));
+CG_CU_DECL(cuMemcpy2DUnaligned_v2, (const CUDA_MEMCPY2D *pCopy));
+CG_CU_DECL(cuMemcpy2DAsync_v2, (const CUDA_MEMCPY2D *pCopy, CUstream hStream));
+CG_CU_DECL(cuMemcpy3D_v2, (const CUDA_MEMCPY3D *pCopy));
+CG_CU_DECL(cuMemcpy3DAsync_v2, (const CUDA_MEMCPY3D *pCopy, CUstream hStream));
+CG_CU_DECL(cuMemsetD16_v2, (CUdeviceptr dstDevice, unsigned short us, size_t N));
+CG_CU_DECL(cuMemsetD16Async, (CUdeviceptr dstDevice, unsigned short us, size_t N,
+                              CUstream hStream));
+CG_CU_DECL(cuMemsetD2D8_v2, (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc,
+                             size_t Width, size_t Height));
+CG_CU_DECL(cuMemsetD2D16_v2, (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us,
+                              size_t Width, size_t Height));
+CG_CU_DECL(cuMemsetD2D32_v2, (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui,
+                              size_t Width, size_t Height));
+CG_CU_DECL(cuMemsetD2D8Async, (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc,
+                               size_t Width, size_t Height, CUstream hStream));
+CG_CU_DECL(cuMemsetD2D16Async, (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us,
+                                size_t Width, size_t Height, CUstream hStream));
+CG_CU_DECL(cuMemsetD2D32Async, (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui,
+                                size_t Width, size_t Height, CUstream hStream));
+CG_CU_DECL(cuMemPrefetchAsync, (CUdeviceptr devPtr, size_t count, CUdevice dstDevice,
+                                CUstream hStream));
+CG_CU_DECL(cuMemPrefetchAsync_v2, (CUdeviceptr devPtr, size_t count, CUmemLocation location,
+                                   unsigned int flags, CUstream hStream));
+CG_CU_DECL(cuMemAdvise, (CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUdevice device));
+CG_CU_DECL(cuMemAdvise_v2, (CUdeviceptr devPtr, size_t count, CUmem_advise advice,
+                            CUmemLocation location));
+CG_CU_DECL(cuFuncGetAttribute, (int *pi, CUfunction_attribute attrib, CUfunction hfunc));
+CG_CU_DECL(cuModuleLoadDataEx, (CUmodule *module, const void *image, unsigned int numOptions,
+                                CUjit_option *options, void **optionValues));
+CG_CU_DECL(cuModuleGetGlobal_v2, (CUdeviceptr *dptr, size_t *bytes, CUmodule hmod,
+                                  const char *name));
 
 /* modules and launches */
 CG_CU_DECL(cuModuleLoad, (CUmodule *module, const char *fname));
@@ -681,6 +987,39 @@ CG_CU_DECL(cuMemsetD8Async_ptsz, (CUdeviceptr dstDevice, unsigned char uc, size_
                                   CUstream hStream));
 CG_CU_DECL(cuMemsetD32Async_ptsz, (CUdeviceptr dstDevice, unsigned int ui, size_t N,
                                    CUstream hStream));
+CG_CU_DECL(cuMemsetD16_v2_ptds, (CUdeviceptr dstDevice, unsigned short us, size_t N));
+CG_CU_DECL(cuMemsetD16Async_ptsz, (CUdeviceptr dstDevice, unsigned short us, size_t N,
+                                   CUstream hStream));
+CG_CU_DECL(cuMemsetD2D8_v2_ptds, (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc,
+                                  size_t Width, size_t Height));
+CG_CU_DECL(cuMemsetD2D16_v2_ptds, (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us,
+                                   size_t Width, size_t Height));
+CG_CU_DECL(cuMemsetD2D32_v2_ptds, (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui,
+                                   size_t Width, size_t Height));
+CG_CU_DECL(cuMemsetD2D8Async_ptsz, (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc,
+                                    size_t Width, size_t Height, CUstream hStream));
+CG_CU_DECL(cuMemsetD2D16Async_ptsz, (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us,
+                                     size_t Width, size_t Height, CUstream hStream));
+CG_CU_DECL(cuMemsetD2D32Async_ptsz, (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui,
+                                     size_t Width, size_t Height, CUstream hStream));
+CG_CU_DECL(cuMemcpy2D_v2_ptds, (const CUDA_MEMCPY2D *pCopy));
+CG_CU_DECL(cuMemcpy2DUnaligned_v2_ptds, (const CUDA_MEMCPY2D *pCopy));
+CG_CU_DECL(cuMemcpy2DAsync_v2_ptsz, (const CUDA_MEMCPY2D *pCopy, CUstream hStream));
+CG_CU_DECL(cuMemcpy3D_v2_ptds, (const CUDA_MEMCPY3D *pCopy));
+CG_CU_DECL(cuMemcpy3DAsync_v2_ptsz, (const CUDA_MEMCPY3D *pCopy, CUstream hStream));
+CG_CU_DECL(cuMemPrefetchAsync_ptsz, (CUdeviceptr devPtr, size_t count, CUdevice dstDevice,
+                                     CUstream hStream));
+CG_CU_DECL(cuMemPrefetchAsync_v2_ptsz, (CUdeviceptr devPtr, size_t count, CUmemLocation location,
+                                        unsigned int flags, CUstream hStream));
+CG_CU_DECL(cuEventRecordWithFlags_ptsz, (CUevent hEvent, CUstream hStream, unsigned int flags));
+CG_CU_DECL(cuStreamWaitEvent_ptsz, (CUstream hStream, CUevent hEvent, unsigned int Flags));
+CG_CU_DECL(cuLaunchHostFunc_ptsz, (CUstream hStream, CUhostFn fn, void *userData));
+CG_CU_DECL(cuStreamAddCallback_ptsz, (CUstream hStream, CUstreamCallback callback,
+                                      void *userData, unsigned int flags));
+CG_CU_DECL(cuStreamBeginCapture_ptsz, (CUstream hStream));
+CG_CU_DECL(cuStreamBeginCapture_v2_ptsz, (CUstream hStream, CUstreamCaptureMode mode));
+CG_CU_DECL(cuStreamEndCapture_ptsz, (CUstream hStream, CUgraph *phGraph));
+CG_CU_DECL(cuStreamIsCapturing_ptsz, (CUstream hStream, CUstreamCaptureStatus *captureStatus));
 CG_CU_DECL(cuMemAllocAsync_ptsz, (CUdeviceptr *dptr, size_t bytesize, CUstream hStream));
 CG_CU_DECL(cuMemFreeAsync_ptsz, (CUdeviceptr dptr, CUstream hStream));
 CG_CU_DECL(cuMemAllocFromPoolAsync_ptsz, (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,

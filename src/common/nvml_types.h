@@ -100,15 +100,42 @@ typedef struct nvmlUtilization_st {
     unsigned int memory;
 } nvmlUtilization_t;
 
-/* One process's utilisation over one of the driver's sample periods. */
+/* One process's utilisation over one sample period (nvmlDeviceGetProcessUtilization);
+ * timeStamp is the period's end, in microseconds since the epoch (CLOCK_REALTIME). */
 typedef struct nvmlProcessUtilizationSample_st {
     unsigned int pid;
-    unsigned long long timeStamp; /* microseconds, CPU wall clock */
+    unsigned long long timeStamp;
     unsigned int smUtil;
     unsigned int memUtil;
     unsigned int encUtil;
     unsigned int decUtil;
 } nvmlProcessUtilizationSample_t;
+
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE    32
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE 16
+
+typedef struct nvmlPciInfo_st {
+    char busIdLegacy[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE];
+    unsigned int domain;
+    unsigned int bus;
+    unsigned int device;
+    unsigned int pciDeviceId;
+    unsigned int pciSubSystemId;
+    char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
+} nvmlPciInfo_t;
+
+typedef enum nvmlTemperatureSensors_enum {
+    NVML_TEMPERATURE_GPU = 0,
+    NVML_TEMPERATURE_COUNT
+} nvmlTemperatureSensors_t;
+
+typedef enum nvmlClockType_enum {
+    NVML_CLOCK_GRAPHICS = 0,
+    NVML_CLOCK_SM = 1,
+    NVML_CLOCK_MEM = 2,
+    NVML_CLOCK_VIDEO = 3,
+    NVML_CLOCK_COUNT
+} nvmlClockType_t;
 
 #endif /* CONVGPU_NVML_DECLS_ONLY */
 
@@ -144,9 +171,19 @@ CG_NVML_DECL(nvmlDeviceGetComputeRunningProcesses_v3, (nvmlDevice_t device,
                                                        unsigned int *infoCount,
                                                        nvmlProcessInfo_t *infos));
 CG_NVML_DECL(nvmlDeviceGetUtilizationRates, (nvmlDevice_t device, nvmlUtilization_t *utilization));
-CG_NVML_DECL(nvmlDeviceGetProcessUtilization,
-             (nvmlDevice_t device, nvmlProcessUtilizationSample_t *utilization,
-              unsigned int *processSamplesCount, unsigned long long lastSeenTimeStamp));
+CG_NVML_DECL(nvmlDeviceGetProcessUtilization, (nvmlDevice_t device,
+                                               nvmlProcessUtilizationSample_t *utilization,
+                                               unsigned int *processSamplesCount,
+                                               unsigned long long lastSeenTimeStamp));
+CG_NVML_DECL(nvmlDeviceGetPciInfo_v3, (nvmlDevice_t device, nvmlPciInfo_t *pci));
+CG_NVML_DECL(nvmlDeviceGetPciInfo_v2, (nvmlDevice_t device, nvmlPciInfo_t *pci));
+CG_NVML_DECL(nvmlDeviceGetMinorNumber, (nvmlDevice_t device, unsigned int *minorNumber));
+CG_NVML_DECL(nvmlDeviceGetCudaComputeCapability, (nvmlDevice_t device, int *major, int *minor));
+CG_NVML_DECL(nvmlDeviceGetTemperature, (nvmlDevice_t device, nvmlTemperatureSensors_t sensorType,
+                                        unsigned int *temp));
+CG_NVML_DECL(nvmlDeviceGetPowerUsage, (nvmlDevice_t device, unsigned int *power));
+CG_NVML_DECL(nvmlDeviceGetClockInfo, (nvmlDevice_t device, nvmlClockType_t type,
+                                      unsigned int *clock));
 
 /* nvmlErrorString is the one entry point that does not return nvmlReturn_t. */
 const char *nvmlErrorString(nvmlReturn_t result);

@@ -5,6 +5,7 @@
 #include "size.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +121,19 @@ int emu_config_from_env(emu_config *cfg, char *err, size_t errlen)
         }
     }
 
+    cfg->sample_ns = (uint64_t)EMU_DEFAULT_SAMPLE_MS * 1000000u;
+    const char *ms = getenv("CONVGPU_EMU_SAMPLE_MS");
+    if (ms) {
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(ms, &end, 10);
+        if (!isdigit((unsigned char)*ms) || *end || errno || v < EMU_SAMPLE_MS_MIN ||
+            v > EMU_SAMPLE_MS_MAX)
+            return failf(err, errlen, "CONVGPU_EMU_SAMPLE_MS must be a whole number of "
+                         "milliseconds from %u to %u", EMU_SAMPLE_MS_MIN, EMU_SAMPLE_MS_MAX);
+        cfg->sample_ns = (uint64_t)v * 1000000u;
+    }
+
     const char *state = getenv("CONVGPU_EMU_STATE");
     int len;
     if (state && *state)
@@ -135,7 +149,7 @@ int emu_config_from_env(emu_config *cfg, char *err, size_t errlen)
 int emu_config_same_devices(const emu_config *a, const emu_config *b)
 {
     if (a->ndev != b->ndev || a->ctx_charge != b->ctx_charge ||
-        a->granularity != b->granularity)
+        a->granularity != b->granularity || a->sample_ns != b->sample_ns)
         return 0;
     for (unsigned i = 0; i < a->ndev; i++)
         if (a->total[i] != b->total[i])

@@ -15,16 +15,20 @@
 #define EMU_DEFAULT_CONTEXT     (66ull << 20)       /* the paper's per-process context figure */
 #define EMU_DEFAULT_GRANULARITY (2ull << 20)
 #define EMU_PITCH_ALIGNMENT     512u                /* cuMemAllocPitch; TEXTURE_PITCH_ALIGNMENT */
+#define EMU_DEFAULT_SAMPLE_MS   166u                /* NVML sample period (recent GPUs: ~1/6 s) */
+#define EMU_SAMPLE_MS_MIN       20u
+#define EMU_SAMPLE_MS_MAX       10000u
 
 typedef struct {
     unsigned ndev;
     uint64_t total[EMU_MAX_DEVICES];
     uint64_t ctx_charge;   /* per process and device, already rounded up to granularity */
     uint64_t granularity;  /* power of two, at least 4 KiB */
+    uint64_t sample_ns;    /* NVML sample period (CONVGPU_EMU_SAMPLE_MS) */
     char state_path[EMU_PATH_MAX];
 } emu_config;
 
-/* Reads CONVGPU_EMU_DEVICES, _CONTEXT, _GRANULARITY and _STATE. Returns 0, or -1 with a
+/* Reads CONVGPU_EMU_DEVICES, _CONTEXT, _GRANULARITY, _SAMPLE_MS and _STATE. Returns 0, or -1 with a
  * one-line reason in err. */
 int emu_config_from_env(emu_config *cfg, char *err, size_t errlen);
 
@@ -32,7 +36,8 @@ int emu_config_from_env(emu_config *cfg, char *err, size_t errlen);
 int emu_parse_devices(const char *spec, uint64_t *totals, unsigned *ndev, char *err,
                       size_t errlen);
 
-/* Same device list, context charge and granularity (the state path is not compared). */
+/* Same device list, context charge, granularity and sample period (the state path is not
+ * compared). */
 int emu_config_same_devices(const emu_config *a, const emu_config *b);
 
 /* Deterministic UUID of physical device idx, so every process and both libraries agree. */

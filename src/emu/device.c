@@ -3,6 +3,7 @@
 #include "driver.h"
 #include "image.h"
 
+#include <stdio.h>
 #include <string.h>
 
 CUresult emu_device(CUdevice dev, unsigned *phys)
@@ -156,4 +157,37 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
     if ((rc = emu_device(dev, &phys)) != CUDA_SUCCESS)
         return rc;
     return attribute(attrib, phys, pi) == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* Peer access is not emulated: no device can access another's memory (nor "its own", which the
+ * driver does not count as peer access either). */
+CUresult cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev)
+{
+    CUresult rc = emu_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!canAccessPeer)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((rc = emu_device(dev, NULL)) != CUDA_SUCCESS ||
+        (rc = emu_device(peerDev, NULL)) != CUDA_SUCCESS)
+        return rc;
+    *canAccessPeer = 0;
+    return CUDA_SUCCESS;
+}
+
+/* "domain:bus:device.function" in hexadecimal; bus = physical index + 1, as
+ * CU_DEVICE_ATTRIBUTE_PCI_BUS_ID says (NVML reports the same bus). Truncated to len like
+ * cuDeviceGetName. */
+CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
+{
+    unsigned phys;
+    CUresult rc = emu_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!pciBusId || len <= 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((rc = emu_device(dev, &phys)) != CUDA_SUCCESS)
+        return rc;
+    snprintf(pciBusId, (size_t)len, "%04x:%02x:%02x.0", 0u, phys + 1, 0u);
+    return CUDA_SUCCESS;
 }

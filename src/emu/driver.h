@@ -17,7 +17,7 @@
 /* Handles the process owns besides contexts and device pointers. */
 enum emu_kind {
     EMU_K_STREAM = 1, EMU_K_EVENT, EMU_K_MODULE, EMU_K_ARRAY, EMU_K_POOL, EMU_K_VMM, EMU_K_HOST,
-    EMU_K_MIPMAP
+    EMU_K_MIPMAP, EMU_K_GRAPH, EMU_K_GEXEC
 };
 
 /* Every such handle begins with this header and sits on one list, which is how handles are
@@ -29,6 +29,10 @@ typedef struct emu_obj {
     struct CUctx_st *ctx;   /* owning context; NULL = owned by the process */
 } emu_obj;
 
+/* cuCtxGetLimit / cuCtxSetLimit: the limits a context keeps (CU_LIMIT_STACK_SIZE ..
+ * CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED). */
+#define EMU_CTX_LIMITS 10
+
 struct CUctx_st {
     int alive;              /* atomic: other threads read it without the lock */
     int primary;
@@ -36,9 +40,19 @@ struct CUctx_st {
     unsigned phys;          /* physical device in the shared state */
     unsigned flags;
     unsigned refs;          /* primary context retain count */
+    size_t limits[EMU_CTX_LIMITS];
+    /* the scheduler's (workq.c) */
+    unsigned gen;           /* bumped at each teardown: per-thread streams belong to one life */
+    int sticky;             /* atomic CUresult: a fault in its work ended the context */
+    struct CUstream_st *legacy; /* its NULL stream: made once, kept with the context */
+    uint64_t scan, min_blocking, legacy_head; /* scratch of the worker's pick */
 };
 
-enum emu_alloc_kind { EMU_A_LINEAR, EMU_A_PITCH, EMU_A_MANAGED, EMU_A_POOL, EMU_A_VMM };
+/* Device ranges, and the page-locked host ranges a kernel or an asynchronous copy may use
+ * directly (with unified addressing a host pointer is its own device pointer). */
+enum emu_alloc_kind {
+    EMU_A_LINEAR, EMU_A_PITCH, EMU_A_MANAGED, EMU_A_POOL, EMU_A_VMM, EMU_A_HOST, EMU_A_HOSTREG
+};
 
 /* One device-pointer range. A device pointer is the host address of its backing mapping, so
  * copies are plain memcpy once the range is validated. */
@@ -53,6 +67,8 @@ typedef struct {
     struct CUctx_st *ctx;
     struct CUmemPoolHandle_st *pool;
     struct emu_vmm *vmm;
+    unsigned hflags;        /* host ranges: the cuMemHostAlloc / cuMemHostRegister flags */
+    unsigned long long id;  /* CU_POINTER_ATTRIBUTE_BUFFER_ID: unique in the process */
 } emu_alloc;
 
 typedef struct {
@@ -83,6 +99,9 @@ typedef struct {
     size_t nresv, capresv;
     emu_obj objs;           /* list sentinel */
     struct CUmemPoolHandle_st *default_pool[EMU_MAX_DEVICES];   /* by physical index */
+    struct CUmemPoolHandle_st *current_pool[EMU_MAX_DEVICES];   /* cuDeviceSetMemPool; NULL:
+                                                                    the default one */
+    unsigned long long next_id;                                 /* buffer and stream ids */
 } emu_proc;
 
 extern emu_proc g_emu;
@@ -103,9 +122,9 @@ CUresult emu_current(struct CUctx_st **ctx);
 CUresult emu_enter_current(struct CUctx_st **ctx);
 int emu_ctx_valid(const struct CUctx_st *ctx);
 void emu_ctx_tls_reset(void);
-/* Resolves a stream argument to its context (NULL and the special handles mean the calling
- * thread's current context). Call with the lock held. */
-CUresult emu_stream_ctx(CUstream s, struct CUctx_st **ctx);
+/* The calling thread's current context without the sticky-error check (context management,
+ * which works in a faulted context too). */
+CUresult emu_current_any(struct CUctx_st **ctx);
 
 /* handle list (objects.c) */
 void emu_obj_add(emu_obj *o, int kind, struct CUctx_st *ctx);
@@ -119,7 +138,10 @@ void emu_release_owned(struct CUctx_st *ctx, int all, int uncharge);
 emu_alloc *emu_alloc_find(uintptr_t addr);
 int emu_alloc_insert(const emu_alloc *a);
 void emu_alloc_remove(emu_alloc *a);
-/* Validates [addr, addr+n) as device memory the caller may read (write = 0) or write. */
+/* The last range whose base is <= addr (it may end before addr), or NULL. */
+emu_alloc *emu_alloc_floor(uintptr_t addr);
+/* Validates [addr, addr+n) as memory a kernel or copy may read (write = 0) or write: device
+ * memory, or page-locked host memory. */
 CUresult emu_range(uintptr_t addr, size_t n, int write);
 /* Anonymous lazily backed memory for a device range; NULL on failure. */
 void *emu_map_backing(size_t len);
@@ -138,7 +160,9 @@ void emu_stream_destroy_obj(emu_obj *o);
 void emu_event_destroy_obj(emu_obj *o);
 void emu_module_destroy_obj(emu_obj *o);
 void emu_array_destroy_obj(emu_obj *o, int uncharge);
-void emu_host_destroy_obj(emu_obj *o);
+void emu_free_host(emu_alloc *a);
+void emu_graph_destroy_obj(emu_obj *o);
+void emu_gexec_destroy_obj(emu_obj *o);
 
 static inline uint64_t emu_charge_of(uint64_t bytes) { return emu_round_up(bytes, g_emu.cfg.granularity); }
 

@@ -1,7 +1,9 @@
-/* init.c — cuInit, the driver version, and what happens to the process-local state on fork:
- * a child is its own process, so on its first call it drops what it inherited (without
- * touching the parent's charges) and registers in the shared state under its own pid. */
-#include "driver.h"
+/* init.c — cuInit, the driver version, and what happens to the process-local state on fork
+ * and exit. A forked child is its own process: no worker thread survives fork, so its queues
+ * start empty, and on its first call it drops what it inherited (without touching the parent's
+ * charges) and registers in the shared state under its own pid. At exit the workers are
+ * detached threads that die with the process; the devices it holds are handed on at once. */
+#include "workq.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,10 +20,12 @@ static void fork_prepare(void)
 {
     pthread_mutex_lock(&g_emu.init_lock);
     emu_wrlock();
+    emu_sched_lock(); /* the child gets the queues between two updates, never inside one */
 }
 
 static void fork_parent(void)
 {
+    emu_sched_unlock();
     emu_unlock();
     pthread_mutex_unlock(&g_emu.init_lock);
 }
@@ -32,6 +36,7 @@ static void fork_child(void)
      * start both locks afresh (nobody else runs in the child yet). */
     pthread_rwlock_init(&g_emu.lock, NULL);
     pthread_mutex_init(&g_emu.init_lock, NULL);
+    emu_sched_after_fork();
     emu_ctx_tls_reset();
     if (__atomic_load_n(&g_emu.initialized, __ATOMIC_ACQUIRE))
         __atomic_store_n(&g_emu.forked, 1, __ATOMIC_RELEASE);
@@ -42,13 +47,23 @@ __attribute__((constructor)) static void emu_driver_load(void)
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
+__attribute__((destructor)) static void emu_driver_exit(void)
+{
+    if (__atomic_load_n(&g_emu.initialized, __ATOMIC_ACQUIRE) && g_emu.init_rc == CUDA_SUCCESS &&
+        !__atomic_load_n(&g_emu.forked, __ATOMIC_ACQUIRE))
+        emu_shared_exit(&g_emu.sh);
+}
+
 static void finish_fork(void)
 {
     emu_release_owned(NULL, 1, 0);
-    for (size_t i = 0; i < g_emu.nctx; i++)
+    for (size_t i = 0; i < g_emu.nctx; i++) {
         __atomic_store_n(&g_emu.ctxs[i]->alive, 0, __ATOMIC_RELEASE);
+        g_emu.ctxs[i]->gen++;
+    }
     for (unsigned i = 0; i < EMU_MAX_DEVICES; i++) {
         __atomic_store_n(&g_emu.primary[i].alive, 0, __ATOMIC_RELEASE);
+        g_emu.primary[i].gen++;
         g_emu.primary[i].refs = 0;
         g_emu.ctx_live[i] = 0;
     }

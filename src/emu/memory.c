@@ -6,7 +6,7 @@
  * granularity) with pitch = round_up(width, 512); managed memory is charged to the current
  * context's device like cuMemAlloc. Memory is backed by MAP_NORESERVE anonymous mappings, so
  * it costs host RAM only once written. */
-#include "driver.h"
+#include "workq.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +27,12 @@ static long find_floor(uintptr_t addr)
         }
     }
     return best;
+}
+
+emu_alloc *emu_alloc_floor(uintptr_t addr)
+{
+    long i = find_floor(addr);
+    return i < 0 ? NULL : &g_emu.allocs[i];
 }
 
 emu_alloc *emu_alloc_find(uintptr_t addr)
@@ -51,6 +57,7 @@ int emu_alloc_insert(const emu_alloc *a)
     size_t at = (size_t)(find_floor(a->base) + 1);
     memmove(&g_emu.allocs[at + 1], &g_emu.allocs[at], (g_emu.nalloc - at) * sizeof *a);
     g_emu.allocs[at] = *a;
+    g_emu.allocs[at].id = __atomic_add_fetch(&g_emu.next_id, 1, __ATOMIC_RELAXED);
     g_emu.nalloc++;
     return 0;
 }
@@ -74,6 +81,8 @@ CUresult emu_range(uintptr_t addr, size_t n, int write)
         if (!a)
             return CUDA_ERROR_INVALID_VALUE;
         if (a->kind == EMU_A_VMM && !(a->prot & (write ? PROT_WRITE : PROT_READ)))
+            return CUDA_ERROR_INVALID_VALUE;
+        if (a->kind == EMU_A_HOSTREG && write && (a->hflags & CU_MEMHOSTREGISTER_READ_ONLY))
             return CUDA_ERROR_INVALID_VALUE;
         size_t here = a->base + a->size - addr;
         if (here > n)
@@ -168,6 +177,14 @@ CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flag
     return linear_alloc(dptr, bytesize, EMU_A_MANAGED);
 }
 
+static int freeable(const emu_alloc *a, CUdeviceptr dptr)
+{
+    return a && a->base == (uintptr_t)dptr && a->kind != EMU_A_VMM && a->kind != EMU_A_HOST &&
+           a->kind != EMU_A_HOSTREG;
+}
+
+/* Like the driver's, cuMemFree first waits for the device's work that could still use it (every
+ * stream of the process on that device). */
 CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
     struct CUctx_st *ctx;
@@ -176,11 +193,19 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
         return rc;
     if (dptr == 0)
         return CUDA_SUCCESS;
-    emu_wrlock();
+    emu_rdlock();
     emu_alloc *a = emu_alloc_find((uintptr_t)dptr);
-    if (!a || a->base != (uintptr_t)dptr || a->kind == EMU_A_VMM) {
-        emu_unlock();
+    int ok = freeable(a, dptr);
+    unsigned phys = ok ? a->phys : 0;
+    emu_unlock();
+    if (!ok)
         return CUDA_ERROR_INVALID_VALUE;
+    emu_device_sync(phys);
+    emu_wrlock();
+    a = emu_alloc_find((uintptr_t)dptr);
+    if (!freeable(a, dptr)) {
+        emu_unlock();
+        return CUDA_ERROR_INVALID_VALUE; /* another thread freed it meanwhile */
     }
     if (a->kind == EMU_A_POOL)
         emu_pool_free_alloc(a, 1);
@@ -215,6 +240,8 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr 
         return rc;
     emu_rdlock();
     emu_alloc *a = emu_alloc_find((uintptr_t)dptr);
+    if (a && (a->kind == EMU_A_HOST || a->kind == EMU_A_HOSTREG))
+        a = NULL; /* host memory has no device address range */
     if (a) {
         if (pbase)
             *pbase = (CUdeviceptr)a->base;
@@ -223,50 +250,4 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr 
     }
     emu_unlock();
     return a ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
-}
-
-/* Page-locked host memory: ordinary host memory here, not charged to any device. The handle
- * header sits in front of the block so cuMemFreeHost can validate its argument. */
-#define EMU_HOST_HDR 64
-
-CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
-{
-    struct CUctx_st *ctx;
-    CUresult rc = emu_enter_current(&ctx);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    if (!pp || bytesize == 0)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (bytesize > SIZE_MAX - EMU_HOST_HDR)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    void *block = NULL;
-    if (posix_memalign(&block, EMU_HOST_HDR, EMU_HOST_HDR + bytesize) != 0)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    _Static_assert(sizeof(emu_obj) <= EMU_HOST_HDR, "host header too small");
-    emu_wrlock();
-    emu_obj_add(block, EMU_K_HOST, ctx);
-    emu_unlock();
-    *pp = (char *)block + EMU_HOST_HDR;
-    return CUDA_SUCCESS;
-}
-
-void emu_host_destroy_obj(emu_obj *o)
-{
-    emu_obj_del(o);
-    free(o);
-}
-
-CUresult cuMemFreeHost(void *p)
-{
-    CUresult rc = emu_enter();
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    if (!p || (uintptr_t)p < EMU_HOST_HDR)
-        return CUDA_ERROR_INVALID_VALUE;
-    emu_wrlock();
-    emu_obj *o = emu_obj_find((char *)p - EMU_HOST_HDR, EMU_K_HOST);
-    if (o)
-        emu_host_destroy_obj(o);
-    emu_unlock();
-    return o ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }

@@ -1,17 +1,19 @@
-/* module.c — modules and kernel launches. Kernels are built in and run synchronously on the
- * calling thread:
+/* module.c — modules, functions and kernel launches. Kernels are built in (exec.c runs them):
  *   complement(CUdeviceptr buf, size_t n)  bitwise NOT of n bytes at buf (the paper's sample)
- *   spin(unsigned long long microseconds)  keeps the device busy that long (NVML utilisation)
- * Arguments come through kernelParams or through `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER with
- * the natural layout: complement {u64 buf @0, u64 n @8}, spin {u64 us @0}). */
-#include "driver.h"
+ *   spin(unsigned long long microseconds)  occupies the device that long (NVML utilisation)
+ * A launch checks its function, grid, stream and arguments, copies the argument values into an
+ * item and queues it on the stream (workq.h): it returns before the kernel runs, and a fault
+ * in the kernel (complement over memory that is not the caller's) is the context's sticky error,
+ * reported by the next call, as on a GPU. Arguments come through kernelParams or through
+ * `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER with the natural layout: complement {u64 buf @0,
+ * u64 n @8}, spin {u64 us @0}). */
+#include "module.h"
 #include "image.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 struct CUfunc_st {
@@ -56,6 +58,54 @@ CUresult cuModuleLoadData(CUmodule *module, const void *image)
     if (!module || !image)
         return CUDA_ERROR_INVALID_VALUE;
     return load(module, image, EMU_IMAGE_MAX);
+}
+
+/* JIT options are accepted and ignored (nothing is compiled); the outputs a caller may read
+ * are written: empty logs, no compile time. */
+CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
+                            CUjit_option *options, void **optionValues)
+{
+    CUresult rc = emu_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!module || !image || (numOptions > 0 && (!options || !optionValues)))
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < numOptions; i++)
+        if ((unsigned)options[i] >= (unsigned)CU_JIT_NUM_OPTIONS)
+            return CUDA_ERROR_INVALID_VALUE;
+    rc = load(module, image, EMU_IMAGE_MAX);
+    for (unsigned i = 0; i < numOptions; i++) {
+        if (options[i] == CU_JIT_WALL_TIME) {
+            float none = 0.0f;
+            memcpy(&optionValues[i], &none, sizeof none);
+        } else if (options[i] == CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES ||
+                   options[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) {
+            CUjit_option buf = options[i] == CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES
+                                   ? CU_JIT_INFO_LOG_BUFFER
+                                   : CU_JIT_ERROR_LOG_BUFFER;
+            for (unsigned j = 0; j < numOptions; j++)
+                if (options[j] == buf && optionValues[j] && (uintptr_t)optionValues[i] > 0)
+                    *(char *)optionValues[j] = '\0';
+            optionValues[i] = (void *)(uintptr_t)0; /* bytes of log written */
+        }
+    }
+    return rc;
+}
+
+/* Built-in kernels have no module-scope variables: every name is not found. */
+CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name)
+{
+    CUresult rc = emu_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!name)
+        return CUDA_ERROR_INVALID_VALUE;
+    emu_rdlock();
+    emu_obj *o = emu_obj_find(hmod, EMU_K_MODULE);
+    emu_unlock();
+    (void)dptr;
+    (void)bytes;
+    return o ? CUDA_ERROR_NOT_FOUND : CUDA_ERROR_INVALID_HANDLE;
 }
 
 CUresult cuModuleLoad(CUmodule *module, const char *fname)
@@ -129,8 +179,7 @@ CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
     return rc;
 }
 
-/* Kernel id of f if it is a function of a loaded module, else -1. Lock held. */
-static int resolve_function(CUfunction f)
+int emu_resolve_function(CUfunction f)
 {
     for (emu_obj *o = g_emu.objs.next; o != &g_emu.objs; o = o->next) {
         if (o->kind != EMU_K_MODULE)
@@ -143,13 +192,11 @@ static int resolve_function(CUfunction f)
     return -1;
 }
 
-typedef struct {
-    uint64_t a0, a1;
-} kargs;
-
-static CUresult read_args(int kernel, void **params, void **extra, kargs *out)
+CUresult emu_read_args(int kernel, void **params, void **extra, emu_kcall *out)
 {
     int nargs = kernel == EMU_KERNEL_COMPLEMENT ? 2 : 1;
+    out->kernel = kernel;
+    out->a0 = out->a1 = 0;
     if ((params && extra) || (!params && !extra))
         return CUDA_ERROR_INVALID_VALUE;
     if (params) {
@@ -186,63 +233,37 @@ static CUresult read_args(int kernel, void **params, void **extra, kargs *out)
     return CUDA_SUCCESS;
 }
 
-static void complement(unsigned char *p, size_t n)
+CUresult emu_check_dims(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned shmem)
 {
-    while (n > 0 && ((uintptr_t)p & 7)) {
-        *p = (unsigned char)~*p;
-        p++;
-        n--;
-    }
-    uint64_t *w = (uint64_t *)(void *)p;
-    for (; n >= 8; n -= 8, w++)
-        *w = ~*w;
-    for (p = (unsigned char *)w; n > 0; n--, p++)
-        *p = (unsigned char)~*p;
-}
-
-static void spin(uint64_t us)
-{
-    struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
-    while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR) {
-    }
+    if (!gx || !gy || !gz || !bx || !by || !bz || bz > 64 || gy > 65535 || gz > 65535 ||
+        (uint64_t)bx * by * bz > 1024 || shmem > 163u * 1024)
+        return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
 }
 
 static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                       unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
-                       void **extra)
+                       unsigned by, unsigned bz, unsigned shmem, CUstream h, void **params,
+                       void **extra, int ptsz)
 {
-    struct CUctx_st *ctx;
-    kargs args = {0, 0};
+    struct CUstream_st *s = NULL;
+    emu_item it = {.kind = EMU_I_KERNEL};
     CUresult rc = emu_enter();
     if (rc != CUDA_SUCCESS)
         return rc;
     emu_rdlock();
-    int k = resolve_function(f);
-    if (k < 0) {
+    int k = emu_resolve_function(f);
+    if (k < 0)
         rc = CUDA_ERROR_INVALID_HANDLE;
-    } else if ((rc = emu_stream_ctx(s, &ctx)) != CUDA_SUCCESS) {
-    } else if (!gx || !gy || !gz || !bx || !by || !bz || bz > 64 || gy > 65535 ||
-               gz > 65535 || (uint64_t)bx * by * bz > 1024 || shmem > 163u * 1024) {
-        rc = CUDA_ERROR_INVALID_VALUE;
-    } else {
-        rc = read_args(k, params, extra, &args);
-    }
-    if (rc == CUDA_SUCCESS && k == EMU_KERNEL_COMPLEMENT) {
-        /* A bad address faults on a GPU; here it is caught before touching memory. */
-        if (emu_range((uintptr_t)args.a0, (size_t)args.a1, 1) != CUDA_SUCCESS) {
-            rc = CUDA_ERROR_ILLEGAL_ADDRESS;
-        } else {
-            emu_shared_busy_begin(&g_emu.sh, ctx->phys);
-            complement((unsigned char *)(uintptr_t)args.a0, (size_t)args.a1);
-            emu_shared_busy_end(&g_emu.sh, ctx->phys);
-        }
-    }
+    else if ((rc = emu_stream_get_locked(h, ptsz, &s)) != CUDA_SUCCESS)
+        s = NULL;
+    else if ((rc = emu_check_dims(gx, gy, gz, bx, by, bz, shmem)) == CUDA_SUCCESS)
+        rc = emu_read_args(k, params, extra, &it.u.k);
     emu_unlock();
-    if (rc == CUDA_SUCCESS && k == EMU_KERNEL_SPIN) {
-        emu_shared_busy_begin(&g_emu.sh, ctx->phys);
-        spin(args.a0);
-        emu_shared_busy_end(&g_emu.sh, ctx->phys);
-    }
+    if (rc == CUDA_SUCCESS)
+        rc = emu_submit(s, &it, 0);
+    if (s)
+        emu_stream_put(s);
     return rc;
 }
 
@@ -252,7 +273,14 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
                         void **kernelParams, void **extra)
 {
     return launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
-                  sharedMemBytes, hStream, kernelParams, extra);
+                  sharedMemBytes, hStream, kernelParams, extra, 0);
+}
+
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                             unsigned int bx, unsigned int by, unsigned int bz,
+                             unsigned int shmem, CUstream s, void **params, void **extra)
+{
+    return launch(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra, 1);
 }
 
 CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
@@ -262,16 +290,108 @@ CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned
                                    void **kernelParams)
 {
     return launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
-                  sharedMemBytes, hStream, kernelParams, NULL);
+                  sharedMemBytes, hStream, kernelParams, NULL, 0);
 }
 
-CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **kernelParams,
-                          void **extra)
+CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy,
+                                        unsigned int gz, unsigned int bx, unsigned int by,
+                                        unsigned int bz, unsigned int shmem, CUstream s,
+                                        void **params)
+{
+    return launch(f, gx, gy, gz, bx, by, bz, shmem, s, params, NULL, 1);
+}
+
+static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra,
+                          int ptsz)
 {
     if (!c || (c->numAttrs > 0 && !c->attrs)) {
         CUresult rc = emu_enter();
         return rc != CUDA_SUCCESS ? rc : CUDA_ERROR_INVALID_VALUE;
     }
     return launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
-                  c->blockDimZ, c->sharedMemBytes, c->hStream, kernelParams, extra);
+                  c->blockDimZ, c->sharedMemBytes, c->hStream, params, extra, ptsz);
+}
+
+CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **kernelParams,
+                          void **extra)
+{
+    return launch_ex(c, f, kernelParams, extra, 0);
+}
+
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **kernelParams,
+                               void **extra)
+{
+    return launch_ex(c, f, kernelParams, extra, 1);
+}
+
+/* Deprecated but exported: one cooperative launch per device, each on a stream of its own
+ * (a created stream: the default streams are refused, as the driver refuses them). */
+#define EMU_MULTI_DEVICE_FLAGS 0x3u /* NO_PRE_LAUNCH_SYNC | NO_POST_LAUNCH_SYNC */
+
+CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *list, unsigned int numDevices,
+                                              unsigned int flags)
+{
+    CUresult rc = emu_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!list || numDevices == 0 || numDevices > g_emu.nvis || (flags & ~EMU_MULTI_DEVICE_FLAGS))
+        return CUDA_ERROR_INVALID_VALUE;
+    unsigned seen = 0;
+    emu_rdlock();
+    for (unsigned i = 0; i < numDevices && rc == CUDA_SUCCESS; i++) {
+        CUstream h = list[i].hStream;
+        const emu_obj *o = h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD
+                               ? NULL
+                               : emu_obj_find(h, EMU_K_STREAM);
+        if (!o)
+            rc = CUDA_ERROR_INVALID_HANDLE;
+        else if (!emu_ctx_valid(o->ctx))
+            rc = CUDA_ERROR_INVALID_CONTEXT;
+        else if (seen & (1u << o->ctx->phys))
+            rc = CUDA_ERROR_INVALID_DEVICE; /* two launches on one device */
+        else
+            seen |= 1u << o->ctx->phys;
+    }
+    emu_unlock();
+    for (unsigned i = 0; i < numDevices && rc == CUDA_SUCCESS; i++) {
+        const CUDA_LAUNCH_PARAMS *p = &list[i];
+        rc = launch(p->function, p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX,
+                    p->blockDimY, p->blockDimZ, p->sharedMemBytes, p->hStream, p->kernelParams,
+                    NULL, 0);
+    }
+    return rc;
+}
+
+CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
+{
+    CUresult rc = emu_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    emu_rdlock();
+    int k = emu_resolve_function(hfunc);
+    emu_unlock();
+    if (k < 0)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!pi)
+        return CUDA_ERROR_INVALID_VALUE;
+    switch (attrib) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; break;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *pi = 0; break;
+    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: *pi = 0; break;
+    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *pi = 0; break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = 16; break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = EMU_COMPUTE_CAPABILITY; break;
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = EMU_COMPUTE_CAPABILITY; break;
+    case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: *pi = 0; break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = 48 * 1024; break;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *pi = -1; break;
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: *pi = 0; break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: *pi = 0; break;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: *pi = 0; break;
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: *pi = 0; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
 }

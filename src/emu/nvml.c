@@ -1,15 +1,13 @@
-/* nvml.c — the emulated libnvidia-ml.so.1. It reads the same shared state as the driver, so
- * memory, processes and utilisation agree with what cuMemGetInfo and the kernels produce.
- * Like real NVML it sees every physical device and ignores CUDA_VISIBLE_DEVICES, and it never
- * registers as a process using the GPU. */
-#pragma GCC visibility push(default)
-#include "nvml_types.h"
-#pragma GCC visibility pop
+/* nvml.c — the emulated libnvidia-ml.so.1: initialisation, devices, memory, processes and
+ * error strings (nvml_util.c: utilisation; nvml_info.c: PCI, clocks and sensors). It reads the
+ * same shared state as the driver, so memory, processes and utilisation agree with what
+ * cuMemGetInfo and the kernels produce. Like real NVML it sees every physical device and
+ * ignores CUDA_VISIBLE_DEVICES, and it never registers as a process using the GPU. Pids are
+ * reported as the caller's pid namespace sees them (pidns.h), as real NVML reports host pids. */
+#include "nvml_int.h"
 
-#include "config.h"
-#include "shared.h"
+#include "pidns.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,17 +17,7 @@
 #define EMU_DRIVER_VERSION "580.65.06"
 #define EMU_NVML_VERSION   "13.580.65.06"
 
-struct nvmlDevice_st {
-    unsigned index;
-};
-
-static struct {
-    pthread_mutex_t lock;
-    int refs;               /* atomic; nvmlInit/nvmlShutdown nest */
-    int attached;           /* the mapping is kept after shutdown: other threads may race */
-    emu_shared sh;
-    struct nvmlDevice_st dev[EMU_MAX_DEVICES];
-} g_nvml = {.lock = PTHREAD_MUTEX_INITIALIZER};
+emu_nvml g_nvml = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
 {
@@ -70,17 +58,16 @@ nvmlReturn_t nvmlShutdown(void)
     return rc;
 }
 
-static nvmlReturn_t ready(emu_config *cfg)
+nvmlReturn_t emu_nvml_ready(emu_config *cfg)
 {
     if (__atomic_load_n(&g_nvml.refs, __ATOMIC_ACQUIRE) == 0)
         return NVML_ERROR_UNINITIALIZED;
     return emu_shared_config(&g_nvml.sh, cfg) == 0 ? NVML_SUCCESS : NVML_ERROR_UNKNOWN;
 }
 
-/* Validates a handle against the current configuration; its physical index into *idx. */
-static nvmlReturn_t device(nvmlDevice_t d, emu_config *cfg, unsigned *idx)
+nvmlReturn_t emu_nvml_device(nvmlDevice_t d, emu_config *cfg, unsigned *idx)
 {
-    nvmlReturn_t rc = ready(cfg);
+    nvmlReturn_t rc = emu_nvml_ready(cfg);
     if (rc != NVML_SUCCESS)
         return rc;
     if (!d || d < &g_nvml.dev[0] || d >= &g_nvml.dev[EMU_MAX_DEVICES] || d->index >= cfg->ndev)
@@ -102,7 +89,7 @@ static nvmlReturn_t put_string(char *out, unsigned int length, const char *s)
 nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length)
 {
     emu_config cfg;
-    nvmlReturn_t rc = ready(&cfg);
+    nvmlReturn_t rc = emu_nvml_ready(&cfg);
     return rc != NVML_SUCCESS ? rc : put_string(version, length, EMU_DRIVER_VERSION);
 }
 
@@ -127,7 +114,7 @@ nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion)
 nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount)
 {
     emu_config cfg;
-    nvmlReturn_t rc = ready(&cfg);
+    nvmlReturn_t rc = emu_nvml_ready(&cfg);
     if (rc != NVML_SUCCESS)
         return rc;
     if (!deviceCount)
@@ -144,7 +131,7 @@ nvmlReturn_t nvmlDeviceGetCount(unsigned int *deviceCount)
 nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *dev)
 {
     emu_config cfg;
-    nvmlReturn_t rc = ready(&cfg);
+    nvmlReturn_t rc = emu_nvml_ready(&cfg);
     if (rc != NVML_SUCCESS)
         return rc;
     if (!dev || index >= cfg.ndev)
@@ -161,7 +148,7 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t *dev)
 nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *dev)
 {
     emu_config cfg;
-    nvmlReturn_t rc = ready(&cfg);
+    nvmlReturn_t rc = emu_nvml_ready(&cfg);
     if (rc != NVML_SUCCESS)
         return rc;
     if (!uuid || !dev)
@@ -183,7 +170,7 @@ nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t d, unsigned int *index)
 {
     emu_config cfg;
     unsigned i;
-    nvmlReturn_t rc = device(d, &cfg, &i);
+    nvmlReturn_t rc = emu_nvml_device(d, &cfg, &i);
     if (rc != NVML_SUCCESS)
         return rc;
     if (!index)
@@ -197,7 +184,7 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *name, unsigned int length)
     emu_config cfg;
     unsigned i;
     char s[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
-    nvmlReturn_t rc = device(d, &cfg, &i);
+    nvmlReturn_t rc = emu_nvml_device(d, &cfg, &i);
     if (rc != NVML_SUCCESS)
         return rc;
     emu_device_name(cfg.total[i], s, sizeof s);
@@ -210,7 +197,7 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *uuid, unsigned int length)
     unsigned i;
     unsigned char u[16];
     char s[EMU_UUID_STRLEN];
-    nvmlReturn_t rc = device(d, &cfg, &i);
+    nvmlReturn_t rc = emu_nvml_device(d, &cfg, &i);
     if (rc != NVML_SUCCESS)
         return rc;
     emu_device_uuid(i, cfg.total[i], u);
@@ -222,7 +209,7 @@ static nvmlReturn_t memory(nvmlDevice_t d, uint64_t *total, uint64_t *used)
 {
     emu_config cfg;
     unsigned i;
-    nvmlReturn_t rc = device(d, &cfg, &i);
+    nvmlReturn_t rc = emu_nvml_device(d, &cfg, &i);
     if (rc != NVML_SUCCESS)
         return rc;
     if (emu_shared_used(&g_nvml.sh, i, used) != 0)
@@ -238,7 +225,7 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
     uint64_t total, used;
     if (!m) {
         emu_config cfg;
-        nvmlReturn_t rc = ready(&cfg);
+        nvmlReturn_t rc = emu_nvml_ready(&cfg);
         return rc != NVML_SUCCESS ? rc : NVML_ERROR_INVALID_ARGUMENT;
     }
     nvmlReturn_t rc = memory(d, &total, &used);
@@ -254,7 +241,7 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m)
 {
     uint64_t total, used;
     emu_config cfg;
-    nvmlReturn_t rc = ready(&cfg);
+    nvmlReturn_t rc = emu_nvml_ready(&cfg);
     if (rc != NVML_SUCCESS)
         return rc;
     if (!m)
@@ -276,7 +263,7 @@ static nvmlReturn_t processes(nvmlDevice_t d, unsigned int *count, void *infos, 
 {
     emu_config cfg;
     unsigned i;
-    nvmlReturn_t rc = device(d, &cfg, &i);
+    nvmlReturn_t rc = emu_nvml_device(d, &cfg, &i);
     if (rc != NVML_SUCCESS)
         return rc;
     if (!count || (*count > 0 && !infos))
@@ -292,11 +279,11 @@ static nvmlReturn_t processes(nvmlDevice_t d, unsigned int *count, void *infos, 
     for (int k = 0; k < n; k++) {
         if (v1) {
             nvmlProcessInfo_v1_t *p = (nvmlProcessInfo_v1_t *)infos + k;
-            p->pid = use[k].pid;
+            p->pid = emu_ident_report_pid(&use[k].who);
             p->usedGpuMemory = use[k].used;
         } else {
             nvmlProcessInfo_t *p = (nvmlProcessInfo_t *)infos + k;
-            p->pid = use[k].pid;
+            p->pid = emu_ident_report_pid(&use[k].who);
             p->usedGpuMemory = use[k].used;
             p->gpuInstanceId = NVML_VALUE_NOT_AVAILABLE;
             p->computeInstanceId = NVML_VALUE_NOT_AVAILABLE;
@@ -322,22 +309,6 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned int *
                                                   nvmlProcessInfo_v1_t *infos)
 {
     return processes(d, infoCount, infos, 1);
-}
-
-nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u)
-{
-    emu_config cfg;
-    unsigned i, pct;
-    nvmlReturn_t rc = device(d, &cfg, &i);
-    if (rc != NVML_SUCCESS)
-        return rc;
-    if (!u)
-        return NVML_ERROR_INVALID_ARGUMENT;
-    if (emu_shared_utilization(&g_nvml.sh, i, &pct) != 0)
-        return NVML_ERROR_UNKNOWN;
-    u->gpu = pct;
-    u->memory = 0; /* the built-in kernels model compute, not memory traffic */
-    return NVML_SUCCESS;
 }
 
 const char *nvmlErrorString(nvmlReturn_t result)

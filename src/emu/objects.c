@@ -1,5 +1,6 @@
 /* objects.c — the list of handles the process owns (streams, events, modules, arrays, pools,
- * VMM allocations), used to validate handles and to free what a destroyed context owned. */
+ * VMM allocations, graphs), used to validate handles and to free what a destroyed context
+ * owned. */
 #include "driver.h"
 
 void emu_obj_add(emu_obj *o, int kind, struct CUctx_st *ctx)
@@ -44,6 +45,11 @@ void emu_release_owned(struct CUctx_st *ctx, int all, int uncharge)
             if (all)
                 emu_vmm_forget_mapping(a, uncharge);
             break;
+        case EMU_A_HOST:
+        case EMU_A_HOSTREG:
+            if (all || a->ctx == ctx)
+                emu_free_host(a);
+            break;
         default:
             if (all || a->ctx == ctx)
                 emu_free_linear(a, uncharge);
@@ -63,7 +69,8 @@ void emu_release_owned(struct CUctx_st *ctx, int all, int uncharge)
         case EMU_K_MIPMAP: emu_array_destroy_obj(o, uncharge); break;
         case EMU_K_POOL: emu_pool_destroy_obj(o, uncharge); break;
         case EMU_K_VMM: emu_vmm_destroy_obj(o, uncharge); break;
-        case EMU_K_HOST: emu_host_destroy_obj(o); break;
+        case EMU_K_GRAPH: emu_graph_destroy_obj(o); break;
+        case EMU_K_GEXEC: emu_gexec_destroy_obj(o); break;
         default: break;
         }
     }

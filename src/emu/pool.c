@@ -4,9 +4,12 @@
  * allocation takes round_up(size, granularity) from the pool's free reserve and grows the
  * reserve (charging the device) only by the shortfall. When memory is freed the pool keeps at
  * most max(used, release threshold rounded down to a granule) reserved and returns the rest
- * at once (execution is synchronous, so every free is also a synchronisation point). With the
- * default threshold of 0 a pool therefore holds nothing beyond what is in use. */
-#include "driver.h"
+ * at once: cuMemFreeAsync waits for its stream's earlier work, then frees (a real driver frees
+ * in stream order; freeing no earlier is the same to the program, and the accounting the
+ * interposer mirrors stays a function of the calls). With the default threshold of 0 a pool
+ * therefore holds nothing beyond what is in use. cuMemAllocAsync allocates from the device's
+ * current pool (cuDeviceSetMemPool; the default pool unless set). */
+#include "workq.h"
 
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -65,6 +68,8 @@ static void pool_free(struct CUmemPoolHandle_st *p, int uncharge)
     shrink(p, 0, uncharge);
     if (g_emu.default_pool[p->phys] == p)
         g_emu.default_pool[p->phys] = NULL;
+    if (g_emu.current_pool[p->phys] == p)
+        g_emu.current_pool[p->phys] = NULL;
     emu_obj_del(&p->hdr);
     free(p);
 }
@@ -88,18 +93,27 @@ void emu_pool_free_alloc(emu_alloc *a, int uncharge)
         pool_free(p, uncharge);
 }
 
-static CUresult pool_alloc(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool hpool, CUstream s)
+/* The pool cuMemAllocAsync uses on phys. Lock held (write). */
+static struct CUmemPoolHandle_st *current_pool(unsigned phys)
 {
-    struct CUctx_st *ctx;
+    return g_emu.current_pool[phys] ? g_emu.current_pool[phys] : default_pool(phys);
+}
+
+static CUresult pool_alloc(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool hpool, CUstream h,
+                           int ptsz)
+{
+    struct CUstream_st *s = NULL;
     CUresult rc = emu_enter();
     if (rc != CUDA_SUCCESS)
         return rc;
     if (!dptr || bytesize == 0)
         return CUDA_ERROR_INVALID_VALUE;
     emu_wrlock();
-    if ((rc = emu_stream_ctx(s, &ctx)) != CUDA_SUCCESS)
+    if ((rc = emu_stream_get_locked(h, ptsz, &s)) != CUDA_SUCCESS) {
+        s = NULL;
         goto out;
-    struct CUmemPoolHandle_st *p = hpool ? pool_lookup(hpool) : default_pool(ctx->phys);
+    }
+    struct CUmemPoolHandle_st *p = hpool ? pool_lookup(hpool) : current_pool(s->phys);
     if (!p) {
         rc = hpool ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_OUT_OF_MEMORY;
         goto out;
@@ -136,38 +150,119 @@ static CUresult pool_alloc(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool hpoo
     rc = CUDA_SUCCESS;
 out:
     emu_unlock();
+    if (s)
+        emu_stream_put(s);
     return rc;
 }
 
 CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
-    return pool_alloc(dptr, bytesize, NULL, hStream);
+    return pool_alloc(dptr, bytesize, NULL, hStream, 0);
 }
 
-CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
-                                 CUstream hStream)
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+    return pool_alloc(dptr, bytesize, NULL, hStream, 1);
+}
+
+static CUresult alloc_from(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream h,
+                           int ptsz)
 {
     if (!pool) {
         CUresult rc = emu_enter();
         return rc != CUDA_SUCCESS ? rc : CUDA_ERROR_INVALID_VALUE;
     }
-    return pool_alloc(dptr, bytesize, pool, hStream);
+    return pool_alloc(dptr, bytesize, pool, h, ptsz);
 }
 
-CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                                 CUstream hStream)
 {
-    struct CUctx_st *ctx;
+    return alloc_from(dptr, bytesize, pool, hStream, 0);
+}
+
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                                      CUstream hStream)
+{
+    return alloc_from(dptr, bytesize, pool, hStream, 1);
+}
+
+static int pool_ptr(CUdeviceptr dptr)
+{
+    const emu_alloc *a = emu_alloc_find((uintptr_t)dptr);
+    return a && a->base == (uintptr_t)dptr && a->kind == EMU_A_POOL;
+}
+
+static CUresult free_async(CUdeviceptr dptr, CUstream h, int ptsz)
+{
+    struct CUstream_st *s;
     CUresult rc = emu_enter();
     if (rc != CUDA_SUCCESS)
         return rc;
+    emu_rdlock();
+    rc = emu_stream_get_locked(h, ptsz, &s);
+    int ok = rc == CUDA_SUCCESS && pool_ptr(dptr);
+    emu_unlock();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (ok)
+        rc = emu_stream_sync(s); /* the stream's earlier work may still use it */
+    emu_stream_put(s);
+    if (!ok)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (rc != CUDA_SUCCESS)
+        return rc;
     emu_wrlock();
-    if ((rc = emu_stream_ctx(hStream, &ctx)) == CUDA_SUCCESS) {
-        emu_alloc *a = emu_alloc_find((uintptr_t)dptr);
-        if (!a || a->base != (uintptr_t)dptr || a->kind != EMU_A_POOL)
-            rc = CUDA_ERROR_INVALID_VALUE;
-        else
-            emu_pool_free_alloc(a, 1);
-    }
+    if (pool_ptr(dptr))
+        emu_pool_free_alloc(emu_alloc_find((uintptr_t)dptr), 1);
+    else
+        rc = CUDA_ERROR_INVALID_VALUE; /* freed by another thread meanwhile */
+    emu_unlock();
+    return rc;
+}
+
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) { return free_async(dptr, hStream, 0); }
+
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
+{
+    return free_async(dptr, hStream, 1);
+}
+
+CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
+{
+    unsigned phys;
+    CUresult rc = emu_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!pool)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((rc = emu_device(dev, &phys)) != CUDA_SUCCESS)
+        return rc;
+    emu_wrlock();
+    struct CUmemPoolHandle_st *p = current_pool(phys);
+    emu_unlock();
+    if (!p)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *pool = p;
+    return CUDA_SUCCESS;
+}
+
+/* The pool must belong to the device (CUDA_ERROR_INVALID_VALUE otherwise, as the driver says);
+ * destroying it makes the default pool current again. */
+CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
+{
+    unsigned phys;
+    CUresult rc = emu_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if ((rc = emu_device(dev, &phys)) != CUDA_SUCCESS)
+        return rc;
+    emu_wrlock();
+    struct CUmemPoolHandle_st *p = pool_lookup(pool);
+    if (!p || p->phys != phys)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        g_emu.current_pool[phys] = p->is_default ? NULL : p;
     emu_unlock();
     return rc;
 }
@@ -226,6 +321,8 @@ CUresult cuMemPoolDestroy(CUmemoryPool pool)
     }
     /* Outstanding allocations stay valid; the pool goes with the last of them. */
     p->destroyed = 1;
+    if (g_emu.current_pool[p->phys] == p)
+        g_emu.current_pool[p->phys] = NULL;
     shrink(p, 0, 1);
     if (p->used == 0)
         pool_free(p, 1);

@@ -13,8 +13,10 @@
  * Dead slots are found by pid plus process start time (/proc/<pid>/stat field 22), so a reused
  * pid is not mistaken for its predecessor; zombies count as dead because a real driver frees a
  * process's memory at exit, before it is reaped. Every locker reclaims, so the memory of a dead
- * process is back before the next allocation or query on the machine is answered. Pids are
- * those of the caller's pid namespace: all users of one state file must share it. */
+ * process is back before the next allocation or query on the machine is answered. A slot names
+ * its process by pid and pid namespace (pidns.c), so processes in containers and on the host can
+ * share one state file. The device execution lock and busy time live in devlock.c, their
+ * readers in samples.c. */
 #include "shared.h"
 
 #include <errno.h>
@@ -27,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proc_start.h"
+#include "pidns.h"
 
 #define EMU_STATE_MAGIC 0x31554d4555504743ull /* "CGPUEMU1" */
 
@@ -38,7 +40,7 @@ uint64_t emu_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int st_lock(emu_state *st)
+int emu_st_lock(emu_state *st)
 {
     int rc = pthread_mutex_lock(&st->lock);
     if (rc == EOWNERDEAD) {
@@ -49,21 +51,41 @@ static int st_lock(emu_state *st)
     return rc == 0 ? 0 : -1;
 }
 
-static void st_unlock(emu_state *st) { pthread_mutex_unlock(&st->lock); }
+void emu_st_unlock(emu_state *st) { pthread_mutex_unlock(&st->lock); }
 
 static int is_own_slot(const emu_shared *sh, int i) { return i == sh->slot && sh->pid == getpid(); }
 
-static void reclaim(emu_shared *sh)
+/* Frees slot i of a dead process: its busy time goes to the ring, its devices to the next
+ * waiter, its charges vanish with it. */
+static void drop_slot(emu_state *st, int i)
+{
+    emu_slot *s = &st->slots[i];
+    uint64_t now = emu_now_ns();
+    for (unsigned d = 0; d < EMU_MAX_DEVICES; d++) {
+        emu_devstate *ds = &st->dev[d];
+        emu_flush_busy(st, s, d, now);
+        if (s->dev[d].ticket && ds->nwait)
+            ds->nwait--;
+        if (ds->owner == (uint32_t)i + 1 || s->dev[d].ticket) {
+            if (ds->owner == (uint32_t)i + 1)
+                ds->owner = 0;
+            __atomic_add_fetch(&ds->futex, 1, __ATOMIC_RELEASE);
+            emu_futex_wake(&ds->futex);
+        }
+    }
+    s->id.pid = 0; /* first: a half-cleared slot is already free */
+    memset(s, 0, sizeof *s);
+}
+
+void emu_reclaim(emu_shared *sh)
 {
     emu_state *st = sh->st;
     for (int i = 0; i < EMU_MAX_PROCS; i++) {
         emu_slot *s = &st->slots[i];
-        if (s->pid == 0 || is_own_slot(sh, i))
+        if (s->id.pid == 0 || is_own_slot(sh, i))
             continue;
-        if (cg_proc_start_time(s->pid) != s->start_time) {
-            s->pid = 0; /* first: a half-cleared slot is already free */
-            memset(s, 0, sizeof *s);
-        }
+        if (!emu_ident_alive(&s->id))
+            drop_slot(st, i);
     }
 }
 
@@ -71,8 +93,20 @@ static int live_slots(emu_shared *sh)
 {
     int n = 0;
     for (int i = 0; i < EMU_MAX_PROCS; i++)
-        n += sh->st->slots[i].pid != 0;
+        n += sh->st->slots[i].id.pid != 0;
     return n;
+}
+
+static void reset_clock(emu_state *st)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    st->epoch_mono = emu_now_ns();
+    st->epoch_real = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    for (unsigned d = 0; d < EMU_MAX_DEVICES; d++) {
+        memset(st->dev[d].rec, 0, sizeof st->dev[d].rec);
+        st->dev[d].rec_head = 0;
+    }
 }
 
 static void write_config(emu_state *st, const emu_config *c)
@@ -80,15 +114,19 @@ static void write_config(emu_state *st, const emu_config *c)
     st->ndev = c->ndev;
     st->ctx_charge = c->ctx_charge;
     st->granularity = c->granularity;
+    st->sample_ns = c->sample_ns;
     memset(st->total, 0, sizeof st->total);
     memset(st->uuid, 0, sizeof st->uuid);
     for (unsigned i = 0; i < c->ndev; i++) {
         st->total[i] = c->total[i];
         emu_device_uuid(i, c->total[i], st->uuid[i]);
     }
-    memset(st->busy, 0, sizeof st->busy);
-    memset(st->busy_head, 0, sizeof st->busy_head);
+    for (unsigned d = 0; d < EMU_MAX_DEVICES; d++) {
+        st->dev[d].owner = st->dev[d].nwait = 0;
+        __atomic_add_fetch(&st->dev[d].futex, 1, __ATOMIC_RELEASE);
+    }
     memset(st->slots, 0, sizeof st->slots);
+    reset_clock(st);
     st->generation++;
 }
 
@@ -98,6 +136,7 @@ static void read_config(const emu_state *st, emu_config *c, const char *path)
     c->ndev = st->ndev <= EMU_MAX_DEVICES ? st->ndev : EMU_MAX_DEVICES;
     c->ctx_charge = st->ctx_charge;
     c->granularity = st->granularity;
+    c->sample_ns = st->sample_ns;
     for (unsigned i = 0; i < c->ndev; i++)
         c->total[i] = st->total[i];
     snprintf(c->state_path, sizeof c->state_path, "%s", path);
@@ -116,14 +155,16 @@ static int init_mutex(pthread_mutex_t *m)
 
 static int register_slot(emu_shared *sh)
 {
-    uint64_t start = cg_proc_start_time(getpid());
+    emu_ident me;
+    emu_ident_self(&me);
     for (int i = 0; i < EMU_MAX_PROCS; i++) {
         emu_slot *s = &sh->st->slots[i];
-        if (s->pid != 0)
+        if (s->id.pid != 0)
             continue;
         memset(s, 0, sizeof *s);
-        s->start_time = start;
-        s->pid = (int32_t)getpid(); /* last: the slot is claimed only when complete */
+        s->id.pidns = me.pidns;
+        s->id.start_time = me.start_time;
+        s->id.pid = me.pid; /* last: the slot is claimed only when complete */
         sh->slot = i;
         sh->pid = getpid();
         return 0;
@@ -175,11 +216,11 @@ int emu_shared_attach(emu_shared *sh, const emu_config *want, emu_config *got, i
         write_config(st, want);
         __atomic_store_n(&st->magic, EMU_STATE_MAGIC, __ATOMIC_RELEASE);
     }
-    if (st_lock(st) != 0) {
+    if (emu_st_lock(st) != 0) {
         snprintf(err, errlen, "the lock in state file %s is unusable; remove the file", path);
         goto fail;
     }
-    reclaim(sh);
+    emu_reclaim(sh);
     emu_config have;
     read_config(st, &have, path);
     if (!emu_config_same_devices(&have, want)) {
@@ -195,13 +236,15 @@ int emu_shared_attach(emu_shared *sh, const emu_config *want, emu_config *got, i
                     path, live, live == 1 ? "" : "es", have.ndev, have.ndev == 1 ? "" : "s");
         }
     }
+    if (live_slots(sh) == 0 && emu_now_ns() < st->epoch_mono)
+        reset_clock(st); /* a file kept across a reboot: the monotonic clock started again */
     if (reg && register_slot(sh) != 0) {
-        st_unlock(st);
+        emu_st_unlock(st);
         snprintf(err, errlen, "state file %s has no free process slot (at most %d processes)",
                  path, EMU_MAX_PROCS);
         goto fail;
     }
-    st_unlock(st);
+    emu_st_unlock(st);
     /* Explicit unlock: the mapping keeps the open file description (and so a flock) alive
      * after close(), and a forked child attaching later would wait for it forever. */
     flock(fd, LOCK_UN);
@@ -220,9 +263,9 @@ void emu_shared_detach(emu_shared *sh)
 {
     if (!sh->st)
         return;
-    if (sh->slot >= 0 && sh->pid == getpid() && st_lock(sh->st) == 0) {
-        memset(&sh->st->slots[sh->slot], 0, sizeof(emu_slot));
-        st_unlock(sh->st);
+    if (sh->slot >= 0 && sh->pid == getpid() && emu_st_lock(sh->st) == 0) {
+        drop_slot(sh->st, sh->slot);
+        emu_st_unlock(sh->st);
     }
     munmap(sh->st, sizeof(emu_state));
     sh->st = NULL;
@@ -232,20 +275,40 @@ void emu_shared_detach(emu_shared *sh)
 int emu_shared_reregister(emu_shared *sh)
 {
     sh->slot = -1;
-    if (st_lock(sh->st) != 0)
+    emu_pidns_forget();
+    if (emu_st_lock(sh->st) != 0)
         return -1;
-    reclaim(sh);
+    emu_reclaim(sh);
     int rc = register_slot(sh);
-    st_unlock(sh->st);
+    emu_st_unlock(sh->st);
     return rc;
+}
+
+void emu_shared_exit(emu_shared *sh)
+{
+    if (!sh->st || sh->slot < 0 || sh->pid != getpid() || emu_st_lock(sh->st) != 0)
+        return;
+    emu_state *st = sh->st;
+    emu_slot *s = &st->slots[sh->slot];
+    uint64_t now = emu_now_ns();
+    for (unsigned d = 0; d < EMU_MAX_DEVICES; d++) {
+        emu_devstate *ds = &st->dev[d];
+        emu_flush_busy(st, s, d, now);
+        if (ds->owner == (uint32_t)sh->slot + 1) {
+            ds->owner = 0;
+            __atomic_add_fetch(&ds->futex, 1, __ATOMIC_RELEASE);
+            emu_futex_wake(&ds->futex);
+        }
+    }
+    emu_st_unlock(st);
 }
 
 int emu_shared_config(emu_shared *sh, emu_config *cfg)
 {
-    if (st_lock(sh->st) != 0)
+    if (emu_st_lock(sh->st) != 0)
         return -1;
     read_config(sh->st, cfg, "");
-    st_unlock(sh->st);
+    emu_st_unlock(sh->st);
     return 0;
 }
 
@@ -254,7 +317,7 @@ static uint64_t dev_used(const emu_state *st, unsigned dev)
     uint64_t used = 0;
     for (int i = 0; i < EMU_MAX_PROCS; i++) {
         const emu_slot *s = &st->slots[i];
-        if (s->pid)
+        if (s->id.pid)
             used += s->used[dev] + (s->ctx[dev] ? st->ctx_charge : 0);
     }
     return used;
@@ -263,7 +326,7 @@ static uint64_t dev_used(const emu_state *st, unsigned dev)
 static int charge_locked(emu_shared *sh, unsigned dev, uint64_t bytes)
 {
     emu_state *st = sh->st;
-    reclaim(sh);
+    emu_reclaim(sh);
     uint64_t used = dev_used(st, dev);
     if (used > st->total[dev] || bytes > st->total[dev] - used)
         return -1;
@@ -272,27 +335,27 @@ static int charge_locked(emu_shared *sh, unsigned dev, uint64_t bytes)
 
 int emu_shared_charge(emu_shared *sh, unsigned dev, uint64_t bytes)
 {
-    if (sh->slot < 0 || dev >= EMU_MAX_DEVICES || st_lock(sh->st) != 0)
+    if (sh->slot < 0 || dev >= EMU_MAX_DEVICES || emu_st_lock(sh->st) != 0)
         return -1;
     int rc = charge_locked(sh, dev, bytes);
     if (rc == 0)
         sh->st->slots[sh->slot].used[dev] += bytes;
-    st_unlock(sh->st);
+    emu_st_unlock(sh->st);
     return rc;
 }
 
 void emu_shared_uncharge(emu_shared *sh, unsigned dev, uint64_t bytes)
 {
-    if (sh->slot < 0 || dev >= EMU_MAX_DEVICES || st_lock(sh->st) != 0)
+    if (sh->slot < 0 || dev >= EMU_MAX_DEVICES || emu_st_lock(sh->st) != 0)
         return;
     emu_slot *s = &sh->st->slots[sh->slot];
     s->used[dev] = s->used[dev] >= bytes ? s->used[dev] - bytes : 0;
-    st_unlock(sh->st);
+    emu_st_unlock(sh->st);
 }
 
 int emu_shared_ctx_acquire(emu_shared *sh, unsigned dev)
 {
-    if (sh->slot < 0 || dev >= EMU_MAX_DEVICES || st_lock(sh->st) != 0)
+    if (sh->slot < 0 || dev >= EMU_MAX_DEVICES || emu_st_lock(sh->st) != 0)
         return -1;
     emu_slot *s = &sh->st->slots[sh->slot];
     int rc = 0;
@@ -301,95 +364,45 @@ int emu_shared_ctx_acquire(emu_shared *sh, unsigned dev)
         if (rc == 0)
             s->ctx[dev] = 1;
     }
-    st_unlock(sh->st);
+    emu_st_unlock(sh->st);
     return rc;
 }
 
 void emu_shared_ctx_release(emu_shared *sh, unsigned dev)
 {
-    if (sh->slot < 0 || dev >= EMU_MAX_DEVICES || st_lock(sh->st) != 0)
+    if (sh->slot < 0 || dev >= EMU_MAX_DEVICES || emu_st_lock(sh->st) != 0)
         return;
     sh->st->slots[sh->slot].ctx[dev] = 0;
-    st_unlock(sh->st);
+    emu_st_unlock(sh->st);
 }
 
 int emu_shared_used(emu_shared *sh, unsigned dev, uint64_t *used)
 {
-    if (dev >= EMU_MAX_DEVICES || st_lock(sh->st) != 0)
+    if (dev >= EMU_MAX_DEVICES || emu_st_lock(sh->st) != 0)
         return -1;
-    reclaim(sh);
+    emu_reclaim(sh);
     *used = dev_used(sh->st, dev);
-    st_unlock(sh->st);
-    return 0;
-}
-
-void emu_shared_busy_begin(emu_shared *sh, unsigned dev)
-{
-    if (sh->slot < 0 || dev >= EMU_MAX_DEVICES || st_lock(sh->st) != 0)
-        return;
-    sh->st->slots[sh->slot].busy_since[dev] = emu_now_ns();
-    st_unlock(sh->st);
-}
-
-void emu_shared_busy_end(emu_shared *sh, unsigned dev)
-{
-    if (sh->slot < 0 || dev >= EMU_MAX_DEVICES || st_lock(sh->st) != 0)
-        return;
-    emu_state *st = sh->st;
-    emu_slot *s = &st->slots[sh->slot];
-    if (s->busy_since[dev]) {
-        uint32_t h = st->busy_head[dev] % EMU_BUSY_RING;
-        st->busy[dev][h].start = s->busy_since[dev];
-        st->busy[dev][h].end = emu_now_ns();
-        st->busy_head[dev] = (h + 1) % EMU_BUSY_RING;
-        s->busy_since[dev] = 0;
-    }
-    st_unlock(st);
-}
-
-static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
-{
-    uint64_t lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
-    return hi > lo ? hi - lo : 0;
-}
-
-int emu_shared_utilization(emu_shared *sh, unsigned dev, unsigned *percent)
-{
-    if (dev >= EMU_MAX_DEVICES || st_lock(sh->st) != 0)
-        return -1;
-    emu_state *st = sh->st;
-    reclaim(sh);
-    uint64_t now = emu_now_ns();
-    uint64_t from = now > EMU_UTIL_WINDOW_NS ? now - EMU_UTIL_WINDOW_NS : 0;
-    uint64_t busy = 0;
-    for (int i = 0; i < EMU_BUSY_RING; i++)
-        busy += overlap(st->busy[dev][i].start, st->busy[dev][i].end, from, now);
-    for (int i = 0; i < EMU_MAX_PROCS; i++)
-        if (st->slots[i].pid && st->slots[i].busy_since[dev])
-            busy += overlap(st->slots[i].busy_since[dev], now, from, now);
-    st_unlock(st);
-    uint64_t p = busy * 100 / (now - from ? now - from : 1);
-    *percent = p > 100 ? 100u : (unsigned)p;
+    emu_st_unlock(sh->st);
     return 0;
 }
 
 int emu_shared_processes(emu_shared *sh, unsigned dev, emu_proc_use *out, int max)
 {
-    if (dev >= EMU_MAX_DEVICES || st_lock(sh->st) != 0)
+    if (dev >= EMU_MAX_DEVICES || emu_st_lock(sh->st) != 0)
         return -1;
     emu_state *st = sh->st;
-    reclaim(sh);
+    emu_reclaim(sh);
     int n = 0;
     for (int i = 0; i < EMU_MAX_PROCS; i++) {
         const emu_slot *s = &st->slots[i];
-        if (!s->pid || (!s->ctx[dev] && !s->used[dev]))
+        if (!s->id.pid || (!s->ctx[dev] && !s->used[dev]))
             continue;
         if (n < max) {
-            out[n].pid = (uint32_t)s->pid;
+            out[n].who = s->id;
             out[n].used = s->used[dev] + (s->ctx[dev] ? st->ctx_charge : 0);
         }
         n++;
     }
-    st_unlock(st);
+    emu_st_unlock(st);
     return n;
 }

@@ -1,7 +1,31 @@
 /* shared.h — the one device state every process on the machine shares: a file (by default in
- * /dev/shm) holding the device configuration, a robust process-shared mutex, and one slot per
- * process using the emulated GPU with its charges. Device usage is never stored as a total: it
- * is the sum over live slots, so a dead process's memory disappears with its slot. */
+ * /dev/shm) holding the device configuration, a robust process-shared mutex, one slot per
+ * process using the emulated GPU with its charges, and per device the execution lock and the
+ * record of who kept it busy when.
+ *
+ * Memory: device usage is never stored as a total; it is the sum over live slots, so a dead
+ * process's memory disappears with its slot.
+ *
+ * Time (devlock.c): a device runs one process's kernels at a time, as a GPU without MPS
+ * time-slices between contexts. A process that wants it takes a ticket; the device goes to the
+ * lowest ticket among live waiters when its holder lets go, so processes alternate kernel by
+ * kernel whatever their kernels' lengths. A holder with nobody waiting keeps the device between
+ * kernels (no lock traffic on the fast path). The holder is a slot, so a holder killed mid-kernel
+ * is found by the waiters' periodic check and its device handed on.
+ *
+ * Utilisation (devlock.c, samples.c): time is cut into sample periods of CONVGPU_EMU_SAMPLE_MS
+ * on one grid for every process (period k is [epoch + k*P, epoch + (k+1)*P) in CLOCK_MONOTONIC).
+ * Busy time is accounted per (process, period): each slot keeps the running kernel's start and an
+ * accumulator for its current period; when a process's busy time moves into a later period the
+ * finished one is appended to the device's ring of records. A reader sums ring records,
+ * accumulators and running kernels for each completed period, so a sample appears when its
+ * period ends, is final then, and the sum of all samples equals the busy time exactly (before
+ * the rounding to percent). The ring keeps EMU_SAMPLE_RING records per device: at least
+ * 2 s of history unless more than EMU_SAMPLE_RING / (2 s / P) processes ran in every period.
+ *
+ * Pids: a slot records the process's pid in its own pid namespace and that namespace's inode,
+ * so a reader in another namespace (the daemon on the host, a process in a container) can
+ * translate it (pidns.c). */
 #ifndef CONVGPU_EMU_SHARED_H
 #define CONVGPU_EMU_SHARED_H
 
@@ -11,22 +35,48 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define EMU_MAX_PROCS  256
-#define EMU_BUSY_RING  64
-#define EMU_UTIL_WINDOW_NS 1000000000ull  /* utilisation = busy share of the last second */
+#define EMU_MAX_PROCS   256
+#define EMU_SAMPLE_RING 1024
+/* How far back samples are answered: past the 2 s a reader polling every 50-200 ms needs. */
+#define EMU_SAMPLE_HISTORY_NS 4000000000ull
+
+/* Who a slot (or a sample record) belongs to. */
+typedef struct {
+    int32_t pid;                          /* in its own pid namespace; 0 = nobody */
+    uint32_t pad_;
+    uint64_t pidns;                       /* inode of its /proc/self/ns/pid */
+    uint64_t start_time;                  /* /proc/<pid>/stat field 22: tells pid reuse apart */
+} emu_ident;
+
+/* A process's use of one device's time. */
+typedef struct {
+    uint64_t run_start;                   /* CLOCK_MONOTONIC ns its running kernel began, or 0 */
+    uint64_t acc_period;                  /* period index + 1 of acc_ns; 0 = none */
+    uint64_t acc_ns;                      /* busy ns in that period, not yet in the ring */
+    uint64_t ticket;                      /* > 0 while waiting for the device */
+} emu_slot_dev;
 
 typedef struct {
-    int32_t pid;                          /* 0 = free slot */
-    uint32_t pad_;
-    uint64_t start_time;                  /* /proc/<pid>/stat field 22: tells pid reuse apart */
+    emu_ident id;                         /* id.pid == 0: free slot */
     uint64_t used[EMU_MAX_DEVICES];       /* bytes charged for memory (granule multiples) */
-    uint64_t busy_since[EMU_MAX_DEVICES]; /* CLOCK_MONOTONIC ns a running kernel began, or 0 */
+    emu_slot_dev dev[EMU_MAX_DEVICES];
     uint8_t ctx[EMU_MAX_DEVICES];         /* 1 while the process holds a context charge */
 } emu_slot;
 
 typedef struct {
-    uint64_t start, end;
-} emu_interval;
+    uint64_t period;                      /* period index + 1; 0 = empty */
+    uint64_t busy_ns;
+    emu_ident who;
+} emu_sample_rec;
+
+typedef struct {
+    uint32_t futex;                       /* bumped whenever a waiter may be able to proceed */
+    uint32_t owner;                       /* slot index + 1 of the process holding it; 0 = free */
+    uint32_t nwait;                       /* processes waiting for it */
+    uint32_t rec_head;                    /* next ring record to write */
+    uint64_t next_ticket;
+    emu_sample_rec rec[EMU_SAMPLE_RING];
+} emu_devstate;
 
 typedef struct {
     uint64_t magic;                       /* written last: a torn initialisation is not valid */
@@ -34,11 +84,13 @@ typedef struct {
     uint32_t ndev;
     uint64_t generation;                  /* bumped by every re-initialisation */
     uint64_t ctx_charge, granularity;
+    uint64_t sample_ns;                   /* sample period */
+    uint64_t epoch_mono;                  /* CLOCK_MONOTONIC ns where period 0 begins */
+    uint64_t epoch_real;                  /* CLOCK_REALTIME ns at epoch_mono (timestamps) */
     uint64_t total[EMU_MAX_DEVICES];
     unsigned char uuid[EMU_MAX_DEVICES][16];
     pthread_mutex_t lock;
-    uint32_t busy_head[EMU_MAX_DEVICES];
-    emu_interval busy[EMU_MAX_DEVICES][EMU_BUSY_RING];
+    emu_devstate dev[EMU_MAX_DEVICES];
     emu_slot slots[EMU_MAX_PROCS];
 } emu_state;
 
@@ -59,6 +111,10 @@ void emu_shared_detach(emu_shared *sh);
 /* After fork: the child forgets the parent's slot and takes its own. Returns 0 or -1. */
 int emu_shared_reregister(emu_shared *sh);
 
+/* At exit: hands back the devices this process holds (without waiting for anything), so the
+ * next process need not wait for its death to be noticed. */
+void emu_shared_exit(emu_shared *sh);
+
 /* Reads the current configuration (NVML calls it on every query). Returns 0 or -1. */
 int emu_shared_config(emu_shared *sh, emu_config *cfg);
 
@@ -73,13 +129,38 @@ void emu_shared_ctx_release(emu_shared *sh, unsigned dev);
 /* Bytes in use on dev (all live processes' memory and context charges). Returns 0 or -1. */
 int emu_shared_used(emu_shared *sh, unsigned dev, uint64_t *used);
 
-/* Kernel execution bracketing, for utilisation. */
-void emu_shared_busy_begin(emu_shared *sh, unsigned dev);
-void emu_shared_busy_end(emu_shared *sh, unsigned dev);
+/* Device time (devlock.c). exec_begin blocks until this process holds dev (FIFO among the
+ * processes that want it) and marks a kernel running; exec_end accounts the kernel and, unless
+ * keep is set and nobody waits, hands the device on. Returns whether the process still holds
+ * it. exec_release hands it on (a process must not hold an idle device). Only one thread per
+ * process and device may call these (the device's worker). */
+int emu_shared_exec_begin(emu_shared *sh, unsigned dev);
+int emu_shared_exec_end(emu_shared *sh, unsigned dev, int keep);
+void emu_shared_exec_release(emu_shared *sh, unsigned dev);
+
+/* One process's busy time in one completed period (samples.c). */
+typedef struct {
+    emu_ident who;
+    uint64_t period;                      /* period index */
+    uint64_t busy_ns;
+} emu_sample;
+
+typedef struct {
+    uint64_t sample_ns;                   /* period length */
+    uint64_t epoch_real;                  /* CLOCK_REALTIME ns where period 0 begins */
+    uint64_t current;                     /* index of the period in progress */
+} emu_timebase;
+
+/* The samples of dev's completed periods from `from` on (at most the history), sorted by
+ * period: *out is malloc'd (free it), *n its length. Returns 0 or -1. */
+int emu_shared_samples(emu_shared *sh, unsigned dev, uint64_t from, emu_sample **out, size_t *n,
+                       emu_timebase *tb);
+
+/* Busy percent of dev in the last completed period. Returns 0 or -1. */
 int emu_shared_utilization(emu_shared *sh, unsigned dev, unsigned *percent);
 
 typedef struct {
-    uint32_t pid;
+    emu_ident who;
     uint64_t used;                        /* context charge + memory */
 } emu_proc_use;
 
@@ -88,5 +169,23 @@ typedef struct {
 int emu_shared_processes(emu_shared *sh, unsigned dev, emu_proc_use *out, int max);
 
 uint64_t emu_now_ns(void);
+
+/* Internals shared by shared.c, devlock.c and samples.c. */
+int emu_st_lock(emu_state *st);
+void emu_st_unlock(emu_state *st);
+/* Drops every dead slot (flushing its busy time and handing on its devices). Lock held. */
+void emu_reclaim(emu_shared *sh);
+/* Moves slot s's accumulated and running busy time on dev up to `now` into the ring. */
+void emu_flush_busy(emu_state *st, emu_slot *s, unsigned dev, uint64_t now);
+/* Adds [a, b) to slot s's busy time on dev, flushing the periods it leaves. Lock held. */
+void emu_account_busy(emu_state *st, emu_slot *s, unsigned dev, uint64_t a, uint64_t b);
+/* Futex on a word of the shared file (process-shared: no FUTEX_PRIVATE_FLAG). */
+void emu_futex_wake(uint32_t *word);
+/* Waits while *word == val, at most timeout_ns. */
+void emu_futex_wait(uint32_t *word, uint32_t val, uint64_t timeout_ns);
+static inline uint64_t emu_period_of(const emu_state *st, uint64_t t)
+{
+    return t > st->epoch_mono ? (t - st->epoch_mono) / st->sample_ns : 0;
+}
 
 #endif

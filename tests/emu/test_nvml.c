@@ -25,8 +25,12 @@ static void *spinner(void *arg)
     CHECK_OK(cu.cuCtxSetCurrent(ctx));
     CHECK_OK(cu.cuModuleLoadData(&m, "convgpu-emu-module 1\nkernel spin\n"));
     CHECK_OK(cu.cuModuleGetFunction(&f, m, "spin"));
-    while (atomic_load(&spinning))
+    /* One kernel in flight at a time: launches return at once, and the test must not leave a
+     * queue of them behind when it stops spinning. */
+    while (atomic_load(&spinning)) {
         CHECK_OK(cu.cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL));
+        CHECK_OK(cu.cuStreamSynchronize(NULL));
+    }
     CHECK_OK(cu.cuModuleUnload(m));
     return NULL;
 }
