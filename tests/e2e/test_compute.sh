@@ -42,7 +42,6 @@ wait_for "the unlimited burn completes 1000 kernels" "$WAIT_S" bash -c "[ \$(cat
 touch "$TMP/release.free"
 wait "$FREE" && pass "unlimited burn finished" || fail "unlimited burn failed: $(cat "$TMP/free.out")"
 r_free=$(ratio "$TMP/free.out")
-check "unlimited, the burn got most of the device ($r_free)" awk -v r="$r_free" 'BEGIN { exit !(r >= 0.6) }'
 check "no launch of an unlimited container waited" test "$(field free compute_throttled_launches)" = 0
 check "the daemon measured the unlimited container's device time ($(field free compute_busy_s) s)" \
     awk -v b="$(field free compute_busy_s)" 'BEGIN { exit !(b > 0.5) }'
@@ -59,8 +58,13 @@ wait_for "the hard burn completes 1000 kernels (2 s of device time)" 300 bash -c
 touch "$TMP/release.hard"
 wait "$HARD" && pass "hard burn finished" || fail "hard burn failed: $(cat "$TMP/hard.out")"
 r_hard=$(ratio "$TMP/hard.out")
-check "share 20 hard held the burn's device time far below unlimited ($r_hard vs $r_free)" \
+# The burn's own account (kernels x length) is judged: on a loaded machine a kernel may take
+# longer than its length, which only lowers both figures.
+check "share 20 hard held the burn's device time below 45% ($r_hard)" \
     awk -v r="$r_hard" 'BEGIN { exit !(r <= 0.45) }'
+check "... and well below the unlimited run's ($r_hard vs $r_free)" \
+    awk -v h="$r_hard" -v f="$r_free" 'BEGIN { exit !(h < 0.6 * f) }'
+cg rm free >/dev/null && cg rm hard >/dev/null || fail "cannot remove free and hard"
 
 # ---- graphs are launches too -------------------------------------------------------------------
 make_container graph --gpu-compute 10 --compute-mode hard
@@ -69,17 +73,27 @@ GRAPH=$!
 wait_for "graph launches wait at the gate" "$WAIT_S" throttled graph || fail "no graph launch waited"
 touch "$TMP/release.graph"
 wait "$GRAPH" && pass "graph burn finished" || fail "graph burn failed: $(cat "$TMP/graph.out")"
+cg rm graph >/dev/null || fail "cannot remove graph"
 
 # ---- convgpu set changes the share while it runs ---------------------------------------------
 make_container changed --gpu-compute 10 --compute-mode hard
 run_in changed "$BURN" --kernel-us 2000 --until "$TMP/release.changed" --progress "$TMP/changed.prog"
 CHANGED=$!
 wait_for "share 10: throttled" "$WAIT_S" throttled changed || fail "share 10 never throttled"
-cg set changed --gpu-compute 100 >/dev/null && pass "set to 100" || fail "set to 100 refused"
-util_high() { awk -v u="$(field changed compute_utilization)" 'BEGIN { exit !(u >= 0.6) }'; }
-wait_for "share 100: the container uses most of the device" "$WAIT_S" util_high &&
-    pass "after set 100, utilisation $(field changed compute_utilization)" ||
-    fail "after set 100 the utilisation stayed at $(field changed compute_utilization)"
+# Device time (the daemon's measure) per wall second, until the container has used 1 s more.
+rate() { # rate -> device seconds per second while the container uses 1 s of device time
+    local b0 t0 b1 t1
+    b0=$(field changed compute_busy_s) t0=$(date +%s.%N)
+    used() { awk -v b="$(field changed compute_busy_s)" -v b0="$b0" 'BEGIN { exit !(b - b0 >= 1) }'; }
+    wait_for "1 s of device time" 600 used || return 1
+    b1=$(field changed compute_busy_s) t1=$(date +%s.%N)
+    awk -v b0="$b0" -v b1="$b1" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.3f", (b1 - b0) / (t1 - t0) }'
+}
+r10=$(rate)
+out=$(cg set changed --gpu-compute 100 2>&1) && pass "set to 100" || fail "set to 100 refused: $out"
+r100=$(rate)
+check "share 100 runs far faster than share 10 ($r100 vs $r10 device s/s)" \
+    awk -v a="$r100" -v b="$r10" 'BEGIN { exit !(a > 3 * b) }'
 
 # ---- a stopped daemon cannot freeze the container --------------------------------------------
 cg set changed --gpu-compute 5 >/dev/null
@@ -107,6 +121,7 @@ wait_for "elastic 30 alone uses most of the device" "$WAIT_S" e_high &&
 # ---- a process killed at the gate --------------------------------------------------------------
 # `hard2` (share 5) waits at its gate most of the time; killing it there must leave the elastic
 # neighbour running and the daemon well.
+cg rm changed >/dev/null || fail "cannot remove changed"
 make_container hard2 --gpu-compute 5 --compute-mode hard
 run_in hard2 "$BURN" --kernel-us 2000 --threads 4 --until "$TMP/release.hard2"
 HARD2=$!
