@@ -4,7 +4,8 @@
 # several threads) and holds its device time far below what it gets unlimited; a share changed
 # with `convgpu set` takes effect; an elastic share uses the idle device; a stopped daemon cannot
 # freeze a container (its closed gate opens by itself); a limited container's process killed
-# while it waits at the gate costs its neighbours nothing.
+# while it waits at the gate costs its neighbours nothing; a tenant that opens its own gate is
+# reported by the daemon, which measures device time through NVML whatever the ledger says.
 #
 # Every check waits for a condition (a counter that moves, a figure the daemon reports); the
 # share figures are judged with wide margins (20% -> below 45%), so a loaded machine does not
@@ -132,5 +133,17 @@ wait_for "hard2's process leaves its container" "$WAIT_S" procs_gone || fail "ha
 check "the daemon is up" kill -0 "$DAEMON_PID"
 touch "$TMP/release.elastic"
 wait "$ELASTIC" && pass "elastic burn finished" || fail "elastic burn failed: $(cat "$TMP/elastic.out")"
+
+# ---- a tenant that opens its own gate is caught -------------------------------------------------
+make_container cheat --gpu-compute 10 --compute-mode hard
+run_in cheat "$BUILD/tests/e2e/gate_cheat" "$TMP/release.cheat"
+CHEAT=$!
+wait_for "the cheat runs" "$WAIT_S" grep -q "cheating=yes" "$TMP/cheat.out" || fail "gate_cheat: $(cat "$TMP/cheat.out")"
+wait_for "the daemon reports the container running past its hard share" 300 \
+    grep -q "runs past its hard compute share" "$DAEMON_LOG" &&
+    pass "over-share reported: $(grep -m1 "runs past its hard compute share" "$DAEMON_LOG" | cut -d' ' -f4-)" ||
+    fail "a container ignoring its gate was never reported"
+touch "$TMP/release.cheat"
+wait "$CHEAT" || true
 
 finish
