@@ -151,10 +151,10 @@ static CUresult add_kernel_node(CUgraphNode *out, CUgraph hGraph, const CUgraphN
         !(node = emu_graph_add(g, CU_GRAPH_NODE_TYPE_KERNEL, &it, deps, ndeps)))
         rc = CUDA_ERROR_OUT_OF_MEMORY;
     if (node) {
-        node->func = p->func;
         unsigned dims[7] = {p->gridDimX,  p->gridDimY,  p->gridDimZ,     p->blockDimX,
                             p->blockDimY, p->blockDimZ, p->sharedMemBytes};
-        memcpy(node->dims, dims, sizeof dims);
+        memcpy(node->item.u.k.dims, dims, sizeof dims);
+        node->item.u.k.func = p->func;
         node->argv[0] = it.u.k.a0;
         node->argv[1] = it.u.k.a1;
         node->argp[0] = &node->argv[0];
@@ -220,15 +220,16 @@ CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAM
     if (!n || n->type != CU_GRAPH_NODE_TYPE_KERNEL) {
         rc = CUDA_ERROR_INVALID_VALUE;
     } else {
+        const emu_kcall *kc = &n->item.u.k;
         memset(p, 0, sizeof *p);
-        p->func = n->func;
-        p->gridDimX = n->dims[0];
-        p->gridDimY = n->dims[1];
-        p->gridDimZ = n->dims[2];
-        p->blockDimX = n->dims[3];
-        p->blockDimY = n->dims[4];
-        p->blockDimZ = n->dims[5];
-        p->sharedMemBytes = n->dims[6];
+        p->func = kc->func;
+        p->gridDimX = kc->dims[0];
+        p->gridDimY = kc->dims[1];
+        p->gridDimZ = kc->dims[2];
+        p->blockDimX = kc->dims[3];
+        p->blockDimY = kc->dims[4];
+        p->blockDimZ = kc->dims[5];
+        p->sharedMemBytes = kc->dims[6];
         p->kernelParams = n->argp;
     }
     emu_unlock();

@@ -11,8 +11,6 @@ struct CUgraphNode_st {
     struct CUgraph_st *graph;
     CUgraphNodeType type;
     emu_item item;               /* what it runs; unused for an empty node */
-    CUfunction func;             /* kernel nodes: as given, for cuGraphKernelNodeGetParams */
-    unsigned dims[7];            /* grid x y z, block x y z, shared memory */
     uint64_t argv[2];            /* kernel nodes: the argument values, copied at creation */
     void *argp[2];               /* pointers to them (the node's kernelParams) */
     size_t ndeps;

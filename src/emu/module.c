@@ -260,6 +260,9 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     else if ((rc = emu_check_dims(gx, gy, gz, bx, by, bz, shmem)) == CUDA_SUCCESS)
         rc = emu_read_args(k, params, extra, &it.u.k);
     emu_unlock();
+    unsigned dims[7] = {gx, gy, gz, bx, by, bz, shmem};
+    memcpy(it.u.k.dims, dims, sizeof dims);
+    it.u.k.func = f;
     if (rc == CUDA_SUCCESS)
         rc = emu_submit(s, &it, 0);
     if (s)

@@ -71,7 +71,7 @@ int emu_ident_self(emu_ident *id)
 static int32_t innermost_pid(const char *dir)
 {
     char path[64], buf[4096];
-    snprintf(path, sizeof path, "/proc/%s/status", dir);
+    snprintf(path, sizeof path, "/proc/%.16s/status", dir);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
@@ -104,7 +104,7 @@ static pid_t scan(const emu_ident *id)
         if (!isdigit((unsigned char)e->d_name[0]) || strlen(e->d_name) > 10)
             continue;
         char path[64];
-        snprintf(path, sizeof path, "/proc/%s/ns/pid", e->d_name);
+        snprintf(path, sizeof path, "/proc/%.16s/ns/pid", e->d_name);
         if (ns_inode(path) != id->pidns || innermost_pid(e->d_name) != id->pid)
             continue;
         pid_t p = (pid_t)atoi(e->d_name);

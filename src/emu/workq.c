@@ -3,6 +3,7 @@
  * bookkeeping: items run outside it. */
 #include "workq.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,6 +330,10 @@ static void *worker_main(void *arg)
 {
     emu_devq *dq = arg;
     unsigned phys = (unsigned)(dq - g_sched.dq);
+    /* A launch wakes this thread; as a batch thread it does not preempt the launcher (which
+     * would make every launch into an idle queue cost two context switches). */
+    struct sched_param none = {0};
+    pthread_setschedparam(pthread_self(), SCHED_BATCH, &none);
     emu_sched_lock();
     for (;;) {
         struct CUstream_st *s = pick(dq);
@@ -514,12 +519,19 @@ CUresult emu_submit(struct CUstream_st *s, emu_item *it, int sync)
             goto out;
         }
     }
-    if (dq->sleeping)
-        pthread_cond_signal(&dq->cv);
+    int wake = dq->sleeping;
+    dq->sleeping = 0; /* one wake-up is enough */
     if (sync) {
+        if (wake)
+            pthread_cond_signal(&dq->cv);
         fence f = {s, mine};
         wait_fences(&f, 1);
         rc = emu_sticky(s->ctx);
+    } else if (wake) {
+        /* Signalled after unlocking, so the worker does not wake into a held lock. */
+        emu_sched_unlock();
+        pthread_cond_signal(&dq->cv);
+        return rc;
     }
 out:
     emu_sched_unlock();

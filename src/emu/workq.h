@@ -43,6 +43,8 @@ enum emu_item_kind {
 
 typedef struct {
     int kernel;             /* enum emu_kernel */
+    unsigned dims[7];       /* grid x y z, block x y z, shared memory: as launched */
+    CUfunction func;        /* as launched (graph nodes report it) */
     uint64_t a0, a1;        /* argument values, copied at launch */
 } emu_kcall;
 

@@ -225,3 +225,73 @@ int t_wait_for(int (*cond_fn)(void *), void *arg, unsigned timeout_ms)
     }
     return 0;
 }
+
+void t_load_kernels(t_kernels *k)
+{
+    CHECK_OK(cu.cuModuleLoadData(&k->module,
+                                 "convgpu-emu-module 1\nkernel spin\nkernel complement\n"));
+    CHECK_OK(cu.cuModuleGetFunction(&k->spin, k->module, "spin"));
+    CHECK_OK(cu.cuModuleGetFunction(&k->complement, k->module, "complement"));
+}
+
+void t_spin(const t_kernels *k, CUstream s, unsigned long long us)
+{
+    void *params[] = {&us};
+    CHECK_OK(cu.cuLaunchKernel(k->spin, 1, 1, 1, 32, 1, 1, 0, s, params, NULL));
+}
+
+void t_complement(const t_kernels *k, CUstream s, CUdeviceptr p, size_t n)
+{
+    void *params[] = {&p, &n};
+    CHECK_OK(cu.cuLaunchKernel(k->complement, 1, 1, 1, 256, 1, 1, 0, s, params, NULL));
+}
+
+void t_gate_init(t_gate *g)
+{
+    pthread_mutex_init(&g->mu, NULL);
+    pthread_cond_init(&g->cv, NULL);
+    g->reached = g->open = 0;
+}
+
+void t_gate_fn(void *gate)
+{
+    t_gate *g = gate;
+    pthread_mutex_lock(&g->mu);
+    g->reached = 1;
+    while (!g->open)
+        pthread_cond_wait(&g->cv, &g->mu);
+    pthread_mutex_unlock(&g->mu);
+}
+
+void t_gate_open(t_gate *g)
+{
+    pthread_mutex_lock(&g->mu);
+    g->open = 1;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
+int t_gate_reached(void *gate)
+{
+    t_gate *g = gate;
+    pthread_mutex_lock(&g->mu);
+    int r = g->reached;
+    pthread_mutex_unlock(&g->mu);
+    return r;
+}
+
+int t_thread_asleep(pid_t tid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    return p && (p[2] == 'S' || p[2] == 'D');
+}

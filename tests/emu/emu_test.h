@@ -7,6 +7,7 @@
 #include "cuda_types.h"
 #include "nvml_types.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -30,14 +31,46 @@
     X(cuArrayCreate_v2) X(cuArray3DCreate_v2) X(cuArrayDestroy) X(cuMipmappedArrayCreate)     \
     X(cuMipmappedArrayDestroy) X(cuStreamCreate)              \
     X(cuStreamDestroy_v2) X(cuStreamSynchronize) X(cuModuleLoad) X(cuModuleLoadData)           \
-    X(cuModuleGetFunction) X(cuModuleUnload) X(cuLaunchKernel) X(cuLaunchKernelEx)
+    X(cuModuleGetFunction) X(cuModuleUnload) X(cuLaunchKernel) X(cuLaunchKernelEx)              \
+    T_CUDA_API_ASYNC(X) T_CUDA_API_TOOLS(X)
+
+/* Streams, events, capture and graphs (test_async.c, test_graph.c). */
+#define T_CUDA_API_ASYNC(X)                                                                    \
+    X(cuStreamCreateWithPriority) X(cuStreamQuery) X(cuStreamQuery_ptsz)                       \
+    X(cuStreamSynchronize_ptsz) X(cuStreamWaitEvent) X(cuEventCreate) X(cuEventRecord)          \
+    X(cuEventRecordWithFlags) X(cuEventQuery) X(cuEventSynchronize) X(cuEventElapsedTime_v2)    \
+    X(cuEventDestroy_v2) X(cuLaunchHostFunc) X(cuLaunchHostFunc_ptsz) X(cuStreamAddCallback)    \
+    X(cuCtxSynchronize) X(cuMemcpyHtoDAsync_v2) X(cuMemcpyDtoHAsync_v2) X(cuMemcpyDtoDAsync_v2) \
+    X(cuMemsetD8Async) X(cuMemsetD8_v2_ptds) X(cuMemAllocHost_v2) X(cuMemFreeHost)              \
+    X(cuLaunchKernel_ptsz) X(cuLaunchCooperativeKernel) X(cuLaunchCooperativeKernelMultiDevice) \
+    X(cuStreamBeginCapture_v2) X(cuStreamBeginCapture) X(cuStreamEndCapture)                   \
+    X(cuStreamIsCapturing) X(cuGraphCreate) X(cuGraphDestroy) X(cuGraphAddKernelNode_v2)        \
+    X(cuGraphAddKernelNode) X(cuGraphAddEmptyNode) X(cuGraphKernelNodeGetParams_v2)            \
+    X(cuGraphNodeGetType) X(cuGraphGetNodes) X(cuGraphInstantiateWithFlags)                    \
+    X(cuGraphInstantiate_v2) X(cuGraphExecDestroy) X(cuGraphLaunch) X(cuGraphLaunch_ptsz)
+
+/* The entry points third-party tools look up (test_entry.c). */
+#define T_CUDA_API_TOOLS(X)                                                                    \
+    X(cuDeviceGetMemPool) X(cuDeviceSetMemPool) X(cuCtxGetLimit) X(cuCtxSetLimit)              \
+    X(cuCtxGetFlags) X(cuCtxGetStreamPriorityRange) X(cuDeviceCanAccessPeer)                   \
+    X(cuDeviceGetPCIBusId) X(cuPointerGetAttribute) X(cuPointerGetAttributes) X(cuMemHostAlloc) \
+    X(cuMemHostRegister_v2) X(cuMemHostUnregister) X(cuMemHostGetDevicePointer_v2)             \
+    X(cuMemHostGetFlags) X(cuMemcpy2D_v2) X(cuMemcpy2DAsync_v2) X(cuMemcpy3D_v2)               \
+    X(cuMemsetD16_v2) X(cuMemsetD16Async) X(cuMemsetD2D8_v2) X(cuMemsetD2D16_v2)              \
+    X(cuMemsetD2D32_v2) X(cuMemsetD2D32Async) X(cuMemPrefetchAsync) X(cuMemPrefetchAsync_v2)   \
+    X(cuMemAdvise) X(cuMemAdvise_v2) X(cuFuncGetAttribute) X(cuModuleLoadDataEx)               \
+    X(cuModuleGetGlobal_v2)
 
 #define T_NVML_API(X)                                                                        \
     X(nvmlInit_v2) X(nvmlShutdown) X(nvmlDeviceGetCount_v2) X(nvmlDeviceGetHandleByIndex_v2) \
     X(nvmlDeviceGetHandleByUUID) X(nvmlDeviceGetIndex) X(nvmlDeviceGetName)                  \
     X(nvmlDeviceGetUUID) X(nvmlDeviceGetMemoryInfo) X(nvmlDeviceGetMemoryInfo_v2)            \
     X(nvmlDeviceGetComputeRunningProcesses_v3) X(nvmlDeviceGetComputeRunningProcesses_v2)    \
-    X(nvmlDeviceGetUtilizationRates) X(nvmlSystemGetDriverVersion) X(nvmlErrorString)
+    X(nvmlDeviceGetUtilizationRates) X(nvmlSystemGetDriverVersion) X(nvmlErrorString)        \
+    X(nvmlDeviceGetProcessUtilization) X(nvmlDeviceGetComputeRunningProcesses)                \
+    X(nvmlDeviceGetPciInfo_v3) X(nvmlDeviceGetPciInfo_v2) X(nvmlDeviceGetMinorNumber)          \
+    X(nvmlDeviceGetCudaComputeCapability) X(nvmlDeviceGetTemperature)                         \
+    X(nvmlDeviceGetPowerUsage) X(nvmlDeviceGetClockInfo)
 
 #define T_FIELD(n) PFN_##n n;
 struct t_cuda { T_CUDA_API(T_FIELD) };
@@ -110,6 +143,31 @@ char *t_read_all(int fd);
 
 /* $CONVGPU_BUILD_DIR/bin/convgpu-sample */
 const char *t_sample(void);
+
+/* The built-in kernels, from a module loaded into the current context. */
+typedef struct {
+    CUmodule module;
+    CUfunction spin, complement;
+} t_kernels;
+void t_load_kernels(t_kernels *k);
+/* Queues spin(us) / complement(p, n) on stream s (returns at once). */
+void t_spin(const t_kernels *k, CUstream s, unsigned long long us);
+void t_complement(const t_kernels *k, CUstream s, CUdeviceptr p, size_t n);
+
+/* A gate in a stream: t_gate_fn is a host function (cuLaunchHostFunc) that holds its stream
+ * until the test opens the gate, so queued work stays queued as long as a check needs. */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int reached, open;
+} t_gate;
+void t_gate_init(t_gate *g);
+void t_gate_fn(void *gate);
+void t_gate_open(t_gate *g);
+int t_gate_reached(void *gate); /* for t_wait_for */
+
+/* Whether thread tid of this process is asleep (blocked), from /proc. */
+int t_thread_asleep(pid_t tid);
 
 /* Polls cond_fn up to timeout_ms; 1 if it became true. Tests wait for conditions, never for
  * durations, and pass T_WAIT_MS: a deadline that only bounds a hang, on a loaded machine too. */

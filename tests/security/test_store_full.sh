@@ -4,8 +4,9 @@
 # next WAL append fails with "database or disk is full".
 #
 # With the disk full:
-#   1. DELETE of a container, PUT .../limit (a lowering and a raise), POST .../start and
-#      PUT /v1/policy each answer 507 with a JSON error, and GET shows nothing changed.
+#   1. DELETE of a container, PUT .../limit (a lowering, a raise, a compute share), POST
+#      .../start and PUT /v1/policy each answer 507 with a JSON error, and GET shows nothing
+#      changed.
 #   2. the removal that cannot be refused (a container whose auto_remove owner exits) still
 #      happens, loudly (the log says state.db still lists it).
 # Then the daemon is killed (-9), the space freed and the daemon started again on the same
@@ -66,6 +67,12 @@ r=$(api PUT "/v1/containers/$B/limit" '{"gpu_memory":"200MiB"}')
 check "raising a limit on a full disk: 507" test "$(status "$r")" = 507
 check "... and the limit is unchanged" test "$(limit_of "$B")" = $((128 * MiB))
 check "... and so is its assignment" test "$(field_of "$B" assigned)" = $((128 * MiB))
+r=$(api PUT "/v1/containers/$B/limit" '{"gpu_compute":30,"compute_mode":"hard"}')
+check "setting a compute share on a full disk: 507" test "$(status "$r")" = 507
+check "... and the container has no share" test "$(field_of "$B" gpu_compute)" = null
+r=$(api PUT "/v1/containers/$B/limit" '{"gpu_memory":"64MiB","gpu_compute":30}')
+check "a limit and a share together on a full disk: 507, neither applied" \
+    test "$(status "$r") $(limit_of "$B") $(field_of "$B" gpu_compute)" = "507 $((128 * MiB)) null"
 r=$(api POST "/v1/containers/$B/start" "{\"pid\":$$}")
 check "POST .../start on a full disk: 507" test "$(status "$r")" = 507
 check "... and no init pid is recorded" test -z "$(field_of "$B" init_pid)"
