@@ -207,6 +207,20 @@ stop_daemon_hard
 start_daemon --emulate 1GiB
 check "a share set after the upgrade survives a restart" test "$(field old gpu_compute) $(field old compute_mode)" = "40 hard"
 stop_daemon_hard
+# A state.db edited by hand to hold more hard shares than a GPU admits: the later container
+# comes back with its share as an elastic one, and the log says so.
+python3 - "$OLD/state.db" <<'PY'
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1])
+db.execute("INSERT INTO containers (id, name, device, limit_bytes, assigned, uid, gid, owner_pid,"
+           " auto_remove, created_unix, compute_pct, compute_mode) VALUES ('edited', 'edited', 0,"
+           " 67108864, 0, 0, 0, 0, 0, ?, 70, 'hard')", (int(time.time()),))
+db.commit()
+PY
+start_daemon --emulate 1GiB
+check "a hard share that no longer fits comes back elastic" test "$(field edited gpu_compute) $(field edited compute_mode) $(field old compute_mode)" = "70 elastic hard"
+check "... and the log says so" grep -q "container edited: hard compute share 70% no longer fits on device 0; kept as an elastic share" "$DAEMON_LOG"
+stop_daemon_hard
 
 # --- the configuration's default share ---
 RUNDIR=$TMP/defaults
