@@ -8,13 +8,11 @@
 # Environment: BENCH_QUICK=1 (1 ms kernels only, short runs: numbers not meaningful),
 #              BENCH_OUT=FILE (instead of docs/BENCHMARKS.md).
 #
-# Method. Every workload is convgpu-burn: spin kernels of one length, two in flight per thread,
-# each process reporting the device time of the kernels it saw complete per 10-s window of
-# CLOCK_MONOTONIC (windows of all processes line up). A container's share in a window is that
-# device time / 10 s. Only windows during which every container of the scenario ran throughout
-# are judged, and the report gives the WORST window of any container, not a mean. The device
-# time is the workload's own account (kernels x length), independent of the NVML figures the
-# daemon steers by. Launch cost: convgpu-burn --launches (each launch of a 0 us kernel timed
+# Method. Every workload is convgpu-burn: spin kernels of one length, two in flight per thread.
+# A container's share in a window is its process's device time in that window as the GPU
+# reports it (NVML per-process samples, read by bench/nvml_windows.py; windows of 60 sample
+# periods) over the window's length. Only windows during which every container of the scenario
+# ran throughout are judged, and the report gives the WORST window of any container, not a mean. Launch cost: convgpu-burn --launches (each launch of a 0 us kernel timed
 # alone), native vs in a container without a share vs with share 100, interleaved, 5 rounds;
 # the added cost is the median over rounds of the paired difference of medians.
 set -euo pipefail
@@ -43,8 +41,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 log() { echo "compute.sh: $*" >&2; }
 
-WIN_MS=10000
-if [ "$QUICK" = 1 ]; then KERNELS="1000"; RUN_S=25; ROUNDS=2; LAUNCHES=20000
+SAMPLE_MS=${CONVGPU_EMU_SAMPLE_MS:-166}
+WIN_PERIODS=60 # 60 sample periods: 9.96 s with the emulator's default 166 ms
+if [ "$QUICK" = 1 ]; then KERNELS="1000"; RUN_S=35; ROUNDS=2; LAUNCHES=20000
 else KERNELS="10 1000 50000"; RUN_S=45; ROUNDS=5; LAUNCHES=200000; fi
 
 RUN=$TMP/run
@@ -79,50 +78,50 @@ native_env() {
         "CONVGPU_EMU_STATE=$RUN/emu/state" >"$1"
 }
 envrun() { local f=$1; shift; env -i PATH="$PATH" HOME="${HOME:-/}" $(cat "$f") "$@"; }
+native_env "$TMP/native.env"
 
-# scenario NAME KERNEL_US "SHARE:MODE:START_S ..." -> worst deviation line on stdout, per-window
-# table in $TMP/NAME.windows. Each container starts START_S seconds after the first; all stop
-# together RUN_S seconds after the last started.
+# scenario NAME KERNEL_US "SHARE:MODE:START_S ..." -> "JUDGED_WINDOWS WORST" on stdout, the
+# per-window shares in $TMP/NAME.windows. Each container starts START_S seconds after the first;
+# all stop together RUN_S seconds after the last one started. Device time per process and window
+# comes from NVML (nvml_windows.py): windows of WIN_PERIODS sample periods.
 scenario() {
-    local name=$1 kus=$2 specs=$3 i=0 pids=() ids=() last=0 spec
-    rm -f "$TMP/stop.$name"
-    for spec in $specs; do
-        IFS=: read -r share mode start <<<"$spec"
-        [ "$start" -gt "$last" ] && last=$start
-    done
+    local name=$1 kus=$2 specs=$3 i=0 pids=() ids=() spec targets=""
+    rm -f "$TMP/stop.$name" "$TMP/stopnvml.$name"
+    envrun "$TMP/native.env" python3 "$SRC/bench/nvml_windows.py" "$SAMPLE_MS" "$WIN_PERIODS" \
+        "$TMP/stopnvml.$name" >"$TMP/$name.nvml" 2>"$TMP/$name.nvml.err" &
+    local poller=$!
     local t0=$SECONDS
     for spec in $specs; do
         IFS=: read -r share mode start <<<"$spec"
+        targets="$targets $share"
         while [ $((SECONDS - t0)) -lt "$start" ]; do sleep 0.2; done
         ids+=("$(container "$share" "$mode" "$TMP/$name.$i.env")")
         envrun "$TMP/$name.$i.env" "$BURN" --kernel-us "$kus" --until "$TMP/stop.$name" \
-            --report "$TMP/$name.$i.report" --window-ms "$WIN_MS" >"$TMP/$name.$i.out" 2>&1 &
+            >"$TMP/$name.$i.out" 2>&1 &
         pids+=("$!")
         i=$((i + 1))
     done
     sleep "$RUN_S" # the benchmark's length: a measurement, not a wait for a condition
     touch "$TMP/stop.$name"
     for p in "${pids[@]}"; do wait "$p" || log "$name: a burn failed: $(cat "$TMP/$name".*.out)"; done
+    sleep 1 # the last sample periods end, then the poller reads them
+    touch "$TMP/stopnvml.$name"
+    wait "$poller" || log "$name: the NVML poller failed: $(cat "$TMP/$name.nvml.err")"
     for id in "${ids[@]}"; do cg rm "$id" >/dev/null 2>&1 || true; done
-    # Judge windows where every container ran throughout: after each one's first window and
-    # before its last (partial) one.
-    local targets=""
-    for spec in $specs; do targets="$targets ${spec%%:*}"; done
-    awk -v n="$i" -v win="$WIN_MS" -v targets="$targets" -v name="$name" '
-        { split(FILENAME, p, "."); c = p[length(p) - 1]; t = $1; b[c, t] = $2
-          if (!((c, "first") in m) || t < m[c, "first"]) m[c, "first"] = t
-          if (!((c, "last") in m) || t > m[c, "last"]) m[c, "last"] = t; ts[t] = 1 }
-        END { split(targets, tg, " "); lo = 0; hi = 1e30
-              for (c = 0; c < n; c++) { if (m[c, "first"] + win > lo) lo = m[c, "first"] + win
-                                        if (m[c, "last"] - win < hi) hi = m[c, "last"] - win }
+    # Judge the windows strictly inside the span in which every container has samples.
+    awk -v pids="${pids[*]}" -v targets="$targets" -v wus="$((WIN_PERIODS * SAMPLE_MS * 1000))" \
+        -v out="$TMP/$name.windows" '
+        BEGIN { n = split(pids, P, " "); split(targets, T, " "); for (c = 1; c <= n; c++) idx[P[c]] = c }
+        ($2 in idx) { c = idx[$2]; b[$1, c] = $3
+                      if (!((c) in lo) || $1 < lo[c]) lo[c] = $1; if (!((c) in hi) || $1 > hi[c]) hi[c] = $1 }
+        END { L = -1e9; H = 1e9
+              for (c = 1; c <= n; c++) { if (!(c in lo)) { print "0 nan"; exit } if (lo[c] > L) L = lo[c]; if (hi[c] < H) H = hi[c] }
               worst = 0; nw = 0
-              for (t in ts) { t += 0; if (t < lo || t > hi) continue; nw++
-                  line = ""
-                  for (c = 0; c < n; c++) { pct = 100 * b[c, t] / (win * 1000); off = pct - tg[c + 1]
-                      if (off < 0) off = -off; if (off > worst) worst = off
-                      line = line sprintf(" %.1f", pct) }
-                  print t, line > ("'"$TMP"'/" name ".windows") }
-              printf "%d %.2f\n", nw, worst }' "$TMP/$name".*.report
+              for (w = L + 1; w < H; w++) { nw++; line = w
+                  for (c = 1; c <= n; c++) { pct = 100 * b[w, c] / wus; off = pct - T[c]
+                      if (off < 0) off = -off; if (off > worst) worst = off; line = line sprintf(" %.1f", pct) }
+                  print line > out }
+              printf "%d %.2f\n", nw, worst }' "$TMP/$name.nvml"
 }
 
 GEN=$TMP/gen.md
@@ -139,7 +138,7 @@ for k in $KERNELS; do
     emit "| hard 10/20/30/40 | ${k} us | $nw | $worst | <= 3 |"
     log "elastic 30 alone, ${k} us kernels"
     read -r nw worst < <(scenario "e1_$k" "$k" "30:elastic:0")
-    alone=$(awk '{ print $2 }' "$TMP/e1_$k.windows" | sort -g | head -1)
+    alone=$( { awk '{ print $2 }' "$TMP/e1_$k.windows" 2>/dev/null || true; } | sort -g | awk 'NR == 1')
     emit "| elastic 30 alone: its lowest window | ${k} us | $nw | ${alone:-?}% of the device | >= 85% |"
     log "elastic 30 then 70, ${k} us kernels"
     read -r nw worst < <(scenario "e2_$k" "$k" "30:elastic:0 70:elastic:2")

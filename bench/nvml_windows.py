@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""nvml_windows.py — device time per process and window, as NVML reports it (the benchmark's
+measure of compute shares: the GPU's own account, not the workload's). Polls
+nvmlDeviceGetProcessUtilization on device 0 every 0.2 s until STOP_FILE exists and sums
+smUtil x PERIOD per (window, pid), a window being WINDOW_PERIODS sample periods counted from
+the first sample seen (sample timestamps are period ends on one grid, so every window holds
+exactly WINDOW_PERIODS periods). Prints `WINDOW PID BUSY_US` lines at the end.
+
+usage: nvml_windows.py PERIOD_MS WINDOW_PERIODS STOP_FILE   (libnvidia-ml.so.1 via the loader)
+"""
+import ctypes
+import os
+import sys
+import time
+
+
+class Sample(ctypes.Structure):
+    _fields_ = [("pid", ctypes.c_uint), ("timeStamp", ctypes.c_ulonglong),
+                ("smUtil", ctypes.c_uint), ("memUtil", ctypes.c_uint),
+                ("encUtil", ctypes.c_uint), ("decUtil", ctypes.c_uint)]
+
+
+def main():
+    period_us = int(sys.argv[1]) * 1000
+    per_window = int(sys.argv[2])
+    stop = sys.argv[3]
+    nvml = ctypes.CDLL("libnvidia-ml.so.1")
+    if nvml.nvmlInit_v2() != 0:
+        sys.exit("nvml_windows: nvmlInit failed")
+    dev = ctypes.c_void_p()
+    if nvml.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(dev)) != 0:
+        sys.exit("nvml_windows: no device 0")
+    cap = 4096
+    buf = (Sample * cap)()
+    last = 0
+    first = None
+    busy = {}
+    while True:
+        done = os.path.exists(stop)
+        count = ctypes.c_uint(cap)
+        rc = nvml.nvmlDeviceGetProcessUtilization(dev, buf, ctypes.byref(count),
+                                                   ctypes.c_ulonglong(last))
+        if rc == 0:
+            newest = last
+            for s in buf[:min(count.value, cap)]:
+                if s.timeStamp <= last:
+                    continue
+                if first is None:
+                    first = s.timeStamp - period_us  # the grid: period ends
+                k = round((s.timeStamp - first) / period_us) - 1
+                w = k // per_window
+                busy[(w, s.pid)] = busy.get((w, s.pid), 0) + s.smUtil * period_us // 100
+                newest = max(newest, s.timeStamp)
+            last = newest
+        if done:
+            break
+        time.sleep(0.2)
+    for (w, pid), b in sorted(busy.items()):
+        print(w, pid, b)
+
+
+main()
