@@ -25,7 +25,7 @@
  *   pingpong N BYTES        N times: ALLOC, wait for GRANTED (5 s), give the use back in the
  *                           ledger (the interposer's free): pingpong_ok= pingpong_max_us=
  *   pingpong-until FILE BYTES   the same, with a 500 us pause after each, until FILE exists
- *                           (at most 60 s); both also print pingpong_p50_us= pingpong_p99_us=
+ *                           (at most an hour: a hang bound); both also print pingpong_p50_us= pingpong_p99_us=
  *   timeout MS              how long the following pingpongs wait for each reply (default 5000)
  *   swarm N K BYTES FILE [GRANT]   this connection (after hello recv) and N-1 more (each
  *                           says HELLO and gets WELCOME first) queue K ALLOCs of BYTES each
@@ -42,7 +42,7 @@
  *                           exists give one page of it back in the ledger while any is left and
  *                           send FREED, again and again: churn_freed= churn_pages=
  *   slot                    print slot_word_used= slot_word_quota= slot_pid= of our slot
- *   hold FILE [S]           keep the connection until FILE exists (at most S s, default 60)
+ *   hold FILE [S]           keep the connection until FILE exists (at most S s, default an hour: a hang bound)
  *   sleep MS
  *
  * Exit status: 0 when every action ran, 3 when the connection could not be made (connect=error
@@ -372,6 +372,10 @@ static uint64_t quantile(const uint64_t *sorted, size_t n, double q)
     return sorted[i < n ? i : n - 1];
 }
 
+/* Loops that run until the test touches a file stop by themselves only after this long: a bound
+ * on a process a dead test left behind, never on how long a (loaded) test may take. */
+#define HANG_BOUND_US (3600ull * 1000000u)
+
 static int pingpong(unsigned long long count, uint64_t bytes, const char *until)
 {
     uint64_t pages;
@@ -384,7 +388,7 @@ static int pingpong(unsigned long long count, uint64_t bytes, const char *until)
     unsigned long long ok = 0;
     uint64_t *lat = NULL;
     size_t nlat = 0, cap = 0;
-    uint64_t deadline = now_us() + 60u * 1000000u;
+    uint64_t deadline = now_us() + HANG_BOUND_US;
     for (; until ? access(until, F_OK) != 0 && now_us() < deadline : ok < count; ok++) {
         union cg_msg m;
         uint64_t id = next_id++;
@@ -561,7 +565,7 @@ static void swarm(const struct sockaddr_un *sa, unsigned n, unsigned k, uint64_t
     struct swarm_counts c = {0};
     unsigned long long sent = 0, want = (unsigned long long)have * k, ticks = 0;
     bool told = false, giving = grant > 0 && ledger;
-    uint64_t deadline = now_us() + 300u * 1000000u;
+    uint64_t deadline = now_us() + HANG_BOUND_US;
     while (now_us() < deadline && access(until, F_OK) != 0) {
         for (unsigned i = 0; i < have; i++) {
             while (pf[i].fd >= 0 && left[i] > 0) {
@@ -635,7 +639,7 @@ static void churn(uint64_t bytes, const char *until)
     printf("churn_granted=yes\n");
     struct cg_ledger_slot *s = &ledger->slots[my_slot];
     unsigned long long freed = 0, pages = 0;
-    uint64_t deadline = now_us() + 300u * 1000000u;
+    uint64_t deadline = now_us() + HANG_BOUND_US;
     while (access(until, F_OK) != 0 && now_us() < deadline) {
         for (int i = 0; i < 64; i++) {
             if (cg_ledger_used(atomic_load(&s->word)) > 0) {
@@ -763,7 +767,7 @@ int main(int argc, char **argv)
                    cg_ledger_used(w), cg_ledger_quota(w), (unsigned)atomic_load(&s->pid));
         } else if (strcmp(a, "hold") == 0) {
             const char *file = ARG();
-            unsigned long long secs = 60;
+            unsigned long long secs = HANG_BOUND_US / 1000000u;
             if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9')
                 secs = num(ARG());
             uint64_t deadline = now_us() + secs * 1000000u;

@@ -86,9 +86,9 @@ check "the daemon logged the violations" grep -q "WELCOME refused or unanswerabl
 
 # ---- 3. accounts of others cannot be claimed -------------------------------------------------------
 # A1 in X and B1 in Y hold memory and stay connected.
-bg "$O.a1" $UX "$CLIENT" "$XS" pid hello recv alloc $((16 * MiB)) recv slot hold "$TMP/stop.a1" 40
+bg "$O.a1" $UX "$CLIENT" "$XS" pid hello recv alloc $((16 * MiB)) recv slot hold "$TMP/stop.a1"
 A1=$BGPID
-bg "$O.b1" $UY "$CLIENT" "$YS" pid hello recv alloc $((32 * MiB)) recv slot hold "$TMP/stop.b1" 40
+bg "$O.b1" $UY "$CLIENT" "$YS" pid hello recv alloc $((32 * MiB)) recv slot hold "$TMP/stop.b1"
 B1=$BGPID
 wait_for "A1 granted" "$WAIT_S" grep -q "slot_word_used" "$O.a1"
 wait_for "B1 granted" "$WAIT_S" grep -q "slot_word_used" "$O.b1"
@@ -132,7 +132,7 @@ check "Y still unchanged" test "$(snap "$Y")" = "$before_y"
 # ---- 4. identity from SO_PEERCRED ---------------------------------------------------------------
 # The client is exec'd by setpriv, which was started by this shell: the pid the daemon shows must
 # be the client's own, reported by the client itself, not this shell's or setpriv's parent's.
-bg "$O.id" $UX "$CLIENT" "$XS" pid hello recv hold "$TMP/stop.id" 40
+bg "$O.id" $UX "$CLIENT" "$XS" pid hello recv hold "$TMP/stop.id"
 ID=$BGPID
 wait_for "identity client welcomed" "$WAIT_S" grep -q "recv=WELCOME" "$O.id"
 real=$(kv "$O.id" pid)
