@@ -30,16 +30,20 @@ static uint64_t now_ns(void)
 
 /* ---- helper modes (children) ---- */
 
-/* hog US: kernels of US back to back, at most 4 queued, until killed. */
+/* hog US: kernels of US back to back until killed. Its queue never runs dry (the next kernel
+ * is queued before the previous one is waited for), so it always wants the device. */
 __attribute__((noreturn)) static void hog(unsigned long long us)
 {
     t_kernels k;
+    CUstream s[2];
     t_init_ctx();
     t_load_kernels(&k);
+    CHECK_OK(cu.cuStreamCreate(&s[0], CU_STREAM_NON_BLOCKING));
+    CHECK_OK(cu.cuStreamCreate(&s[1], CU_STREAM_NON_BLOCKING));
     for (unsigned i = 0;; i++) {
-        t_spin(&k, NULL, us);
-        if (i % 4 == 3)
-            CHECK_OK(cu.cuCtxSynchronize());
+        t_spin(&k, s[i % 2], us);
+        if (i > 0)
+            CHECK_OK(cu.cuStreamSynchronize(s[(i + 1) % 2]));
     }
 }
 
