@@ -65,6 +65,7 @@ demo: deps build
 
 bench: deps build
 	bench/run-all.sh $(BUILD)
+	bench/compute.sh $(BUILD)
 
 # make install PREFIX=/usr/local DESTDIR=/tmp/stage
 PREFIX ?= /usr/local

@@ -44,7 +44,7 @@ log() { echo "compute.sh: $*" >&2; }
 
 SAMPLE_MS=${CONVGPU_EMU_SAMPLE_MS:-166}
 WIN_PERIODS=60 # 60 sample periods: 9.96 s with the emulator's default 166 ms
-if [ "$QUICK" = 1 ]; then KERNELS="1000"; RUN_S=35; ROUNDS=2; LAUNCHES=20000
+if [ "$QUICK" = 1 ]; then KERNELS="1000"; RUN_S=25; ROUNDS=2; LAUNCHES=20000
 else KERNELS="10 1000 50000"; RUN_S=45; ROUNDS=5; LAUNCHES=200000; fi
 
 RUN=$TMP/run

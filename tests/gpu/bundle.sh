@@ -30,14 +30,14 @@ while [ $# -gt 0 ]; do
 done
 
 BENCH_BINS=(bench_ab bench_api bench_roundtrip bench_scale)
-for f in bin/convgpud bin/convgpu bin/convgpu-sample lib/libconvgpu.so "${BENCH_BINS[@]/#/bench/}"; do
+for f in bin/convgpud bin/convgpu bin/convgpu-sample bin/convgpu-burn lib/libconvgpu.so "${BENCH_BINS[@]/#/bench/}"; do
     [ -e "$BUILD/$f" ] || { echo "bundle.sh: $BUILD/$f missing: run 'make build' first" >&2; exit 1; }
 done
 [ "$(uname -m)" = x86_64 ] || echo "bundle.sh: warning: built on $(uname -m); the GPU machines are x86-64" >&2
 
 rm -rf "$DEST"
 mkdir -p "$DEST/bin" "$DEST/lib" "$DEST/deps" "$DEST/bench"
-cp "$BUILD/bin/convgpud" "$BUILD/bin/convgpu" "$BUILD/bin/convgpu-sample" "$DEST/bin/"
+cp "$BUILD/bin/convgpud" "$BUILD/bin/convgpu" "$BUILD/bin/convgpu-sample" "$BUILD/bin/convgpu-burn" "$DEST/bin/"
 cp "$BUILD/lib/libconvgpu.so" "$DEST/lib/"
 for b in "${BENCH_BINS[@]}"; do cp "$BUILD/bench/$b" "$DEST/bench/"; done
 
