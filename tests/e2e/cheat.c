@@ -14,24 +14,7 @@
 #include <unistd.h>
 
 #include "cuda_open.h"
-#include "ledger.h"
-
-static struct cg_ledger *find_ledger(void)
-{
-    FILE *f = fopen("/proc/self/maps", "r");
-    char line[1024];
-    void *addr = NULL;
-    while (f && fgets(line, sizeof line, f)) {
-        if (strstr(line, "/memfd:" CG_LEDGER_MEMFD_PREFIX)) {
-            unsigned long lo;
-            if (sscanf(line, "%lx-", &lo) == 1)
-                addr = (void *)lo;
-        }
-    }
-    if (f)
-        fclose(f);
-    return addr;
-}
+#include "ledger_map.h"
 
 int main(int argc, char **argv)
 {
@@ -45,7 +28,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "cheat: first allocation failed\n");
         return 1;
     }
-    struct cg_ledger *l = find_ledger();
+    struct cg_ledger *l = cg_test_find_ledger();
     if (!l) {
         fprintf(stderr, "cheat: no ledger mapped (not running under convgpu?)\n");
         return 1;

@@ -11,22 +11,7 @@
 #include <unistd.h>
 
 #include "cuda_open.h"
-#include "ledger.h"
-
-static struct cg_ledger *find_ledger(void)
-{
-    FILE *f = fopen("/proc/self/maps", "r");
-    char line[1024];
-    void *addr = NULL;
-    while (f && fgets(line, sizeof line, f)) {
-        unsigned long lo;
-        if (strstr(line, "/memfd:" CG_LEDGER_MEMFD_PREFIX) && sscanf(line, "%lx-", &lo) == 1)
-            addr = (void *)lo;
-    }
-    if (f)
-        fclose(f);
-    return addr;
-}
+#include "ledger_map.h"
 
 int main(int argc, char **argv)
 {
@@ -49,7 +34,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "gate_cheat: driver setup failed\n");
         return 1;
     }
-    struct cg_ledger *l = find_ledger();
+    struct cg_ledger *l = cg_test_find_ledger();
     if (!l) {
         fprintf(stderr, "gate_cheat: no ledger mapped (not under convgpu?)\n");
         return 1;
