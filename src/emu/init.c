@@ -38,6 +38,7 @@ static void fork_child(void)
     pthread_mutex_init(&g_emu.init_lock, NULL);
     emu_sched_after_fork();
     emu_ctx_tls_reset();
+    emu_shared_forked(&g_emu.sh);
     if (__atomic_load_n(&g_emu.initialized, __ATOMIC_ACQUIRE))
         __atomic_store_n(&g_emu.forked, 1, __ATOMIC_RELEASE);
 }

@@ -1,6 +1,7 @@
 /* pidns.c — pids across pid namespaces (see pidns.h). The scan of /proc costs a few hundred
  * system calls, so answers are cached: a found pid is re-checked by its start time (one read),
- * a process not found is looked for again at most once a second. */
+ * a process not found is looked for again at most once a second. The cache also remembers the
+ * pid a process had when last seen alive: its samples outlive it. */
 #include "pidns.h"
 
 #include <ctype.h>
@@ -24,6 +25,7 @@ typedef struct {
     uint64_t ns, start, checked;
     int32_t nspid;
     pid_t vpid;                            /* 0: not found when last looked for */
+    pid_t known;                           /* the pid it had when last seen alive */
 } cache_ent;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -56,6 +58,11 @@ void emu_pidns_forget(void)
     pthread_mutex_init(&g_mu, NULL); /* the forking thread may not be the one that held it */
     g_self_for = 0;
     memset(g_cache, 0, sizeof g_cache);
+}
+
+__attribute__((constructor)) static void emu_pidns_load(void)
+{
+    pthread_atfork(NULL, NULL, emu_pidns_forget);
 }
 
 int emu_ident_self(emu_ident *id)
@@ -134,12 +141,26 @@ pid_t emu_ident_visible_pid(const emu_ident *id)
         v = c->vpid;
     } else if (!c || c->vpid || now - c->checked >= EMU_RESCAN_NS) {
         v = scan(id);
+        pid_t known = c ? c->known : 0;
         if (!c)
             c = &g_cache[g_next++ % EMU_PIDNS_CACHE];
-        *c = (cache_ent){id->pidns, id->start_time, now, id->pid, v};
+        *c = (cache_ent){id->pidns, id->start_time, now, id->pid, v, v ? v : known};
     }
     pthread_mutex_unlock(&g_mu);
     return v;
+}
+
+/* The pid a process had when this process last saw it alive, or 0. */
+static pid_t last_known(const emu_ident *id)
+{
+    pid_t k = 0;
+    pthread_mutex_lock(&g_mu);
+    for (unsigned i = 0; i < EMU_PIDNS_CACHE; i++)
+        if (g_cache[i].ns == id->pidns && g_cache[i].nspid == id->pid &&
+            g_cache[i].start == id->start_time)
+            k = g_cache[i].known;
+    pthread_mutex_unlock(&g_mu);
+    return k;
 }
 
 int emu_ident_alive(const emu_ident *id)
@@ -155,5 +176,7 @@ int emu_ident_alive(const emu_ident *id)
 unsigned emu_ident_report_pid(const emu_ident *id)
 {
     pid_t v = emu_ident_visible_pid(id);
+    if (!v)
+        v = last_known(id); /* gone since: its samples still name the pid it had */
     return (unsigned)(v ? v : id->pid);
 }

@@ -22,11 +22,12 @@ int emu_ident_self(emu_ident *id);
 pid_t emu_ident_visible_pid(const emu_ident *id);
 
 /* Whether the process is alive as far as the caller can tell: a process the caller cannot see
- * counts as alive unless the caller is in the initial namespace (which sees every process). */
+ * counts as alive unless the caller is in the initial namespace (which sees every process).
+ * (Only where the state file has no liveness locks: shared.c.) */
 int emu_ident_alive(const emu_ident *id);
 
-/* The pid to report for id: the visible one, else (a process this reader cannot see, or one
- * already gone) the pid it recorded. */
+/* The pid to report for id: the visible one; for a process gone since this reader last saw it,
+ * the pid it had then; else (a process this reader never saw) the pid it recorded. */
 unsigned emu_ident_report_pid(const emu_ident *id);
 
 /* After fork, a child may be in another namespace than its parent (unshare). */

@@ -10,13 +10,16 @@
  * used only while attaching, to serialise creating and repairing the file; the descriptor is
  * closed before any other call.
  *
- * Dead slots are found by pid plus process start time (/proc/<pid>/stat field 22), so a reused
- * pid is not mistaken for its predecessor; zombies count as dead because a real driver frees a
- * process's memory at exit, before it is reaped. Every locker reclaims, so the memory of a dead
- * process is back before the next allocation or query on the machine is answered. A slot names
- * its process by pid and pid namespace (pidns.c), so processes in containers and on the host can
- * share one state file. The device execution lock and busy time live in devlock.c, their
- * readers in samples.c. */
+ * Liveness: a registered process holds an open-file-description lock (F_OFD_SETLK) on one byte
+ * past the end of the file, at its slot's index, through a descriptor of its own that is
+ * neither mapped nor kept across exec or fork (a forked child closes its copy at once). The
+ * kernel drops the lock when the process dies, execs or turns zombie, so a slot whose byte is
+ * not locked (F_OFD_GETLK) belongs to a dead process, whatever pid namespace either process is
+ * in and whatever pids have been reused. (A real driver frees a process's memory at exit, before
+ * it is reaped.) Where the file system has no OFD locks, pid plus start time and the pid
+ * namespace (pidns.c) decide instead. Every locker reclaims, so the memory of a dead process is
+ * back before the next allocation or query on the machine is answered. The device execution
+ * lock and busy time live in devlock.c, their readers in samples.c. */
 #include "shared.h"
 
 #include <errno.h>
@@ -77,6 +80,22 @@ static void drop_slot(emu_state *st, int i)
     memset(s, 0, sizeof *s);
 }
 
+/* The liveness lock of slot i: one byte past the state itself. */
+static int live_lock(int fd, int i, int cmd, short type)
+{
+    struct flock fl = {.l_type = type, .l_whence = SEEK_SET,
+                       .l_start = (off_t)sizeof(emu_state) + i, .l_len = 1};
+    if (fcntl(fd, cmd, &fl) != 0)
+        return -1;
+    return cmd == F_OFD_GETLK ? fl.l_type != F_UNLCK : 0;
+}
+
+static int slot_alive(const emu_shared *sh, int i)
+{
+    int held = sh->live_fd >= 0 ? live_lock(sh->live_fd, i, F_OFD_GETLK, F_WRLCK) : -1;
+    return held >= 0 ? held : emu_ident_alive(&sh->st->slots[i].id);
+}
+
 void emu_reclaim(emu_shared *sh)
 {
     emu_state *st = sh->st;
@@ -84,7 +103,7 @@ void emu_reclaim(emu_shared *sh)
         emu_slot *s = &st->slots[i];
         if (s->id.pid == 0 || is_own_slot(sh, i))
             continue;
-        if (!emu_ident_alive(&s->id))
+        if (!slot_alive(sh, i))
             drop_slot(st, i);
     }
 }
@@ -161,6 +180,10 @@ static int register_slot(emu_shared *sh)
         emu_slot *s = &sh->st->slots[i];
         if (s->id.pid != 0)
             continue;
+        /* Held by someone (a process whose slot was taken for dead): not this one. */
+        if (sh->live_fd >= 0 && live_lock(sh->live_fd, i, F_OFD_SETLK, F_WRLCK) != 0 &&
+            (errno == EAGAIN || errno == EACCES))
+            continue;
         memset(s, 0, sizeof *s);
         s->id.pidns = me.pidns;
         s->id.start_time = me.start_time;
@@ -179,28 +202,40 @@ int emu_shared_attach(emu_shared *sh, const emu_config *want, emu_config *got, i
     sh->st = NULL;
     sh->slot = -1;
     sh->pid = getpid();
+    snprintf(sh->path, sizeof sh->path, "%s", path);
+    /* The liveness descriptor: its own open file description, never mapped (see above). */
+    sh->live_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) {
+    if (fd < 0 || sh->live_fd < 0) {
         snprintf(err, errlen, "cannot open state file %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        if (sh->live_fd >= 0)
+            close(sh->live_fd);
+        sh->live_fd = -1;
         return -1;
     }
     if (flock(fd, LOCK_EX) != 0) {
         snprintf(err, errlen, "cannot lock state file %s: %s", path, strerror(errno));
         close(fd);
+        close(sh->live_fd);
+        sh->live_fd = -1;
         return -1;
     }
     struct stat sb;
     int fresh = fstat(fd, &sb) != 0 || sb.st_size != (off_t)sizeof(emu_state);
-    if (fresh && (ftruncate(fd, 0) != 0 || ftruncate(fd, sizeof(emu_state)) != 0)) {
+    emu_state *st = MAP_FAILED;
+    if (fresh && (ftruncate(fd, 0) != 0 || ftruncate(fd, sizeof(emu_state)) != 0))
         snprintf(err, errlen, "cannot size state file %s: %s", path, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    emu_state *st = mmap(NULL, sizeof(emu_state), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (st == MAP_FAILED) {
+    else if ((st = mmap(NULL, sizeof(emu_state), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
+             MAP_FAILED)
         snprintf(err, errlen, "cannot map state file %s: %s", path, strerror(errno));
+    if (st == MAP_FAILED) {
+        flock(fd, LOCK_UN);
         close(fd);
+        close(sh->live_fd);
+        sh->live_fd = -1;
         return -1;
     }
     sh->st = st;
@@ -256,6 +291,9 @@ fail:
     sh->st = NULL;
     flock(fd, LOCK_UN);
     close(fd);
+    if (sh->live_fd >= 0)
+        close(sh->live_fd);
+    sh->live_fd = -1;
     return -1;
 }
 
@@ -268,14 +306,28 @@ void emu_shared_detach(emu_shared *sh)
         emu_st_unlock(sh->st);
     }
     munmap(sh->st, sizeof(emu_state));
+    if (sh->live_fd >= 0)
+        close(sh->live_fd); /* releases the liveness lock */
+    sh->live_fd = -1;
     sh->st = NULL;
     sh->slot = -1;
+}
+
+void emu_shared_forked(emu_shared *sh)
+{
+    /* The child's copy shares the parent's open file description: were it kept, the parent's
+     * liveness lock would outlive the parent. */
+    if (sh->live_fd >= 0)
+        close(sh->live_fd);
+    sh->live_fd = -1;
 }
 
 int emu_shared_reregister(emu_shared *sh)
 {
     sh->slot = -1;
     emu_pidns_forget();
+    emu_shared_forked(sh);
+    sh->live_fd = open(sh->path, O_RDWR | O_CLOEXEC);
     if (emu_st_lock(sh->st) != 0)
         return -1;
     emu_reclaim(sh);

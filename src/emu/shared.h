@@ -98,6 +98,8 @@ typedef struct {
     emu_state *st;
     int slot;                             /* our slot, or -1 (NVML never registers) */
     pid_t pid;                            /* the process that registered `slot` */
+    int live_fd;                          /* the file, opened for the liveness locks; -1 none */
+    char path[EMU_PATH_MAX];
 } emu_shared;
 
 /* Opens (creating or repairing) the state file named by want->state_path, adopting the file's
@@ -108,6 +110,8 @@ int emu_shared_attach(emu_shared *sh, const emu_config *want, emu_config *got, i
                       char *err, size_t errlen);
 void emu_shared_detach(emu_shared *sh);
 
+/* In a forked child, at once: drops the inherited hold on the parent's liveness lock. */
+void emu_shared_forked(emu_shared *sh);
 /* After fork: the child forgets the parent's slot and takes its own. Returns 0 or -1. */
 int emu_shared_reregister(emu_shared *sh);
 

@@ -326,6 +326,92 @@ static void finish(struct CUstream_st *s, emu_item *it, CUresult rc)
     wake_workers();
 }
 
+/* Host functions and stream callbacks run on a thread of their own, as the driver runs them:
+ * one that blocks holds its stream, never the device's other streams (a callback may wait
+ * for work another stream has to finish). */
+typedef struct host_job {
+    struct host_job *next;
+    struct CUstream_st *s;
+    emu_item it;
+} host_job;
+
+static struct {
+    host_job *head, *tail;
+    pthread_cond_t cv;
+    int started, sleeping;
+} g_host = {.cv = PTHREAD_COND_INITIALIZER};
+
+static void *host_main(void *arg)
+{
+    (void)arg;
+    emu_sched_lock();
+    for (;;) {
+        host_job *j = g_host.head;
+        if (!j) {
+            g_host.sleeping = 1;
+            pthread_cond_wait(&g_host.cv, &g_sched.mu);
+            g_host.sleeping = 0;
+            continue;
+        }
+        g_host.head = j->next;
+        if (!g_host.head)
+            g_host.tail = NULL;
+        emu_sched_unlock();
+        CUresult rc = emu_sticky(j->s->ctx);
+        if (rc == CUDA_SUCCESS)
+            rc = emu_exec_item(j->s, &j->it, NULL);
+        else
+            emu_item_discard(&j->it, rc);
+        emu_sched_lock();
+        finish(j->s, &j->it, rc);
+        emu_stream_unref(j->s);
+        free(j);
+    }
+    return NULL;
+}
+
+static int start_thread(void *(*fn)(void *), void *arg)
+{
+    pthread_attr_t a;
+    pthread_t th;
+    sigset_t all, old;
+    sigfillset(&all);
+    if (pthread_attr_init(&a) != 0)
+        return -1;
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    /* The application's signals go to its own threads, never to ours. */
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&th, &a, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&a);
+    return rc == 0 ? 0 : -1;
+}
+
+/* Hands s's head (a host function) to the host thread. Lock held; 0, or -1 (out of memory:
+ * the caller runs it itself). */
+static int to_host_thread(struct CUstream_st *s, const emu_item *it)
+{
+    host_job *j = malloc(sizeof *j);
+    if (!j)
+        return -1;
+    if (!g_host.started) {
+        if (start_thread(host_main, NULL) != 0) {
+            free(j);
+            return -1;
+        }
+        g_host.started = 1;
+    }
+    *j = (host_job){NULL, s, *it};
+    if (g_host.tail)
+        g_host.tail->next = j;
+    else
+        g_host.head = j;
+    g_host.tail = j;
+    if (g_host.sleeping)
+        pthread_cond_signal(&g_host.cv);
+    return 0;
+}
+
 static void *worker_main(void *arg)
 {
     emu_devq *dq = arg;
@@ -354,6 +440,8 @@ static void *worker_main(void *arg)
         emu_item it = s->ring[s->head];
         s->busy = 1;
         emu_stream_ref(s);
+        if ((it.kind == EMU_I_HOST || it.kind == EMU_I_CALLBACK) && to_host_thread(s, &it) == 0)
+            continue; /* the host thread finishes it */
         emu_sched_unlock();
         if (dq->holds && !emu_item_needs_device(&it)) {
             emu_shared_exec_release(&g_emu.sh, phys);
@@ -376,19 +464,7 @@ static int start_worker(emu_devq *dq)
     if (dq->started)
         return 0;
     pthread_cond_init(&dq->cv, NULL);
-    pthread_attr_t a;
-    pthread_t th;
-    sigset_t all, old;
-    sigfillset(&all);
-    if (pthread_attr_init(&a) != 0)
-        return -1;
-    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-    /* The application's signals go to its own threads, never to ours. */
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&th, &a, worker_main, dq);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&a);
-    if (rc != 0)
+    if (start_thread(worker_main, dq) != 0)
         return -1;
     dq->started = 1;
     return 0;
@@ -677,6 +753,9 @@ void emu_sched_after_fork(void)
      * forgotten (their references with them); the structures stay valid for teardown. */
     pthread_mutex_init(&g_sched.mu, NULL);
     pthread_cond_init(&g_sched.done_cv, NULL);
+    pthread_cond_init(&g_host.cv, NULL);
+    g_host.started = g_host.sleeping = 0;
+    g_host.head = g_host.tail = NULL; /* (the jobs are forgotten, like the queues) */
     for (unsigned d = 0; d < EMU_MAX_DEVICES; d++) {
         emu_devq *dq = &g_sched.dq[d];
         dq->started = dq->sleeping = dq->holds = 0;

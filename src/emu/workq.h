@@ -16,6 +16,8 @@
  *    and the per-thread default stream (CU_STREAM_PER_THREAD, _ptsz/_ptds, a blocking stream of
  *    its own) do not synchronise with each other;
  *  - an event wait is ready when the record it names has completed;
+ *  - host functions and stream callbacks run on the process's host-function thread, in their
+ *    stream's order: one that blocks holds its own stream only;
  *  - synchronous calls (copies, sets, stream/context/event synchronisation) wait for their item
  *    or fence. An item that is ready the moment it is submitted and is not a kernel (a copy, a
  *    set, a record) is run by the submitting thread itself: no worker round trip.

@@ -7,7 +7,7 @@
  *  - a stream's queue is bounded: a launch into a full queue waits for room;
  *  - a kernel's illegal address is the context's sticky error;
  *  - destroying a stream and freeing memory wait for the work that uses them;
- *  - host functions and callbacks run in stream order;
+ *  - host functions and callbacks run in stream order, and one that waits holds its stream only;
  *  - a process exiting with work queued neither hangs nor crashes, and a forked child starts
  *    with empty queues.
  * Gates (host functions the test opens) hold queued work as long as a check needs it; the only
@@ -320,6 +320,21 @@ static void host_functions(void)
     CHECK_EQ(nseen, 3);
     CHECK(seen[0] == 1 && seen[1] == 2 && seen[2] == 3);
     CHECK_EQ(seen_status, CUDA_SUCCESS);
+    /* A host function that waits holds its stream only: a kernel on another stream runs
+     * meanwhile (a callback may wait for such work). */
+    t_gate g;
+    CUstream other;
+    t_gate_init(&g);
+    CHECK_OK(cu.cuStreamCreate(&other, CU_STREAM_NON_BLOCKING));
+    CHECK_OK(cu.cuLaunchHostFunc(s, t_gate_fn, &g));
+    t_spin(&k, s, 0);
+    CHECK(t_wait_for(t_gate_reached, &g, T_WAIT_MS));
+    t_spin(&k, other, 0);
+    CHECK_OK(cu.cuStreamSynchronize(other));
+    CHECK_CU(cu.cuStreamQuery(s), CUDA_ERROR_NOT_READY);
+    t_gate_open(&g);
+    CHECK_OK(cu.cuStreamSynchronize(s));
+    CHECK_OK(cu.cuStreamDestroy_v2(other));
     CHECK_CU(cu.cuLaunchHostFunc(s, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
     CHECK_CU(cu.cuStreamAddCallback(s, callback, NULL, 1), CUDA_ERROR_INVALID_VALUE);
     CHECK_CU(cu.cuLaunchHostFunc((CUstream)&seen, note, NULL), CUDA_ERROR_INVALID_HANDLE);
