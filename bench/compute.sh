@@ -184,12 +184,7 @@ emit "Throughput at share 100 (1 ms kernels, 5 s, $ROUNDS interleaved rounds): $
 
 if [ "$REAL" = 1 ]; then BEGIN='<!-- bench-compute-gpu:begin -->'; END='<!-- bench-compute-gpu:end -->'
 else BEGIN='<!-- bench-compute:begin -->'; END='<!-- bench-compute:end -->'; fi
-[ -f "$OUT" ] || printf '# Benchmarks\n\n' >"$OUT"
-if ! grep -qF "$BEGIN" "$OUT"; then printf '\n## Compute shares\n\n%s\n%s\n' "$BEGIN" "$END" >>"$OUT"; fi
-awk -v b="$BEGIN" -v e="$END" -v gen="$GEN" '
-    $0 == b { print; while ((getline l < gen) > 0) print l; skip = 1; next }
-    $0 == e { skip = 0 }
-    !skip { print }' "$OUT" >"$TMP/out.md"
-cat "$TMP/out.md" >"$OUT"
+. "$SRC/bench/section.sh"
+write_section "$OUT" "$BEGIN" "$END" "$GEN" "## Compute shares$([ "$REAL" = 1 ] && echo ' (real GPU)')"
 cat "$GEN"
 log "results written to $OUT"

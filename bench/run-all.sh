@@ -453,11 +453,6 @@ fi
 
 if [ "$REAL" = 1 ]; then BEGIN='<!-- bench-gpu:begin -->'; END='<!-- bench-gpu:end -->'
 else BEGIN='<!-- bench:begin -->'; END='<!-- bench:end -->'; fi
-[ -f "$OUT" ] || printf '# Benchmarks\n\n' >"$OUT"
-if ! grep -qF "$BEGIN" "$OUT"; then printf '\n%s\n%s\n' "$BEGIN" "$END" >>"$OUT"; fi
-awk -v b="$BEGIN" -v e="$END" -v gen="$GEN" '
-    $0 == b { print; while ((getline l < gen) > 0) print l; skip = 1; next }
-    $0 == e { skip = 0 }
-    !skip { print }' "$OUT" >"$TMP/out.md"
-cat "$TMP/out.md" >"$OUT"
+. "$SRC/bench/section.sh"
+write_section "$OUT" "$BEGIN" "$END" "$GEN"
 log "results written to $OUT"
