@@ -55,11 +55,14 @@ check "... and nothing registered" test "$(registered_count)" = 0
 
 # --- two containers whose limits exceed the device: the second waits for the first ---
 # A holds its memory until the test has seen B suspended (it touches release.A in the gate).
+# Both verify only 1 MiB of each piece: copying 3.5 GiB took A about 50 s of CPU on a loaded
+# machine, after "A holds its memory" (use is charged at allocation) and past `docker wait`'s
+# deadline; what is tested here is the suspension, other tests verify whole allocations.
 A=$(dr -d -v "$GATE:/gate:ro" --gpu-memory 4GiB cg-sample:1 convgpu-sample --size 3500MiB \
-    --hold-until /gate/release.A --quiet)
+    --touch 1MiB --hold-until /gate/release.A --quiet)
 wait_for "A holds its memory" "$WAIT_S" bash -c "[ \"\$('$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' inspect $A | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"used\"])')\" -gt 0 ]" &&
     pass "A runs and holds 3500MiB" || fail "A did not start"
-B=$(dr -d --gpu-memory 3GiB cg-sample:1 convgpu-sample --size 2GiB --quiet)
+B=$(dr -d --gpu-memory 3GiB cg-sample:1 convgpu-sample --size 2GiB --touch 1MiB --quiet)
 wait_for "B suspended" "$WAIT_S" bash -c "[ \"\$('$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' inspect $B | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"state\"])')\" = suspended ]" &&
     pass "B (3GiB limit, 2GiB asked) is suspended while A holds its memory" || fail "B was not suspended"
 touch "$GATE/release.A"
