@@ -27,6 +27,7 @@ typedef struct {
 
 static const char usage[] =
     "usage: convgpu sim [options]\n"
+    "       convgpu sim compute --containers SHARE:MODE[,...] [options]   (see --help there)\n"
     "Discrete-event simulation of GPU-memory scheduling, driving the real scheduling core.\n"
     "Defaults reproduce the ConVGPU paper's evaluation (one 5 GiB GPU, Table III containers,\n"
     "one every 5 s, N = 4..38, 6 seeds).\n"
