@@ -223,8 +223,8 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
     if (ci.state == CG_STATE_SUSPENDED)
         json_object_set_new(o, "suspended_for_s",
                             json_real((double)(now - ci.suspended_since) / 1e9));
-    /* The share (null: no compute limit) and what the controller measured (zeros until it
-     * does): utilisation of the last window as a ratio, device time used, time waited. */
+    /* The share (null: no compute limit) and what gates.c measured: utilisation of the last
+     * window as a ratio, device time used, time waited at the gate. */
     json_object_set_new(o, "gpu_compute", ci.compute_pct ? json_integer(ci.compute_pct)
                                                          : json_null());
     json_object_set_new(o, "compute_mode", ci.compute_pct

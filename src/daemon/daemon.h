@@ -67,8 +67,9 @@ struct proc {
     struct proc *next;
 };
 
-/* What a container's kernels cost and waited, measured by the compute controller (compute.c),
- * which fills these; shown by the API, the CLI and /metrics (zeros until it measures). */
+/* What a container's kernels cost and waited: filled every step by gates.c from NVML (device
+ * time) and the ledger's gate counters (claims, shown only); shown by the API, the CLI and
+ * /metrics (zeros where NVML has no per-process utilisation). */
 struct cg_compute_stats {
     uint64_t busy_ns;            /* device time its processes used */
     uint32_t util_permille;      /* its share of the device's time in the last window, 1/1000 */
@@ -123,8 +124,8 @@ struct device {
     char uuid[DEVICE_NAME_MAX];
     uint64_t total;
     uint64_t context_charge;
-    /* The device's utilisation in the last window, 1/1000: filled from NVML by the compute
-     * controller (compute.c); 0 until it measures. */
+    /* The device's utilisation in its last measured interval, 1/1000: filled from NVML by
+     * gates.c; 0 where NVML has no per-process utilisation. */
     uint32_t compute_util_permille;
 };
 

@@ -1,7 +1,7 @@
 /* metrics.c — counters kept on the decision path (a few integer increments) and the text
  * rendered only when scraped. Label values are escaped as the exposition format requires.
  * Compute series: the share is the core's; utilisation, busy and throttled time are what the
- * compute controller measured (struct cg_compute_stats, struct device), zeros until it does. */
+ * daemon measured through NVML (gates.c: struct cg_compute_stats, struct device). */
 #include "metrics.h"
 #include "watchdog.h"
 

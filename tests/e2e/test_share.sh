@@ -153,7 +153,7 @@ cg top --once >"$TMP/top.out"
 check "top shows shares" grep -q '15% hard' "$TMP/top.out"
 check "top shows the devices' hard sums" grep -qE '^1 .* 65% ' "$TMP/top.out"
 cg inspect c1 >"$TMP/c1.json"
-check "inspect has the measurements (zeros until the controller measures)" python3 -c '
+check "inspect has the measurements (zeros: no process of c1 ran)" python3 -c '
 import json,sys; c=json.load(open(sys.argv[1]))
 assert (c["compute_busy_s"], c["compute_throttled_s"], c["compute_throttled_launches"], c["compute_utilization"]) == (0, 0, 0, 0)' "$TMP/c1.json"
 cg events --once --json >"$TMP/events.out"
