@@ -308,6 +308,15 @@ void client_accept(void *ctx, uint32_t events)
     }
 }
 
+struct proc *proc_by_pid(struct daemon *d, pid_t pid)
+{
+    for (struct container *c = d->containers; c; c = c->next)
+        for (struct proc *p = c->procs; p; p = p->next)
+            if (p->welcomed && p->pid == pid)
+                return p;
+    return NULL;
+}
+
 void client_reap_silent(struct daemon *d)
 {
     uint64_t now = loop_now_ns();

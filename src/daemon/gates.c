@@ -85,18 +85,6 @@ static uint64_t wall_minus_mono_ns(void)
            (uint64_t)m.tv_nsec;
 }
 
-static struct container *owner_of(struct daemon *d, unsigned device, pid_t pid)
-{
-    for (struct container *c = d->containers; c; c = c->next) {
-        if (c->device != device)
-            continue;
-        for (struct proc *p = c->procs; p; p = p->next)
-            if (p->welcomed && p->pid == pid)
-                return c;
-    }
-    return NULL;
-}
-
 static void learn_period(struct device_meter *m, pid_t pid, unsigned long long ts)
 {
     for (unsigned i = 0; i < PID_MEMORY; i++) {
@@ -153,9 +141,9 @@ static void measure(struct daemon *d, struct compute *k, unsigned device, uint64
         unsigned pct = s->smUtil > 100 ? 100 : s->smUtil;
         uint64_t busy = m->period_us * 1000 / 100 * pct;
         m->busy_total += busy;
-        struct container *c = owner_of(d, device, (pid_t)s->pid);
-        if (c)
-            c->compute.busy_ns += busy;
+        struct proc *p = proc_by_pid(d, (pid_t)s->pid);
+        if (p && p->c->device == device)
+            p->c->compute.busy_ns += busy;
     }
     if (newest > m->last_seen) {
         m->last_seen = newest;

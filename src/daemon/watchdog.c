@@ -59,15 +59,6 @@ static bool first_sighting(struct watchdog *w, pid_t pid, const char *container)
     return true;
 }
 
-static struct proc *registered(struct daemon *d, pid_t pid)
-{
-    for (struct container *c = d->containers; c; c = c->next)
-        for (struct proc *p = c->procs; p; p = p->next)
-            if (p->welcomed && p->pid == pid)
-                return p;
-    return NULL;
-}
-
 static void finding(struct daemon *d, const char *kind, struct container *c, pid_t pid,
                     uint64_t bytes)
 {
@@ -99,7 +90,7 @@ static void watchdog_check(struct daemon *d)
                 used = 0; /* NVML hides per-process figures here: presence is still a finding */
             if (pid <= 0 || pid == getpid())
                 continue;
-            struct proc *p = registered(d, pid);
+            struct proc *p = proc_by_pid(d, pid);
             if (p) {
                 p->c->nvml_used += used;
                 continue;
