@@ -15,30 +15,30 @@
 /* The slow path: waits while the gate is closed and its deadline lies ahead. */
 void cg_gate_wait(struct cg_session *s);
 
-static inline void cg_gate_pass(void)
+/* Before a launch: passes the gate, waiting while it is closed. Returns the container's ledger
+ * for cg_gate_launched (NULL: not under convgpu, or no session yet, so nothing to limit). */
+static inline struct cg_ledger *cg_gate_pass(void)
 {
     if (CG_LIKELY(!cg_enabled()))
-        return;
+        return NULL;
     struct cg_session s;
     if (!cg_session_get(&s))
-        return; /* no session yet: nothing was ever limited in this process */
-    if (CG_LIKELY(atomic_load_explicit(&s.ledger->compute.gate, memory_order_acquire) ==
-                  CG_GATE_OPEN))
-        return;
-    cg_gate_wait(&s);
+        return NULL; /* no session yet: nothing was ever limited in this process */
+    if (CG_UNLIKELY(atomic_load_explicit(&s.ledger->compute.gate, memory_order_acquire) !=
+                    CG_GATE_OPEN))
+        cg_gate_wait(&s);
+    return s.ledger;
 }
 
 /* After a launch in a container with a share: bounds this thread's launched, unfinished work
  * (gate.c says why and how). `ptsz`: the launch used the per-thread default stream variant. */
 void cg_gate_runahead(CUstream s, int ptsz);
 
-static inline void cg_gate_launched(CUresult r, CUstream s, int ptsz)
+/* After a launch, with what cg_gate_pass returned. */
+static inline void cg_gate_launched(struct cg_ledger *l, CUresult r, CUstream s, int ptsz)
 {
-    if (r != CUDA_SUCCESS || CG_LIKELY(!cg_enabled()))
-        return;
-    struct cg_session ss;
-    if (cg_session_get(&ss) &&
-        atomic_load_explicit(&ss.ledger->compute.share_pct, memory_order_relaxed) != 0)
+    if (l && r == CUDA_SUCCESS &&
+        atomic_load_explicit(&l->compute.share_pct, memory_order_relaxed) != 0)
         cg_gate_runahead(s, ptsz);
 }
 

@@ -13,9 +13,9 @@ CG_EXPORT CUresult cuLaunchKernel(CUfunction fn, unsigned int gx, unsigned int g
                                   unsigned int shmem, CUstream s, void **params, void **extra)
 {
     REAL_OR(cuLaunchKernel);
-    cg_gate_pass();
+    struct cg_ledger *l = cg_gate_pass();
     CUresult r = f(fn, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
-    cg_gate_launched(r, s, 0);
+    cg_gate_launched(l, r, s, 0);
     return r;
 }
 
@@ -25,9 +25,9 @@ CG_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction fn, unsigned int gx, unsigned 
                                        void **params, void **extra)
 {
     REAL_OR(cuLaunchKernel_ptsz);
-    cg_gate_pass();
+    struct cg_ledger *l = cg_gate_pass();
     CUresult r = f(fn, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
-    cg_gate_launched(r, s, 1);
+    cg_gate_launched(l, r, s, 1);
     return r;
 }
 
@@ -35,9 +35,9 @@ CG_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction fn,
                                     void **extra)
 {
     REAL_OR(cuLaunchKernelEx);
-    cg_gate_pass();
+    struct cg_ledger *l = cg_gate_pass();
     CUresult r = f(config, fn, params, extra);
-    cg_gate_launched(r, config ? config->hStream : NULL, 0);
+    cg_gate_launched(l, r, config ? config->hStream : NULL, 0);
     return r;
 }
 
@@ -45,9 +45,9 @@ CG_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunctio
                                          void **params, void **extra)
 {
     REAL_OR(cuLaunchKernelEx_ptsz);
-    cg_gate_pass();
+    struct cg_ledger *l = cg_gate_pass();
     CUresult r = f(config, fn, params, extra);
-    cg_gate_launched(r, config ? config->hStream : NULL, 1);
+    cg_gate_launched(l, r, config ? config->hStream : NULL, 1);
     return r;
 }
 
@@ -57,9 +57,9 @@ CG_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction fn, unsigned int gx, uns
                                              void **params)
 {
     REAL_OR(cuLaunchCooperativeKernel);
-    cg_gate_pass();
+    struct cg_ledger *l = cg_gate_pass();
     CUresult r = f(fn, gx, gy, gz, bx, by, bz, shmem, s, params);
-    cg_gate_launched(r, s, 0);
+    cg_gate_launched(l, r, s, 0);
     return r;
 }
 
@@ -69,9 +69,9 @@ CG_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction fn, unsigned int gx
                                                   unsigned int shmem, CUstream s, void **params)
 {
     REAL_OR(cuLaunchCooperativeKernel_ptsz);
-    cg_gate_pass();
+    struct cg_ledger *l = cg_gate_pass();
     CUresult r = f(fn, gx, gy, gz, bx, by, bz, shmem, s, params);
-    cg_gate_launched(r, s, 1);
+    cg_gate_launched(l, r, s, 1);
     return r;
 }
 
@@ -79,24 +79,24 @@ CG_EXPORT CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *list
                                                         unsigned int ndev, unsigned int flags)
 {
     REAL_OR(cuLaunchCooperativeKernelMultiDevice);
-    cg_gate_pass();
+    (void)cg_gate_pass(); /* one launch on several streams: no run-ahead marks */
     return f(list, ndev, flags);
 }
 
 CG_EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream s)
 {
     REAL_OR(cuGraphLaunch);
-    cg_gate_pass();
+    struct cg_ledger *l = cg_gate_pass();
     CUresult r = f(exec, s);
-    cg_gate_launched(r, s, 0);
+    cg_gate_launched(l, r, s, 0);
     return r;
 }
 
 CG_EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec exec, CUstream s)
 {
     REAL_OR(cuGraphLaunch_ptsz);
-    cg_gate_pass();
+    struct cg_ledger *l = cg_gate_pass();
     CUresult r = f(exec, s);
-    cg_gate_launched(r, s, 1);
+    cg_gate_launched(l, r, s, 1);
     return r;
 }
