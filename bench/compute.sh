@@ -155,7 +155,6 @@ emit ""
 
 # ---- launch cost -------------------------------------------------------------------------------
 log "launch cost"
-native_env "$TMP/native.env"
 container - - "$TMP/none.env" >/dev/null
 container 100 hard "$TMP/full.env" >/dev/null
 median_of() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }

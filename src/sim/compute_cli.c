@@ -78,13 +78,15 @@ int cg_sim_compute_main(int argc, char **argv)
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (cfg.n == CG_GT_MAX)
             return bad("--containers (more than 16)", list);
+        char entry[64];
+        snprintf(entry, sizeof entry, "%s", tok); /* as given, for the message */
         char *colon = strchr(tok, ':');
         unsigned long long pct;
         cg_compute_mode mode = CG_COMPUTE_ELASTIC;
         if (colon)
             *colon = '\0';
         if (num(tok, 0, 100, &pct) != 0 || (colon && !cg_compute_mode_parse(colon + 1, &mode)))
-            return bad("--containers entry", tok);
+            return bad("--containers entry (want SHARE:hard|elastic, SHARE 0..100)", entry);
         cfg.c[cfg.n++] = (cg_gt_container){.share_pct = (unsigned)pct, .mode = mode,
                                            .kernel_ns = kus * 1000, .depth = (unsigned)depth};
     }

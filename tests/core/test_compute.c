@@ -251,8 +251,7 @@ static void test_model(void)
     for (unsigned k = 0; k < 3; k++) {
         char what[96];
         cg_gt_config cfg = {.n = 2, .duration_ns = 60 * S, .window_ns = 10 * S,
-                            .sample_ns = 166667 * 1000ull / 1000, .step_ns = 50 * MS};
-        cfg.sample_ns = 166666667ull;
+                            .sample_ns = 166666667ull, .step_ns = 50 * MS};
         const unsigned t2[] = {30, 70};
         for (unsigned i = 0; i < 2; i++)
             cfg.c[i] = (cg_gt_container){.share_pct = t2[i], .mode = CG_COMPUTE_HARD,
