@@ -150,6 +150,9 @@ for k in $KERNELS; do
     log "hard 10/20/30/40, ${k} us kernels"
     read -r nw worst over under busy < <(scenario "h4_$k" "$k" "10:hard:0 20:hard:0 30:hard:0 40:hard:0")
     emit "| hard 10/20/30/40 | ${k} us | $nw | $worst | $over | $under | $busy% | <= 3 |"
+    log "hard 10 alone, ${k} us kernels"
+    read -r nw worst over under busy < <(scenario "h1_$k" "$k" "10:hard:0")
+    emit "| hard 10 alone (a cap on an idle device) | ${k} us | $nw | $worst | $over | $under | $busy% | <= 3 |"
     log "elastic 30 alone, ${k} us kernels"
     read -r nw worst over under busy < <(scenario "e1_$k" "$k" "30:elastic:0")
     alone=$( { awk '{ print $2 }' "$TMP/e1_$k.windows" 2>/dev/null || true; } | sort -g | awk 'NR == 1')

@@ -147,6 +147,13 @@ static bool wants_time(const entry *e, const cg_compute_input *in)
     return in->waiting || e->rate_permille > 0;
 }
 
+/* Whether an elastic container may be opened on spare time at all (below GaiaGPU's cap). */
+static bool may_take_spare(const cg_compute_params *p, const entry *e, const cg_compute_input *in)
+{
+    return in->mode == CG_COMPUTE_ELASTIC &&
+           (p->elastic_cap_pct >= 100 || e->rate_permille < p->elastic_cap_pct * 10);
+}
+
 cg_status cg_compute_step(cg_compute *cc, cg_time now, const cg_compute_input *in, size_t n,
                           cg_compute_gate *out)
 {
@@ -200,13 +207,19 @@ cg_status cg_compute_step(cg_compute *cc, cg_time now, const cg_compute_input *i
         bool open = true, spare = false;
         if (in[i].share_pct != 0 && credit[i] < 0) {
             open = false;
-            if (in[i].mode == CG_COMPUTE_ELASTIC &&
-                (cc->p.elastic_cap_pct >= 100 || e->rate_permille < cc->p.elastic_cap_pct * 10)) {
-                /* Spare time: nobody of this device within its share wants the device. */
+            if (may_take_spare(&cc->p, e, &in[i])) {
+                /* Spare time: no container of this device that wants time deserves it more,
+                 * being within its share, or elastic and less in debt. Among elastic
+                 * containers in debt only the least indebted run on spare, so contending
+                 * ones even out their credits, and even credits are exact shares (credit_i =
+                 * s_i t - used_i): letting every indebted one run would split the device by
+                 * kernel turns instead (30/70 became 37.5/62.5 with 50 ms kernels). */
                 bool contested = false;
                 for (size_t j = 0; j < n && !contested; j++)
                     contested = j != i && in[j].device == in[i].device && in[j].share_pct != 0 &&
-                                credit[j] >= 0 && wants_time(by_in[j], &in[j]);
+                                wants_time(by_in[j], &in[j]) &&
+                                (credit[j] >= 0 || (credit[j] > credit[i] &&
+                                                    may_take_spare(&cc->p, by_in[j], &in[j])));
                 open = spare = !contested;
             }
         }
