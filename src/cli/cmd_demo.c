@@ -170,7 +170,8 @@ static void finish_job(struct job *j, int status, double t0)
     j->status = status;
     j->ended = now_s() - t0;
     char path[64];
-    snprintf(path, sizeof path, "/v1/containers/%s", j->id);
+    if (snprintf(path, sizeof path, "/v1/containers/%s", j->id) >= (int)sizeof path)
+        return; /* cannot happen: ids are 15 characters at most */
     json_t *ans = NULL;
     char err[512];
     cli_request("DELETE", path, NULL, &ans, err, sizeof err);

@@ -18,11 +18,13 @@
  * measurement) is paid back rather than forgotten.
  *
  * An ELASTIC container is also open while its credit is >= 0, and beyond that on spare time: when
- * no limited container of its device that is within its share (credit >= 0) wants time (it is
- * waiting at its gate, or it used the device in its last measured interval). Debt run up on spare
- * time is forgiven down to -burst_ns (idle time is free; it is not paid back later), so when a
- * container below its share starts, the elastic ones above theirs close at the next step and pay
- * back at most burst_ns. `elastic_cap_pct` keeps an elastic container below that much of the
+ * no limited container of its device that wants time (it is waiting at its gate, or it used the
+ * device in its last measured interval) deserves it more: one within its share (credit >= 0),
+ * or an elastic one less in debt. So contending elastic containers even out their credits, and
+ * even credits mean exact shares. Debt run up on spare time that nobody had reserved (the shares
+ * of the containers wanting the device sum below 100) is forgiven down to -burst_ns (idle time
+ * is free; it is not paid back later), so when a container below its share starts, the elastic
+ * ones above theirs close at the next step and pay back at most burst_ns. `elastic_cap_pct` keeps an elastic container below that much of the
  * device even when it is alone (GaiaGPU's cap; 100 = none).
  *
  * Measurements arrive late (NVML samples cover about 1/6 s). Between the last measured instant

@@ -3,9 +3,11 @@
  *
  * Path of one kernel: the process's worker for the device calls exec_begin, which takes a
  * ticket and sleeps on the device's futex word until the device is free and its ticket is the
- * lowest among live waiters; it then owns the device and marks the kernel running (run_start).
- * exec_end accounts [run_start, now] to the process's period accumulator and hands the device
- * on if anyone waits (or if the worker has no kernel next). Both run under the state lock, so a
+ * lowest among live waiters; it then owns the device and marks the kernel running from its place
+ * on the device's timeline (run_start, and run_end when its length is known: shared.h says why
+ * that may lie before now). exec_end accounts [run_start, run_end or now] to the process's
+ * period accumulator and hands the device on if anyone waits (or if the worker has no kernel
+ * next). Both run under the state lock, so a
  * reader of the samples sees a kernel either running or accounted, never neither or both.
  *
  * Fairness: a process that finishes a kernel while others wait must take a new ticket, which is
@@ -74,8 +76,11 @@ void emu_flush_busy(emu_state *st, emu_slot *s, unsigned dev, uint64_t now)
 {
     emu_slot_dev *sd = &s->dev[dev];
     if (sd->run_start) {
-        emu_account_busy(st, s, dev, sd->run_start, now);
-        sd->run_start = 0;
+        uint64_t end = sd->run_end && sd->run_end < now ? sd->run_end : now;
+        emu_account_busy(st, s, dev, sd->run_start, end);
+        if (end > st->dev[dev].busy_until)
+            st->dev[dev].busy_until = end;
+        sd->run_start = sd->run_end = 0;
     }
     flush_acc(st, s, dev);
 }
@@ -99,7 +104,8 @@ static void hand_on(emu_devstate *ds, int *wake)
     *wake = ds->nwait > 0;
 }
 
-int emu_shared_exec_begin(emu_shared *sh, unsigned dev)
+int emu_shared_exec_begin(emu_shared *sh, unsigned dev, uint64_t earliest, uint64_t length_ns,
+                          uint64_t *start)
 {
     emu_state *st = sh->st;
     if (sh->slot < 0 || dev >= EMU_MAX_DEVICES || emu_st_lock(st) != 0)
@@ -125,21 +131,40 @@ int emu_shared_exec_begin(emu_shared *sh, unsigned dev)
         ds->nwait--;
         ds->owner = mine;
     }
-    st->slots[sh->slot].dev[dev].run_start = emu_now_ns();
+    uint64_t now = emu_now_ns(), at = now;
+    if (length_ns) {
+        at = earliest > ds->busy_until ? earliest : ds->busy_until;
+        if (at > now)
+            at = now;
+    }
+    /* Busy time is accounted from the oldest open sample period on: a period a reader has seen
+     * completed never changes (what falls before is not counted: a holder more than a quarter
+     * period late, which only a starved host makes). */
+    uint64_t period_began = st->epoch_mono + emu_open_period(st, now) * st->sample_ns;
+    emu_slot_dev *sd = &st->slots[sh->slot].dev[dev];
+    sd->run_start = at > period_began ? at : period_began;
+    sd->run_end = length_ns ? at + length_ns : 0; /* may precede run_start: nothing counted */
+    *start = at;
     emu_st_unlock(st);
     return 0;
 }
 
-int emu_shared_exec_end(emu_shared *sh, unsigned dev, int keep)
+int emu_shared_exec_end(emu_shared *sh, unsigned dev, int keep, uint64_t *end)
 {
     emu_state *st = sh->st;
+    *end = emu_now_ns();
     if (sh->slot < 0 || dev >= EMU_MAX_DEVICES || emu_st_lock(st) != 0)
         return 0;
     emu_devstate *ds = &st->dev[dev];
     emu_slot *s = &st->slots[sh->slot];
-    if (s->dev[dev].run_start) {
-        emu_account_busy(st, s, dev, s->dev[dev].run_start, emu_now_ns());
-        s->dev[dev].run_start = 0;
+    emu_slot_dev *sd = &s->dev[dev];
+    if (sd->run_start) {
+        if (sd->run_end && sd->run_end < *end)
+            *end = sd->run_end;
+        emu_account_busy(st, s, dev, sd->run_start, *end);
+        if (*end > ds->busy_until)
+            ds->busy_until = *end;
+        sd->run_start = sd->run_end = 0;
     }
     int held = ds->owner == (uint32_t)sh->slot + 1, wake = 0;
     if (held && (!keep || ds->nwait > 0)) {

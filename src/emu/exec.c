@@ -29,18 +29,27 @@ static void complement(unsigned char *p, size_t n)
         *p = (unsigned char)~*p;
 }
 
-static void spin(uint64_t us)
+/* The spin kernel's length in ns (microseconds given; absurd lengths are cut to ~146 years). */
+static uint64_t spin_length(const emu_kcall *k)
 {
-    if (us == 0)
-        return;
-    struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
-    while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR) {
+    return k->a0 > (1ull << 62) / 1000 ? 1ull << 62 : k->a0 * 1000;
+}
+
+/* Sleeps until `t` on CLOCK_MONOTONIC (the clock of emu_now_ns). */
+static void sleep_until(uint64_t t)
+{
+    struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
     }
 }
 
-static CUresult run_kernel(unsigned phys, const emu_kcall *k, int *holds)
+/* A kernel of known length takes its place on the device's timeline (shared.h): when this
+ * thread got the device late, the kernel still started where the device's last one ended, and
+ * the sleep until its end is shorter. */
+static CUresult run_kernel(struct CUstream_st *s, const emu_kcall *k, int *holds)
 {
-    if (emu_shared_exec_begin(&g_emu.sh, phys) != 0)
+    uint64_t length = k->kernel == EMU_KERNEL_COMPLEMENT ? 0 : spin_length(k), start, end;
+    if (emu_shared_exec_begin(&g_emu.sh, s->phys, s->vt, length, &start) != 0)
         return CUDA_ERROR_LAUNCH_FAILED; /* the state file's lock is unusable */
     *holds = 1;
     CUresult rc = CUDA_SUCCESS;
@@ -51,10 +60,11 @@ static CUresult run_kernel(unsigned phys, const emu_kcall *k, int *holds)
         else
             complement((unsigned char *)(uintptr_t)k->a0, (size_t)k->a1);
         emu_unlock();
-    } else {
-        spin(k->a0);
+    } else if (length) {
+        sleep_until(start + length);
     }
-    *holds = emu_shared_exec_end(&g_emu.sh, phys, 1);
+    *holds = emu_shared_exec_end(&g_emu.sh, s->phys, 1, &end);
+    s->vt = end;
     return rc;
 }
 
@@ -111,25 +121,32 @@ int emu_item_needs_device(const emu_item *it)
 
 CUresult emu_exec_item(struct CUstream_st *s, emu_item *it, int *holds)
 {
+    if (it->t_submit > s->vt)
+        s->vt = it->t_submit; /* nothing runs before it was submitted */
+    CUresult rc = CUDA_SUCCESS;
     switch (it->kind) {
     case EMU_I_KERNEL:
-        return holds ? run_kernel(s->phys, &it->u.k, holds) : CUDA_ERROR_LAUNCH_FAILED;
-    case EMU_I_COPY:
-        /* A pageable host side is the caller's, who waits for the copy. */
-        return run_copy(&it->u.c);
-    case EMU_I_SET:
-        return run_set(&it->u.s);
-    case EMU_I_HOST:
-        it->u.host.fn(it->u.host.arg);
-        return CUDA_SUCCESS;
-    case EMU_I_CALLBACK:
-        it->u.cb.fn(it->u.cb.handle, CUDA_SUCCESS, it->u.cb.arg);
-        return CUDA_SUCCESS;
+        return holds ? run_kernel(s, &it->u.k, holds) : CUDA_ERROR_LAUNCH_FAILED;
     case EMU_I_GRAPH:
         return holds ? emu_gexec_run(s, it->u.graph.g, holds) : CUDA_ERROR_LAUNCH_FAILED;
+    case EMU_I_COPY:
+        /* A pageable host side is the caller's, who waits for the copy. */
+        rc = run_copy(&it->u.c);
+        break;
+    case EMU_I_SET:
+        rc = run_set(&it->u.s);
+        break;
+    case EMU_I_HOST:
+        it->u.host.fn(it->u.host.arg);
+        break;
+    case EMU_I_CALLBACK:
+        it->u.cb.fn(it->u.cb.handle, CUDA_SUCCESS, it->u.cb.arg);
+        break;
     default:
         return CUDA_SUCCESS; /* records, waits and markers only order the stream */
     }
+    s->vt = emu_now_ns(); /* work the host did: it ended now */
+    return rc;
 }
 
 void emu_item_discard(emu_item *it, CUresult why)
@@ -140,13 +157,13 @@ void emu_item_discard(emu_item *it, CUresult why)
         it->u.cb.fn(it->u.cb.handle, why, it->u.cb.arg);
 }
 
-void emu_item_release(emu_item *it)
+void emu_item_release(emu_item *it, uint64_t when)
 {
     switch (it->kind) {
     case EMU_I_RECORD: {
         struct CUevent_st *e = it->u.rec.ev;
         if (it->u.rec.gen == e->gen)
-            e->ns = emu_now_ns();
+            e->ns = when;
         emu_event_unref(e);
         break;
     }

@@ -33,13 +33,13 @@ static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
     return hi > lo ? hi - lo : 0;
 }
 
-/* Collects the samples of periods [lo, K) where K is the period in progress (lo = UINT64_MAX:
+/* Collects the samples of periods [lo, K) where K is the oldest open period (lo = UINT64_MAX:
  * only K - 1). Lock held. */
 static int collect(emu_state *st, unsigned dev, uint64_t lo, emu_sample **out, size_t *n,
                    emu_timebase *tb)
 {
     uint64_t now = emu_now_ns();
-    uint64_t P = st->sample_ns, K = emu_period_of(st, now);
+    uint64_t P = st->sample_ns, K = emu_open_period(st, now);
     uint64_t H = EMU_SAMPLE_HISTORY_NS / P + 1;
     uint64_t first = K > H ? K - H : 0;
     if (lo == UINT64_MAX)
@@ -80,7 +80,8 @@ static int collect(emu_state *st, unsigned dev, uint64_t lo, emu_sample **out, s
                                                                  : lo;
              k < K; k++) {
             uint64_t p0 = st->epoch_mono + k * P;
-            uint64_t busy = overlap(sd->run_start, now, p0, p0 + P);
+            uint64_t busy = overlap(sd->run_start, sd->run_end && sd->run_end < now ? sd->run_end : now,
+                                    p0, p0 + P);
             if (busy)
                 v[m++] = (emu_sample){s->id, k, busy};
         }

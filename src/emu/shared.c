@@ -142,6 +142,7 @@ static void write_config(emu_state *st, const emu_config *c)
     }
     for (unsigned d = 0; d < EMU_MAX_DEVICES; d++) {
         st->dev[d].owner = st->dev[d].nwait = 0;
+        st->dev[d].busy_until = 0;
         __atomic_add_fetch(&st->dev[d].futex, 1, __ATOMIC_RELEASE);
     }
     memset(st->slots, 0, sizeof st->slots);

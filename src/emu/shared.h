@@ -13,13 +13,21 @@
  * kernels (no lock traffic on the fast path). The holder is a slot, so a holder killed mid-kernel
  * is found by the waiters' periodic check and its device handed on.
  *
+ * Device time is a timeline, not the lock's wall-clock hold: a kernel whose length is known (the
+ * spin kernel) starts where the device's previous kernel ended, or when it was launched if that
+ * is later, even when the thread that runs it got the lock late. A GPU runs queued work back to
+ * back without waiting for any host thread, so a hand-over that costs the host a wake-up (ms on
+ * a busy machine) costs the device nothing; the worker then sleeps until the kernel's end, so no
+ * completion is ever seen before it. Busy time is accounted from the oldest open sample period
+ * on (emu_open_period), so a period a reader has seen completed never changes.
+ *
  * Utilisation (devlock.c, samples.c): time is cut into sample periods of CONVGPU_EMU_SAMPLE_MS
  * on one grid for every process (period k is [epoch + k*P, epoch + (k+1)*P) in CLOCK_MONOTONIC).
  * Busy time is accounted per (process, period): each slot keeps the running kernel's start and an
  * accumulator for its current period; when a process's busy time moves into a later period the
  * finished one is appended to the device's ring of records. A reader sums ring records,
- * accumulators and running kernels for each completed period, so a sample appears when its
- * period ends, is final then, and the sum of all samples equals the busy time exactly (before
+ * accumulators and running kernels for each completed period, so a sample appears a quarter
+ * period after its period ends (emu_open_period), is final then, and the sum of all samples equals the busy time exactly (before
  * the rounding to percent). The ring keeps EMU_SAMPLE_RING records per device: at least
  * 2 s of history unless more than EMU_SAMPLE_RING / (2 s / P) processes ran in every period.
  *
@@ -50,7 +58,9 @@ typedef struct {
 
 /* A process's use of one device's time. */
 typedef struct {
-    uint64_t run_start;                   /* CLOCK_MONOTONIC ns its running kernel began, or 0 */
+    uint64_t run_start;                   /* CLOCK_MONOTONIC ns its running kernel began (as
+                                           * accounted), or 0 */
+    uint64_t run_end;                     /* when it ends, if its length is known; else 0 */
     uint64_t acc_period;                  /* period index + 1 of acc_ns; 0 = none */
     uint64_t acc_ns;                      /* busy ns in that period, not yet in the ring */
     uint64_t ticket;                      /* > 0 while waiting for the device */
@@ -75,6 +85,7 @@ typedef struct {
     uint32_t nwait;                       /* processes waiting for it */
     uint32_t rec_head;                    /* next ring record to write */
     uint64_t next_ticket;
+    uint64_t busy_until;                  /* where the device's last kernel ended */
     emu_sample_rec rec[EMU_SAMPLE_RING];
 } emu_devstate;
 
@@ -134,12 +145,16 @@ void emu_shared_ctx_release(emu_shared *sh, unsigned dev);
 int emu_shared_used(emu_shared *sh, unsigned dev, uint64_t *used);
 
 /* Device time (devlock.c). exec_begin blocks until this process holds dev (FIFO among the
- * processes that want it) and marks a kernel running; exec_end accounts the kernel and, unless
- * keep is set and nobody waits, hands the device on. Returns whether the process still holds
- * it. exec_release hands it on (a process must not hold an idle device). Only one thread per
+ * processes that want it) and marks a kernel running. With length_ns > 0 the kernel's start
+ * (*start) is placed on the device's timeline (see the top of this file): not before `earliest`
+ * (its launch, or its stream's previous work), nor before the device's last kernel ended, nor
+ * after now; without a length it starts now and lasts until exec_end. exec_end accounts the
+ * kernel, tells where it ended (*end) and, unless keep is set and nobody waits, hands the device
+ * on. Returns whether the process still holds it. exec_release hands it on (a process must not hold an idle device). Only one thread per
  * process and device may call these (the device's worker). */
-int emu_shared_exec_begin(emu_shared *sh, unsigned dev);
-int emu_shared_exec_end(emu_shared *sh, unsigned dev, int keep);
+int emu_shared_exec_begin(emu_shared *sh, unsigned dev, uint64_t earliest, uint64_t length_ns,
+                          uint64_t *start);
+int emu_shared_exec_end(emu_shared *sh, unsigned dev, int keep, uint64_t *end);
 void emu_shared_exec_release(emu_shared *sh, unsigned dev);
 
 /* One process's busy time in one completed period (samples.c). */
@@ -190,6 +205,14 @@ void emu_futex_wait(uint32_t *word, uint32_t val, uint64_t timeout_ns);
 static inline uint64_t emu_period_of(const emu_state *st, uint64_t t)
 {
     return t > st->epoch_mono ? (t - st->epoch_mono) / st->sample_ns : 0;
+}
+/* The oldest period still open at `now`: a kernel whose worker got the device late may still
+ * be accounted to it, so readers are shown the periods before it only (final ones). A period
+ * stays open a quarter period past its end; a lateness beyond that is not counted. */
+static inline uint64_t emu_open_period(const emu_state *st, uint64_t now)
+{
+    uint64_t grace = st->sample_ns / 4;
+    return emu_period_of(st, now > grace ? now - grace : 0);
 }
 
 #endif

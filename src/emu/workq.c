@@ -4,6 +4,7 @@
 #include "workq.h"
 
 #include <sched.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,7 +313,7 @@ static void finish(struct CUstream_st *s, emu_item *it, CUresult rc)
     emu_devq *dq = &g_sched.dq[s->phys];
     if (is_fault(rc))
         set_sticky(s->ctx, rc);
-    emu_item_release(it);
+    emu_item_release(it, s->vt);
     s->head = (s->head + 1) % s->cap;
     s->count--;
     s->done++;
@@ -420,6 +421,8 @@ static void *worker_main(void *arg)
      * would make every launch into an idle queue cost two context switches). */
     struct sched_param none = {0};
     pthread_setschedparam(pthread_self(), SCHED_BATCH, &none);
+    /* Kernels end on time (exec.c sleeps until their end): no 50 us of default slack each. */
+    prctl(PR_SET_TIMERSLACK, 1ul, 0, 0, 0);
     emu_sched_lock();
     for (;;) {
         struct CUstream_st *s = pick(dq);
@@ -558,6 +561,7 @@ CUresult emu_submit(struct CUstream_st *s, emu_item *it, int sync)
         s->room_waiters--;
     }
     it->seq = ++g_sched.seq;
+    it->t_submit = emu_now_ns();
     if (ring_push(s, it) != 0) {
         rc = CUDA_ERROR_OUT_OF_MEMORY;
         goto out;
@@ -735,7 +739,7 @@ void emu_ctx_drop_work(struct CUctx_st *ctx)
         unsigned keep = s->busy ? 1u : 0u; /* the running item finishes on its own */
         while (s->count > keep) {
             unsigned last = (s->head + s->count - 1) % s->cap;
-            emu_item_release(&s->ring[last]);
+            emu_item_release(&s->ring[last], emu_now_ns());
             s->count--;
             s->done++;
         }

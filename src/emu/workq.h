@@ -69,6 +69,7 @@ typedef struct {
 typedef struct emu_item {
     int kind;
     uint64_t seq;           /* submission order in the process */
+    uint64_t t_submit;      /* CLOCK_MONOTONIC ns it was submitted (nothing runs before) */
     union {
         emu_kcall k;
         emu_copy c;
@@ -96,6 +97,8 @@ struct CUstream_st {
     /* under the scheduler lock */
     unsigned refs;
     int busy;               /* its head item is running */
+    uint64_t vt;            /* where its last item ended on the device's timeline (exec.c);
+                             * written by the thread running its head item */
     int dead;               /* its handle is gone */
     uint64_t enq, done;     /* items submitted / completed */
     uint64_t wake_at;       /* wake synchronous waiters when done reaches this */
@@ -116,7 +119,8 @@ struct CUevent_st {
     uint64_t gen;           /* bumped by every record */
     struct CUstream_st *s;  /* stream of the last record (a reference), NULL if never recorded */
     uint64_t target;        /* the last record has completed when s->done >= target */
-    uint64_t ns;            /* CLOCK_MONOTONIC when it completed */
+    uint64_t ns;            /* CLOCK_MONOTONIC when it completed: where its stream had reached
+                             * on the device's timeline (exec.c) */
     int captured;           /* last recorded into a stream capture */
 };
 
@@ -175,8 +179,9 @@ void emu_sched_after_fork(void);
 CUresult emu_exec_item(struct CUstream_st *s, emu_item *it, int *holds);
 /* An item that will not run: its references go (callbacks still hear about the error). */
 void emu_item_discard(emu_item *it, CUresult why);
-/* Releases an item's references once it ran. Scheduler lock held. */
-void emu_item_release(emu_item *it);
+/* Releases an item's references once it ran (a record completes at `when`). Scheduler lock
+ * held. */
+void emu_item_release(emu_item *it, uint64_t when);
 /* Whether the device must be held for it (kernels and graphs). */
 int emu_item_needs_device(const emu_item *it);
 

@@ -34,11 +34,15 @@ static inline struct cg_ledger *cg_gate_pass(void)
  * (gate.c says why and how). `ptsz`: the launch used the per-thread default stream variant. */
 void cg_gate_runahead(CUstream s, int ptsz);
 
-/* After a launch, with what cg_gate_pass returned. */
+/* After a launch, with what cg_gate_pass returned. A share of 100 never closes its gate (its
+ * credit cannot fall below zero), so its launches need no run-ahead bound: a compute-bound
+ * program at 100 keeps its queue as deep as it likes, as without a share. */
 static inline void cg_gate_launched(struct cg_ledger *l, CUresult r, CUstream s, int ptsz)
 {
-    if (l && r == CUDA_SUCCESS &&
-        atomic_load_explicit(&l->compute.share_pct, memory_order_relaxed) != 0)
+    if (!l || r != CUDA_SUCCESS)
+        return;
+    uint32_t share = atomic_load_explicit(&l->compute.share_pct, memory_order_relaxed);
+    if (share != 0 && share < 100)
         cg_gate_runahead(s, ptsz);
 }
 

@@ -121,6 +121,46 @@ static void test_elastic(void)
     cg_compute_free(cc);
 }
 
+/* Two elastic containers both in debt and both wanting the device: only the less indebted runs
+ * on spare time, and its debt is forgiven only when their shares leave time nobody reserved. */
+static void contended_debt(unsigned share_a, unsigned share_b, int64_t want_b_credit)
+{
+    cg_compute *cc = cg_compute_new(NULL);
+    cg_compute_gate g[2];
+    cg_compute_input in[2] = {
+        {.key = 1, .share_pct = share_a, .mode = CG_COMPUTE_ELASTIC, .waiting = true,
+         .measured_until = 100 * MS},
+        {.key = 2, .share_pct = share_b, .mode = CG_COMPUTE_ELASTIC, .waiting = true,
+         .measured_until = 100 * MS}};
+    CHECK(cg_compute_step(cc, 100 * MS, in, 2, g) == CG_OK, "baseline");
+    /* 100 ms on which A used its share + 40 ms, B its share + 10 ms (claims). */
+    in[0].busy_total_ns = (share_a + 40) * MS;
+    in[1].busy_total_ns = (share_b + 10) * MS;
+    in[0].measured_until = in[1].measured_until = 200 * MS;
+    CHECK(cg_compute_step(cc, 200 * MS, in, 2, g) == CG_OK, "both in debt");
+    CHECK(!g[0].open, "A (more in debt) closed while B (less) wants time: credit %" PRId64,
+          g[0].credit_ns);
+    CHECK(g[1].open && g[1].spare, "B (least in debt) open on spare time: credit %" PRId64,
+          g[1].credit_ns);
+    /* B runs alone for 200 ms, all of it. */
+    in[1].busy_total_ns += 200 * MS;
+    in[0].measured_until = in[1].measured_until = 400 * MS;
+    CHECK(cg_compute_step(cc, 400 * MS, in, 2, g) == CG_OK, "B ran");
+    CHECK(g[1].credit_ns == want_b_credit, "%u/%u: B's credit %" PRId64 ", expected %" PRId64,
+          share_a, share_b, g[1].credit_ns, want_b_credit);
+    CHECK(cg_compute_check(cc) == NULL, "invariants: %s", cg_compute_check(cc));
+    cg_compute_free(cc);
+}
+
+static void test_contended(void)
+{
+    /* 30 + 70 = 100: every moment was someone's, B pays it all: -10 + 140 - 200 = -70 ms (when
+     * spare debt was always forgiven, B sat at -50 ms and the tie split the device by turns). */
+    contended_debt(30, 70, -70 * (int64_t)MS);
+    /* 10 + 20 < 100: the time B took beyond its share was nobody's: forgiven down to -burst. */
+    contended_debt(10, 20, -(int64_t)CG_COMPUTE_BURST_NS_DEFAULT);
+}
+
 static bool same_gates(const cg_compute_gate *x, const cg_compute_gate *y, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -289,6 +329,7 @@ int main(void)
 {
     test_rule();
     test_elastic();
+    test_contended();
     test_bad_input();
     test_nomem();
     test_model();

@@ -8,7 +8,12 @@
  *    a reader polling every 100 ms collects lies between the kernels' requested time and the
  *    time the process measured around them, within 1% + 1 period;
  *  - a process killed while it holds the device (mid-kernel) does not wedge it: a process
- *    waiting for the device runs as soon as the death is noticed.
+ *    waiting for the device runs as soon as the death is noticed;
+ *  - queued kernels run back to back whatever the host's threads do: 400 kernels of 200 us
+ *    queued behind a gate take 80 ms of device time between the events around them, to the
+ *    microsecond (no wake-up or timer slack of a host thread shows); two processes with
+ *    1 ms kernels always queued keep the device 100% busy in a whole sample period, although
+ *    every kernel hands the device to the other process.
  * The test process uses NVML only; the workers are this binary run in a helper mode. Device:
  * 1GiB, sample period 100 ms. */
 #include "emu_test.h"
@@ -30,20 +35,26 @@ static uint64_t now_ns(void)
 
 /* ---- helper modes (children) ---- */
 
-/* hog US: kernels of US back to back until killed. Its queue never runs dry (the next kernel
- * is queued before the previous one is waited for), so it always wants the device. */
+/* hog US: kernels of US back to back until killed. Its queue never runs dry: it keeps
+ * HOG_DEPTH kernels queued (it waits for a kernel's event only when HOG_DEPTH - 1 later ones
+ * are queued), so it always wants the device, even when its own thread runs late on a busy
+ * host. */
+#define HOG_DEPTH 8
 __attribute__((noreturn)) static void hog(unsigned long long us)
 {
     t_kernels k;
-    CUstream s[2];
+    CUstream s;
+    CUevent done[HOG_DEPTH];
     t_init_ctx();
     t_load_kernels(&k);
-    CHECK_OK(cu.cuStreamCreate(&s[0], CU_STREAM_NON_BLOCKING));
-    CHECK_OK(cu.cuStreamCreate(&s[1], CU_STREAM_NON_BLOCKING));
+    CHECK_OK(cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int i = 0; i < HOG_DEPTH; i++)
+        CHECK_OK(cu.cuEventCreate(&done[i], CU_EVENT_DISABLE_TIMING));
     for (unsigned i = 0;; i++) {
-        t_spin(&k, s[i % 2], us);
-        if (i > 0)
-            CHECK_OK(cu.cuStreamSynchronize(s[(i + 1) % 2]));
+        if (i >= HOG_DEPTH)
+            CHECK_OK(cu.cuEventSynchronize(done[i % HOG_DEPTH]));
+        t_spin(&k, s, us);
+        CHECK_OK(cu.cuEventRecord(done[i % HOG_DEPTH], s));
     }
 }
 
@@ -61,6 +72,34 @@ static int ticker(unsigned long long us, unsigned n)
         wall += now_ns() - t0;
     }
     printf("wall_ns=%llu\n", (unsigned long long)wall);
+    return 0;
+}
+
+/* packed US N: N kernels of US queued behind a gate, between two events; prints the device
+ * time between the events once they ran. */
+static int packed(unsigned long long us, unsigned n)
+{
+    t_kernels k;
+    t_gate g;
+    CUstream s;
+    CUevent e0, e1;
+    t_init_ctx();
+    t_load_kernels(&k);
+    t_gate_init(&g);
+    CHECK_OK(cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CHECK_OK(cu.cuEventCreate(&e0, CU_EVENT_DEFAULT));
+    CHECK_OK(cu.cuEventCreate(&e1, CU_EVENT_DEFAULT));
+    CHECK_OK(cu.cuLaunchHostFunc(s, t_gate_fn, &g));
+    CHECK_OK(cu.cuEventRecord(e0, s));
+    for (unsigned i = 0; i < n; i++)
+        t_spin(&k, s, us);
+    CHECK_OK(cu.cuEventRecord(e1, s));
+    CHECK(t_wait_for(t_gate_reached, &g, T_WAIT_MS));
+    t_gate_open(&g);
+    CHECK_OK(cu.cuStreamSynchronize(s));
+    float ms = 0;
+    CHECK_OK(cu.cuEventElapsedTime_v2(&ms, e0, e1));
+    printf("elapsed_us=%.3f\n", (double)ms * 1000.0);
     return 0;
 }
 
@@ -319,6 +358,54 @@ static void killed_holder(void)
     CHECK(t_wait_for(idle, NULL, T_WAIT_MS));
 }
 
+/* ---- back to back ---- */
+
+static int device_full(void *arg)
+{
+    tally *t = arg;
+    return both_served(t) && t->max_device_util >= 100;
+}
+
+static void back_to_back(void)
+{
+    enum { KERNELS = 400, US = 200 };
+    char *argv[] = {(char *)self, "packed", "200", "400", NULL};
+    char *out = NULL;
+    int rc = t_run(argv, NULL, &out);
+    if (rc != 0)
+        t_fail(__FILE__, __LINE__, "packed: exit %d\n%s", rc, out);
+    const char *e = strstr(out, "elapsed_us=");
+    if (!e)
+        t_fail(__FILE__, __LINE__, "packed said: %s", out);
+    double us = strtod(e + 11, NULL), want = (double)KERNELS * US;
+    printf("400 queued kernels of 200 us: %.3f us between their events (%.0f us of kernels)\n",
+           us, want);
+    if (us < want - 1.0 || us > want + 1.0)
+        t_fail(__FILE__, __LINE__, "%.3f us between the events, not %.0f", us, want);
+    free(out);
+
+    /* Two processes, each always with a kernel queued: the device never idles between them. */
+    int fa, fb;
+    tally t = {0};
+    poll_samples(&t);
+    t.max_device_util = 0;
+    t.pid[0] = helper("hog", "1000", NULL, &fa);
+    t.pid[1] = helper("hog", "1000", NULL, &fb);
+    int full = t_wait_for(device_full, &t, T_WAIT_MS);
+    printf("two processes with 1 ms kernels: the device %u%% busy at most in a period\n",
+           t.max_device_util);
+    if (!full)
+        t_fail(__FILE__, __LINE__, "two hogs kept the device %u%% busy at most",
+               t.max_device_util);
+    kill(t.pid[0], SIGKILL);
+    kill(t.pid[1], SIGKILL);
+    CHECK_EQ(t_wait(t.pid[0]), -SIGKILL);
+    CHECK_EQ(t_wait(t.pid[1]), -SIGKILL);
+    free(t_read_all(fa));
+    free(t_read_all(fb));
+    CHECK(t_wait_for(idle, NULL, T_WAIT_MS));
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) {
@@ -329,6 +416,8 @@ int main(int argc, char **argv)
             return ticker(strtoull(argv[2], NULL, 10), (unsigned)atoi(argv[3]));
         if (strcmp(argv[1], "holder") == 0)
             holder();
+        if (strcmp(argv[1], "packed") == 0)
+            return packed(strtoull(argv[2], NULL, 10), (unsigned)atoi(argv[3]));
         return 2;
     }
     self = argv[0];
@@ -342,6 +431,7 @@ int main(int argc, char **argv)
     protocol();
     samples_add_up();
     killed_holder();
+    back_to_back();
     CHECK_NVML(nv.nvmlShutdown(), NVML_SUCCESS);
     printf("ok\n");
     return 0;
