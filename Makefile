@@ -3,7 +3,8 @@
 #   make check   install missing packages, build, and run every test (plain, ASan/UBSan, TSan,
 #                fuzz): every stage runs even when one fails; a table of the stages ends it
 # Other targets: all (build only), test (plain tests), asan, tsan, fuzz, check-load (the plain
-# tests beside two busy loops), bench, install (PREFIX=/usr/local DESTDIR=), clean.
+# tests beside two busy loops), bench, install (PREFIX=/usr/local DESTDIR=), deb (the Debian
+# packages, into build-deb/; docs/PACKAGING.md), clean.
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
@@ -14,7 +15,7 @@ CC         ?= cc
 CMAKE_GEN  := -G "Unix Makefiles"
 CTEST_ARGS ?= --output-on-failure -j $(JOBS)
 
-.PHONY: all deps build test check check-load asan tsan fuzz demo bench install clean
+.PHONY: all deps build test check check-load asan tsan fuzz demo bench install deb clean
 
 all: build
 
@@ -73,6 +74,12 @@ install: build
 	cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX)
 	cmake --build $(BUILD) -j $(JOBS)
 	DESTDIR=$(DESTDIR) cmake --install $(BUILD)
+
+# The Debian 12 packages (debian/), built by dpkg-buildpackage through debhelper; the .debs and
+# the .changes/.buildinfo end up in $(BUILD_DEB)/ instead of dpkg-buildpackage's ../.
+BUILD_DEB ?= build-deb
+deb: deps
+	@packaging/build-deb.sh $(BUILD_DEB) $(JOBS)
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_FUZZ)
