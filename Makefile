@@ -1,11 +1,12 @@
 # convgpu — the front door. Everything a newcomer needs is one of:
 #   make demo    install missing packages, build, and run the demo on the emulated GPU
 #   make check   install missing packages, build, and run every test (plain, ASan/UBSan, TSan,
-#                fuzz, the Debian packages' install test): every stage runs even when one
+#                fuzz, the Debian packages and the node image): every stage runs even when one
 #                fails; a table of the stages ends it
 # Other targets: all (build only), test (plain tests), asan, tsan, fuzz, check-load (the plain
 # tests beside two busy loops), bench, install (PREFIX=/usr/local DESTDIR=), deb (the Debian
-# packages, into build-deb/; docs/PACKAGING.md), package (their install test), clean.
+# packages, into build-deb/; docs/PACKAGING.md), image (the DaemonSet's node image, from them),
+# package (the packages' and the image's tests), clean.
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
@@ -17,7 +18,7 @@ CMAKE_GEN  := -G "Unix Makefiles"
 # The package tests (label package) need the .debs of `make deb`: `make package` runs them.
 CTEST_ARGS ?= --output-on-failure -j $(JOBS) -LE package
 
-.PHONY: all deps build test check check-load asan tsan fuzz demo bench install deb package clean
+.PHONY: all deps build test check check-load asan tsan fuzz demo bench install deb package image clean
 
 all: build
 
@@ -86,6 +87,10 @@ deb: deps
 # The packages installed, run and purged in a fresh Debian 12 root (tests/package; root).
 package: deb build
 	cd $(BUILD) && CONVGPU_DEB_DIR=$(abspath $(BUILD_DEB)) ctest --output-on-failure -L package
+
+# The DaemonSet's node image from the packages: $(BUILD_DEB)/image/convgpu-node-{rootfs,image}.tar.
+image: deb
+	packaging/image/build-image.sh $(BUILD_DEB) $(BUILD_DEB)/image
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_FUZZ)
