@@ -32,7 +32,8 @@ def walk(panels):
 walk(d["panels"])
 for v in d.get("templating", {}).get("list", []):
     q = v.get("query")
-    names.update(re.findall(r"\bconvgpu_[a-z0-9_]+", q.get("query", "") if isinstance(q, dict) else q or ""))
+    text = q.get("query", "") if isinstance(q, dict) else q or ""
+    names.update(re.findall(r"\bconvgpu_[a-z0-9_]+", text))
 if not names:
     sys.exit("no queries")
 print("\n".join(sorted(names)))

@@ -43,11 +43,13 @@ for f in usr/bin/convgpud usr/bin/convgpu usr/bin/convgpu-runtime usr/lib/convgp
          usr/lib/convgpu/emu/libcuda.so.1 etc/convgpu/convgpud.conf; do
     check "the rootfs has $f" grep -qx "$f" "$WORK/files"
 done
-check "no emulated library where a driver's belongs" bash -c "! grep -E '(^|/)lib(cuda|nvidia-ml)\.so' '$WORK/files' | grep -v '^usr/lib/convgpu/emu/'"
+check "no emulated library where a driver's belongs" bash -c \
+    "! grep -E '(^|/)lib(cuda|nvidia-ml)\.so' '$WORK/files' | grep -v '^usr/lib/convgpu/emu/'"
 check "no apt lists or downloaded packages" \
     bash -c "! grep -E '^var/lib/apt/lists/.|^var/cache/apt/archives/.*\.deb$' '$WORK/files'"
 
-python3 - "$IMAGE" <<'PY' && pass "the image archive is consistent (docker load / ctr import)" || fail "image archive"
+python3 - "$IMAGE" <<'PY' && pass "the image archive is consistent (docker load, ctr import)" \
+    || fail "the image archive is not consistent"
 import gzip, hashlib, json, sys, tarfile
 t = tarfile.open(sys.argv[1])
 blob = lambda d: t.extractfile("blobs/sha256/" + d.split(":", 1)[1]).read()
@@ -56,7 +58,8 @@ for m in t.getmembers():
         assert hashlib.sha256(t.extractfile(m).read()).hexdigest() == m.name.rsplit("/", 1)[1], m.name
 assert json.load(t.extractfile("oci-layout"))["imageLayoutVersion"] == "1.0.0"
 index = json.load(t.extractfile("index.json"))
-assert index["manifests"][0]["annotations"]["io.containerd.image.name"].startswith("docker.io/library/convgpu-node:")
+name = index["manifests"][0]["annotations"]["io.containerd.image.name"]
+assert name.startswith("docker.io/library/convgpu-node:"), name
 manifest = json.loads(blob(index["manifests"][0]["digest"]))
 config = json.loads(blob(manifest["config"]["digest"]))
 layer = gzip.decompress(blob(manifest["layers"][0]["digest"]))

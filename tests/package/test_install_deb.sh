@@ -104,7 +104,8 @@ check "the emulated libcuda.so.1 is not on the loader's path" \
 
 # Boot's part: what systemd-tmpfiles would make from the package's entry (no systemd here).
 read -r kind path mode owner group _ < <(grep -v '^#' "$ROOT/usr/lib/tmpfiles.d/convgpu.conf")
-check "tmpfiles.d makes /run/convgpu (d, root-owned)" test "$kind $path $owner $group" = "d /run/convgpu root root"
+check "tmpfiles.d makes /run/convgpu (d, root-owned)" \
+    test "$kind $path $owner $group" = "d /run/convgpu root root"
 in_root install -d -m "$mode" "$path"
 
 # The installed daemon, started as the unit starts it, on the emulated GPU.
@@ -140,7 +141,7 @@ in_root env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q convgpu libconvgp
 in_root env DEBIAN_FRONTEND=noninteractive apt-get autoremove --purge -y -q >>"$WORK/apt.log" 2>&1 \
     || { tail -n 20 "$WORK/apt.log"; die "apt-get autoremove --purge failed"; }
 check "dpkg knows no convgpu package any more" \
-    bash -c "! chroot '$ROOT' dpkg-query -W -f='\${Package} \${Status}\n' 2>/dev/null | grep -q '^\(lib\)\?convgpu'"
+    bash -c "! chroot '$ROOT' dpkg-query -W -f='\${Package}\n' 2>/dev/null | grep -q '^\(lib\)\?convgpu'"
 check "dpkg keeps no file list of them" \
     bash -c "! ls '$ROOT'/var/lib/dpkg/info/ | grep -q '^\(lib\)\?convgpu'"
 snapshot >"$WORK/after"
