@@ -1,9 +1,12 @@
 # convgpu — the front door. Everything a newcomer needs is one of:
 #   make demo    install missing packages, build, and run the demo on the emulated GPU
 #   make check   install missing packages, build, and run every test (plain, ASan/UBSan, TSan,
-#                fuzz): every stage runs even when one fails; a table of the stages ends it
+#                fuzz, the Debian packages and the node image): every stage runs even when one
+#                fails; a table of the stages ends it
 # Other targets: all (build only), test (plain tests), asan, tsan, fuzz, check-load (the plain
-# tests beside two busy loops), bench, install (PREFIX=/usr/local DESTDIR=), clean.
+# tests beside two busy loops), bench, install (PREFIX=/usr/local DESTDIR=), deb (the Debian
+# packages, into build-deb/; docs/PACKAGING.md), image (the DaemonSet's node image, from them),
+# package (the packages' and the image's tests), clean.
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
@@ -12,9 +15,10 @@ BUILD_FUZZ ?= build-fuzz
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CC         ?= cc
 CMAKE_GEN  := -G "Unix Makefiles"
-CTEST_ARGS ?= --output-on-failure -j $(JOBS)
+# The package tests (label package) need the .debs of `make deb`: `make package` runs them.
+CTEST_ARGS ?= --output-on-failure -j $(JOBS) -LE package
 
-.PHONY: all deps build test check check-load asan tsan fuzz demo bench install clean
+.PHONY: all deps build test check check-load asan tsan fuzz demo bench install deb package image clean
 
 all: build
 
@@ -52,7 +56,7 @@ fuzz:
 # The README's test command: every configuration CI runs. Each stage runs even when an earlier
 # one failed (one flaky test must not hide what the sanitizers say); non-zero if any failed.
 check: deps
-	@scripts/check-stages.sh "$(MAKE)" test asan tsan fuzz
+	@scripts/check-stages.sh "$(MAKE)" test asan tsan fuzz package
 
 # The plain tests on a busy machine (two busy loops beside them, stopped however the run ends):
 # no test may depend on how fast the machine is.
@@ -73,6 +77,20 @@ install: build
 	cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX)
 	cmake --build $(BUILD) -j $(JOBS)
 	DESTDIR=$(DESTDIR) cmake --install $(BUILD)
+
+# The Debian 12 packages (debian/), built by dpkg-buildpackage through debhelper; the .debs and
+# the .changes/.buildinfo end up in $(BUILD_DEB)/ instead of dpkg-buildpackage's ../.
+BUILD_DEB ?= build-deb
+deb: deps
+	@packaging/build-deb.sh $(BUILD_DEB) $(JOBS)
+
+# The packages installed, run and purged in a fresh Debian 12 root (tests/package; root).
+package: deb build
+	cd $(BUILD) && CONVGPU_DEB_DIR=$(abspath $(BUILD_DEB)) ctest --output-on-failure -L package
+
+# The DaemonSet's node image from the packages: $(BUILD_DEB)/image/convgpu-node-{rootfs,image}.tar.
+image: deb
+	packaging/image/build-image.sh $(BUILD_DEB) $(BUILD_DEB)/image
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_FUZZ)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# check-stages.sh — `make check`: runs every stage (make test, asan, tsan, fuzz) even when an
-# earlier one failed, so that one failing test does not hide what the sanitizers and the fuzzers
-# would say; prints a table (stage, result, duration, the stage's ctest summary) and exits
+# check-stages.sh — `make check`: runs every stage (make test, asan, tsan, fuzz, package) even
+# when an earlier one failed, so that one failing test does not hide what the sanitizers and the
+# fuzzers would say; prints a table (stage, result, duration, the stage's ctest summary) and exits
 # non-zero if any stage failed.
 #
 # Usage: scripts/check-stages.sh MAKE STAGE...   (the Makefile passes $(MAKE) and the stages)

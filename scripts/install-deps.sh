@@ -6,6 +6,8 @@ set -eu
 PACKAGES="build-essential cmake pkg-config clang libclang-rt-14-dev \
 libmicrohttpd-dev libjansson-dev libsqlite3-dev libhttp-parser-dev curl procps python3 \
 docker.io runc podman"
+# make deb and the package tests (docs/PACKAGING.md): Debian's packaging tools and a fresh root.
+PACKAGES="$PACKAGES debhelper lintian debootstrap"
 
 missing=""
 for p in $PACKAGES; do
