@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -50,6 +51,8 @@ struct compute {
     cg_compute_gate *out;
     struct container **who;
     size_t cap;
+    FILE *trace;                    /* CONVGPU_COMPUTE_TRACE, or NULL */
+    bool trace_checked;
 };
 
 static struct compute *get(struct daemon *d)
@@ -122,8 +125,14 @@ static void measure(struct daemon *d, struct compute *k, unsigned device, uint64
     }
     uint64_t offset = wall_minus_mono_ns();
     if (r == NVML_ERROR_NOT_FOUND) {
-        /* Nothing ran in the periods that ended since the last sample. */
-        uint64_t done = now > m->period_us * 1000 ? now - m->period_us * 1000 : 0;
+        /* No sample newer than the last: nothing ran in the periods that ended since, except
+         * those whose samples are not out yet. A period's sample may appear up to a period
+         * after it ends (the emulated GPU: a quarter period; a real driver: its own delay), so
+         * only time that ended two periods ago is taken as idle. Claiming the last period idle
+         * before its sample came made a saturating container measure 0% for a step, look as if
+         * it wanted nothing, and hand spare time to a container above its share (elastic 30/70
+         * ran 40/60 with 50 ms kernels). */
+        uint64_t done = now > 2 * m->period_us * 1000 ? now - 2 * m->period_us * 1000 : 0;
         if (done > m->measured_until)
             m->measured_until = done;
         return;
@@ -221,6 +230,32 @@ static void over_share(struct daemon *d, struct container *c, const cg_compute_i
                 log_warn("cannot kill pid %d: %s", (int)p->pid, strerror(errno));
 }
 
+/* CONVGPU_COMPUTE_TRACE=FILE in the daemon's environment: one line per container and step, what
+ * the controller was told and what it decided (docs/OPERATIONS.md). A diagnostic for "why was
+ * my container throttled": the operator's file, opened once; nothing else reads it. */
+static void trace_step(struct compute *k, uint64_t now, size_t n)
+{
+    if (!k->trace_checked) {
+        k->trace_checked = true;
+        const char *path = getenv("CONVGPU_COMPUTE_TRACE");
+        if (path && *path && !(k->trace = fopen(path, "we")))
+            log_warn("CONVGPU_COMPUTE_TRACE: cannot open %s: %s", path, strerror(errno));
+        if (k->trace)
+            fprintf(k->trace, "# now_ns container share mode busy_ns measured_until_ns waiting "
+                              "open spare credit_ns util_permille\n");
+    }
+    if (!k->trace)
+        return;
+    for (size_t j = 0; j < n; j++)
+        fprintf(k->trace, "%llu %s %u %s %llu %llu %d %d %d %lld %u\n", (unsigned long long)now,
+                k->who[j]->id, k->in[j].share_pct, cg_compute_mode_name(k->in[j].mode),
+                (unsigned long long)k->in[j].busy_total_ns,
+                (unsigned long long)k->in[j].measured_until, (int)k->in[j].waiting,
+                (int)k->out[j].open, (int)k->out[j].spare, (long long)k->out[j].credit_ns,
+                k->out[j].util_permille);
+    fflush(k->trace);
+}
+
 static void step(struct daemon *d, struct compute *k, uint64_t now)
 {
     for (unsigned dev = 0; dev < d->ndevices && dev < CG_MAX_DEVICES; dev++) {
@@ -271,6 +306,7 @@ static void step(struct daemon *d, struct compute *k, uint64_t now)
         log_warn("compute step: %s", cg_status_str(s));
         return;
     }
+    trace_step(k, now, i);
     for (size_t j = 0; j < i; j++) {
         write_gate(k->who[j], &k->out[j], k->in[j].share_pct, k->in[j].mode, now);
         over_share(d, k->who[j], &k->in[j], &k->out[j]);
@@ -302,6 +338,8 @@ void compute_stop(struct daemon *d)
                 CG_GATE_OPEN)
             futex_wake_all(&c->ledger->compute.gate);
     }
+    if (k->trace)
+        fclose(k->trace);
     cg_compute_free(k->cc);
     free(k->samples);
     free(k->in);

@@ -40,7 +40,9 @@ static void usage(FILE *f)
                "  --depth D       kernels each keeps queued (default 2)\n"
                "  --seconds S     simulated time (default 60)\n"
                "  --window-s W    window length (default 10)\n"
-               "  --start L       seconds at which each container starts, e.g. 0,19\n");
+               "  --start L       seconds at which each container starts, e.g. 0,19\n"
+               "  --sample-delay-ms D  a period's sample is seen D ms after it ends\n"
+               "                  (default 0; the emulated GPU: 41, a quarter period)\n");
 }
 
 int cg_sim_compute_main(int argc, char **argv)
@@ -48,7 +50,7 @@ int cg_sim_compute_main(int argc, char **argv)
     static cg_gt_config cfg;
     static cg_gt_result res;
     memset(&cfg, 0, sizeof cfg);
-    unsigned long long kus = 1000, depth = 2, secs = 60, win = 10;
+    unsigned long long kus = 1000, depth = 2, secs = 60, win = 10, delay_ms = 0;
     const char *list = NULL, *starts = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -67,6 +69,7 @@ int cg_sim_compute_main(int argc, char **argv)
                  : strcmp(a, "--depth") == 0  ? num(v, 1, 1024, &depth)
                  : strcmp(a, "--seconds") == 0 ? num(v, 1, 3600, &secs)
                  : strcmp(a, "--window-s") == 0 ? num(v, 1, 3600, &win)
+                 : strcmp(a, "--sample-delay-ms") == 0 ? num(v, 0, 1000, &delay_ms)
                                                  : (usage(stderr), -2)) {
             return bad(a, v);
         }
@@ -105,6 +108,7 @@ int cg_sim_compute_main(int argc, char **argv)
     cfg.window_ns = win * 1000000000ull;
     cfg.sample_ns = 166666667ull;
     cfg.step_ns = 50000000ull;
+    cfg.sample_delay_ns = delay_ms * 1000000ull;
     char err[160];
     if (cg_gt_run(&cfg, &res, err, sizeof err) != 0) {
         fprintf(stderr, "convgpu sim compute: %s\n", err);

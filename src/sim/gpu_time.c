@@ -8,8 +8,24 @@ typedef struct {
     unsigned queued;
     bool open;
     uint64_t busy_total;       /* completed kernels' time */
-    uint64_t sampled_busy, sampled_at;
+    uint64_t sampled_busy[8], sampled_at[8]; /* the last samples, newest at [next - 1] */
+    unsigned next;
 } ct_state;
+
+/* The newest sample of `c` visible at t (taken at least `delay` ago), as busy and instant. */
+static void visible_sample(const ct_state *c, uint64_t t, uint64_t delay, uint64_t *busy,
+                           uint64_t *at)
+{
+    *busy = *at = 0;
+    for (unsigned k = 1; k <= 8; k++) {
+        unsigned j = (c->next + 8 - k) % 8;
+        if (c->sampled_at[j] && c->sampled_at[j] + delay <= t) {
+            *busy = c->sampled_busy[j];
+            *at = c->sampled_at[j];
+            return;
+        }
+    }
+}
 
 static bool active(const cg_gt_container *c, uint64_t t)
 {
@@ -33,7 +49,8 @@ static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 int cg_gt_run(const cg_gt_config *cfg, cg_gt_result *out, char *err, size_t errlen)
 {
     if (!cfg || !out || cfg->n == 0 || cfg->n > CG_GT_MAX || !cfg->window_ns || !cfg->sample_ns ||
-        !cfg->step_ns || !cfg->duration_ns || cfg->duration_ns / cfg->window_ns > CG_GT_MAX_WINDOWS) {
+        !cfg->step_ns || !cfg->duration_ns || cfg->duration_ns / cfg->window_ns > CG_GT_MAX_WINDOWS ||
+        cfg->sample_delay_ns >= 7 * cfg->sample_ns) {
         snprintf(err, errlen, "invalid model configuration");
         return -1;
     }
@@ -100,8 +117,10 @@ int cg_gt_run(const cg_gt_config *cfg, cg_gt_result *out, char *err, size_t errl
             break;
         if (t == next_sample) {
             for (unsigned i = 0; i < cfg->n; i++) {
-                st[i].sampled_busy = st[i].busy_total + ((int)i == running ? t - run_start : 0);
-                st[i].sampled_at = t;
+                unsigned j = st[i].next;
+                st[i].sampled_busy[j] = st[i].busy_total + ((int)i == running ? t - run_start : 0);
+                st[i].sampled_at[j] = t;
+                st[i].next = (j + 1) % 8;
             }
             next_sample += cfg->sample_ns;
         }
@@ -109,11 +128,13 @@ int cg_gt_run(const cg_gt_config *cfg, cg_gt_result *out, char *err, size_t errl
             cg_compute_input in[CG_GT_MAX];
             cg_compute_gate gate[CG_GT_MAX];
             for (unsigned i = 0; i < cfg->n; i++) {
+                uint64_t busy, at;
+                visible_sample(&st[i], t, cfg->sample_delay_ns, &busy, &at);
                 in[i] = (cg_compute_input){.key = i + 1, .device = 0,
                                            .share_pct = cfg->c[i].share_pct,
                                            .mode = cfg->c[i].mode,
-                                           .busy_total_ns = st[i].sampled_busy,
-                                           .measured_until = st[i].sampled_at,
+                                           .busy_total_ns = busy,
+                                           .measured_until = at,
                                            .waiting = active(&cfg->c[i], t) && !st[i].open};
             }
             cg_status s = cg_compute_step(cc, t, in, cfg->n, gate);

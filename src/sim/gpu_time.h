@@ -32,6 +32,8 @@ typedef struct {
     uint64_t duration_ns;
     uint64_t window_ns;        /* shares are reported per window of this length */
     uint64_t sample_ns;        /* measurement period (NVML: about 1/6 s) */
+    uint64_t sample_delay_ns;  /* a period's sample is seen this long after it ends (< 8 periods;
+                                * the emulator: a quarter period) */
     uint64_t step_ns;          /* controller period */
     cg_compute_params params;
 } cg_gt_config;

@@ -12,6 +12,7 @@
 # decide them: the benchmark (bench/compute.sh) measures accuracy.
 . "$(dirname "$0")/lib.sh"
 export CONVGPU_EMU_CONTEXT=6MiB
+export CONVGPU_COMPUTE_TRACE=$TMP/compute.trace # what the controller is told, step by step
 start_daemon --emulate 4GiB
 BURN=$BUILD/bin/convgpu-burn
 PY=python3
@@ -40,8 +41,22 @@ run_in free "$BURN" --kernel-us 2000 --until "$TMP/release.free" --progress "$TM
 FREE=$!
 wait_for "the unlimited burn completes 1000 kernels" "$WAIT_S" bash -c "[ \$(cat '$TMP/free.prog' 2>/dev/null || echo 0) -ge 1000 ]" ||
     fail "the unlimited burn did not run: $(cat "$TMP/free.out")"
+traced=$(wc -l <"$TMP/compute.trace") # the steps taken while it ran
 touch "$TMP/release.free"
 wait "$FREE" && pass "unlimited burn finished" || fail "unlimited burn failed: $(cat "$TMP/free.out")"
+# While it ran it kept the device busy, so from its first measured use on, a step that measures
+# it idle is a measurement that claimed time whose samples were not out yet (the daemon once took
+# the last period as idle when NVML had no newer sample: a quarter of the steps read 0%, and a
+# saturating container looked as if it wanted nothing, which handed its time to others).
+free_id=$(field free id)
+head -n "$traced" "$TMP/compute.trace" |
+    awk -v id="$free_id" '$2 == id { if ($11 > 0) seen = 1; if (seen) { n++; if ($11 == 0) z++ } }
+        END { printf "%d %d\n", n, z }' >"$TMP/free.steps"
+read -r steps zeros <"$TMP/free.steps"
+check "the daemon traced the unlimited container's steps ($steps after its first measured use)" \
+    test "${steps:-0}" -ge 8
+check "no step measured the saturating container idle ($zeros of $steps read 0%)" \
+    test "${zeros:-1}" -le $(( ${steps:-0} / 20 ))
 r_free=$(ratio "$TMP/free.out")
 check "no launch of an unlimited container waited" test "$(field free compute_throttled_launches)" = 0
 check "the daemon measured the unlimited container's device time ($(field free compute_busy_s) s)" \
