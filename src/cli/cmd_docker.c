@@ -83,7 +83,10 @@ static json_t *image_labels(const char *image)
         dup2(fds[1], STDOUT_FILENO);
         close(fds[0]);
         close(fds[1]);
-        freopen("/dev/null", "w", stderr);
+        /* open + dup2, not freopen: only async-signal-safe calls between fork and exec. */
+        int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        if (devnull >= 0)
+            dup2(devnull, STDERR_FILENO);
         execlp(docker_bin(), docker_bin(), "image", "inspect", "--format",
                "{{json .Config.Labels}}", image, (char *)NULL);
         _exit(127);

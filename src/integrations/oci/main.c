@@ -5,6 +5,7 @@
  * releases the container when that process exits; delete releases it otherwise). Containers
  * that ask for nothing, and every other command, go to the real runtime untouched. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -155,8 +156,12 @@ static int runtime_quietly(const struct oci_args *a, const char *command, const 
     argv[n++] = (char *)a->id;
     pid_t p = fork();
     if (p == 0) {
-        freopen("/dev/null", "w", stdout);
-        freopen("/dev/null", "w", stderr);
+        /* open + dup2, not freopen: only async-signal-safe calls between fork and exec. */
+        int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        if (devnull >= 0) {
+            dup2(devnull, STDOUT_FILENO);
+            dup2(devnull, STDERR_FILENO);
+        }
         execvp(argv[0], argv);
         _exit(127);
     }
