@@ -6,6 +6,9 @@ set -eu
 PACKAGES="build-essential cmake pkg-config clang libclang-rt-14-dev \
 libmicrohttpd-dev libjansson-dev libsqlite3-dev libhttp-parser-dev curl procps python3 \
 docker.io runc podman"
+# The Slurm integration (src/integrations/slurm, tests/slurm): spank.h and real daemons.
+SLURM_PACKAGES="slurmctld slurmd slurm-client munge libslurm-dev"
+PACKAGES="$PACKAGES $SLURM_PACKAGES"
 
 missing=""
 for p in $PACKAGES; do
