@@ -56,6 +56,7 @@ fi
 # shellcheck source=../e2e/lib.sh
 . "${CONVGPU_SOURCE_DIR:?}/tests/e2e/lib.sh"
 echo "$TMP" >"$CONVGPU_SLURM_MARKER"
+unset CONVGPU_EMU_STATE # lib.sh's single daemon; each node's daemon has its own
 # Job steps run as the job's user, who must reach the node's convgpud socket, munge's socket and
 # the tools: the tree is world-traversable (nothing in it is secret but munge's key, 0600).
 chmod 0755 "$TMP"
@@ -71,6 +72,7 @@ SUBNET=10.77.0
 SPANK_SO=${SPANK_SO-$BUILD/lib/convgpu/convgpu_spank.so} # empty: no plugin (the harness alone)
 
 cluster_cleanup() {
+    local rc=$?
     set +e
     # Ask politely first (slurmstepd's SPANK exit hooks run, daemons save nothing we need).
     for n in "${SLURM_NODES[@]}"; do
@@ -84,7 +86,7 @@ cluster_cleanup() {
     done
     [ -n "$SLURMCTLD_PID" ] && wait "$SLURMCTLD_PID" 2>/dev/null
     [ -n "$MUNGED_PID" ] && kill -TERM "$MUNGED_PID" 2>/dev/null && wait "$MUNGED_PID" 2>/dev/null
-    if [ "$FAILS" -ne 0 ] || [ -n "${KEEP_TMP:-}" ]; then
+    if [ "$rc" -ne 0 ] || [ "$FAILS" -ne 0 ] || [ -n "${KEEP_TMP:-}" ]; then
         echo "--- slurmctld log ---"; tail -n 40 "$TMP/ctld/slurmctld.log" 2>/dev/null
         for n in "${SLURM_NODES[@]}"; do
             echo "--- $n: slurmd log ---"; tail -n 40 "$TMP/nodes/$n/slurmd.log" 2>/dev/null
@@ -96,6 +98,7 @@ cluster_cleanup() {
             wait "${NODE_NS[$n]}" 2>/dev/null
     done
     cleanup # lib.sh: anything else naming $TMP, then the directory
+    exit "$rc"
 }
 trap cluster_cleanup EXIT
 trap 'exit 143' TERM
@@ -204,6 +207,11 @@ start_node() { # start_node INDEX
     NODE_DAEMON[$n]=$!
     wait_for "convgpud on $n answering" "$WAIT_S" \
         curl -sf -o /dev/null --unix-socket "$dir/run/control.sock" http://convgpu/v1/version
+    # The emulated GPU is one state file the daemon creates 0600; a job's tasks run as the job's
+    # user and open it as a driver would open /dev/nvidia*, so it is opened up to them here (a
+    # test-only step: a real GPU's device nodes are the administrator's).
+    chmod 0755 "$dir/run/emu"
+    chmod 0666 "$dir/run/emu/state"
     on_node "$n" slurmd -D -N "$n" -f "$SLURM_CONF" >>"$dir/slurmd.out" 2>&1 &
     NODE_SLURMD[$n]=$!
 }

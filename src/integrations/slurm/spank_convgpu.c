@@ -1,0 +1,208 @@
+/* spank_convgpu.c — the SPANK plugin: `--gpu-mem=SIZE` and `--gpu-compute=PCT` on srun, sbatch
+ * and salloc make each step of the job a convgpud container on every node it runs on.
+ *
+ * Follow one `srun --gpu-mem=1GiB prog`:
+ *   srun (local context)      the option callback checks the value (request.c): a bad one ends
+ *                             srun with the message, before anything is queued; so does sbatch
+ *                             or salloc (allocator context).
+ *   slurmstepd (remote)       Slurm hands the option to the step on each node; it is checked
+ *                             again (a node trusts no client), then step_register(): container
+ *                             "slurm-JOB.STEP" with the limit, owned by the job's uid/gid, and
+ *                             slurmstepd's own pid as its init with auto_remove; the daemon's
+ *                             "env" (LD_PRELOAD of the interposer, CONVGPU_SOCKET of this step's
+ *                             socket, CUDA_VISIBLE_DEVICES, ...) goes into the job environment
+ *                             every task starts with.
+ *   step ends                 slurm_spank_exit releases the container; if slurmstepd never gets
+ *                             there (kill -9, a crash), its exit is the container's stop for
+ *                             convgpud, which watches that pid.
+ *
+ * Invariants: a step that asks for nothing is not touched (no request to the daemon, no
+ * variable); a step whose registration failed runs none of its tasks (each prints the
+ * daemon's reason and exits 1), so no task runs unfenced on a limit it asked for; a container
+ * outlives its step by at most the life of the step's slurmstepd.
+ *
+ * Each step is its own container with the whole --gpu-mem: steps of one job on one node do not
+ * share one limit (docs/SLURM.md says why). The batch step of `sbatch --gpu-mem` is one of them,
+ * so a batch script that runs its GPU work under srun holds the limit twice on its first node. */
+#include <slurm/slurm.h> /* SLURM_EXTERN_CONT */
+#include <slurm/spank.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "http.h"
+#include "request.h"
+#include "step.h"
+
+SPANK_PLUGIN(convgpu, 1);
+
+enum { OPT_GPU_MEM = 1, OPT_GPU_COMPUTE = 2 };
+
+static struct slurm_gpu_request request;
+static char container_id[64]; /* set once this step is registered, remote context only */
+/* Why this step could not be registered. A failed init_post_opt makes srun print only "launch
+ * failed: Plugin initialization failed" (and exit 0 on Slurm 22.05), so the refusal is kept
+ * and each task prints it to the job's own stderr and ends with status 1 before the user's
+ * program would run. */
+static char refusal[768];
+
+static int opt_cb(int val, const char *optarg, int remote);
+
+static struct spank_option options[] = {
+    {"gpu-mem", "SIZE",
+     "GPU memory of each step on each node, fenced by convgpu (e.g. 2GiB)", 1, OPT_GPU_MEM,
+     opt_cb},
+    {"gpu-compute", "PCT",
+     "share of one GPU's time for each step, 1-100 (needs --gpu-mem)", 1, OPT_GPU_COMPUTE,
+     opt_cb},
+    SPANK_OPTIONS_TABLE_END};
+
+static int opt_cb(int val, const char *optarg, int remote)
+{
+    char err[256];
+    int rc = val == OPT_GPU_MEM ? slurm_parse_gpu_mem(optarg, &request.bytes, err, sizeof err)
+                                : slurm_parse_gpu_compute(optarg, &request.compute_pct, err,
+                                                          sizeof err);
+    if (rc != 0)
+        slurm_error("convgpu: %s%s", err, remote ? " (refused on the node)" : "");
+    return rc;
+}
+
+/* Plugin arguments from plugstack.conf: runtime_dir=DIR (convgpud's --runtime-dir on the node,
+ * default /run/convgpu). */
+static int parse_args(int ac, char **av)
+{
+    for (int i = 0; i < ac; i++) {
+        if (strncmp(av[i], "runtime_dir=", 12) == 0) {
+            const char *dir = av[i] + 12;
+            if (dir[0] != '/' || strlen(dir) > 80) {
+                slurm_error("convgpu: plugstack.conf: runtime_dir=%s must be an absolute path "
+                            "of at most 80 characters (the daemon's sockets live below it)",
+                            dir);
+                return -1;
+            }
+            cli_set_runtime_dir(dir);
+        } else {
+            slurm_error("convgpu: plugstack.conf: unknown argument '%s' (known: runtime_dir=DIR)",
+                        av[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+    spank_context_t ctx = spank_context();
+    if (ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR && ctx != S_CTX_REMOTE)
+        return 0;
+    if (parse_args(ac, av) != 0)
+        return -1;
+    for (struct spank_option *o = options; o->name; o++)
+        if (spank_option_register(sp, o) != ESPANK_SUCCESS) {
+            slurm_error("convgpu: cannot register option --%s", o->name);
+            return -1;
+        }
+    return 0;
+}
+
+/* LD_PRELOAD and LD_LIBRARY_PATH go before what the job has (its own preloads still load);
+ * every other variable of the daemon's answer replaces the job's. */
+static int set_task_env(spank_t sp, json_t *env)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(env, k, v) {
+        const char *s = json_string_value(v);
+        if (!s)
+            continue;
+        char old[4096], joined[8192];
+        if ((strcmp(k, "LD_PRELOAD") == 0 || strcmp(k, "LD_LIBRARY_PATH") == 0) &&
+            spank_getenv(sp, k, old, sizeof old) == ESPANK_SUCCESS && old[0]) {
+            snprintf(joined, sizeof joined, "%s:%s", s, old);
+            s = joined;
+        }
+        if (spank_setenv(sp, k, s, 1) != ESPANK_SUCCESS) {
+            slurm_error("convgpu: cannot set %s for the step's tasks", k);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int register_step(spank_t sp)
+{
+    uint32_t job = 0, step = 0;
+    uid_t uid = 0;
+    gid_t gid = 0;
+    if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
+        slurm_error("convgpu: cannot read the step's job id, step id, uid or gid");
+        return -1;
+    }
+    /* The extern step holds no task of the user's program (only processes adopted by
+     * pam_slurm_adopt), and a limit there would be counted once more on every node. */
+    if (step == SLURM_EXTERN_CONT)
+        return 0;
+    char id[sizeof container_id], err[768];
+    slurm_step_container_id(job, step, id, sizeof id);
+    json_t *env = step_register(id, &request, uid, gid, getpid(), err, sizeof err);
+    if (!env) {
+        slurm_error("convgpu: %s", err);
+        snprintf(refusal, sizeof refusal, "%s", err);
+        return 0;
+    }
+    snprintf(container_id, sizeof container_id, "%s", id);
+    int rc = set_task_env(sp, env);
+    json_decref(env);
+    return rc;
+}
+
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+    (void)ac;
+    (void)av;
+    spank_context_t ctx = spank_context();
+    if (ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR && ctx != S_CTX_REMOTE)
+        return 0;
+    char err[256];
+    if (slurm_check_request(&request, err, sizeof err) != 0) {
+        slurm_error("convgpu: %s", err);
+        return -1;
+    }
+    if (ctx != S_CTX_REMOTE || request.bytes == 0)
+        return 0;
+    return register_step(sp);
+}
+
+/* In each task, after fork and before exec of the user's program. */
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+    (void)sp;
+    (void)ac;
+    (void)av;
+    if (!refusal[0])
+        return 0;
+    fprintf(stderr, "convgpu: %s; the step does not run\n", refusal);
+    return -1;
+}
+
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+    (void)sp;
+    (void)ac;
+    (void)av;
+    if (spank_context() != S_CTX_REMOTE || !container_id[0])
+        return 0;
+    char err[768];
+    if (step_release(container_id, err, sizeof err) != 0) {
+        /* Not fatal: slurmstepd's exit, which follows, removes the container anyway. */
+        slurm_info("convgpu: %s (convgpud removes it when slurmstepd exits)", err);
+    }
+    container_id[0] = '\0';
+    return 0;
+}
