@@ -3,7 +3,8 @@
 #   make check   install missing packages, build, and run every test (plain, ASan/UBSan, TSan,
 #                fuzz): every stage runs even when one fails; a table of the stages ends it
 # Other targets: all (build only), test (plain tests), asan, tsan, fuzz, check-load (the plain
-# tests beside two busy loops), bench, install (PREFIX=/usr/local DESTDIR=), clean.
+# tests beside two busy loops), slurm (the Slurm tests alone; `make test` and so `make check`
+# run them too), bench, install (PREFIX=/usr/local DESTDIR=), clean.
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
@@ -14,7 +15,7 @@ CC         ?= cc
 CMAKE_GEN  := -G "Unix Makefiles"
 CTEST_ARGS ?= --output-on-failure -j $(JOBS)
 
-.PHONY: all deps build test check check-load asan tsan fuzz demo bench install clean
+.PHONY: all deps build test check check-load asan tsan fuzz demo bench install clean slurm
 
 all: build
 
@@ -29,6 +30,9 @@ build: $(BUILD)/Makefile
 
 test: build
 	cd $(BUILD) && ctest $(CTEST_ARGS)
+
+slurm: build
+	cd $(BUILD) && ctest $(CTEST_ARGS) -L slurm
 
 asan:
 	cmake -S . -B $(BUILD_ASAN) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug \

@@ -48,7 +48,7 @@ static char container_id[64]; /* set once this step is registered, remote contex
  * program would run. */
 static char refusal[768];
 
-static int opt_cb(int val, const char *optarg, int remote);
+static int opt_cb(int val, const char *value, int remote);
 
 static struct spank_option options[] = {
     {"gpu-mem", "SIZE",
@@ -59,11 +59,11 @@ static struct spank_option options[] = {
      opt_cb},
     SPANK_OPTIONS_TABLE_END};
 
-static int opt_cb(int val, const char *optarg, int remote)
+static int opt_cb(int val, const char *value, int remote)
 {
     char err[256];
-    int rc = val == OPT_GPU_MEM ? slurm_parse_gpu_mem(optarg, &request.bytes, err, sizeof err)
-                                : slurm_parse_gpu_compute(optarg, &request.compute_pct, err,
+    int rc = val == OPT_GPU_MEM ? slurm_parse_gpu_mem(value, &request.bytes, err, sizeof err)
+                                : slurm_parse_gpu_compute(value, &request.compute_pct, err,
                                                           sizeof err);
     if (rc != 0)
         slurm_error("convgpu: %s%s", err, remote ? " (refused on the node)" : "");
@@ -119,10 +119,17 @@ static int set_task_env(spank_t sp, json_t *env)
         if (!s)
             continue;
         char old[4096], joined[8192];
-        if ((strcmp(k, "LD_PRELOAD") == 0 || strcmp(k, "LD_LIBRARY_PATH") == 0) &&
-            spank_getenv(sp, k, old, sizeof old) == ESPANK_SUCCESS && old[0]) {
-            snprintf(joined, sizeof joined, "%s:%s", s, old);
-            s = joined;
+        if (strcmp(k, "LD_PRELOAD") == 0 || strcmp(k, "LD_LIBRARY_PATH") == 0) {
+            spank_err_t ge = spank_getenv(sp, k, old, sizeof old);
+            if (ge != ESPANK_SUCCESS && ge != ESPANK_ENV_NOEXIST) {
+                /* Longer than the buffer: dropping the job's own list would break it. */
+                slurm_error("convgpu: the job's %s is too long to extend", k);
+                return -1;
+            }
+            if (ge == ESPANK_SUCCESS && old[0]) {
+                snprintf(joined, sizeof joined, "%s:%s", s, old);
+                s = joined;
+            }
         }
         if (spank_setenv(sp, k, s, 1) != ESPANK_SUCCESS) {
             slurm_error("convgpu: cannot set %s for the step's tasks", k);
