@@ -108,6 +108,9 @@ on_node() { # on_node NODE COMMAND...: run in the node's namespaces (its network
     local n=$1; shift
     nsenter --target "${NODE_NS[$n]}" --net --mount --uts -- "$@"
 }
+# A daemon of the node is started with nsenter itself, not through on_node: nsenter (entering
+# no pid namespace) execs the daemon, so $! is the daemon's pid, not a subshell's.
+NSENTER_NODE=(nsenter --net --mount --uts --target)
 
 node_api() { # node_api NODE METHOD PATH: the node's convgpud control API, prints "STATUS BODY"
     curl -s -o - -w ' %{http_code}' --unix-socket "$TMP/nodes/$1/run/control.sock" \
@@ -137,7 +140,7 @@ start_munge() {
         sh -c "munge -n -S '$TMP/munge/munge.socket' | unmunge -S '$TMP/munge/munge.socket'"
 }
 
-write_slurm_conf() { # write_slurm_conf N
+write_slurm_conf() { # write_slurm_conf: slurm.conf, gres.conf, plugstack.conf, job_submit.lua
     mkdir -p "$TMP/ctld/state"
     {
         cat <<EOF
@@ -168,15 +171,22 @@ SelectTypeParameters=CR_Core
 MpiDefault=none
 ReturnToService=2
 PlugStackConfig=$TMP/plugstack.conf
+GresTypes=gpumem,gpucompute
+JobSubmitPlugins=lua
+${EXTRA_SLURM_CONF:-}
 EOF
-        for i in $(seq 1 "$1"); do
-            echo "NodeName=n$i NodeAddr=$SUBNET.$((10 + i)) CPUs=2 State=UNKNOWN"
+        local n gres
+        for n in "${SLURM_NODES[@]}"; do
+            gres=$(sed -n 's/^# Gres=//p' "$TMP/nodes/$n/gres-conf")
+            echo "NodeName=$n NodeAddr=$SUBNET.$((10 + ${n#n})) CPUs=2 Gres=$gres State=UNKNOWN"
         done
         echo "PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
     } >"$SLURM_CONF"
+    for n in "${SLURM_NODES[@]}"; do grep -v '^#' "$TMP/nodes/$n/gres-conf"; done >"$TMP/gres.conf"
     if [ -n "$SPANK_SO" ]; then
         echo "required $SPANK_SO runtime_dir=$TMP/node/run ${SPANK_ARGS:-}"
     fi >"$TMP/plugstack.conf"
+    cp "$CONVGPU_SOURCE_DIR/src/integrations/slurm/job_submit.lua" "$TMP/job_submit.lua"
 }
 
 own_netns() { # own_netns PID: the process has left our network namespace (unshare is done)
@@ -184,7 +194,7 @@ own_netns() { # own_netns PID: the process has left our network namespace (unsha
 }
 
 # The node's namespaces are held by one idle process; everything of the node enters them.
-start_node() { # start_node INDEX
+start_node() { # start_node INDEX: the node's namespaces, network and convgpud (slurmd later)
     local i=$1 n="n$1"
     local dir=$TMP/nodes/$n
     mkdir -p "$dir/spool" "$dir/run" "$TMP/node"
@@ -200,19 +210,37 @@ start_node() { # start_node INDEX
     on_node "$n" ip addr add "$SUBNET.$((10 + i))/24" dev eth0
     on_node "$n" ip link set eth0 up
     on_node "$n" mount --bind "$dir" "$TMP/node"
-    # convgpud on the node's emulated GPU; its runtime dir is $TMP/node/run inside the node.
-    CONVGPU_EMU_STATE=$TMP/node/run/emu/state CONVGPU_EMU_CONTEXT=66MiB \
-        on_node "$n" "$BUILD/bin/convgpud" --runtime-dir "$TMP/node/run" --foreground \
-        --log-level debug --emulate "${NODE_GPU:-4GiB}" >>"$dir/daemon.log" 2>&1 &
-    NODE_DAEMON[$n]=$!
-    wait_for "convgpud on $n answering" "$WAIT_S" \
-        curl -sf -o /dev/null --unix-socket "$dir/run/control.sock" http://convgpu/v1/version
+    start_node_daemon "$n"
     # The emulated GPU is one state file the daemon creates 0600; a job's tasks run as the job's
     # user and open it as a driver would open /dev/nvidia*, so it is opened up to them here (a
     # test-only step: a real GPU's device nodes are the administrator's).
     chmod 0755 "$dir/run/emu"
     chmod 0666 "$dir/run/emu/state"
-    on_node "$n" slurmd -D -N "$n" -f "$SLURM_CONF" >>"$dir/slurmd.out" 2>&1 &
+    # The node's GRES, as an administrator would take them: from `convgpu slurm gres-conf`.
+    "$BUILD/bin/convgpu" --runtime-dir "$dir/run" slurm gres-conf --node "$n" >"$dir/gres-conf"
+}
+
+start_node_daemon() { # start_node_daemon NODE: convgpud on the node's emulated GPU
+    local n=$1 dir=$TMP/nodes/$1
+    # Its runtime dir is $TMP/node/run inside the node, $TMP/nodes/NODE/run from here.
+    CONVGPU_EMU_STATE=$TMP/node/run/emu/state CONVGPU_EMU_CONTEXT=66MiB \
+        "${NSENTER_NODE[@]}" "${NODE_NS[$n]}" -- "$BUILD/bin/convgpud" \
+        --runtime-dir "$TMP/node/run" --foreground --log-level debug \
+        --emulate "${NODE_GPU:-4GiB}" >>"$dir/daemon.log" 2>&1 &
+    NODE_DAEMON[$n]=$!
+    wait_for "convgpud on $n answering" "$WAIT_S" \
+        curl -sf -o /dev/null --unix-socket "$dir/run/control.sock" http://convgpu/v1/version
+}
+
+stop_node_daemon() { # stop_node_daemon NODE
+    kill -TERM "${NODE_DAEMON[$1]}" && wait "${NODE_DAEMON[$1]}" || true
+    NODE_DAEMON[$1]=
+}
+
+start_slurmd() { # start_slurmd NODE
+    local n=$1
+    "${NSENTER_NODE[@]}" "${NODE_NS[$n]}" -- slurmd -D -N "$n" -f "$SLURM_CONF" \
+        >>"$TMP/nodes/$n/slurmd.out" 2>&1 &
     NODE_SLURMD[$n]=$!
 }
 
@@ -222,18 +250,21 @@ nodes_idle() { # every node idle in sinfo
     [ "$got" -eq "$want" ]
 }
 
-start_cluster() { # start_cluster N: munge, slurmctld, N nodes; returns when all are idle
-    local nodes=${1:-2}
-    [ -z "$SPANK_SO" ] || [ -f "$SPANK_SO" ] || slurm_skip "the SPANK plugin was not built (no spank.h: libslurm-dev)"
+start_cluster() { # start_cluster N: munge, N nodes' convgpud, slurmctld, slurmd; all idle
+    local nodes=${1:-2} n
+    [ -z "$SPANK_SO" ] || [ -f "$SPANK_SO" ] ||
+        slurm_skip "the SPANK plugin was not built (no spank.h: libslurm-dev)"
     ip link set lo up
     ip link add cgbr0 type bridge
     ip addr add "$SUBNET.1/24" dev cgbr0
     ip link set cgbr0 up
     start_munge
-    write_slurm_conf "$nodes"
+    # The daemons first: slurm.conf carries each node's GRES, which come from its daemon.
+    for i in $(seq 1 "$nodes"); do start_node "$i"; done
+    write_slurm_conf
     slurmctld -D -i -f "$SLURM_CONF" >>"$TMP/ctld/slurmctld.out" 2>&1 &
     SLURMCTLD_PID=$!
     wait_for "slurmctld answering" "$WAIT_S" sh -c "scontrol ping | grep -q UP"
-    for i in $(seq 1 "$nodes"); do start_node "$i"; done
+    for n in "${SLURM_NODES[@]}"; do start_slurmd "$n"; done
     wait_for "$nodes nodes idle in sinfo" "$WAIT_S" nodes_idle "$nodes"
 }

@@ -39,22 +39,32 @@ cd /tmp # the user's working directory must exist on the nodes, and nobody can e
 refused "srun --gpu-mem=abc refused" "gpu-mem=abc" srun --gpu-mem=abc true
 refused "srun --gpu-mem=0 refused" "gpu-mem=0" srun --gpu-mem=0 true
 refused "srun --gpu-compute=0 refused" "gpu-compute=0" srun --gpu-mem=1GiB --gpu-compute=0 true
-refused "srun --gpu-compute=101 refused" "gpu-compute=101" srun --gpu-mem=1GiB --gpu-compute=101 true
+refused "srun --gpu-compute=101 refused" "gpu-compute=101" \
+    srun --gpu-mem=1GiB --gpu-compute=101 true
 refused "--gpu-compute without --gpu-mem refused" "needs --gpu-mem" srun --gpu-compute=30 true
 refused "sbatch --gpu-mem=abc refused" "gpu-mem=abc" sbatch --gpu-mem=abc --wrap true
 refused "salloc --gpu-mem=1x refused" "gpu-mem=1x" salloc --gpu-mem=1x true
 check "nothing was queued by the refused submissions" test -z "$(squeue -h)"
 check "nothing was registered by the refused submissions" no_containers n1
 
-# --- more than the node's GPU has: the step does not run, the daemon's reason reaches the user
-refused "a step asking more than the node's GPU is refused" "convgpud says" \
+# --- more than the node's GPU has: refused at submission (slurmctld counts the node's GRES)
+refused "a step asking more than the node's GPU is refused" "not available" \
     srun -w n1 --gpu-mem=100GiB true
+
+# --- the node's convgpud cannot fence the step: the step does not run, the reason reaches
+# the user (each task prints it and exits 1)
+stop_node_daemon n1
+refused "a step on a node whose convgpud is down does not run" "cannot reach convgpud" \
+    srun -w n1 --gpu-mem=100MiB bash -c "touch $TMP/unfenced-ran"
+check "... its program never started" test ! -e "$TMP/unfenced-ran"
+start_node_daemon n1
 check "nothing stays registered after the refusal" no_containers n1
 
 # --- a job that asks for nothing is not touched
 out=$(srun -w n1 env)
-check "a step without --gpu-mem gets no LD_PRELOAD" bash -c "! grep -q '^LD_PRELOAD=' <<<'$out'"
-check "a step without --gpu-mem gets no CONVGPU_SOCKET" bash -c "! grep -q '^CONVGPU_SOCKET=' <<<'$out'"
+not() { ! "$@"; }
+check "a step without --gpu-mem gets no LD_PRELOAD" not grep -q '^LD_PRELOAD=' <<<"$out"
+check "a step without --gpu-mem gets no CONVGPU_SOCKET" not grep -q '^CONVGPU_SOCKET=' <<<"$out"
 
 # --- within its limit: runs; past it: out of memory (convgpu-sample exits 2)
 rc=0; srun -w n1 --gpu-mem=256MiB "$SAMPLE" --size 128MiB --quiet || rc=$?
