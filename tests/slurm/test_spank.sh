@@ -122,4 +122,26 @@ kill -KILL "$stepd"
 eventually "the container removed when its slurmstepd was killed" no_containers n2
 scancel "$job" 2>/dev/null || true
 
+# --- a batch job's srun steps run in the batch step's container on the batch node (the job's
+# limit once, as slurmctld counted it) and in their own on the other node
+job=$(sbatch --parsable -N2 --gpu-mem=500MiB -o "$TMP/batch.out" \
+    --wrap "srun -N2 $SAMPLE --size 64MiB --quiet --hold-until $TMP/release.3 && echo steps-ok")
+eventually "the two-node batch job running" job_running "$job"
+bhost=$(squeue -h -j "$job" -o %B)
+ohost=n1; [ "$bhost" = n1 ] && ohost=n2
+eventually "its srun step registered on the other node ($ohost)" has_container "$ohost" "slurm-$job.0"
+eventually "the step's task on the batch node ($bhost) connected to the batch step's container" \
+    processes_are "$bhost" "slurm-$job.batch" 1
+check "no container of its own for the step on the batch node" \
+    test "$(containers_on "$bhost")" = "slurm-$job.batch "
+check "the batch step's environment is kept for the job's steps, root's only" \
+    test "$(stat -c '%U %a' "$TMP/nodes/$bhost/run/slurm/$job.env")" = "root 600"
+touch "$TMP/release.3"
+eventually "the batch job ended" job_gone "$job"
+check "its steps ran" grep -q steps-ok "$TMP/batch.out"
+eventually "its containers removed from $bhost" no_containers "$bhost"
+eventually "... and from $ohost" no_containers "$ohost"
+check "the kept environment removed with the batch step" \
+    test ! -e "$TMP/nodes/$bhost/run/slurm/$job.env"
+
 finish

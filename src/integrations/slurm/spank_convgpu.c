@@ -21,9 +21,9 @@
  * daemon's reason and exits 1), so no task runs unfenced on a limit it asked for; a container
  * outlives its step by at most the life of the step's slurmstepd.
  *
- * Each step is its own container with the whole --gpu-mem: steps of one job on one node do not
- * share one limit (docs/SLURM.md says why). The batch step of `sbatch --gpu-mem` is one of them,
- * so a batch script that runs its GPU work under srun holds the limit twice on its first node. */
+ * Each step is its own container with the whole --gpu-mem (docs/SLURM.md says why), except on
+ * a batch job's batch node: there the job's other steps run in the batch step's container
+ * (batch_env.h), so `sbatch --gpu-mem=X` with `srun` inside holds X there, as slurmctld counted. */
 #include <slurm/slurm.h> /* SLURM_EXTERN_CONT */
 #include <slurm/spank.h>
 
@@ -32,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "batch_env.h"
 #include "http.h"
 #include "request.h"
 #include "step.h"
@@ -42,6 +43,7 @@ enum { OPT_GPU_MEM = 1, OPT_GPU_COMPUTE = 2 };
 
 static struct slurm_gpu_request request;
 static char container_id[64]; /* set once this step is registered, remote context only */
+static uint32_t saved_batch_job; /* the job whose batch environment this step saved, or 0 */
 /* Why this step could not be registered. A failed init_post_opt makes srun print only "launch
  * failed: Plugin initialization failed" (and exit 0 on Slurm 22.05), so the refusal is kept
  * and each task prints it to the job's own stderr and ends with status 1 before the user's
@@ -118,7 +120,7 @@ static int set_task_env(spank_t sp, json_t *env)
         const char *s = json_string_value(v);
         if (!s)
             continue;
-        char old[4096], joined[8192];
+        char old[4096] = "", joined[8192];
         if (strcmp(k, "LD_PRELOAD") == 0 || strcmp(k, "LD_LIBRARY_PATH") == 0) {
             spank_err_t ge = spank_getenv(sp, k, old, sizeof old);
             if (ge != ESPANK_SUCCESS && ge != ESPANK_ENV_NOEXIST) {
@@ -126,7 +128,11 @@ static int set_task_env(spank_t sp, json_t *env)
                 slurm_error("convgpu: the job's %s is too long to extend", k);
                 return -1;
             }
-            if (ge == ESPANK_SUCCESS && old[0]) {
+            /* Already first (srun inside a step that has it): not twice. */
+            size_t sl = strlen(s);
+            int first = ge == ESPANK_SUCCESS && strncmp(old, s, sl) == 0 &&
+                        (old[sl] == '\0' || old[sl] == ':');
+            if (ge == ESPANK_SUCCESS && old[0] && !first) {
                 snprintf(joined, sizeof joined, "%s:%s", s, old);
                 s = joined;
             }
@@ -156,6 +162,17 @@ static int register_step(spank_t sp)
     if (step == SLURM_EXTERN_CONT)
         return 0;
     char id[sizeof container_id], err[768];
+    if (step != SLURM_BATCH_SCRIPT) {
+        slurm_step_container_id(job, SLURM_BATCH_SCRIPT, id, sizeof id);
+        json_t *env = batch_env_load(cli_runtime_dir(), job);
+        if (env && step_exists(id)) {
+            slurm_info("convgpu: step %u.%u runs in %s (the batch step's limit)", job, step, id);
+            int rc = set_task_env(sp, env);
+            json_decref(env);
+            return rc;
+        }
+        json_decref(env);
+    }
     slurm_step_container_id(job, step, id, sizeof id);
     json_t *env = step_register(id, &request, uid, gid, getpid(), err, sizeof err);
     if (!env) {
@@ -164,6 +181,12 @@ static int register_step(spank_t sp)
         return 0;
     }
     snprintf(container_id, sizeof container_id, "%s", id);
+    if (step == SLURM_BATCH_SCRIPT) {
+        if (batch_env_save(cli_runtime_dir(), job, env, err, sizeof err) == 0)
+            saved_batch_job = job;
+        else /* the job's steps then register their own limits, as on other nodes */
+            slurm_info("convgpu: %s", err);
+    }
     int rc = set_task_env(sp, env);
     json_decref(env);
     return rc;
@@ -206,6 +229,10 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
     if (spank_context() != S_CTX_REMOTE || !container_id[0])
         return 0;
     char err[768];
+    if (saved_batch_job) {
+        batch_env_remove(cli_runtime_dir(), saved_batch_job);
+        saved_batch_job = 0;
+    }
     if (step_release(container_id, err, sizeof err) != 0) {
         /* Not fatal: slurmstepd's exit, which follows, removes the container anyway. */
         slurm_info("convgpu: %s (convgpud removes it when slurmstepd exits)", err);

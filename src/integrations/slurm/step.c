@@ -96,6 +96,16 @@ undo:
     return NULL;
 }
 
+int step_exists(const char *id)
+{
+    char path[128], terr[512];
+    snprintf(path, sizeof path, "/v1/containers/%s", id);
+    json_t *ans = NULL;
+    long st = cli_request("GET", path, NULL, &ans, terr, sizeof terr);
+    json_decref(ans);
+    return st == 200;
+}
+
 int step_release(const char *id, char *err, size_t errlen)
 {
     char path[128], terr[512] = "", what[128];

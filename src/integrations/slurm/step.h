@@ -23,6 +23,9 @@
 json_t *step_register(const char *id, const struct slurm_gpu_request *req, uid_t uid, gid_t gid,
                       pid_t stepd, char *err, size_t errlen);
 
+/* 1 when the daemon has container id, 0 when not (or it cannot be asked). */
+int step_exists(const char *id);
+
 /* DELETE the container. Returns 0 when removed or already gone, -1 with err. */
 int step_release(const char *id, char *err, size_t errlen);
 
