@@ -72,7 +72,7 @@ check "a step within its limit runs (rc $rc)" test "$rc" -eq 0
 rc=0; srun -w n1 --gpu-mem=256MiB "$SAMPLE" --size 512MiB --quiet 2>/dev/null || rc=$?
 check "a step past its limit gets out-of-memory (rc $rc, want 2)" test "$rc" -eq 2
 rc=0; LD_LIBRARY_PATH="$BUILD/lib/emu" CONVGPU_EMU_STATE="$TMP/node/run/emu/state" \
-    srun -w n1 "$SAMPLE" --size 512MiB --quiet || rc=$?
+    srun -w n1 "$SAMPLE" --size 512MiB --touch 1MiB --quiet || rc=$?
 check "the same allocation without the plugin's limit fits the node's GPU (rc $rc)" test "$rc" -eq 0
 eventually "steps' containers gone from n1 after they ended" no_containers n1
 
