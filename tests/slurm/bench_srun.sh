@@ -9,7 +9,11 @@
 PAIRS=${1:-21}
 start_cluster 1
 cd /tmp
-ms() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null; t1=$(date +%s%N); echo $(((t1 - t0) / 1000)); }
+ms() { # ms COMMAND...: its wall time in microseconds
+    local t0 t1
+    t0=$(date +%s%N); "$@" >/dev/null; t1=$(date +%s%N)
+    echo $(((t1 - t0) / 1000))
+}
 srun -w n1 true # the first srun pays for loading the cluster's caches: not counted
 : >"$TMP/plain" ; : >"$TMP/gpu"
 for i in $(seq 1 "$PAIRS"); do

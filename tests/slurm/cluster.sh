@@ -210,6 +210,17 @@ start_node() { # start_node INDEX: the node's namespaces, network and convgpud (
     on_node "$n" ip addr add "$SUBNET.$((10 + i))/24" dev eth0
     on_node "$n" ip link set eth0 up
     on_node "$n" mount --bind "$dir" "$TMP/node"
+    # What an administrator prepares on a node so that tasks which clear their environment stay
+    # fenced (task_mounts.h): an empty /etc/ld.so.preload and a /run/convgpu directory. Here
+    # they are made in the node's own view only, on overlays of /etc and /run kept in $dir.
+    local d
+    for d in etc run; do
+        mkdir -p "$dir/overlay/$d/upper" "$dir/overlay/$d/work"
+        on_node "$n" mount -t overlay "overlay-$n-$d" \
+            -o "lowerdir=/$d,upperdir=$dir/overlay/$d/upper,workdir=$dir/overlay/$d/work" "/$d"
+    done
+    on_node "$n" touch /etc/ld.so.preload
+    on_node "$n" mkdir -p /run/convgpu
     start_node_daemon "$n"
     # The emulated GPU is one state file the daemon creates 0600; a job's tasks run as the job's
     # user and open it as a driver would open /dev/nvidia*, so it is opened up to them here (a

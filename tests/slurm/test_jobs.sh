@@ -27,13 +27,15 @@ exit_code() { # exit_code JOB: the job's exit status as slurmctld recorded it ("
 # --- two jobs on one GPU: each within its own limit, whatever the other does
 a=$(sbatch --parsable -w n1 --gpu-mem=1GiB -o "$TMP/a.out" \
     --wrap "$SAMPLE --size 512MiB --touch 1MiB --quiet --hold-until $TMP/release.a; echo a-rc=\$?")
-eventually "job A holds 512MiB of its 1GiB on n1" used_is_at_least n1 "slurm-$a.batch" $((512 << 20))
+eventually "job A holds 512MiB of its 1GiB on n1" \
+    used_is_at_least n1 "slurm-$a.batch" $((512 << 20))
 b=$(sbatch --parsable -w n1 --gpu-mem=1GiB -o "$TMP/b.out" \
     --wrap "$SAMPLE --size 2GiB --quiet; echo b-rc=\$?")
 eventually "job B ran" job_gone "$b"
 check "B's 2GiB allocation is refused (out of memory) though the GPU has 3.5GiB free" \
     grep -q b-rc=2 "$TMP/b.out"
-check "A's memory is untouched: it still holds 512MiB" used_is_at_least n1 "slurm-$a.batch" $((512 << 20))
+check "A's memory is untouched: it still holds 512MiB" \
+    used_is_at_least n1 "slurm-$a.batch" $((512 << 20))
 touch "$TMP/release.a"
 eventually "job A ended" job_gone "$a"
 check "A verified its data after B's attempt (rc 0)" grep -q a-rc=0 "$TMP/a.out"

@@ -76,6 +76,19 @@ rc=0; LD_LIBRARY_PATH="$BUILD/lib/emu" CONVGPU_EMU_STATE="$TMP/node/run/emu/stat
 check "the same allocation without the plugin's limit fits the node's GPU (rc $rc)" test "$rc" -eq 0
 eventually "steps' containers gone from n1 after they ended" no_containers n1
 
+# --- a task that clears its environment is still fenced: its own mount namespace has the
+# interposer in /etc/ld.so.preload and its container's socket at /run/convgpu
+rc=0; srun -w n1 --gpu-mem=256MiB env -u LD_PRELOAD -u CONVGPU_SOCKET \
+    "$SAMPLE" --size 512MiB --touch 1MiB --quiet 2>/dev/null || rc=$?
+check "a task without LD_PRELOAD and CONVGPU_SOCKET still gets out-of-memory (rc $rc)" \
+    test "$rc" -eq 2
+rc=0; srun -w n1 --gpu-mem=256MiB env -u LD_PRELOAD -u CONVGPU_SOCKET \
+    "$SAMPLE" --size 128MiB --quiet || rc=$?
+check "... and runs within its limit (rc $rc)" test "$rc" -eq 0
+check "the machine's own /etc/ld.so.preload was never created" test ! -e /etc/ld.so.preload
+out=$(srun -w n1 cat /etc/ld.so.preload)
+check "a step without --gpu-mem sees the node's (empty) /etc/ld.so.preload" test -z "$out"
+
 # --- while a step runs: the container, its limit and its owner (a user's job)
 as_user srun -w n1 --gpu-mem=300MiB "$SAMPLE" --size 64MiB --quiet --hold-until "$TMP/release.1" &
 srun_pid=$!
@@ -129,7 +142,8 @@ job=$(sbatch --parsable -N2 --gpu-mem=500MiB -o "$TMP/batch.out" \
 eventually "the two-node batch job running" job_running "$job"
 bhost=$(squeue -h -j "$job" -o %B)
 ohost=n1; [ "$bhost" = n1 ] && ohost=n2
-eventually "its srun step registered on the other node ($ohost)" has_container "$ohost" "slurm-$job.0"
+eventually "its srun step registered on the other node ($ohost)" \
+    has_container "$ohost" "slurm-$job.0"
 eventually "the step's task on the batch node ($bhost) connected to the batch step's container" \
     processes_are "$bhost" "slurm-$job.batch" 1
 check "no container of its own for the step on the batch node" \

@@ -36,6 +36,7 @@
 #include "http.h"
 #include "request.h"
 #include "step.h"
+#include "task_mounts.h"
 
 SPANK_PLUGIN(convgpu, 1);
 
@@ -44,6 +45,9 @@ enum { OPT_GPU_MEM = 1, OPT_GPU_COMPUTE = 2 };
 static struct slurm_gpu_request request;
 static char container_id[64]; /* set once this step is registered, remote context only */
 static uint32_t saved_batch_job; /* the job whose batch environment this step saved, or 0 */
+/* Set when each task gets its own /etc/ld.so.preload and /run/convgpu (task_mounts.h). */
+static int task_fence;
+static char task_preload[4096], task_container_dir[4096];
 /* Why this step could not be registered. A failed init_post_opt makes srun print only "launch
  * failed: Plugin initialization failed" (and exit 0 on Slurm 22.05), so the refusal is kept
  * and each task prints it to the job's own stderr and ends with status 1 before the user's
@@ -145,6 +149,35 @@ static int set_task_env(spank_t sp, json_t *env)
     return 0;
 }
 
+/* The tasks' mount namespace, prepared in slurmstepd once the step has its container's
+ * environment: the container's directory is where the daemon put its socket, which must be
+ * below the daemon's containers/ (the environment may come from a file, batch_env.h). */
+static void prepare_task_fence(json_t *env)
+{
+    const char *sock = json_string_value(json_object_get(env, "CONVGPU_SOCKET"));
+    const char *lib = json_string_value(json_object_get(env, "LD_PRELOAD"));
+    char prefix[4096], err[512];
+    int plen = snprintf(prefix, sizeof prefix, "%s/containers/", cli_runtime_dir());
+    const char *slash = sock ? strrchr(sock, '/') : NULL;
+    if (!sock || !lib || !slash || strncmp(sock, prefix, (size_t)plen) != 0 ||
+        strstr(sock, "/../") || strchr(lib, ':') || strchr(lib, '\n')) {
+        slurm_info("convgpu: the container's environment has no usable CONVGPU_SOCKET or "
+                   "LD_PRELOAD: tasks are fenced through their environment only");
+        return;
+    }
+    if (!task_mounts_possible(err, sizeof err)) {
+        slurm_info("convgpu: %s: tasks are fenced through their environment only", err);
+        return;
+    }
+    if (task_preload_write(cli_runtime_dir(), lib, task_preload, sizeof task_preload, err,
+                           sizeof err) != 0) {
+        slurm_info("convgpu: %s: tasks are fenced through their environment only", err);
+        return;
+    }
+    snprintf(task_container_dir, sizeof task_container_dir, "%.*s", (int)(slash - sock), sock);
+    task_fence = 1;
+}
+
 static int register_step(spank_t sp)
 {
     uint32_t job = 0, step = 0;
@@ -168,6 +201,8 @@ static int register_step(spank_t sp)
         if (env && step_exists(id)) {
             slurm_info("convgpu: step %u.%u runs in %s (the batch step's limit)", job, step, id);
             int rc = set_task_env(sp, env);
+            if (rc == 0)
+                prepare_task_fence(env);
             json_decref(env);
             return rc;
         }
@@ -188,6 +223,8 @@ static int register_step(spank_t sp)
             slurm_info("convgpu: %s", err);
     }
     int rc = set_task_env(sp, env);
+    if (rc == 0)
+        prepare_task_fence(env);
     json_decref(env);
     return rc;
 }
@@ -207,6 +244,26 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
     if (ctx != S_CTX_REMOTE || request.bytes == 0)
         return 0;
     return register_step(sp);
+}
+
+/* In each task, root, before it drops privileges: its own mount namespace, and the socket it
+ * finds there. A task that cannot have them does not run (it asked to be fenced). */
+int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
+{
+    (void)ac;
+    (void)av;
+    if (!task_fence || refusal[0])
+        return 0;
+    char err[512];
+    if (task_enter_mounts(task_preload, task_container_dir, err, sizeof err) != 0) {
+        fprintf(stderr, "convgpu: %s; the step does not run\n", err);
+        return -1;
+    }
+    if (spank_setenv(sp, "CONVGPU_SOCKET", TASK_SOCKET, 1) != ESPANK_SUCCESS) {
+        fprintf(stderr, "convgpu: cannot set CONVGPU_SOCKET; the step does not run\n");
+        return -1;
+    }
+    return 0;
 }
 
 /* In each task, after fork and before exec of the user's program. */
