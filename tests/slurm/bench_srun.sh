@@ -33,4 +33,16 @@ print(f"pairs {len(a)}: srun true median {statistics.median(a):.1f} ms; "
       f"paired difference median {statistics.median(d):+.1f} ms "
       f"[quartiles {d[len(d)//4]:+.1f} .. {d[(3*len(d))//4]:+.1f}]")
 PY
+# The plugin's own work in slurmstepd, from n1's slurmd log (the --gpu-mem steps only).
+python3 - "$TMP/nodes/n1/slurmd.log" <<'PY'
+import re, statistics, sys
+reg, rel = [], []
+for line in open(sys.argv[1]):
+    m = re.search(r"convgpu: \S+ (registered|released) in ([0-9.]+) ms", line)
+    if m:
+        (reg if m.group(1) == "registered" else rel).append(float(m.group(2)))
+if reg and rel:
+    print(f"in slurmstepd: register median {statistics.median(reg):.2f} ms (n={len(reg)}, "
+          f"max {max(reg):.2f}); release median {statistics.median(rel):.2f} ms (max {max(rel):.2f})")
+PY
 finish

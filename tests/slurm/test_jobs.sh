@@ -54,7 +54,7 @@ eventually "no container left on n2" no_containers n2
 job=$(sbatch --parsable -w n1 --gpu-mem=1GiB -o "$TMP/r.out" \
     --wrap "$SAMPLE --size 256MiB --quiet --hold-until $TMP/release.r; echo r-rc=\$?")
 eventually "the job holds its memory on n1" used_is_at_least n1 "slurm-$job.batch" $((256 << 20))
-stepd=$(field n1 "slurm-$job.batch" init_pid)
+stepd=$(field n1 "slurm-$job.batch" owner_pid)
 kill -TERM "${NODE_SLURMD[n1]}"
 wait "${NODE_SLURMD[n1]}" || true
 check "slurmd stopped, the step's slurmstepd still runs" kill -0 "$stepd"

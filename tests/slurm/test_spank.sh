@@ -97,8 +97,8 @@ id=$(node_containers n1 | head -n1)
 check "the container is named after the step ($id)" bash -c "[[ '$id' =~ ^slurm-[0-9]+\.0$ ]]"
 check "its limit is --gpu-mem" test "$(field n1 "$id" limit)" = $((300 << 20))
 check "its owner is the job's uid" test "$(field n1 "$id" uid)" = "$NOBODY"
-check "its init is the step's slurmstepd" \
-    grep -q slurmstepd "/proc/$(field n1 "$id" init_pid)/comm"
+check "the daemon watches the step's slurmstepd (its owner, removed when it exits)" \
+    grep -q slurmstepd "/proc/$(field n1 "$id" owner_pid)/comm"
 eventually "the step's process connected to its container" processes_are n1 "$id" 1
 touch "$TMP/release.1"
 rc=0; wait "$srun_pid" || rc=$?
@@ -130,7 +130,7 @@ job=$(sbatch --parsable -w n2 --gpu-mem=400MiB \
     --wrap "exec $SAMPLE --size 64MiB --quiet --hold-until $TMP/never")
 eventually "the second batch job's step registered on n2" \
     has_container n2 "slurm-$job.batch"
-stepd=$(field n2 "slurm-$job.batch" init_pid)
+stepd=$(field n2 "slurm-$job.batch" owner_pid)
 kill -KILL "$stepd"
 eventually "the container removed when its slurmstepd was killed" no_containers n2
 scancel "$job" 2>/dev/null || true

@@ -7,8 +7,8 @@
  *                             or salloc (allocator context).
  *   slurmstepd (remote)       Slurm hands the option to the step on each node; it is checked
  *                             again (a node trusts no client), then step_register(): container
- *                             "slurm-JOB.STEP" with the limit, owned by the job's uid/gid, and
- *                             slurmstepd's own pid as its init with auto_remove; the daemon's
+ *                             "slurm-JOB.STEP" with the limit, owned by the job's uid/gid, with
+ *                             auto_remove (the daemon watches slurmstepd itself); the daemon's
  *                             "env" (LD_PRELOAD of the interposer, CONVGPU_SOCKET of this step's
  *                             socket, CUDA_VISIBLE_DEVICES, ...) goes into the job environment
  *                             every task starts with.
@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "batch_env.h"
@@ -178,8 +179,19 @@ static void prepare_task_fence(json_t *env)
     task_fence = 1;
 }
 
+/* Milliseconds since t0: the plugin's own cost per step, in slurmd's log
+ * (tests/slurm/bench_srun.sh reads it). */
+static double ms_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
 static int register_step(spank_t sp)
 {
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     uint32_t job = 0, step = 0;
     uid_t uid = 0;
     gid_t gid = 0;
@@ -209,7 +221,7 @@ static int register_step(spank_t sp)
         json_decref(env);
     }
     slurm_step_container_id(job, step, id, sizeof id);
-    json_t *env = step_register(id, &request, uid, gid, getpid(), err, sizeof err);
+    json_t *env = step_register(id, &request, uid, gid, err, sizeof err);
     if (!env) {
         slurm_error("convgpu: %s", err);
         snprintf(refusal, sizeof refusal, "%s", err);
@@ -226,6 +238,7 @@ static int register_step(spank_t sp)
     if (rc == 0)
         prepare_task_fence(env);
     json_decref(env);
+    slurm_info("convgpu: %s registered in %.3f ms", id, ms_since(&t0));
     return rc;
 }
 
@@ -286,6 +299,8 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
     if (spank_context() != S_CTX_REMOTE || !container_id[0])
         return 0;
     char err[768];
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     if (saved_batch_job) {
         batch_env_remove(cli_runtime_dir(), saved_batch_job);
         saved_batch_job = 0;
@@ -293,6 +308,8 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
     if (step_release(container_id, err, sizeof err) != 0) {
         /* Not fatal: slurmstepd's exit, which follows, removes the container anyway. */
         slurm_info("convgpu: %s (convgpud removes it when slurmstepd exits)", err);
+    } else {
+        slurm_info("convgpu: %s released in %.3f ms", container_id, ms_since(&t0));
     }
     container_id[0] = '\0';
     return 0;

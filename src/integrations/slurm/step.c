@@ -22,8 +22,11 @@ static void api_error(long status, json_t *ans, const char *terr, const char *wh
 static long post(const char *id, const struct slurm_gpu_request *req, uid_t uid, gid_t gid,
                  json_t **ans, char *terr, size_t tlen)
 {
+    /* auto_remove: the daemon watches the caller, this slurmstepd (SO_PEERCRED), with a
+     * pidfd, and removes the container when it exits: one request, where reporting the pid
+     * afterwards (POST .../start, as the OCI shim must) took a second round trip and write. */
     json_t *body = json_pack("{s:I,s:s,s:b,s:I,s:I}", "gpu_memory", (json_int_t)req->bytes, "id",
-                             id, "auto_remove", 0, "uid", (json_int_t)uid, "gid",
+                             id, "auto_remove", 1, "uid", (json_int_t)uid, "gid",
                              (json_int_t)gid);
     if (body && req->compute_pct)
         json_object_set_new(body, "gpu_compute", json_integer(req->compute_pct));
@@ -50,7 +53,7 @@ static int drop_leftover(const char *id)
 }
 
 json_t *step_register(const char *id, const struct slurm_gpu_request *req, uid_t uid, gid_t gid,
-                      pid_t stepd, char *err, size_t errlen)
+                      char *err, size_t errlen)
 {
     char terr[512] = "", what[160], size[CG_SIZE_BUFLEN];
     snprintf(what, sizeof what, "cannot give step %s %s of GPU memory", id,
@@ -70,30 +73,13 @@ json_t *step_register(const char *id, const struct slurm_gpu_request *req, uid_t
     json_t *env = json_object_get(ans, "env");
     if (!json_is_object(env)) {
         snprintf(err, errlen, "%s: the daemon's answer has no \"env\"", what);
-        goto undo;
+        json_decref(ans);
+        step_release(id, terr, sizeof terr);
+        return NULL;
     }
     json_incref(env);
     json_decref(ans);
-    ans = NULL;
-
-    char path[128];
-    snprintf(path, sizeof path, "/v1/containers/%s/start", id);
-    st = cli_request("POST", path,
-                     json_pack("{s:I,s:b}", "pid", (json_int_t)stepd, "auto_remove", 1), &ans,
-                     terr, sizeof terr);
-    if (st != 200) {
-        snprintf(what, sizeof what, "cannot tie step %s to slurmstepd (pid %ld)", id,
-                 (long)stepd);
-        api_error(st, ans, terr, what, err, errlen);
-        json_decref(env);
-        goto undo;
-    }
-    json_decref(ans);
     return env;
-undo:
-    json_decref(ans);
-    step_release(id, terr, sizeof terr);
-    return NULL;
 }
 
 int step_exists(const char *id)
