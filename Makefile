@@ -4,9 +4,10 @@
 #                fuzz, the Debian packages and the node image): every stage runs even when one
 #                fails; a table of the stages ends it
 # Other targets: all (build only), test (plain tests), asan, tsan, fuzz, check-load (the plain
-# tests beside two busy loops), bench, install (PREFIX=/usr/local DESTDIR=), deb (the Debian
-# packages, into build-deb/; docs/PACKAGING.md), image (the DaemonSet's node image, from them),
-# package (the packages' and the image's tests), clean.
+# tests beside two busy loops), slurm (the Slurm tests alone; `make test` and so `make check`
+# run them too), bench, install (PREFIX=/usr/local DESTDIR=), deb (the Debian packages, into
+# build-deb/; docs/PACKAGING.md), image (the DaemonSet's node image, from them), package (the
+# packages' and the image's tests), clean.
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
@@ -18,7 +19,7 @@ CMAKE_GEN  := -G "Unix Makefiles"
 # The package tests (label package) need the .debs of `make deb`: `make package` runs them.
 CTEST_ARGS ?= --output-on-failure -j $(JOBS) -LE package
 
-.PHONY: all deps build test check check-load asan tsan fuzz demo bench install deb package image clean
+.PHONY: all deps build test check check-load asan tsan fuzz demo bench install deb package image clean slurm
 
 all: build
 
@@ -33,6 +34,9 @@ build: $(BUILD)/Makefile
 
 test: build
 	cd $(BUILD) && ctest $(CTEST_ARGS)
+
+slurm: build
+	cd $(BUILD) && ctest $(CTEST_ARGS) -L slurm
 
 asan:
 	cmake -S . -B $(BUILD_ASAN) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug \

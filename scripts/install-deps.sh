@@ -8,6 +8,9 @@ libmicrohttpd-dev libjansson-dev libsqlite3-dev libhttp-parser-dev curl procps p
 docker.io runc podman"
 # make deb and the package tests (docs/PACKAGING.md): Debian's packaging tools and a fresh root.
 PACKAGES="$PACKAGES debhelper lintian debootstrap"
+# The Slurm integration (src/integrations/slurm, tests/slurm): spank.h and real daemons.
+SLURM_PACKAGES="slurmctld slurmd slurm-client munge libslurm-dev"
+PACKAGES="$PACKAGES $SLURM_PACKAGES"
 
 missing=""
 for p in $PACKAGES; do

@@ -1,0 +1,112 @@
+/* cmd_slurm.c — `convgpu slurm gres-conf`: the lines that make this node's GPU memory (and
+ * compute) consumable resources in Slurm, from the node daemon's own devices, so that
+ * slurmctld's count and convgpud's capacity cannot disagree.
+ *
+ * Units: `gpumem` counts MiB of the devices' capacity (total minus the daemon's reserve),
+ * rounded down; `gpucompute` counts percent of one GPU's time, 100 per GPU. The job_submit
+ * filter (src/integrations/slurm/job_submit.lua) turns --gpu-mem/--gpu-compute into requests
+ * for them, rounded up, so a job is never scheduled on memory the daemon would not give it.
+ * Both are counted per node: a request that fits the node's sum but no single GPU is admitted
+ * by Slurm and refused by convgpud when its step starts (docs/SLURM.md, limits). */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "http.h"
+
+#define MIB (1ull << 20)
+
+static int usage(FILE *f, int rc)
+{
+    fprintf(f, "Usage: convgpu slurm gres-conf [--node NAME]\n\n"
+               "Prints this node's gres.conf line and the slurm.conf settings that make GPU\n"
+               "memory (gpumem, in MiB) and compute (gpucompute, percent) consumable per node,\n"
+               "from the daemon's devices. NAME: the node's Slurm name (default: hostname -s).\n");
+    return rc;
+}
+
+/* A Slurm node name: what NodeName= accepts without quoting, and what hostname -s gives. */
+static int valid_node_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 64)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+              (s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '_'))
+            return 0;
+    return 1;
+}
+
+static int gres_conf(const char *node)
+{
+    json_t *ans = NULL;
+    char terr[512] = "";
+    long st = cli_request("GET", "/v1/devices", NULL, &ans, terr, sizeof terr);
+    if (st != 200 || !json_is_array(ans)) {
+        cli_report_error(st, ans, terr);
+        json_decref(ans);
+        return 1;
+    }
+    unsigned long long mib = 0;
+    size_t ngpu = json_array_size(ans), i;
+    json_t *dev;
+    json_array_foreach(ans, i, dev) {
+        json_t *cap = json_object_get(dev, "capacity");
+        if (!json_is_integer(cap) || json_integer_value(cap) < 0) {
+            fprintf(stderr, "convgpu slurm: device %zu has no capacity in the daemon's answer\n",
+                    i);
+            json_decref(ans);
+            return 1;
+        }
+        mib += (unsigned long long)json_integer_value(cap) / MIB;
+    }
+    json_decref(ans);
+    if (ngpu == 0 || mib == 0) {
+        fprintf(stderr, "convgpu slurm: the daemon has no GPU memory to offer\n");
+        return 1;
+    }
+    printf("# gres.conf on %s (or in the cluster's shared gres.conf):\n", node);
+    printf("NodeName=%s Name=gpumem Count=%llu\n", node, mib);
+    printf("NodeName=%s Name=gpucompute Count=%zu\n", node, ngpu * 100);
+    printf("# slurm.conf, once for the cluster:\n");
+    printf("# GresTypes=gpumem,gpucompute\n");
+    printf("# JobSubmitPlugins=lua   (with convgpu's job_submit.lua)\n");
+    printf("# slurm.conf, on this node's NodeName=%s line:\n", node);
+    printf("# Gres=gpumem:%llu,gpucompute:%zu\n", mib, ngpu * 100);
+    return 0;
+}
+
+int cmd_slurm(int argc, char **argv)
+{
+    if (cli_wants_help(argc, argv))
+        return usage(stdout, 0);
+    if (argc < 2 || strcmp(argv[1], "gres-conf") != 0)
+        return usage(stderr, 2);
+    char host[HOST_NAME_MAX + 1] = "";
+    const char *node = NULL;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--node") == 0 && i + 1 < argc) {
+            node = argv[++i];
+        } else {
+            fprintf(stderr, "convgpu slurm gres-conf: unknown argument '%s'\n", argv[i]);
+            return usage(stderr, 2);
+        }
+    }
+    if (!node) {
+        if (gethostname(host, sizeof host) != 0) {
+            fprintf(stderr, "convgpu slurm gres-conf: no hostname; give --node NAME\n");
+            return 2;
+        }
+        host[strcspn(host, ".")] = '\0'; /* Slurm's node names are short names */
+        node = host;
+    }
+    if (!valid_node_name(node)) {
+        fprintf(stderr, "convgpu slurm gres-conf: '%s' is not a node name (letters, digits, "
+                        "- and _, at most 64)\n", node);
+        return 2;
+    }
+    return gres_conf(node);
+}

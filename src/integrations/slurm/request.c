@@ -1,0 +1,61 @@
+/* request.c — parsing and checking --gpu-mem and --gpu-compute (request.h). */
+#include "request.h"
+
+#include <stdio.h>
+
+#include "core.h"
+#include "size.h"
+
+/* Slurm's special step ids (slurm.h), named here so that this file needs no Slurm header and
+ * its unit test builds without libslurm-dev. */
+#define STEP_EXTERN 0xfffffffcu
+#define STEP_BATCH 0xfffffffbu
+#define STEP_INTERACTIVE 0xfffffffau
+
+int slurm_parse_gpu_mem(const char *text, uint64_t *bytes, char *err, size_t errlen)
+{
+    const char *why = NULL;
+    uint64_t v = 0;
+    if (!text || cg_parse_size(text, &v, &why) != 0) {
+        snprintf(err, errlen, "--gpu-mem=%.64s: %s (sizes look like 512MiB, 1.5GiB, 4096)",
+                 text ? text : "", why ? why : "not a size");
+        return -1;
+    }
+    if (v == 0) {
+        snprintf(err, errlen, "--gpu-mem=%.64s: a limit of 0 bytes leaves nothing to allocate; "
+                              "leave the option out to run without convgpu", text);
+        return -1;
+    }
+    *bytes = v;
+    return 0;
+}
+
+int slurm_parse_gpu_compute(const char *text, unsigned *pct, char *err, size_t errlen)
+{
+    if (!cg_compute_pct_parse(text, pct)) {
+        snprintf(err, errlen, "--gpu-compute=%.64s: a share is a whole percent of one GPU's "
+                              "time, 1 to 100 (e.g. --gpu-compute=30)", text ? text : "");
+        return -1;
+    }
+    return 0;
+}
+
+int slurm_check_request(const struct slurm_gpu_request *req, char *err, size_t errlen)
+{
+    if (req->compute_pct && !req->bytes) {
+        snprintf(err, errlen, "--gpu-compute needs --gpu-mem: a compute share belongs to a "
+                              "convgpu container, and only a GPU-memory request makes one");
+        return -1;
+    }
+    return 0;
+}
+
+void slurm_step_container_id(uint32_t job, uint32_t step, char *buf, size_t len)
+{
+    switch (step) {
+    case STEP_BATCH: snprintf(buf, len, "slurm-%u.batch", job); break;
+    case STEP_EXTERN: snprintf(buf, len, "slurm-%u.extern", job); break;
+    case STEP_INTERACTIVE: snprintf(buf, len, "slurm-%u.interactive", job); break;
+    default: snprintf(buf, len, "slurm-%u.%u", job, step); break;
+    }
+}
