@@ -86,8 +86,10 @@ start_daemon() { # start_daemon [convgpud args]; default: an emulated 5GiB GPU, 
     CONVGPU_EMU_CONTEXT=${CONVGPU_EMU_CONTEXT:-66MiB} "$BUILD/bin/convgpud" --runtime-dir "$RUNDIR" \
         --foreground --log-level debug ${*:---emulate 5GiB} >>"$DAEMON_LOG" 2>&1 &
     DAEMON_PID=$!
+    # A daemon that never answers is a failure: counted, so that cleanup prints its log.
     wait_for "daemon answering on its control socket" "$WAIT_S" \
-        curl -sf -o /dev/null --unix-socket "$RUNDIR/control.sock" http://convgpu/v1/version
+        curl -sf -o /dev/null --unix-socket "$RUNDIR/control.sock" http://convgpu/v1/version \
+        || { fail "convgpud (pid $DAEMON_PID) did not answer on $RUNDIR/control.sock"; return 1; }
 }
 
 # Sanitizer settings a sanitized build needs inside containers too (the interposer is then

@@ -50,8 +50,10 @@ start_daemon() { # start_daemon [convgpud args...]; default: emulated 5GiB, 66Mi
         ${*:---emulate 5GiB} >>"$DAEMON_LOG" 2>&1 &
     DAEMON_PID=$!
     # The socket file may be a dead daemon's leftover: wait until the new one answers.
+    # A daemon that never answers is a failure: counted, so that cleanup prints its log.
     wait_for "daemon answering on its control socket" "$WAIT_S" \
-        curl -sf -o /dev/null --unix-socket "$RUNDIR/control.sock" http://convgpu/v1/version
+        curl -sf -o /dev/null --unix-socket "$RUNDIR/control.sock" http://convgpu/v1/version \
+        || { fail "convgpud (pid $DAEMON_PID) did not answer on $RUNDIR/control.sock"; return 1; }
 }
 
 stop_daemon_hard() { kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null || true; DAEMON_PID=; }

@@ -29,7 +29,7 @@ check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; f
 die() { fail "$*"; echo "$PASSES passed, $FAILS failed"; exit 1; }
 
 debs=()
-for p in convgpu libconvgpu convgpu-emu; do
+for p in convgpu libconvgpu convgpu-emu convgpu-slurm; do
     f=$(ls "$DEB_DIR"/${p}_*.deb 2>/dev/null | tail -n 1)
     [ -n "$f" ] || die "no ${p}_*.deb in $DEB_DIR: run make deb first"
     debs+=("$f")
@@ -136,7 +136,7 @@ else
     tail -n 30 "$WORK/demo.log"; fail "convgpu demo"
 fi
 
-in_root env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q convgpu libconvgpu convgpu-emu \
+in_root env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q convgpu libconvgpu convgpu-emu convgpu-slurm \
     >>"$WORK/apt.log" 2>&1 || { tail -n 20 "$WORK/apt.log"; die "apt-get purge failed"; }
 in_root env DEBIAN_FRONTEND=noninteractive apt-get autoremove --purge -y -q >>"$WORK/apt.log" 2>&1 \
     || { tail -n 20 "$WORK/apt.log"; die "apt-get autoremove --purge failed"; }

@@ -84,8 +84,10 @@ start_soak_daemon() {
     "${pre[@]}" "$BUILD/bin/convgpud" --runtime-dir "$RUNDIR" --foreground --log-level info \
         --emulate $DEV >>"$DAEMON_LOG" 2>&1 &
     DAEMON_PID=$!
+    # A daemon that never answers is a failure: counted, so that cleanup prints its log.
     wait_for "daemon answering on its control socket" "$WAIT_S" \
-        curl -sf -o /dev/null --unix-socket "$RUNDIR/control.sock" http://convgpu/v1/version
+        curl -sf -o /dev/null --unix-socket "$RUNDIR/control.sock" http://convgpu/v1/version \
+        || { fail "convgpud (pid $DAEMON_PID) did not answer on $RUNDIR/control.sock"; return 1; }
 }
 
 declare -A RSS FDS
