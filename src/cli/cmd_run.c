@@ -79,7 +79,10 @@ static int set_path_var(const char *name, const char *value)
     return rc;
 }
 
-static pid_t child = -1;
+/* The signal mask a spawned workload starts with: the caller's own, from before cmd_run blocked
+ * the signals it forwards (a mask survives fork and exec). */
+static sigset_t workload_mask;
+static int workload_mask_set;
 
 pid_t cli_spawn_in_container(json_t *env, char **cmd, const char *output)
 {
@@ -87,6 +90,8 @@ pid_t cli_spawn_in_container(json_t *env, char **cmd, const char *output)
     pid_t pid = fork();
     if (pid != 0)
         return pid;
+    if (workload_mask_set)
+        sigprocmask(SIG_SETMASK, &workload_mask, NULL);
     /* The container lives as long as its runner: if the runner dies, the daemon removes the
      * container, and its workload must not keep GPU memory nobody accounts for. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -113,12 +118,6 @@ pid_t cli_spawn_in_container(json_t *env, char **cmd, const char *output)
     execvp(cmd[0], cmd);
     fprintf(stderr, "convgpu: cannot run %s: %s\n", cmd[0], strerror(errno));
     _exit(errno == ENOENT ? 127 : 126);
-}
-
-static void forward(int sig)
-{
-    if (child > 0)
-        kill(child, sig);
 }
 
 int cmd_run(int argc, char **argv)
@@ -208,22 +207,37 @@ int cmd_run(int argc, char **argv)
                 (long long)json_integer_value(json_object_get(ans, "device")));
     }
 
-    struct sigaction sa = {.sa_handler = forward};
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    child = cli_spawn_in_container(json_object_get(ans, "env"), cmd, NULL);
+    /* The signals a terminal or a supervisor sends are forwarded to the workload, which decides
+     * what they mean; the runner stays until it exits, to remove the container. They are blocked
+     * from before the fork and taken synchronously (sigwaitinfo), with SIGCHLD for the exit: none
+     * is lost between the fork and a handler's installation, and none waits on a handler that a
+     * blocked waitpid never runs (ThreadSanitizer defers handlers until its next interceptor). */
+    sigset_t forwarded, waited;
+    sigemptyset(&forwarded);
+    sigaddset(&forwarded, SIGINT);
+    sigaddset(&forwarded, SIGTERM);
+    sigaddset(&forwarded, SIGHUP);
+    sigaddset(&forwarded, SIGQUIT);
+    waited = forwarded;
+    sigaddset(&waited, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &waited, &workload_mask);
+    workload_mask_set = 1;
+    pid_t child = cli_spawn_in_container(json_object_get(ans, "env"), cmd, NULL);
     json_decref(ans);
     if (child < 0) {
         fprintf(stderr, "convgpu run: fork: %s\n", strerror(errno));
         return 125;
     }
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    sigaction(SIGQUIT, &sa, NULL);
     int status = 0;
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-        ;
+    for (;;) {
+        pid_t r = waitpid(child, &status, WNOHANG);
+        if (r == child || (r < 0 && errno != EINTR))
+            break;
+        siginfo_t si;
+        int sig = sigwaitinfo(&waited, &si);
+        if (sig > 0 && sig != SIGCHLD)
+            kill(child, sig);
+    }
 
     char path[256];
     snprintf(path, sizeof path, "/v1/containers/%s", cid);
