@@ -3,6 +3,7 @@
 #define CONVGPU_CLI_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -21,6 +22,15 @@ int cg_sim_main(int argc, char **argv);
 /* Forks and execs cmd with the container env (from the create answer); output, when not NULL,
  * is a file that gets the child's stdout and stderr. Returns the pid, or -1. */
 pid_t cli_spawn_in_container(json_t *env, char **cmd, const char *output);
+/* The same, with the child's signal mask (a mask survives fork and exec: a caller that blocks
+ * signals to take them with sigwaitinfo gives its own old mask here) and, with own_group, a
+ * process group of its own (so that the whole of a shell command line can be signalled). */
+struct cli_spawn_opts {
+    const sigset_t *mask;
+    bool own_group;
+};
+pid_t cli_spawn(json_t *env, char **cmd, const char *output, const struct cli_spawn_opts *o);
+int cmd_interfere(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 /* The tables of `devices` and `ps`, from the API's answers (also used by `top`). */

@@ -79,19 +79,21 @@ static int set_path_var(const char *name, const char *value)
     return rc;
 }
 
-/* The signal mask a spawned workload starts with: the caller's own, from before cmd_run blocked
- * the signals it forwards (a mask survives fork and exec). */
-static sigset_t workload_mask;
-static int workload_mask_set;
-
 pid_t cli_spawn_in_container(json_t *env, char **cmd, const char *output)
+{
+    return cli_spawn(env, cmd, output, NULL);
+}
+
+pid_t cli_spawn(json_t *env, char **cmd, const char *output, const struct cli_spawn_opts *o)
 {
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid != 0)
         return pid;
-    if (workload_mask_set)
-        sigprocmask(SIG_SETMASK, &workload_mask, NULL);
+    if (o && o->mask)
+        sigprocmask(SIG_SETMASK, o->mask, NULL);
+    if (o && o->own_group)
+        setpgid(0, 0);
     /* The container lives as long as its runner: if the runner dies, the daemon removes the
      * container, and its workload must not keep GPU memory nobody accounts for. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -212,7 +214,7 @@ int cmd_run(int argc, char **argv)
      * from before the fork and taken synchronously (sigwaitinfo), with SIGCHLD for the exit: none
      * is lost between the fork and a handler's installation, and none waits on a handler that a
      * blocked waitpid never runs (ThreadSanitizer defers handlers until its next interceptor). */
-    sigset_t forwarded, waited;
+    sigset_t forwarded, waited, workload_mask;
     sigemptyset(&forwarded);
     sigaddset(&forwarded, SIGINT);
     sigaddset(&forwarded, SIGTERM);
@@ -221,8 +223,8 @@ int cmd_run(int argc, char **argv)
     waited = forwarded;
     sigaddset(&waited, SIGCHLD);
     sigprocmask(SIG_BLOCK, &waited, &workload_mask);
-    workload_mask_set = 1;
-    pid_t child = cli_spawn_in_container(json_object_get(ans, "env"), cmd, NULL);
+    struct cli_spawn_opts so = {.mask = &workload_mask};
+    pid_t child = cli_spawn(json_object_get(ans, "env"), cmd, NULL, &so);
     json_decref(ans);
     if (child < 0) {
         fprintf(stderr, "convgpu run: fork: %s\n", strerror(errno));

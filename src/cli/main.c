@@ -23,6 +23,7 @@ static const struct {
     {"docker", cmd_docker, "docker run with a GPU-memory limit (the paper's nvidia-docker)"},
     {"setup", cmd_setup, "install the convgpu OCI runtime into Docker or Podman"},
     {"slurm", cmd_slurm, "print this node's Slurm gres.conf/slurm.conf lines (gres-conf)"},
+    {"interfere", cmd_interfere, "measure how workloads sharing one GPU slow each other down"},
     {"demo", cmd_demo, "see convgpu work: a private daemon on an emulated GPU, real processes"},
     {"sim", cg_sim_main, "simulate the scheduler on the paper's workload (no daemon needed)"},
 };
@@ -33,7 +34,7 @@ static void usage(FILE *f)
                "GPU-memory sharing for containers: every container gets a limit, and one that\n"
                "asks for more than is free waits instead of crashing.\n\nCommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nGlobal options:\n"
                "  --runtime-dir DIR  the daemon's runtime directory (default /run/convgpu,\n"
                "                     or $CONVGPU_RUNTIME_DIR)\n"

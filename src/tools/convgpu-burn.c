@@ -10,7 +10,8 @@
  * Output (stdout): `launches=N kernels=K busy_us=B elapsed_us=E`; with --report FILE, one line
  * per window of --window-ms: `START_MS BUSY_US` (START_MS: CLOCK_MONOTONIC, shared by every
  * process on the machine, so windows of several processes line up). It stops after --seconds,
- * or when the file given to --until exists. With --kernel-us 0 and --launches N it measures
+ * or when the file given to --until exists, or after --kernels N launches per thread (a fixed
+ * amount of device work, whose wall time says how much of the device it got). With --kernel-us 0 and --launches N it measures
  * launch cost instead: `launch_ns_median=...` over N launches (each launch timed alone). With
  * --progress FILE it keeps FILE holding the number of kernels completed so far (rewritten every
  * 50 ms), for tests that watch it run. */
@@ -59,7 +60,8 @@ static struct {
     const char *until, *report, *progress;
     unsigned depth, threads, graph, window_ms;
     unsigned long long launches;
-} opt = {1000, 10, NULL, NULL, NULL, 2, 1, 0, 1000, 0};
+    unsigned long long kernels; /* per thread; 0: run for --seconds or --until */
+} opt = {1000, 10, NULL, NULL, NULL, 2, 1, 0, 1000, 0, 0};
 
 static CUcontext ctx;
 static CUfunction spin;
@@ -167,7 +169,7 @@ static void *burn(void *arg)
         CK(cu.event_create(&ring[i], CU_EVENT_DISABLE_TIMING));
     uint64_t deadline = mono_ns() + (uint64_t)(opt.seconds * 1e9);
     unsigned long long n = 0, outstanding = 0;
-    while (!done(deadline)) {
+    while (opt.kernels ? n < opt.kernels : !done(deadline)) {
         unsigned slot = (unsigned)(n % opt.depth);
         if (outstanding == opt.depth) {
             CK(cu.event_sync(ring[slot]));
@@ -257,6 +259,8 @@ static void usage(FILE *f)
             "  --kernel-us N   each kernel's length in microseconds (default 1000)\n"
             "  --seconds S     run this long (default 10)\n"
             "  --until FILE    run until FILE exists (instead of --seconds)\n"
+            "  --kernels N     launch N kernels (graphs with --graph) per thread, then stop:\n"
+            "                  a fixed amount of device work (instead of --seconds)\n"
             "  --depth D       kernels in flight per thread, at most (default 2)\n"
             "  --threads T     launching threads, each with its own stream (default 1)\n"
             "  --graph G       launch graphs of G kernels instead of single kernels\n"
@@ -287,7 +291,7 @@ int main(int argc, char **argv)
         {"threads", required_argument, NULL, 't'},   {"graph", required_argument, NULL, 'g'},
         {"report", required_argument, NULL, 'r'},    {"window-ms", required_argument, NULL, 'w'},
         {"launches", required_argument, NULL, 'n'},  {"help", no_argument, NULL, 'h'},
-        {"progress", required_argument, NULL, 'p'},
+        {"progress", required_argument, NULL, 'p'},  {"kernels", required_argument, NULL, 'K'},
         {NULL, 0, NULL, 0}};
     int c;
     unsigned long long v;
@@ -308,6 +312,7 @@ int main(int argc, char **argv)
             break;
         case 'w': bad = parse_num(optarg, 10, 3600000, &v); opt.window_ms = (unsigned)v; break;
         case 'n': bad = parse_num(optarg, 1, 100000000, &opt.launches); break;
+        case 'K': bad = parse_num(optarg, 1, 1000000000, &opt.kernels); break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }

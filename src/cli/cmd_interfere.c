@@ -1,0 +1,371 @@
+/* cmd_interfere.c — `convgpu interfere`: how much workloads that share one GPU slow each other
+ * down (seed 003's co-execution study, its Figure 5). Each workload runs alone, then beside every
+ * workload (itself included) as a background, in its own convgpu container on one GPU; its wall
+ * time beside a background over its wall time alone is the slowdown. Rounds interleave every
+ * measurement, so a machine that drifts (load, clocks) touches all of them alike; the report
+ * takes medians. Reports: a table, and optionally CSV and an SVG heatmap (interfere_report.c).
+ *
+ * A background starts first and runs for the whole of the foreground's run: started again each
+ * time it ends, killed (its whole process group) once the foreground ends. Signals are blocked
+ * and taken with sigwaitinfo, so an interrupt stops both workloads and removes their containers
+ * before convgpu exits. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "http.h"
+#include "interfere.h"
+#include "size.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: convgpu interfere --gpu-memory SIZE [--runs K] [--gpu-compute PCT\n"
+            "                         [--compute-mode MODE]] [--device N] [--csv FILE]\n"
+            "                         [--svg FILE] [--log FILE] [--quiet] -- CMD...\n\n"
+            "Measures how workloads sharing one GPU slow each other down. Each CMD is one\n"
+            "argument, a shell command line (sh -c). Each runs alone, then beside every\n"
+            "workload (itself included) running as a background, each in its own container\n"
+            "on one GPU; the table gives the foreground's wall time beside the background\n"
+            "over its wall time alone (median of K rounds; rounds interleave everything).\n"
+            "A background is started again whenever it ends before the foreground does.\n\n"
+            "  --gpu-memory SIZE     every container's limit (each pair holds two)\n"
+            "  --runs K              rounds, 1-%d (default 3)\n"
+            "  --gpu-compute PCT     every container's compute share, 1-100 (default none)\n"
+            "  --compute-mode MODE   elastic (default) or hard\n"
+            "  --device N            the GPU (default: where the placement policy puts the\n"
+            "                        first container; every later one goes there too)\n"
+            "  --csv FILE            write the pairs as CSV\n"
+            "  --svg FILE            write the slowdown matrix as an SVG heatmap\n"
+            "  --log FILE            append the workloads' output to FILE (default: discarded)\n"
+            "  --quiet               no progress lines on stderr\n\n"
+            "Exit status: 0 measured; 1 a workload failed or the daemon refused a container;\n"
+            "2 bad arguments; 128+n interrupted by signal n (containers removed).\n",
+            INTERFERE_MAX_RUNS);
+}
+
+struct job {
+    json_t *body;      /* the create request, without a device */
+    long device;       /* -1 until known */
+    const char *log;
+    bool quiet;
+    sigset_t waited;   /* SIGCHLD and the interrupts, blocked */
+    sigset_t old_mask; /* what the workloads start with */
+    int interrupted;   /* the signal that stopped the measurement */
+};
+
+/* A container for one workload run. Returns its create answer (id, env), NULL on a refusal. */
+static json_t *container_new(struct job *j)
+{
+    json_t *body = json_deep_copy(j->body);
+    if (!body)
+        return NULL;
+    if (j->device >= 0)
+        json_object_set_new(body, "device", json_integer(j->device));
+    json_t *ans = NULL;
+    char terr[512];
+    long st = cli_request("POST", "/v1/containers", body, &ans, terr, sizeof terr);
+    if (st != 201 || !json_is_string(json_object_get(ans, "id"))) {
+        fprintf(stderr, "convgpu interfere: cannot create a container: ");
+        cli_report_error(st, ans, terr);
+        json_decref(ans);
+        return NULL;
+    }
+    if (j->device < 0)
+        j->device = (long)json_integer_value(json_object_get(ans, "device"));
+    return ans;
+}
+
+static void container_remove(json_t *c)
+{
+    if (!c)
+        return;
+    char path[192], terr[512];
+    snprintf(path, sizeof path, "/v1/containers/%s", json_string_value(json_object_get(c, "id")));
+    json_t *ans = NULL;
+    cli_request("DELETE", path, NULL, &ans, terr, sizeof terr);
+    json_decref(ans);
+    json_decref(c);
+}
+
+static pid_t start(struct job *j, json_t *c, const char *cmd)
+{
+    char *argv[] = {"/bin/sh", "-c", (char *)cmd, NULL};
+    struct cli_spawn_opts so = {.mask = &j->old_mask, .own_group = true};
+    pid_t pid = cli_spawn(json_object_get(c, "env"), argv, j->log ? j->log : "/dev/null", &so);
+    if (pid < 0)
+        fprintf(stderr, "convgpu interfere: fork: %s\n", strerror(errno));
+    return pid;
+}
+
+/* The next child to end (its status in *status), or -1 when an interrupt came first. */
+static pid_t next_exit(struct job *j, int *status)
+{
+    for (;;) {
+        pid_t r = waitpid(-1, status, WNOHANG);
+        if (r > 0)
+            return r;
+        if (r < 0 && errno != EINTR)
+            return -1;
+        siginfo_t si;
+        int sig = sigwaitinfo(&j->waited, &si);
+        if (sig > 0 && sig != SIGCHLD) {
+            j->interrupted = sig;
+            return -1;
+        }
+    }
+}
+
+/* Kills a workload's process group and reaps its leader. */
+static void stop(pid_t pid)
+{
+    if (pid <= 0)
+        return;
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static bool succeeded(int status)
+{
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static void report_failure(const char *what, const char *cmd, int status)
+{
+    if (WIFEXITED(status))
+        fprintf(stderr, "convgpu interfere: %s failed (exit %d): %s\n", what,
+                WEXITSTATUS(status), cmd);
+    else
+        fprintf(stderr, "convgpu interfere: %s failed (signal %d): %s\n", what,
+                WIFSIGNALED(status) ? WTERMSIG(status) : 0, cmd);
+}
+
+/* One run of cmd alone: its wall time in *secs. 0, or 1 on a failure (reported). */
+static int run_alone(struct job *j, const char *cmd, double *secs)
+{
+    json_t *c = container_new(j);
+    if (!c)
+        return 1;
+    double t0 = now_s();
+    pid_t pid = start(j, c, cmd);
+    int status = 0, rc = 1;
+    pid_t r = 0;
+    while (pid > 0 && (r = next_exit(j, &status)) > 0 && r != pid)
+        ;
+    if (pid > 0 && r == pid) {
+        *secs = now_s() - t0;
+        kill(-pid, SIGKILL); /* whatever it left running in its group */
+        if (succeeded(status))
+            rc = 0;
+        else
+            report_failure("a workload alone", cmd, status);
+    } else if (pid > 0) {
+        stop(pid);
+    }
+    container_remove(c);
+    return rc;
+}
+
+/* One run of fg beside bg: fg's wall time in *secs. 0, or 1 on a failure (reported). */
+static int run_pair(struct job *j, const char *fg_cmd, const char *bg_cmd, double *secs)
+{
+    json_t *cb = container_new(j);
+    json_t *cf = cb ? container_new(j) : NULL;
+    int rc = 1;
+    if (!cf) {
+        container_remove(cb);
+        return 1;
+    }
+    pid_t bg = start(j, cb, bg_cmd);
+    double t0 = now_s();
+    pid_t fg = bg > 0 ? start(j, cf, fg_cmd) : -1;
+    int status = 0;
+    while (fg > 0) {
+        pid_t r = next_exit(j, &status);
+        if (r < 0)
+            break;
+        if (r == fg) {
+            *secs = now_s() - t0;
+            kill(-fg, SIGKILL);
+            fg = -1;
+            if (succeeded(status))
+                rc = 0;
+            else
+                report_failure("a workload in the foreground", fg_cmd, status);
+        } else if (r == bg) {
+            kill(-bg, SIGKILL);
+            bg = -1;
+            if (!succeeded(status)) {
+                report_failure("a workload in the background", bg_cmd, status);
+                break;
+            }
+            bg = start(j, cb, bg_cmd);
+            if (bg < 0)
+                break;
+        }
+    }
+    stop(fg);
+    stop(bg);
+    container_remove(cf);
+    container_remove(cb);
+    return rc;
+}
+
+static int parse_count(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int measure(struct job *j, interfere_results *r)
+{
+    for (unsigned k = 0; k < r->runs; k++) {
+        for (unsigned i = 0; i < r->n; i++) {
+            if (run_alone(j, r->cmd[i], &r->alone[i][k]) != 0)
+                return 1;
+            if (!j->quiet)
+                fprintf(stderr, "round %u/%u: W%u alone %.3f s\n", k + 1, r->runs, i + 1,
+                        r->alone[i][k]);
+        }
+        for (unsigned i = 0; i < r->n; i++)
+            for (unsigned b = 0; b < r->n; b++) {
+                if (run_pair(j, r->cmd[i], r->cmd[b], &r->together[i][b][k]) != 0)
+                    return 1;
+                if (!j->quiet)
+                    fprintf(stderr, "round %u/%u: W%u beside W%u %.3f s\n", k + 1, r->runs,
+                            i + 1, b + 1, r->together[i][b][k]);
+            }
+    }
+    return 0;
+}
+
+int cmd_interfere(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"gpu-memory", required_argument, NULL, 'm'}, {"runs", required_argument, NULL, 'r'},
+        {"gpu-compute", required_argument, NULL, 'c'}, {"compute-mode", required_argument, NULL, 'M'},
+        {"device", required_argument, NULL, 'd'},     {"csv", required_argument, NULL, 'C'},
+        {"svg", required_argument, NULL, 'S'},        {"log", required_argument, NULL, 'l'},
+        {"quiet", no_argument, NULL, 'q'},            {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *mem = NULL, *pct = NULL, *mode = NULL, *csv = NULL, *svg = NULL;
+    static struct job j;
+    static interfere_results res;
+    memset(&j, 0, sizeof j);
+    memset(&res, 0, sizeof res);
+    j.device = -1;
+    long runs = 3, v;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'm': mem = optarg; break;
+        case 'c': pct = optarg; break;
+        case 'M': mode = optarg; break;
+        case 'C': csv = optarg; break;
+        case 'S': svg = optarg; break;
+        case 'l': j.log = optarg; break;
+        case 'q': j.quiet = true; break;
+        case 'r':
+            if (parse_count(optarg, 1, INTERFERE_MAX_RUNS, &runs) != 0) {
+                fprintf(stderr, "convgpu interfere: bad --runs '%s': a whole number 1-%d\n",
+                        optarg, INTERFERE_MAX_RUNS);
+                return 2;
+            }
+            break;
+        case 'd':
+            if (parse_count(optarg, 0, 1024, &v) != 0) {
+                fprintf(stderr, "convgpu interfere: --device takes a GPU index such as 0\n");
+                return 2;
+            }
+            j.device = v;
+            break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (!mem) {
+        fprintf(stderr, "convgpu interfere: --gpu-memory SIZE is required (every container's "
+                        "limit, e.g. --gpu-memory 1GiB)\n");
+        return 2;
+    }
+    uint64_t limit;
+    const char *err;
+    if (cg_parse_size(mem, &limit, &err) != 0 || limit == 0) {
+        fprintf(stderr, "convgpu interfere: bad --gpu-memory '%s': %s\n", mem,
+                limit == 0 && !err ? "must be greater than zero" : err);
+        return 2;
+    }
+    int n = argc - optind;
+    if (n < 1 || n > INTERFERE_MAX_WORKLOADS) {
+        fprintf(stderr, "convgpu interfere: give 1 to %d workloads after --, each one shell "
+                        "command line (convgpu interfere --gpu-memory 1GiB -- 'CMD1' 'CMD2')\n",
+                INTERFERE_MAX_WORKLOADS);
+        return 2;
+    }
+    for (int i = optind; i < argc; i++)
+        if (!argv[i][0]) {
+            fprintf(stderr, "convgpu interfere: workload %d is an empty command line\n",
+                    i - optind + 1);
+            return 2;
+        }
+    j.body = json_pack("{s:I,s:b}", "gpu_memory", (json_int_t)limit, "auto_remove", 1);
+    if (!j.body || cli_add_compute(j.body, "interfere", pct, mode, false, false) != 0) {
+        json_decref(j.body);
+        return 2;
+    }
+    res.n = (unsigned)n;
+    res.runs = (unsigned)runs;
+    res.cmd = argv + optind;
+
+    sigemptyset(&j.waited);
+    sigaddset(&j.waited, SIGCHLD);
+    sigaddset(&j.waited, SIGINT);
+    sigaddset(&j.waited, SIGTERM);
+    sigaddset(&j.waited, SIGHUP);
+    sigprocmask(SIG_BLOCK, &j.waited, &j.old_mask);
+    int rc = measure(&j, &res);
+    json_decref(j.body);
+    if (j.interrupted) {
+        fprintf(stderr, "convgpu interfere: interrupted by signal %d; containers removed\n",
+                j.interrupted);
+        return 128 + j.interrupted;
+    }
+    if (rc != 0)
+        return 1;
+    printf("convgpu interfere: %u workload%s on GPU %ld, %u round%s\n", res.n,
+           res.n == 1 ? "" : "s", j.device, res.runs, res.runs == 1 ? "" : "s");
+    interfere_print_table(stdout, &res);
+    if (csv && interfere_write_csv(csv, &res) != 0) {
+        fprintf(stderr, "convgpu interfere: cannot write %s: %s\n", csv, strerror(errno));
+        rc = 1;
+    }
+    if (svg && interfere_write_svg(svg, &res) != 0) {
+        fprintf(stderr, "convgpu interfere: cannot write %s: %s\n", svg, strerror(errno));
+        rc = 1;
+    }
+    return rc;
+}
