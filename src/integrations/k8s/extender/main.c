@@ -134,6 +134,12 @@ int main(int argc, char **argv)
             printf("convgpu-scheduler-extender %s\n", CONVGPU_VERSION);
             return 0;
         } else if (strcmp(a, "--listen") == 0 && v) {
+            const char *colon = strrchr(v, ':');
+            if (!colon || colon == v || !colon[1]) {
+                fprintf(stderr, "convgpu-scheduler-extender: --listen wants HOST:PORT, not "
+                                "'%s'\n", v);
+                return 2;
+            }
             listen_addr = v;
             i++;
         } else if (strcmp(a, "--socket") == 0 && v) {
