@@ -96,7 +96,7 @@ def main():
     compare("convgpu.1 OPTIONS", options(page_section("convgpu.1", "OPTIONS")),
             options(cli_help))
     listed = re.search(r"^Commands:\n(.*?)\n\n", cli_help, re.S | re.M)
-    commands = set(re.findall(r"^  ([a-z]+)\s", listed.group(1), re.M)) if listed else set()
+    commands = set(re.findall(r"^  ([a-z][a-z0-9]*)\s", listed.group(1), re.M)) if listed else set()
     if not commands:
         problems.append("convgpu --help lists no commands")
     subsections = {t: body for t, body in sections("convgpu.1", "SS").items()
