@@ -237,6 +237,12 @@ def test_pod_requests(where):
     check("requests are read when limits are absent",
           kept(pod([container("a", 7, where="requests")])) == ["eight"])
     check("a quantity with a suffix", kept(pod([container("a", "1k")])) == [])
+    # Sums saturate instead of wrapping round: 4294967295 + 2 units must not become 1.
+    check("a sum past 2^32 units fits nowhere",
+          kept(pod([container("a", 4294967295), container("b", 2)])) == [])
+    st, ans = request(where, "POST", "/filter", args(pod([container("a", "4E")]), nodes))
+    check("an absurd quantity (4E) fails every node as unresolvable",
+          st == 200 and sorted(ans["FailedAndUnresolvableNodes"]) == ["eight", "six"], ans)
     # A pod that asks for no convgpu unit keeps every node, even one without the annotation.
     p = pod([{"name": "plain", "image": "debian:12"}])
     st, ans = request(where, "POST", "/filter", args(p, nodes + [node("bare")]))
