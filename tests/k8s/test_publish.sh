@@ -63,6 +63,20 @@ ann512=$(cg k8s annotation --memory-unit 512MiB)
 check "annotation --memory-unit 512MiB halves the units and says so" \
     python3 -c 'import json,sys; a=json.loads(sys.argv[1]); b=json.loads(sys.argv[2]); sys.exit(not (b[0]["memory_units"]["total"]==a[0]["memory_units"]["total"]//2 and b[0]["unit_bytes"]==512<<20))' "$ann2" "$ann512"
 
+# ---- the extender reads what the publisher writes -------------------------------------------
+# GPU 0 has 12 units free, GPU 1 6: a pod of 12 fits, one of 13 fits no single GPU.
+"$BUILD/bin/convgpu-scheduler-extender" --socket "$TMP/ext.sock" >"$TMP/ext.out" 2>&1 &
+STANDIN_PIDS+=($!)
+wait_for "the extender listening" "$WAIT_S" grep -q listening "$TMP/ext.out" || fail "extender"
+filter_for() { # filter_for UNITS -> the extender's answer for a pod of UNITS on this node
+    python3 -c 'import json,sys; print(json.dumps({"Pod": {"spec": {"containers": [{"name": "c", "resources": {"limits": {"convgpu.io/gpu-memory": sys.argv[1]}}}]}}, "Nodes": {"items": [{"metadata": {"name": "node-1", "annotations": {"convgpu.io/gpus": sys.argv[2]}}}]}}))' "$1" "$ann2" |
+        curl -s --unix-socket "$TMP/ext.sock" -X POST --data-binary @- http://extender/filter
+}
+check "the extender keeps the node for a pod that fits GPU 0 (12 units)" \
+    python3 -c 'import json,sys; a=json.loads(sys.argv[1]); sys.exit(not (len(a["Nodes"]["items"])==1 and not a["FailedNodes"] and not a["FailedAndUnresolvableNodes"]))' "$(filter_for 12)"
+check "the extender fails the node for 13 units: no single GPU has them" \
+    python3 -c 'import json,sys; a=json.loads(sys.argv[1]); sys.exit(not (a["Nodes"]["items"]==[] and "most free on any of the node" in a["FailedNodes"]["node-1"]))' "$(filter_for 13)"
+
 # ---- publish: the request the API server gets --------------------------------------------
 standin() { # standin NAME [args...]: starts a stand-in, sets PORT
     local name=$1; shift
