@@ -11,6 +11,7 @@ What is compared, as sets of long options (--word), in both directions:
   convgpu-runtime.8  OPTIONS section  <->  convgpu-runtime --help
                      HOOKS section    <->  convgpu-runtime hook --help (and its two hook names)
   convgpu-sample.1   OPTIONS section  <->  convgpu-sample --help
+  convgpu-scheduler-extender.8  OPTIONS section  <->  convgpu-scheduler-extender --help
 --help itself is left out of the subcommands' comparison: every command takes it, and the page
 says so once. Exit status: 0 when everything matches, 1 with every difference printed.
 """
@@ -124,6 +125,9 @@ def main():
 
     compare("convgpu-sample.1 OPTIONS", options(page_section("convgpu-sample.1", "OPTIONS")),
             options(run_help("convgpu-sample", "--help"), ("--help",)))
+    compare("convgpu-scheduler-extender.8 OPTIONS",
+            options(page_section("convgpu-scheduler-extender.8", "OPTIONS")),
+            options(run_help("convgpu-scheduler-extender", "--help")))
 
     for p in problems:
         print("FAIL:", p)
