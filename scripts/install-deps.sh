@@ -11,6 +11,10 @@ PACKAGES="$PACKAGES debhelper lintian debootstrap"
 # The Slurm integration (src/integrations/slurm, tests/slurm): spank.h and real daemons.
 SLURM_PACKAGES="slurmctld slurmd slurm-client munge libslurm-dev"
 PACKAGES="$PACKAGES $SLURM_PACKAGES"
+# The Kubernetes annotation publisher (`convgpu k8s publish`, src/integrations/k8s/publish):
+# libcurl PATCHes the Node through the API server; openssl makes tests/k8s's TLS certificate.
+K8S_PUBLISH_PACKAGES="libcurl4-openssl-dev openssl"
+PACKAGES="$PACKAGES $K8S_PUBLISH_PACKAGES"
 
 missing=""
 for p in $PACKAGES; do

@@ -11,6 +11,7 @@ What is compared, as sets of long options (--word), in both directions:
   convgpu-runtime.8  OPTIONS section  <->  convgpu-runtime --help
                      HOOKS section    <->  convgpu-runtime hook --help (and its two hook names)
   convgpu-sample.1   OPTIONS section  <->  convgpu-sample --help
+  convgpu-scheduler-extender.8  OPTIONS section  <->  convgpu-scheduler-extender --help
 --help itself is left out of the subcommands' comparison: every command takes it, and the page
 says so once. Exit status: 0 when everything matches, 1 with every difference printed.
 """
@@ -96,7 +97,7 @@ def main():
     compare("convgpu.1 OPTIONS", options(page_section("convgpu.1", "OPTIONS")),
             options(cli_help))
     listed = re.search(r"^Commands:\n(.*?)\n\n", cli_help, re.S | re.M)
-    commands = set(re.findall(r"^  ([a-z]+)\s", listed.group(1), re.M)) if listed else set()
+    commands = set(re.findall(r"^  ([a-z][a-z0-9]*)\s", listed.group(1), re.M)) if listed else set()
     if not commands:
         problems.append("convgpu --help lists no commands")
     subsections = {t: body for t, body in sections("convgpu.1", "SS").items()
@@ -124,6 +125,9 @@ def main():
 
     compare("convgpu-sample.1 OPTIONS", options(page_section("convgpu-sample.1", "OPTIONS")),
             options(run_help("convgpu-sample", "--help"), ("--help",)))
+    compare("convgpu-scheduler-extender.8 OPTIONS",
+            options(page_section("convgpu-scheduler-extender.8", "OPTIONS")),
+            options(run_help("convgpu-scheduler-extender", "--help")))
 
     for p in problems:
         print("FAIL:", p)

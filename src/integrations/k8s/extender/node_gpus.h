@@ -1,0 +1,28 @@
+/* node_gpus.h — a node's `convgpu.io/gpus` annotation decoded into the GPUs the core fits pods
+ * on. The annotation is written by `convgpu k8s publish` on the node, but it reaches the
+ * extender through the API server, where anyone allowed to edit Nodes can write anything: it is
+ * input, checked here, and a node whose annotation is missing or malformed is failed with the
+ * reason, never kept.
+ *
+ *   [{"index":0,"uuid":"GPU-...","memory_units":{"total":T,"free":F},
+ *     "compute_units":{"total":100,"free":F},"unit_bytes":268435456}, ...]
+ *
+ * Checked: a JSON array of at most CG_CLUSTER_MAX_GPUS objects, at most 64 KiB; index a distinct
+ * integer 0..1023; uuid a string; totals and frees integers with 0 <= free <= total <=
+ * CG_CLUSTER_MAX_UNITS; unit_bytes a positive integer. Other fields are ignored, so a newer
+ * publisher may add some. */
+#ifndef CONVGPU_K8S_EXT_NODE_GPUS_H
+#define CONVGPU_K8S_EXT_NODE_GPUS_H
+
+#include <stddef.h>
+
+#include "cluster_fit.h"
+
+#define K8S_GPUS_ANNOTATION "convgpu.io/gpus"
+#define K8S_GPUS_MAX_BYTES (64 * 1024)
+
+/* Decodes text (len bytes) into gpus[0..*n). Returns 0, or -1 with err saying what is wrong. */
+int k8s_node_gpus_decode(const char *text, size_t len, cg_cluster_gpu gpus[CG_CLUSTER_MAX_GPUS],
+                         size_t *n, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,420 @@
+#!/usr/bin/env python3
+"""test_extender.py — convgpu-scheduler-extender answering requests in kube-scheduler's JSON.
+
+kube-scheduler cannot run here (Debian ships no Kubernetes), so the test sends what it sends:
+ExtenderArgs {"Pod": v1.Pod, "Nodes": v1.NodeList, "NodeNames": null} to /filter and
+/prioritize, ExtenderBindingArgs to /bind, and checks the answers against kube-scheduler's types
+(ExtenderFilterResult, HostPriorityList, ExtenderBindingResult). Extenders run on private UNIX
+sockets (one per policy) and one on TCP port 0, in a temporary directory; all are stopped in a
+finally block whatever happens.
+
+Usage: test_extender.py PATH/TO/convgpu-scheduler-extender
+"""
+import copy
+import http.client
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+EXT = sys.argv[1]
+TMP = tempfile.mkdtemp(prefix="convgpu-k8sext.")
+PROCS = []
+FAILS = 0
+WAIT_S = 60  # bounds a hang only
+
+UNIT = 256 << 20
+
+
+def check(what, cond, detail=""):
+    global FAILS
+    if cond:
+        print("ok:", what)
+    else:
+        FAILS += 1
+        print("FAIL:", what, detail)
+
+
+class UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path):
+        super().__init__("localhost", timeout=WAIT_S)
+        self.path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(WAIT_S)
+        self.sock.connect(self.path)
+
+
+def start(*args, sock=None):
+    """Starts an extender; returns (process, how to connect)."""
+    out = open(os.path.join(TMP, "ext%d.log" % len(PROCS)), "w+")
+    argv = [EXT] + (["--socket", sock] if sock else []) + list(args)
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=out, text=True)
+    PROCS.append(p)
+    line = p.stdout.readline()  # printed once it listens: nothing to poll for
+    if "listening on" not in line:
+        raise RuntimeError("extender did not start: %r" % line)
+    where = line.split("listening on ")[1].split(" ")[0]
+    return p, where
+
+
+def request(where, method, path, body=None, raw=None):
+    if where.startswith("unix:"):
+        conn = UnixConnection(where[5:])
+    else:
+        host, port = where.rsplit(":", 1)
+        conn = http.client.HTTPConnection(host, int(port), timeout=WAIT_S)
+    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    conn.request(method, path, body=data, headers={"Content-Type": "application/json"})
+    r = conn.getresponse()
+    text = r.read()
+    conn.close()
+    try:
+        return r.status, json.loads(text)
+    except ValueError:
+        return r.status, text
+
+
+# ---- kube-scheduler's objects ----------------------------------------------------------------
+
+def gpu(index, mem_total, mem_free, cmp_total=100, cmp_free=100):
+    return {"index": index, "uuid": "GPU-%08d" % index,
+            "memory_units": {"total": mem_total, "free": mem_free},
+            "compute_units": {"total": cmp_total, "free": cmp_free}, "unit_bytes": UNIT}
+
+
+def node(name, gpus=None, raw=None):
+    """A v1.Node as the API server serves it; gpus: the annotation's list, raw: its text."""
+    ann = {"node.alpha.kubernetes.io/ttl": "0"}
+    if gpus is not None:
+        ann["convgpu.io/gpus"] = json.dumps(gpus)
+    if raw is not None:
+        ann["convgpu.io/gpus"] = raw
+    total = sum(g["memory_units"]["total"] for g in gpus or [])
+    free = sum(g["memory_units"]["free"] for g in gpus or [])
+    return {"kind": "Node", "apiVersion": "v1",
+            "metadata": {"name": name, "uid": "uid-" + name, "resourceVersion": "1",
+                         "labels": {"kubernetes.io/hostname": name}, "annotations": ann},
+            "spec": {"podCIDR": "10.0.0.0/24"},
+            "status": {"capacity": {"convgpu.io/gpu-memory": str(total), "cpu": "8"},
+                       "allocatable": {"convgpu.io/gpu-memory": str(free), "cpu": "8"}}}
+
+
+def container(name, mem=None, cmp=None, where="limits", restart=None):
+    res = {}
+    if mem is not None:
+        res["convgpu.io/gpu-memory"] = str(mem)
+    if cmp is not None:
+        res["convgpu.io/gpu-compute"] = str(cmp)
+    c = {"name": name, "image": "debian:12", "resources": {where: res, "requests": {"cpu": "1"}}}
+    if where == "requests":
+        c["resources"] = {"requests": dict(res, cpu="1")}
+    if restart:
+        c["restartPolicy"] = restart
+    return c
+
+
+def pod(containers, init=None):
+    spec = {"containers": containers, "schedulerName": "default-scheduler"}
+    if init:
+        spec["initContainers"] = init
+    return {"kind": "Pod", "apiVersion": "v1",
+            "metadata": {"name": "p", "namespace": "default", "uid": "u-1"}, "spec": spec}
+
+
+def args(p, nodes):
+    return {"Pod": p, "Nodes": {"metadata": {"resourceVersion": "7"}, "items": nodes},
+            "NodeNames": None}
+
+
+def filter_sets(ans):
+    kept = [n["metadata"]["name"] for n in (ans.get("Nodes") or {}).get("items") or []]
+    return kept, ans.get("FailedNodes") or {}, ans.get("FailedAndUnresolvableNodes") or {}
+
+
+def scores(ans):
+    return {h["Host"]: h["Score"] for h in ans}
+
+
+# ---- the tests -------------------------------------------------------------------------------
+
+def test_filter(where):
+    nodes = [
+        node("half", [gpu(0, 16, 8), gpu(1, 16, 8)]),   # 16 free in sum, 8 on each GPU
+        node("roomy", [gpu(0, 16, 14)]),
+        node("bare"),                                   # no annotation
+        node("broken", raw="[{\"index\": 0,"),          # not JSON
+        node("liar", [gpu(0, 16, 20)]),                 # free > total
+        node("small", [gpu(0, 8, 8), gpu(1, 8, 8)]),    # no GPU has 12 units at all
+        node("busy", [gpu(0, 16, 16, 100, 10)]),        # memory, but compute taken
+    ]
+    p = pod([container("main", mem=12, cmp=20)])
+    st, ans = request(where, "POST", "/filter", args(p, nodes))
+    check("filter answers 200", st == 200, ans)
+    kept, failed, unres = filter_sets(ans)
+    check("only the node one GPU of which holds the pod is kept", kept == ["roomy"], kept)
+    check("the kept Node comes back unchanged",
+          ans["Nodes"]["items"][0] == nodes[1], ans["Nodes"]["items"])
+    check("the NodeList's own fields are kept", ans["Nodes"].get("metadata") ==
+          {"resourceVersion": "7"}, ans["Nodes"])
+    check("NodeNames is null and Error empty (nodeCacheCapable: false)",
+          ans.get("NodeNames") is None and ans.get("Error") == "", ans)
+    every = sorted(kept + list(failed) + list(unres))
+    check("every node is kept or failed, exactly once", every == sorted(n["metadata"]["name"]
+                                                                        for n in nodes), every)
+    check("no node is both failed and unresolvable", not set(failed) & set(unres))
+    # Two half-full GPUs: the stock scheduler counts the node's 16 free units and admits the
+    # pod; the extender knows no GPU has 12.
+    stock_free = int(nodes[0]["status"]["allocatable"]["convgpu.io/gpu-memory"])
+    check("the stock scheduler would admit the pod on 'half' (16 >= 12)", stock_free >= 12)
+    check("'half' is failed (preemption could help), with the numbers",
+          "half" in failed and "no single GPU" in failed["half"] and "8 memory" in failed["half"],
+          failed)
+    check("'busy' is failed: memory free but not compute", "busy" in failed and
+          "10 compute" in failed["busy"], failed)
+    check("'bare' is unresolvable: no annotation", "no convgpu.io/gpus annotation" in
+          unres.get("bare", ""), unres)
+    check("'broken' is unresolvable: not JSON", "malformed" in unres.get("broken", ""), unres)
+    check("'liar' is unresolvable: free > total", "out of bounds" in unres.get("liar", ""), unres)
+    check("'small' is unresolvable: no GPU that large", "that large" in unres.get("small", ""),
+          unres)
+
+    # Prioritize on the same nodes: a node that cannot hold the pod scores 0.
+    st, ans = request(where, "POST", "/prioritize", args(p, nodes))
+    check("prioritize answers 200 with a HostPriorityList", st == 200 and isinstance(ans, list)
+          and [h["Host"] for h in ans] == [n["metadata"]["name"] for n in nodes], ans)
+    s = scores(ans)
+    check("every score is in 0..10", all(0 <= v <= 10 for v in s.values()), s)
+    check("nodes that cannot hold the pod score 0",
+          all(s[n] == 0 for n in ("half", "bare", "broken", "liar", "small", "busy")), s)
+
+
+def test_ranking(binpack, spread):
+    nodes = [node("full-ish", [gpu(0, 16, 4)]),
+             node("middle", [gpu(0, 16, 16), gpu(1, 16, 12)]),
+             node("empty", [gpu(0, 16, 16)])]
+    p = pod([container("main", mem=4)])
+    _, b = request(binpack, "POST", "/prioritize", args(p, nodes))
+    _, s = request(spread, "POST", "/prioritize", args(p, nodes))
+    b, s = scores(b), scores(s)
+    # binpack: full-ish is filled exactly (10); middle's best GPU leaves 8/16 (5); empty 12/16.
+    check("binpack ranks the fullest fit first", b == {"full-ish": 10, "middle": 5, "empty": 3},
+          b)
+    # spread: the emptiest GPU: empty and middle leave 12/16 (8), full-ish nothing (0).
+    check("spread ranks the emptiest GPU first", s == {"full-ish": 0, "middle": 8, "empty": 8},
+          s)
+    _, f = request(binpack, "POST", "/filter", args(p, nodes))
+    check("all three are kept", filter_sets(f)[0] == ["full-ish", "middle", "empty"], f)
+    # The answer is the same whatever the order of the nodes (ties included).
+    _, rev = request(binpack, "POST", "/prioritize", args(p, list(reversed(nodes))))
+    check("scores do not depend on the nodes' order", scores(rev) == b, rev)
+
+
+def test_pod_requests(where):
+    nodes = [node("six", [gpu(0, 16, 6)]), node("eight", [gpu(0, 16, 8)])]
+
+    def kept(p):
+        st, ans = request(where, "POST", "/filter", args(p, nodes))
+        return filter_sets(ans)[0] if st == 200 else ("status", st, ans)
+    # Containers are summed: 2 + 3 = 5 fits both.
+    check("containers are summed", kept(pod([container("a", 2), container("b", 3)])) ==
+          ["six", "eight"])
+    check("a sum of 7 fits only 'eight'", kept(pod([container("a", 3), container("b", 4)])) ==
+          ["eight"])
+    # An init container runs alone: the pod asks for max(sum, init) = 8.
+    check("init containers count by their max",
+          kept(pod([container("a", 2)], init=[container("i", 8)])) == ["eight"])
+    # A sidecar (restartPolicy Always) runs beside the containers: 4 + 3 = 7.
+    check("sidecars are added to the containers",
+          kept(pod([container("a", 4)], init=[container("s", 3, restart="Always")])) ==
+          ["eight"])
+    # requests win over limits; a quantity may carry a suffix ("1k" = 1000).
+    check("requests are read when limits are absent",
+          kept(pod([container("a", 7, where="requests")])) == ["eight"])
+    check("a quantity with a suffix", kept(pod([container("a", "1k")])) == [])
+    # Sums saturate instead of wrapping round: 4294967295 + 2 units must not become 1.
+    check("a sum past 2^32 units fits nowhere",
+          kept(pod([container("a", 4294967295), container("b", 2)])) == [])
+    st, ans = request(where, "POST", "/filter", args(pod([container("a", "4E")]), nodes))
+    check("an absurd quantity (4E) fails every node as unresolvable",
+          st == 200 and sorted(ans["FailedAndUnresolvableNodes"]) == ["eight", "six"], ans)
+    # A pod that asks for no convgpu unit keeps every node, even one without the annotation.
+    p = pod([{"name": "plain", "image": "debian:12"}])
+    st, ans = request(where, "POST", "/filter", args(p, nodes + [node("bare")]))
+    check("a pod without GPU units keeps every node",
+          filter_sets(ans)[0] == ["six", "eight", "bare"], ans)
+    st, ans = request(where, "POST", "/prioritize", args(p, nodes + [node("bare")]))
+    check("... and scores 0 everywhere", all(h["Score"] == 0 for h in ans), ans)
+
+
+def test_node_names(where):
+    """nodeCacheCapable: true sends names only: a GPU pod cannot be placed without the
+    annotations, so every node is unresolvable with the reason; other pods pass."""
+    gpu_pod = pod([container("a", 1)])
+    st, ans = request(where, "POST", "/filter",
+                      {"Pod": gpu_pod, "Nodes": None, "NodeNames": ["n1", "n2"]})
+    kept, failed, unres = filter_sets(ans)
+    check("NodeNames: a GPU pod keeps nothing", st == 200 and kept == [] and
+          ans.get("NodeNames") == [] and sorted(unres) == ["n1", "n2"], ans)
+    check("... and says how to configure it", "nodeCacheCapable: false" in unres.get("n1", ""),
+          unres)
+    plain = pod([{"name": "plain", "image": "debian:12"}])
+    st, ans = request(where, "POST", "/filter", {"Pod": plain, "NodeNames": ["n1", "n2"]})
+    check("NodeNames: a plain pod keeps every name", ans.get("NodeNames") == ["n1", "n2"], ans)
+    # Go's decoder matches the top-level keys in any case; so does the extender.
+    lower = {"pod": gpu_pod, "nodes": {"items": [node("roomy", [gpu(0, 4, 4)])]}}
+    st, ans = request(where, "POST", "/filter", lower)
+    check("lower-case top-level keys are read as Go reads them",
+          st == 200 and filter_sets(ans)[0] == ["roomy"], ans)
+
+
+def test_bind(where):
+    st, ans = request(where, "POST", "/bind", {"PodName": "p", "PodNamespace": "default",
+                                                "PodUID": "u-1", "Node": "roomy"})
+    check("bind answers an ExtenderBindingResult with an Error (it does not bind)",
+          st == 200 and "does not bind" in ans.get("Error", "") and
+          "without bindVerb" in ans["Error"], ans)
+
+
+def test_malformed(where, small):
+    good = args(pod([container("main", mem=12)]),
+                [node("half", [gpu(0, 16, 8), gpu(1, 16, 8)]), node("roomy", [gpu(0, 16, 14)])])
+    st, before = request(where, "POST", "/filter", good)
+    _, before_p = request(where, "POST", "/prioritize", good)
+
+    def with_pod(mutate):
+        b = copy.deepcopy(good)
+        mutate(b)
+        return json.dumps(b).encode()
+
+    cases = [
+        ("not JSON", b"{\"Pod\": ", "not JSON"),
+        ("a JSON array", b"[]", "not a JSON object"),
+        ("an empty body", b"", "not JSON"),
+        ("duplicate keys", b"{\"Pod\": {}, \"Pod\": {}}", "not JSON"),
+        ("no Pod", with_pod(lambda b: b.pop("Pod")), "Pod is missing"),
+        ("Pod a string", with_pod(lambda b: b.update(Pod="p")), "Pod is missing or not an object"),
+        ("no containers", with_pod(lambda b: b["Pod"]["spec"].pop("containers")),
+         "containers is missing"),
+        ("containers not an array",
+         with_pod(lambda b: b["Pod"]["spec"].update(containers={})), "not an array"),
+        ("a fractional quantity", with_pod(lambda b: b["Pod"]["spec"]["containers"][0]
+                                           ["resources"]["limits"].update(
+                                               {"convgpu.io/gpu-memory": "1.5"})),
+         "whole number"),
+        ("a negative quantity", with_pod(lambda b: b["Pod"]["spec"]["containers"][0]
+                                         ["resources"]["limits"].update(
+                                             {"convgpu.io/gpu-memory": -1})), "whole number"),
+        ("a quantity of the wrong type", with_pod(lambda b: b["Pod"]["spec"]["containers"][0]
+                                                  ["resources"]["limits"].update(
+                                                      {"convgpu.io/gpu-memory": [1]})),
+         "whole number"),
+        ("limits not an object", with_pod(lambda b: b["Pod"]["spec"]["containers"][0]
+                                          ["resources"].update(limits="12")), "not an object"),
+        ("neither Nodes nor NodeNames", with_pod(lambda b: b.pop("Nodes")),
+         "neither Nodes nor NodeNames"),
+        ("Nodes without items", with_pod(lambda b: b.update(Nodes={"items": 5})),
+         "v1.NodeList"),
+        ("a node without a name", with_pod(lambda b: b["Nodes"]["items"][0]["metadata"]
+                                           .pop("name")), "metadata.name"),
+        ("an annotation that is not a string",
+         with_pod(lambda b: b["Nodes"]["items"][0]["metadata"]["annotations"].update(
+             {"convgpu.io/gpus": [1]})), "not a string"),
+        ("NodeNames of numbers", with_pod(lambda b: b.update(Nodes=None, NodeNames=[1])),
+         "NodeNames[0]"),
+    ]
+    for what, raw, needle in cases:
+        for verb in ("filter", "prioritize"):
+            st, ans = request(where, "POST", "/" + verb, raw=raw)
+            check("%s: %s is a 400 saying why" % (verb, what),
+                  st == 400 and isinstance(ans, dict) and needle in ans.get("error", ""),
+                  (st, ans))
+    for what, body, needle in [("bind without Node", {"PodName": "p"}, "Node is missing"),
+                               ("bind with a number", {"PodName": 5, "Node": "n"}, "PodName"),
+                               ("bind with an empty Node", {"PodName": "p", "Node": ""},
+                                "non-empty")]:
+        st, ans = request(where, "POST", "/bind", body)
+        check("%s is a 400 saying why" % what, st == 400 and needle in ans.get("error", ""),
+              (st, ans))
+    st, ans = request(where, "GET", "/filter")
+    check("GET /filter is a 405", st == 405, (st, ans))
+    st, ans = request(where, "POST", "/preempt", {})
+    check("an unknown verb is a 404", st == 404, (st, ans))
+    # A body over --max-body (4KiB on this instance) is refused whole.
+    huge = json.dumps(args(pod([container("main", mem=1)]),
+                           [node("n%d" % i, [gpu(0, 16, 16)]) for i in range(100)])).encode()
+    st, ans = request(small, "POST", "/filter", raw=huge)
+    check("a body over --max-body is a 413 saying so (%d bytes)" % len(huge),
+          st == 413 and "--max-body" in ans.get("error", ""), (st, ans))
+    st, ans = request(small, "POST", "/filter", good)
+    check("... and the next request is answered as usual", st == 200 and ans == before, ans)
+    # Nothing else changed: the same good request gets the same answers as before.
+    st, after = request(where, "POST", "/filter", good)
+    _, after_p = request(where, "POST", "/prioritize", good)
+    check("after all that, the same request gets the same answers",
+          after == before and after_p == before_p, (after, after_p))
+
+
+def test_flags():
+    for argv, needle in [(["--policy", "densest"], "binpack or spread"),
+                         (["--listen", "nohost"], "HOST:PORT"),
+                         (["--max-body", "12"], "1KiB"),
+                         (["--socket", "relative.sock"], "absolute"),
+                         (["--bogus"], "unknown")]:
+        r = subprocess.run([EXT] + argv, capture_output=True, text=True, timeout=WAIT_S)
+        check("%s is refused (exit 2) saying why" % " ".join(argv),
+              r.returncode == 2 and needle in r.stderr, r.stderr)
+    r = subprocess.run([EXT, "--help"], capture_output=True, text=True, timeout=WAIT_S)
+    check("--help names the flags", r.returncode == 0 and all(
+        f in r.stdout for f in ("--listen", "--socket", "--policy", "--max-body")), r.stdout)
+
+
+def main():
+    try:
+        _, binpack = start(sock=os.path.join(TMP, "binpack.sock"))
+        _, spread = start("--policy", "spread", sock=os.path.join(TMP, "spread.sock"))
+        _, small = start("--max-body", "4KiB", sock=os.path.join(TMP, "small.sock"))
+        _, tcp = start("--listen", "127.0.0.1:0")
+        check("a TCP extender says where it listens", tcp.startswith("127.0.0.1:") and
+              not tcp.endswith(":0"), tcp)
+        st, ans = request(tcp, "GET", "/healthz")
+        check("GET /healthz over TCP", st == 200 and ans.get("policy") == "binpack", ans)
+        test_filter(binpack)
+        test_filter(tcp)  # the same over TCP, with a URL prefix below
+        st, ans = request(tcp, "POST", "/scheduler/filter",
+                          args(pod([container("main", mem=1)]), [node("x", [gpu(0, 1, 1)])]))
+        check("a urlPrefix with a path works", st == 200 and filter_sets(ans)[0] == ["x"], ans)
+        test_ranking(binpack, spread)
+        test_pod_requests(binpack)
+        test_node_names(binpack)
+        test_bind(binpack)
+        test_malformed(binpack, small)
+        test_flags()
+        for p in PROCS:
+            check("extender pid %d still serves" % p.pid, p.poll() is None)
+        p = PROCS[0]
+        p.terminate()
+        check("SIGTERM stops it cleanly (exit 0)", p.wait(timeout=WAIT_S) == 0)
+        check("... and removes its socket", not os.path.exists(binpack[5:]))
+    finally:
+        for p in PROCS:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        if FAILS:
+            for f in sorted(os.listdir(TMP)):
+                if f.endswith(".log"):
+                    print("---", f, "---")
+                    print(open(os.path.join(TMP, f)).read()[-3000:])
+        shutil.rmtree(TMP, ignore_errors=True)
+    print("%d failure(s)" % FAILS)
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
