@@ -32,6 +32,7 @@ const char *cli_event_amount(json_t *event, char *buf);
 int cmd_docker(int argc, char **argv);
 int cmd_setup(int argc, char **argv);
 int cmd_slurm(int argc, char **argv);
+int cmd_cdi(int argc, char **argv);
 
 /* Adds a compute share to a create or update body: --gpu-compute PCT (1-100; with
  * allow_none, "none" removes the share) and --compute-mode hard|elastic (NULL when not given;

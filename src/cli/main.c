@@ -23,6 +23,7 @@ static const struct {
     {"docker", cmd_docker, "docker run with a GPU-memory limit (the paper's nvidia-docker)"},
     {"setup", cmd_setup, "install the convgpu OCI runtime into Docker or Podman"},
     {"slurm", cmd_slurm, "print this node's Slurm gres.conf/slurm.conf lines (gres-conf)"},
+    {"cdi", cmd_cdi, "write a CDI spec: convgpu.io/gpu=N devices for Podman (generate)"},
     {"demo", cmd_demo, "see convgpu work: a private daemon on an emulated GPU, real processes"},
     {"sim", cg_sim_main, "simulate the scheduler on the paper's workload (no daemon needed)"},
 };
