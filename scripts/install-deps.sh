@@ -11,6 +11,9 @@ PACKAGES="$PACKAGES debhelper lintian debootstrap"
 # The Slurm integration (src/integrations/slurm, tests/slurm): spank.h and real daemons.
 SLURM_PACKAGES="slurmctld slurmd slurm-client munge libslurm-dev"
 PACKAGES="$PACKAGES $SLURM_PACKAGES"
+# The Kubernetes manifests' test (tests/k8s/test_manifests.py) parses packaging/k8s/*.yaml.
+K8S_MANIFEST_PACKAGES="python3-yaml"
+PACKAGES="$PACKAGES $K8S_MANIFEST_PACKAGES"
 
 missing=""
 for p in $PACKAGES; do
