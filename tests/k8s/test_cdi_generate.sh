@@ -94,11 +94,12 @@ check "daemon down: the old spec untouched, no temporary file" \
 # registration are exercised by test_cdi_podman.sh under a real runc).
 start_daemon --emulate 5GiB,2GiB
 mkdir -p "$TMP/bundle/rootfs"
-bundle() { # bundle ENV-JSON-ARRAY CREATE-RUNTIME-HOOK-COUNT
-    python3 - "$TMP/bundle/config.json" "$1" "$2" <<'EOF'
+bundle() { # bundle ENV-JSON-ARRAY CREATE-RUNTIME-HOOK-COUNT [MOUNT-DESTINATION]
+    python3 - "$TMP/bundle/config.json" "$1" "$2" "${3:-}" <<'EOF'
 import json, sys
 hook = {"path": "/x", "args": ["convgpu-runtime", "hook", "cdi-create-runtime", "--device", "0"]}
-json.dump({"ociVersion": "1.0.2", "root": {"path": "rootfs"},
+mounts = [{"destination": sys.argv[4], "type": "bind", "source": "/tmp"}] if sys.argv[4] else []
+json.dump({"ociVersion": "1.0.2", "root": {"path": "rootfs"}, "mounts": mounts,
            "process": {"args": ["true"], "cwd": "/", "env": json.loads(sys.argv[2])},
            "hooks": {"createRuntime": [hook] * int(sys.argv[3])}}, open(sys.argv[1], "w"))
 EOF
@@ -127,6 +128,8 @@ bundle '["CONVGPU_GPU_MEMORY=1GiB"]' 2
 hook_refuses "two convgpu devices" "ask for one" 1 --device 0
 bundle '["CONVGPU_GPU_MEMORY=1GiB", "CONVGPU_GPU_DEVICE=1"]' 1
 hook_refuses "CONVGPU_GPU_DEVICE against the CDI device" "one GPU only" 1 --device 0
+bundle '["CONVGPU_GPU_MEMORY=1GiB"]' 1 /run/convgpu
+hook_refuses "a container the OCI shim wired already" "not both" 1 --device 0
 bundle '["CONVGPU_GPU_MEMORY=1GiB"]' 1
 rc=0; echo '{"id": "x"' | hook --device 0 >/dev/null 2>"$TMP/hook.err" || rc=$?
 check "hook: a state that is not JSON: exit 1" test "$rc" = 1

@@ -53,6 +53,20 @@ static size_t cdi_hooks_in(json_t *config)
     return n;
 }
 
+/* Whether the OCI shim already wired this container (its mount at /run/convgpu): the shim and
+ * the CDI device would each register it, the second replacing the first under its mounts. */
+static bool wired_by_shim(json_t *config)
+{
+    size_t i;
+    json_t *m;
+    json_array_foreach(json_object_get(config, "mounts"), i, m) {
+        const char *d = json_string_value(json_object_get(m, "destination"));
+        if (d && strcmp(d, OCI_CG_DIR) == 0)
+            return true;
+    }
+    return false;
+}
+
 static int parse_device(const char *s, long *out)
 {
     char *end = NULL;
@@ -137,6 +151,10 @@ static int register_and_mount(const char *id, long pid, const char *bundle, long
         oci_log(OCI_LOG_ERROR, "container %s asks for GPU %ld (" OCI_ENV_DEVICE ") and for the "
                                "CDI device convgpu.io/gpu=%ld: one GPU only", id, req.device,
                 device);
+    } else if (wired_by_shim(config)) {
+        oci_log(OCI_LOG_ERROR, "container %s has " OCI_CG_DIR " mounted already (run with "
+                               "--runtime convgpu?): use the convgpu runtime or the CDI device "
+                               "convgpu.io/gpu, not both", id);
     } else if (cdi_hooks_in(config) > 1) {
         oci_log(OCI_LOG_ERROR, "container %s asks for %zu convgpu.io/gpu devices: a "
                                "container's GPU memory comes from one GPU, ask for one", id,
