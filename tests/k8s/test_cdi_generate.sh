@@ -108,7 +108,10 @@ SHIM=$BUILD/bin/convgpu-runtime
 hook() { # hook ARGS... < state
     "$SHIM" --runtime-dir "$RUNDIR" hook cdi-create-runtime "$@"
 }
-STATE="{\"ociVersion\":\"1.0.2\",\"id\":\"cdi-hook-test\",\"status\":\"creating\",\"pid\":$$,\"bundle\":\"$TMP/bundle\"}"
+# The state names a process that has exited: a hook that got past its checks could not mount
+# into any namespace, least of all this test's own.
+true & gone=$!; wait "$gone"
+STATE="{\"ociVersion\":\"1.0.2\",\"id\":\"cdi-hook-test\",\"status\":\"creating\",\"pid\":$gone,\"bundle\":\"$TMP/bundle\"}"
 hook_refuses() { # hook_refuses DESCRIPTION PATTERN EXPECTED-RC ARGS...
     local what=$1 pat=$2 want=$3; shift 3
     local rc=0
@@ -130,7 +133,10 @@ bundle '["CONVGPU_GPU_MEMORY=1GiB", "CONVGPU_GPU_DEVICE=1"]' 1
 hook_refuses "CONVGPU_GPU_DEVICE against the CDI device" "one GPU only" 1 --device 0
 bundle '["CONVGPU_GPU_MEMORY=1GiB"]' 1 /run/convgpu
 hook_refuses "a container the OCI shim wired already" "not both" 1 --device 0
-bundle '["CONVGPU_GPU_MEMORY=1GiB"]' 1
+uuid0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["uuid"])' "$TMP/devices.json")
+bundle "[\"CONVGPU_GPU_MEMORY=1GiB\", \"CUDA_VISIBLE_DEVICES=$uuid0\"]" 1
+hook_refuses "a container whose init is gone (registered, then released)" "/proc/$gone/ns/mnt" 1 --device 0
+check "hook: the daemon saw the registration it released" grep -q "cdi-hook-test.*removed" "$DAEMON_LOG"
 rc=0; echo '{"id": "x"' | hook --device 0 >/dev/null 2>"$TMP/hook.err" || rc=$?
 check "hook: a state that is not JSON: exit 1" test "$rc" = 1
 rc=0; echo "{\"id\":\"x\",\"bundle\":\"$TMP/bundle\"}" | hook --device 0 >/dev/null 2>"$TMP/hook.err" || rc=$?
