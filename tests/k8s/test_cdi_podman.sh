@@ -76,6 +76,18 @@ gpu_run --annotation com.convgpu.gpu-memory=256MiB cg-sample:1 sh -c \
     fail "the container was not wired as expected"
 check "all released when they ended" test "$(registered_count)" = 0
 
+# An image whose /run is a symlink to a host path: the hook resolves the mount points inside the
+# container's root (RESOLVE_IN_ROOT), so the host directory stays empty and the container works.
+mkdir -p "$TMP/escape"
+cp -a "$TMP/img" "$TMP/img-link"
+rm -rf "$TMP/img-link/run"
+ln -s "$TMP/escape" "$TMP/img-link/run"
+tar -C "$TMP/img-link" -c . | pm import - cg-link:1 >/dev/null
+prun --rm --device convgpu.io/gpu=0 -e CONVGPU_GPU_MEMORY=512MiB cg-link:1 \
+    convgpu-sample --size 600MiB --quiet && rc=0 || rc=$?
+check "an image with /run -> a host path: the limit holds inside (exit 2)" test "$rc" = 2
+check "an image with /run -> a host path: nothing created on the host" test -z "$(ls -A "$TMP/escape")"
+
 # A long-running container: registered under its id with the init pid; kill returns the memory.
 id=$(prun -d --device convgpu.io/gpu=0 -e CONVGPU_GPU_MEMORY=512MiB \
     cg-sample:1 convgpu-sample --size 300MiB --hold --quiet)
