@@ -3,7 +3,8 @@
 # `convgpu cdi generate` writes the spec into /etc/cdi, `podman run --device convgpu.io/gpu=0
 # -e CONVGPU_GPU_MEMORY=...` runs a workload under the interposer, the limit holds (over it: exit
 # 2), the container is registered under its Podman id with its init pid while it runs and released
-# when it ends (also at once on `podman kill`), and every bad request fails the container with a
+# when it ends (also at once on `podman kill`), an image's symlinks cannot make the hook mount or
+# create anything outside the container's root, and every bad request fails the container with a
 # clear error and leaves nothing registered: no size, a size no GPU has, two convgpu devices, an
 # unknown device (Podman's own error), a broken spec (Podman's error), a stale spec.
 #
