@@ -15,6 +15,9 @@ PACKAGES="$PACKAGES $SLURM_PACKAGES"
 # libcurl PATCHes the Node through the API server; openssl makes tests/k8s's TLS certificate.
 K8S_PUBLISH_PACKAGES="libcurl4-openssl-dev openssl"
 PACKAGES="$PACKAGES $K8S_PUBLISH_PACKAGES"
+# The Kubernetes manifests' test (tests/k8s/test_manifests.py) parses packaging/k8s/*.yaml.
+K8S_MANIFEST_PACKAGES="python3-yaml"
+PACKAGES="$PACKAGES $K8S_MANIFEST_PACKAGES"
 
 missing=""
 for p in $PACKAGES; do

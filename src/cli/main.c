@@ -25,6 +25,7 @@ static const struct {
     {"slurm", cmd_slurm, "print this node's Slurm gres.conf/slurm.conf lines (gres-conf)"},
     {"interfere", cmd_interfere, "measure how workloads sharing one GPU slow each other down"},
     {"k8s", cmd_k8s, "this node's per-GPU free units as a Kubernetes Node annotation"},
+    {"cdi", cmd_cdi, "write a CDI spec: convgpu.io/gpu=N devices for Podman (generate)"},
     {"demo", cmd_demo, "see convgpu work: a private daemon on an emulated GPU, real processes"},
     {"sim", cg_sim_main, "simulate the scheduler on the paper's workload (no daemon needed)"},
 };

@@ -177,21 +177,12 @@ static json_t *device_json(struct daemon *d, unsigned i)
                      (double)d->devices[i].compute_util_permille / 1000.0);
 }
 
-static json_t *version_json(const struct daemon *d)
+/* The part of every container's environment that is the node's, not the container's: the
+ * interposer and, on the emulated GPU, the emulator's. `convgpu cdi generate` writes it into a
+ * CDI spec, which is made before any container exists. */
+static void node_env(const struct daemon *d, json_t *env)
 {
-    return json_pack("{s:s,s:i,s:s,s:i}", "version", CONVGPU_VERSION, "api", API_VERSION, "mode",
-                     d->opt.emulate[0] ? "emulated" : "nvidia", "pid", (int)getpid());
-}
-
-static json_t *container_env_json(struct daemon *d, struct container *c)
-{
-    json_t *env = json_object();
     json_object_set_new(env, "LD_PRELOAD", json_string(d->lib_path));
-    json_object_set_new(env, "CONVGPU_SOCKET", json_string(c->sock_path));
-    const char *uuid = d->devices[c->device].uuid;
-    char idx[16];
-    snprintf(idx, sizeof idx, "%u", c->device);
-    json_object_set_new(env, "CUDA_VISIBLE_DEVICES", json_string(uuid[0] ? uuid : idx));
     if (d->opt.emulate[0]) {
         json_object_set_new(env, "LD_LIBRARY_PATH", json_string(d->emu_dir));
         json_object_set_new(env, "CONVGPU_EMU_DEVICES", json_string(d->opt.emulate));
@@ -203,6 +194,26 @@ static json_t *container_env_json(struct daemon *d, struct container *c)
         if (gran)
             json_object_set_new(env, "CONVGPU_EMU_GRANULARITY", json_string(gran));
     }
+}
+
+static json_t *version_json(const struct daemon *d)
+{
+    json_t *env = json_object();
+    node_env(d, env);
+    return json_pack("{s:s,s:i,s:s,s:i,s:o}", "version", CONVGPU_VERSION, "api", API_VERSION,
+                     "mode", d->opt.emulate[0] ? "emulated" : "nvidia", "pid", (int)getpid(),
+                     "node_env", env);
+}
+
+static json_t *container_env_json(struct daemon *d, struct container *c)
+{
+    json_t *env = json_object();
+    node_env(d, env);
+    json_object_set_new(env, "CONVGPU_SOCKET", json_string(c->sock_path));
+    const char *uuid = d->devices[c->device].uuid;
+    char idx[16];
+    snprintf(idx, sizeof idx, "%u", c->device);
+    json_object_set_new(env, "CUDA_VISIBLE_DEVICES", json_string(uuid[0] ? uuid : idx));
     return env;
 }
 

@@ -9,16 +9,21 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cdi_hook.h"
 #include "control.h"
 #include "log.h"
 #include "state.h"
 
 static void usage(FILE *f)
 {
-    fprintf(f, "Usage: convgpu-runtime [--runtime-dir DIR] [--log FILE] hook create-runtime|poststop\n\n"
+    fprintf(f, "Usage: convgpu-runtime [--runtime-dir DIR] [--log FILE] hook create-runtime|poststop\n"
+               "       convgpu-runtime [--runtime-dir DIR] hook cdi-create-runtime --device INDEX\n\n"
                "Run by the OCI runtime with the container's state JSON on stdin:\n"
-               "  create-runtime  reports the container's init pid to convgpud (fails if not registered)\n"
-               "  poststop        releases the container: its GPU memory returns at once\n");
+               "  create-runtime      reports the container's init pid to convgpud (fails if not registered)\n"
+               "  poststop            releases the container: its GPU memory returns at once\n"
+               "  cdi-create-runtime  registers a container that asked for\n"
+               "                      convgpu.io/gpu=INDEX (--device INDEX)\n"
+               "                      (`convgpu cdi generate`'s CDI spec) and wires it in\n");
 }
 
 int oci_hook_main(int argc, char **argv)
@@ -28,9 +33,12 @@ int oci_hook_main(int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     const char *what = argv[1];
+    if (strcmp(what, "cdi-create-runtime") == 0)
+        return oci_cdi_hook_main(argc, argv);
     bool create = strcmp(what, "create-runtime") == 0;
     if (!create && strcmp(what, "poststop") != 0) {
-        fprintf(stderr, "convgpu-runtime hook: unknown hook '%s' (create-runtime or poststop)\n", what);
+        fprintf(stderr, "convgpu-runtime hook: unknown hook '%s' (create-runtime, poststop or "
+                        "cdi-create-runtime)\n", what);
         return 2;
     }
     json_error_t je;
