@@ -243,6 +243,7 @@ static int make_ledger(struct container *c, int found_fd, char *err, size_t errl
     l->context_charge = c->d->devices[c->device].context_charge;
     atomic_store(&l->limit, c->limit);
     atomic_store(&l->high_slot, c->rec->high);
+    atomic_store(&l->swap.enabled, c->d->opt.swap ? 1u : 0u);
     struct stat st;
     if (fstat(fd, &st) == 0) {
         c->rec->ledger_dev = (uint64_t)st.st_dev;

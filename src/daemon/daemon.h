@@ -154,6 +154,7 @@ struct daemon_options {
     double watchdog_interval;   /* seconds between NVML cross-checks; 0 = off */
     uint64_t watchdog_tolerance;/* bytes a container may exceed its limit before it is flagged */
     bool watchdog_kill;         /* kill what the watchdog flags */
+    bool swap;                  /* containers' allocations are made swappable (docs/SWAP.md) */
     /* The compute share of a container created without one (API field gpu_compute absent):
      * 0 = none; and the mode of a share given without a mode. */
     unsigned default_compute_pct;
