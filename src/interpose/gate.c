@@ -21,14 +21,14 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void cg_gate_wait(struct cg_session *s, bool counted)
+void cg_gate_wait(struct cg_session *s, bool counted, uint32_t bits)
 {
     struct cg_ledger_compute *g = &s->ledger->compute;
     uint64_t t0 = mono_ns(), now = t0;
     bool waited = false;
     atomic_fetch_add_explicit(&s->slot->gate_waiting, 1, memory_order_relaxed);
     uint32_t v;
-    while ((v = atomic_load_explicit(&g->gate, memory_order_seq_cst)) != CG_GATE_OPEN) {
+    while (((v = atomic_load_explicit(&g->gate, memory_order_seq_cst)) & bits) != 0) {
         uint64_t left = GATE_RECHECK_NS;
         if (!(v & CG_GATE_SWAPPED)) {
             uint64_t until = atomic_load_explicit(&g->closed_until, memory_order_relaxed);

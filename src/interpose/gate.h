@@ -21,9 +21,9 @@ struct cg_gate_ticket {
     bool counted;           /* counted in cg_swap_inflight */
 };
 
-/* The slow path: waits while the gate is closed (compute: until its deadline; swap: until the
- * bit is cleared), leaving the in-flight count while it waits when `counted`. */
-void cg_gate_wait(struct cg_session *s, bool counted);
+/* The slow path: waits while the gate has any of the `bits` (compute: until its deadline; swap:
+ * until the bit is cleared), leaving the in-flight count while it waits when `counted`. */
+void cg_gate_wait(struct cg_session *s, bool counted, uint32_t bits);
 
 /* Before a call that may touch device memory (a launch, an allocation, a free): passes the
  * gate, waiting while it is closed. In a process with swappable memory the call counts itself
@@ -43,7 +43,26 @@ static inline struct cg_gate_ticket cg_gate_pass(void)
     }
     if (CG_UNLIKELY(atomic_load_explicit(&s.ledger->compute.gate, memory_order_seq_cst) !=
                     CG_GATE_OPEN))
-        cg_gate_wait(&s, t.counted);
+        cg_gate_wait(&s, t.counted, CG_GATE_CLOSED | CG_GATE_SWAPPED);
+    return t;
+}
+
+/* Before a copy or a set: only a swap holds it (the compute gate is for launches), and only
+ * in a process that has swappable memory. */
+static inline struct cg_gate_ticket cg_gate_pass_memory(void)
+{
+    struct cg_gate_ticket t = {NULL, false};
+    if (CG_LIKELY(!atomic_load_explicit(&cg_swap_armed, memory_order_relaxed)))
+        return t;
+    struct cg_session s;
+    atomic_fetch_add_explicit(&cg_swap_inflight, 1, memory_order_seq_cst);
+    t.counted = true;
+    if (cg_session_get(&s)) {
+        t.l = s.ledger;
+        if (atomic_load_explicit(&s.ledger->compute.gate, memory_order_seq_cst) &
+            CG_GATE_SWAPPED)
+            cg_gate_wait(&s, true, CG_GATE_SWAPPED);
+    }
     return t;
 }
 

@@ -5,9 +5,9 @@
  *
  *   swap_probe roundtrip   allocations made by two threads (odd sizes), two streams with kernels
  *                          still queued at the order, a forked child with allocations of its own,
- *                          and a thread that keeps launching: swap out (the device's per-process
- *                          use drops by what moved, the slot's use too, the launching thread
- *                          waits at the gate and sees no error), swap in, every byte checked
+ *                          a thread that keeps launching and one that keeps copying: swap out (the device's per-process
+ *                          use drops by what moved, the slot's use too, the launching and
+ *                          copying threads wait at the gate and see no error), swap in, every byte checked
  *   swap_probe hold FILE   allocates, swaps itself out, reports, then waits for FILE to exist
  *                          (a test kills it meanwhile)
  *
@@ -251,6 +251,30 @@ static void *launcher(void *arg)
     return NULL;
 }
 
+/* ---- a thread that keeps copying to and from device memory ------------------------------------- */
+
+static atomic_ulong copied, copy_errors;
+
+static void *copier(void *arg)
+{
+    (void)arg;
+    OK(p_cuCtxSetCurrent(ctx));
+    CUdeviceptr d;
+    OK(p_cuMemAlloc_v2(&d, 4096));
+    unsigned out[1024], in[1024];
+    while (!atomic_load(&stop_launching)) {
+        unsigned k = (unsigned)atomic_load(&copied);
+        for (int i = 0; i < 1024; i++)
+            out[i] = k * 1024u + (unsigned)i;
+        if (p_cuMemcpyHtoD_v2(d, out, sizeof out) != CUDA_SUCCESS ||
+            p_cuMemcpyDtoH_v2(in, d, sizeof in) != CUDA_SUCCESS || memcmp(in, out, sizeof in))
+            atomic_fetch_add(&copy_errors, 1);
+        atomic_fetch_add(&copied, 1);
+    }
+    OK(p_cuMemFree_v2(d));
+    return NULL;
+}
+
 /* ---- the forked child ------------------------------------------------------------------------ */
 
 /* Allocates its own buffers, says so on `ready`, waits for a byte on `go`, then checks them. */
@@ -297,8 +321,6 @@ static int roundtrip(void)
     long me = slot_of(l, getpid());
     if (me < 0)
         die("no slot of ours");
-    uint64_t resident = nvml_used(getpid());
-    uint64_t slot_used0 = cg_ledger_used(atomic_load(&l->slots[me].word)) * CG_LEDGER_PAGE;
 
     /* Work still queued when the order comes: kernels behind a long spin on two non-blocking
      * streams (which a copy on the legacy stream does not wait for). */
@@ -312,15 +334,19 @@ static int roundtrip(void)
     queue_complement(&bufs[2], s1);
     queue_complement(&bufs[0], s2);
     queue_complement(&bufs[4], s2);
+    pthread_t tc;
     pthread_create(&tl, NULL, launcher, NULL);
-    while (atomic_load(&launched) < 10)
+    pthread_create(&tc, NULL, copier, NULL);
+    while (atomic_load(&launched) < 10 || atomic_load(&copied) < 10)
         nap();
+    uint64_t resident = nvml_used(getpid());
+    uint64_t slot_used0 = cg_ledger_used(atomic_load(&l->slots[me].word)) * CG_LEDGER_PAGE;
 
     order(l, CG_SWAP_OUT);
     wait_state(l, getpid(), CG_SWAPST_OUT);
     wait_state(l, kid, CG_SWAPST_OUT);
     uint64_t moved = atomic_load(&l->swap_slots[me].out_bytes);
-    uint64_t want_moved = 0;
+    uint64_t want_moved = 2u << 20; /* the copier's buffer */
     for (int i = 0; i < NBUF; i++)
         want_moved += (sizes[i] + (2u << 20) - 1) / (2u << 20) * (2u << 20);
     if (moved != want_moved)
@@ -329,14 +355,14 @@ static int roundtrip(void)
         die("the device still holds what was swapped out (NVML)");
     if (slot_used0 - cg_ledger_used(atomic_load(&l->slots[me].word)) * CG_LEDGER_PAGE != moved)
         die("the slot's use did not drop by what was swapped out");
-    /* The launching thread is held at the gate, not failed. */
+    /* The launching and the copying thread are held at the gate, not failed. */
     double end = now_s() + DEADLINE_S;
-    while (atomic_load(&l->slots[me].gate_waiting) == 0)
+    while (atomic_load(&l->slots[me].gate_waiting) < 2)
         if (now_s() > end)
-            die("the launching thread never waited at the gate");
+            die("the launching and copying threads never both waited at the gate");
         else
             nap();
-    unsigned long held = atomic_load(&launched);
+    unsigned long held = atomic_load(&launched), held_copies = atomic_load(&copied);
 
     order(l, CG_SWAP_IN);
     wait_state(l, getpid(), CG_SWAPST_IN);
@@ -347,17 +373,22 @@ static int roundtrip(void)
         die("the slot's use is not back after swap-in");
     if (atomic_load(&launched) != held)
         die("a launch ran while the container was out");
+    if (atomic_load(&copied) != held_copies)
+        die("a copy ran while the container was out");
     open_gate(l);
     end = now_s() + DEADLINE_S;
-    while (atomic_load(&launched) < held + 10)
+    while (atomic_load(&launched) < held + 10 || atomic_load(&copied) < held_copies + 10)
         if (now_s() > end)
-            die("launches did not resume");
+            die("launches or copies did not resume");
         else
             nap();
     atomic_store(&stop_launching, 1);
     pthread_join(tl, NULL);
+    pthread_join(tc, NULL);
     if (atomic_load(&launch_errors) != 0)
         die("a launch failed");
+    if (atomic_load(&copy_errors) != 0)
+        die("a copy failed or read back something else");
     OK(p_cuCtxSynchronize());
     for (int i = 0; i < NBUF; i++)
         verify(&bufs[i]);

@@ -1,6 +1,6 @@
 # test_swap.sh — the interposer's swap mechanism with real processes (docs/SWAP.md): a round trip
-# keeps every byte (threads, streams with queued kernels, a forked child), a thread that keeps
-# launching only waits, the device and the slot give back exactly what moved; a process killed
+# keeps every byte (threads, streams with queued kernels, a forked child), threads that keep
+# launching and copying only wait, the device and the slot give back exactly what moved; a process killed
 # while swapped out leaves nothing behind (container use 0, NVML shows none of it). The probe
 # gives the orders itself through its ledger, as the daemon will (ledger.h, "Swap").
 . "$(dirname "$0")/lib.sh"
@@ -12,7 +12,7 @@ export SWAP_PROBE R="$TMP/release" OUT="$TMP/hold.out" CLI="$BUILD/bin/convgpu" 
 
 expect_rc 0 "round trip: data, threads, streams, fork, launches wait, accounts" \
     run_in 1GiB "$SWAP_PROBE" roundtrip
-grep -q '^ok moved=25165824$' "$TMP/out" && pass "moved exactly the 24 MiB charged" \
+grep -q '^ok moved=27262976$' "$TMP/out" && pass "moved exactly the 26 MiB charged" \
     || { fail "moved the wrong amount"; sed 's/^/    | /' "$TMP/out"; }
 
 expect_rc 0 "killed while swapped out: nothing left behind" cg run --name swapkill --gpu-memory 1GiB -- sh -c '
