@@ -116,6 +116,11 @@ struct container {
     struct proc *favored;  /* who gets the quota hand-out: the last process granted */
     struct cg_compute_stats compute; /* its share itself is the core's (cg_container_info) */
     bool compute_over_reported; /* ran deep past a hard share: reported (gates.c) */
+    /* Swap (swap.c): where its memory is, since when the current move runs, what moved. */
+    unsigned swap_phase;         /* enum swap_phase */
+    uint64_t swap_since;         /* monotonic ns: the current order */
+    uint64_t swapped_bytes;      /* the processes' claims, bounded by the limit (display) */
+    uint64_t swap_out_ns, swap_in_ns; /* how long the last moves took */
     struct container *next;
 };
 

@@ -23,6 +23,7 @@
 #include "watchdog.h"
 #include "gates.h"
 #include "daemon.h"
+#include "swap.h"
 #include "log.h"
 #include "size.h"
 #include "store.h"
@@ -585,9 +586,11 @@ int main(int argc, char **argv)
     uint64_t last_reap = loop_now_ns();
     while (!d.stop) {
         int t = api_timeout_ms(&d), tm = metrics_timeout_ms(&d), tw = watchdog_tick(&d);
-        int tc = compute_tick(&d);
+        int tc = compute_tick(&d), ts = swap_tick(&d);
         if (tw >= 0 && (t < 0 || tw < t))
             t = tw;
+        if (ts >= 0 && (t < 0 || ts < t))
+            t = ts;
         if (tc >= 0 && (t < 0 || tc < t))
             t = tc;
         if (t < 0 || t > 1000)

@@ -10,6 +10,8 @@
  *                          copying threads wait at the gate and see no error), swap in, every byte checked
  *   swap_probe hold FILE   allocates, swaps itself out, reports, then waits for FILE to exist
  *                          (a test kills it meanwhile)
+ *   swap_probe wait FILE   allocates, says "ready", waits for FILE, checks every byte (the
+ *                          test orders the swap through the daemon meanwhile)
  *
  * Prints "ok" and exits 0, or says what failed and exits 1. Every wait is for a condition,
  * bounded only by a generous deadline. */
@@ -421,6 +423,23 @@ static int hold(const char *file)
     return 0;
 }
 
+/* Allocations with known contents, "ready", then after FILE exists every byte is checked: the
+ * test swaps the container out and in through the daemon meanwhile. */
+static int wait_check(const char *file)
+{
+    init_ctx();
+    for (int i = 0; i < 3; i++)
+        fill(&bufs[i], sizes[i], 0x60u + (unsigned)i);
+    printf("ready\n");
+    fflush(stdout);
+    while (access(file, F_OK) != 0)
+        nap();
+    for (int i = 0; i < 3; i++)
+        verify(&bufs[i]);
+    printf("ok\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -429,6 +448,8 @@ int main(int argc, char **argv)
         return roundtrip();
     if (argc == 3 && strcmp(argv[1], "hold") == 0)
         return hold(argv[2]);
-    fprintf(stderr, "usage: swap_probe roundtrip | hold FILE\n");
+    if (argc == 3 && strcmp(argv[1], "wait") == 0)
+        return wait_check(argv[2]);
+    fprintf(stderr, "usage: swap_probe roundtrip | hold FILE | wait FILE\n");
     return 2;
 }

@@ -23,4 +23,25 @@ expect_rc 0 "killed while swapped out: nothing left behind" cg run --name swapki
     kill -KILL $p; wait $p
     used() { "$CLI" --runtime-dir "$RUNDIR" inspect swapkill | python3 -c "import json,sys; print(json.load(sys.stdin)[\"used\"])"; }
     until [ "$(used)" = 0 ]; do [ "$(date +%s)" -lt $t ] || { echo "its use never returned"; exit 1; }; sleep 0.02; done'
+# Through the daemon: convgpu swap / unswap, the state in inspect, the core's account.
+W="$TMP/wait.out"
+cg run --name swapcli --gpu-memory 1GiB -- "$SWAP_PROBE" wait "$R.2" >"$W" 2>&1 & wp=$!
+wait_for "the probe's allocations" "$WAIT_S" grep -q '^ready$' "$W" || fail "probe never ready"
+f() { container_field swapcli "$1"; }
+swap_is() { test "$(f swap)" = "$1"; }
+before_used=$(f used)
+expect_rc 0 "convgpu swap" cg swap swapcli
+wait_for "swapped out" "$WAIT_S" swap_is out && pass "inspect: swap out" || fail "never out"
+check "state swapped" test "$(f state)" = swapped
+check "swapped_bytes = the 12 MiB charged" test "$(f swapped_bytes)" = 12582912
+check "use dropped by 12 MiB ($before_used -> $(f used))" test $(( before_used - $(f used) )) = 12582912
+check "the core's account is what is left on the device ($(f committed))" \
+    test "$(f committed)" = "$(f used)"
+expect_rc 1 "a second swap-out is refused" cg swap swapcli
+expect_rc 0 "convgpu unswap" cg unswap swapcli
+wait_for "swapped in" "$WAIT_S" swap_is in && pass "inspect: swap in" || fail "never in"
+check "state running" test "$(f state)" = running
+touch "$R.2"
+rc=0; wait $wp || rc=$?
+check "every byte back after swap and unswap through the daemon (rc $rc)" test "$rc" = 0 -a "$(tail -n1 "$W")" = ok
 finish
