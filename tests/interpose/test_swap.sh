@@ -38,6 +38,12 @@ check "use dropped by 12 MiB ($before_used -> $(f used))" test $(( before_used -
 check "the core's account is what is left on the device ($(f committed))" \
     test "$(f committed)" = "$(f used)"
 expect_rc 1 "a second swap-out is refused" cg swap swapcli
+# The daemon killed while the container is out, and started again: it is still out, and comes
+# back in on the order (the processes reconnect to charge their memory again).
+stop_daemon_hard
+start_daemon --emulate 2GiB --swap yes
+wait_for "restored out" "$WAIT_S" swap_is out && pass "after a daemon restart: still out" \
+    || fail "after a daemon restart: swap is $(f swap)"
 expect_rc 0 "convgpu unswap" cg unswap swapcli
 wait_for "swapped in" "$WAIT_S" swap_is in && pass "inspect: swap in" || fail "never in"
 check "state running" test "$(f state)" = running
