@@ -103,8 +103,21 @@ CG_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t 
         return real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     uint64_t est, charged;
     if (WidthInBytes > SIZE_MAX - 511 ||
-        __builtin_mul_overflow((uint64_t)((WidthInBytes + 511) & ~(size_t)511), Height, &est) ||
-        cg_charge(est, &charged) < 0)
+        __builtin_mul_overflow((uint64_t)((WidthInBytes + 511) & ~(size_t)511), Height, &est))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (cg_swap_wanted()) {
+        /* Swappable: we choose the pitch (512-byte aligned, what the charge assumes and a
+         * multiple of every texture pitch alignment) and serve pitch x height from VMM. */
+        if (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16)
+            return CUDA_ERROR_INVALID_VALUE;
+        if (cg_charge(est, &charged) < 0)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        CUresult r = alloc_swappable(dptr, (size_t)est, charged);
+        if (r == CUDA_SUCCESS)
+            *pPitch = (WidthInBytes + 511) & ~(size_t)511;
+        return r;
+    }
+    if (cg_charge(est, &charged) < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     CUresult r;
     int attempt = 0;

@@ -56,7 +56,7 @@ static void die(const char *what)
     F(cuInit) F(cuDeviceGet) F(cuDevicePrimaryCtxRetain) F(cuCtxSetCurrent) F(cuMemAlloc_v2)  \
     F(cuMemFree_v2) F(cuMemcpyHtoD_v2) F(cuMemcpyDtoH_v2) F(cuStreamCreate)                    \
     F(cuStreamSynchronize) F(cuModuleLoadData) F(cuModuleGetFunction) F(cuLaunchKernel)        \
-    F(cuCtxSynchronize)
+    F(cuCtxSynchronize) F(cuMemAllocPitch_v2)
 CUDA_FNS(X)
 #undef X
 static PFN_nvmlInit_v2 p_nvmlInit_v2;
@@ -319,6 +319,18 @@ static int roundtrip(void)
     pthread_create(&t2, NULL, alloc_half, &one);
     pthread_join(t1, NULL);
     pthread_join(t2, NULL);
+    /* A pitched allocation too: 1000 x 300 rows of 4-byte elements, pitch 1024. */
+    struct buf pitched = {.seed = 0x99};
+    size_t pitch = 0;
+    OK(p_cuMemAllocPitch_v2(&pitched.p, &pitch, 1000, 300, 4));
+    if (pitch != 1024)
+        die("pitch is not 1024");
+    pitched.n = pitch * 300;
+    unsigned char *ph = malloc(pitched.n);
+    for (size_t i = 0; i < pitched.n; i++)
+        ph[i] = byte_at(&pitched, i);
+    OK(p_cuMemcpyHtoD_v2(pitched.p, ph, pitched.n));
+    free(ph);
     struct cg_ledger *l = ledger();
     long me = slot_of(l, getpid());
     if (me < 0)
@@ -348,7 +360,7 @@ static int roundtrip(void)
     wait_state(l, getpid(), CG_SWAPST_OUT);
     wait_state(l, kid, CG_SWAPST_OUT);
     uint64_t moved = atomic_load(&l->swap_slots[me].out_bytes);
-    uint64_t want_moved = 2u << 20; /* the copier's buffer */
+    uint64_t want_moved = 2 * (2u << 20); /* the copier's buffer and the pitched one */
     for (int i = 0; i < NBUF; i++)
         want_moved += (sizes[i] + (2u << 20) - 1) / (2u << 20) * (2u << 20);
     if (moved != want_moved)
@@ -394,6 +406,8 @@ static int roundtrip(void)
     OK(p_cuCtxSynchronize());
     for (int i = 0; i < NBUF; i++)
         verify(&bufs[i]);
+    verify(&pitched);
+    OK(p_cuMemFree_v2(pitched.p));
     if (write(gp[1], "g", 1) != 1)
         die("go");
     int st;
