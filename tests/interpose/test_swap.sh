@@ -37,6 +37,9 @@ check "swapped_bytes = the 12 MiB charged" test "$(f swapped_bytes)" = 12582912
 check "use dropped by 12 MiB ($before_used -> $(f used))" test $(( before_used - $(f used) )) = 12582912
 check "the core's account is what is left on the device ($(f committed))" \
     test "$(f committed)" = "$(f used)"
+metric() { api GET /metrics | awk -v m="$1" 'index($0, m "{") == 1 && /name="swapcli"/ { print $NF }'; }
+check "metrics: swapped 1, 12 MiB" test "$(metric convgpu_container_swapped)" = 1 -a \
+    "$(metric convgpu_container_swapped_bytes)" = 12582912
 expect_rc 1 "a second swap-out is refused" cg swap swapcli
 # The daemon killed while the container is out, and started again: it is still out, and comes
 # back in on the order (the processes reconnect to charge their memory again).
