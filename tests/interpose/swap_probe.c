@@ -307,8 +307,14 @@ static int roundtrip(void)
     pid_t kid = fork();
     if (kid < 0)
         die("fork");
-    if (kid == 0)
+    if (kid == 0) {
+        /* Only the parent writes `go`: if it dies, the child's read ends instead of hanging. */
+        close(gp[1]);
+        close(rp[0]);
         child(rp[1], gp[0]);
+    }
+    close(gp[0]);
+    close(rp[1]);
     char c;
     if (read(rp[0], &c, 1) != 1)
         die("the child did not get ready");
