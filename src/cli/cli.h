@@ -14,6 +14,8 @@ int cmd_ps(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_create(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
+int cmd_swap(int argc, char **argv);
+int cmd_unswap(int argc, char **argv);
 int cmd_set(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_events(int argc, char **argv);

@@ -321,6 +321,40 @@ int cmd_rm(int argc, char **argv)
     return 0;
 }
 
+/* swap / unswap: one order, answered at once (202); the move itself is followed in inspect. */
+static int swap_command(int argc, char **argv, bool out)
+{
+    const char *use = out ? "convgpu swap ID|NAME" : "convgpu unswap ID|NAME";
+    if (cli_wants_help(argc, argv)) {
+        printf("Usage: %s\n\n%s", use,
+               out ? "Orders a container's processes to move their swappable GPU memory to host\n"
+                     "memory (docs/SWAP.md): its launches, copies and allocations wait, its\n"
+                     "queued work finishes, the memory is copied out and released. inspect shows\n"
+                     "swap: swapping-out, then out (state swapped). Needs convgpud --swap yes.\n"
+                   : "Orders a swapped-out container back: its processes get device memory at\n"
+                     "the same addresses again, copy their data back, and continue. inspect\n"
+                     "shows swap: swapping-in, then in.\n");
+        return 0;
+    }
+    if (!check_args(argc, argv, NULL, 1, use))
+        return 2;
+    char path[256];
+    if (container_path(positional(argc, argv, 0), path, sizeof path))
+        return 2;
+    strncat(path, out ? "/swap-out" : "/swap-in", sizeof path - strlen(path) - 1);
+    json_t *ans = NULL;
+    int rc = call("POST", path, NULL, &ans, 202);
+    if (rc)
+        return rc;
+    printf("%s %s\n", json_string_value(json_object_get(ans, "id")),
+           json_string_value(json_object_get(ans, "swap")));
+    json_decref(ans);
+    return 0;
+}
+
+int cmd_swap(int argc, char **argv) { return swap_command(argc, argv, true); }
+int cmd_unswap(int argc, char **argv) { return swap_command(argc, argv, false); }
+
 int cmd_set(int argc, char **argv)
 {
     static const char *use = "convgpu set ID|NAME [--gpu-memory SIZE] [--gpu-compute PCT|none] "

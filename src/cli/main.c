@@ -16,6 +16,8 @@ static const struct {
     {"ps", cmd_ps, "list containers: limit, assignment, use, state"},
     {"inspect", cmd_inspect, "show one container in detail (JSON)"},
     {"set", cmd_set, "change a container's GPU-memory limit while it runs"},
+    {"swap", cmd_swap, "move a container's GPU memory to host memory (docs/SWAP.md)"},
+    {"unswap", cmd_unswap, "bring a swapped-out container's GPU memory back"},
     {"devices", cmd_devices, "list GPUs: capacity, assigned, used, context charge"},
     {"policy", cmd_policy, "show or change the resume and placement policies"},
     {"top", cmd_top, "live view of devices, containers and decisions"},

@@ -36,7 +36,7 @@
 #include <stdint.h>
 
 #define CG_LEDGER_MAGIC 0x4c475643u /* "CVGL" */
-#define CG_LEDGER_VERSION 2u /* 2: the compute gate */
+#define CG_LEDGER_VERSION 3u /* 2: the compute gate; 3: swap (docs/SWAP.md) */
 #define CG_LEDGER_PAGE 4096ull
 #define CG_LEDGER_SLOTS 1024u       /* processes per container that may hold a slot at once */
 #define CG_LEDGER_MAX_PAGES 0xffffffffull
@@ -70,7 +70,7 @@ struct cg_ledger_slot {
  * A closed gate counts as open from `closed_until` on (CLOCK_MONOTONIC ns): the daemon renews it
  * every step, so a daemon that dies or stalls cannot freeze a container's launches. */
 struct cg_ledger_compute {
-    _Atomic uint32_t gate;      /* 0: open; 1: closed. Written by the daemon */
+    _Atomic uint32_t gate;      /* 0: open; else CG_GATE_* bits. Written by the daemon */
     _Atomic uint32_t share_pct; /* 0: no compute limit; for readers */
     _Atomic uint64_t closed_until;
     _Atomic uint32_t mode;      /* cg_compute_mode; for readers */
@@ -80,8 +80,55 @@ struct cg_ledger_compute {
     uint8_t pad_[24];
 };
 
+/* The gate is a set of reasons to wait: launches pass only when it is 0 (still one load). The
+ * compute controller owns CG_GATE_CLOSED (with its lease); a swap owns CG_GATE_SWAPPED, which
+ * has no lease: while the container's memory is on the host nothing may touch it, whether or
+ * not a daemon is there to renew anything. Each writer sets and clears only its own bit. */
 #define CG_GATE_OPEN 0u
 #define CG_GATE_CLOSED 1u
+#define CG_GATE_SWAPPED 2u
+
+/* Swap (docs/SWAP.md). The daemon orders, each process's swap thread obeys and reports.
+ *
+ *   daemon: sets CG_GATE_SWAPPED in the gate, then order := OUT, epoch += 1, futex-wakes epoch
+ *   process: waits for its calls in flight and its queued work, copies its swappable
+ *            allocations to host memory, releases their device memory, lowers its slot's use by
+ *            what it charged for them, then state := OUT, done := epoch, out_bytes := moved,
+ *            futex-wakes state
+ *   daemon: order := IN, epoch += 1, wake; each process charges its slot again (the normal
+ *           path: it may wait for the daemon), maps new device memory at the same addresses,
+ *           copies back, state := IN, done := epoch, wake; once all are in, the daemon clears
+ *           CG_GATE_SWAPPED and wakes the gate.
+ *
+ * A process reports only after it has started its swap thread (`ready`): one that never made a
+ * swappable allocation has nothing to move and is not waited for. Everything here is a claim to
+ * the daemon, like the rest of the ledger: it bounds what it believes by what it granted. */
+enum cg_swap_order { CG_SWAP_IN = 0, CG_SWAP_OUT = 1 };
+enum cg_swap_state {
+    CG_SWAPST_IN = 0,       /* resident */
+    CG_SWAPST_MOVING = 1,   /* copying, either way */
+    CG_SWAPST_OUT = 2,      /* on the host */
+    CG_SWAPST_FAILED = 3,   /* the order could not be carried out; what moved was moved back */
+};
+
+struct cg_ledger_swap {
+    _Atomic uint32_t enabled;   /* 1: this container's allocations are made swappable; daemon */
+    _Atomic uint32_t order;     /* cg_swap_order; daemon */
+    _Atomic uint32_t epoch;     /* bumped with every order; the swap threads' futex */
+    uint32_t pad0_;
+    uint8_t pad_[48];
+};
+
+/* One per slot, beside the slots (a slot is one full cache line already). Written by the
+ * slot's process. */
+struct cg_ledger_swap_slot {
+    _Atomic uint32_t ready;     /* the process's swap thread runs */
+    _Atomic uint32_t state;     /* cg_swap_state; futex the daemon (or a test) may wait on */
+    _Atomic uint32_t done;      /* the epoch of the last order carried out */
+    uint32_t pad0_;
+    _Atomic uint64_t out_bytes; /* device memory moved to the host (charged sizes) */
+    _Atomic uint64_t swaps;     /* completed swap-outs (display) */
+};
 
 struct cg_ledger {
     uint32_t magic;
@@ -97,11 +144,15 @@ struct cg_ledger {
     uint8_t pad_[8];
     struct cg_ledger_slot slots[CG_LEDGER_SLOTS];
     struct cg_ledger_compute compute;
+    struct cg_ledger_swap swap;
+    struct cg_ledger_swap_slot swap_slots[CG_LEDGER_SLOTS];
 };
 
 _Static_assert(sizeof(struct cg_ledger_slot) == 64, "one slot per cache line");
 _Static_assert(offsetof(struct cg_ledger, slots) == 64, "header is one cache line");
 _Static_assert(sizeof(struct cg_ledger_compute) == 64, "the gate is one cache line");
+_Static_assert(sizeof(struct cg_ledger_swap) == 64, "the swap order is one cache line");
+_Static_assert(sizeof(struct cg_ledger_swap_slot) == 32, "two swap reports per cache line");
 
 #define CG_LEDGER_SIZE sizeof(struct cg_ledger)
 /* The ledger is a sealed memfd of this name + the container id (no file in any directory). */

@@ -32,6 +32,7 @@
  * a missing one does. What such a caller may create or raise is bounded per user
  * (user-memory-quota, user-max-containers: 403 naming the bound). */
 #include "api.h"
+#include "swap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -226,7 +227,10 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
         "{s:s,s:s,s:I,s:I,s:I,s:I,s:s,s:I,s:f,s:I,s:I}", "id", c->id, "name", c->name, "device",
         (json_int_t)c->device, "limit", (json_int_t)ci.limit, "assigned", (json_int_t)ci.assigned,
         "used", (json_int_t)container_used_bytes(c), "state",
-        ci.state == CG_STATE_SUSPENDED ? "suspended" : "running", "created", (json_int_t)c->created_unix,
+        c->swap_phase == SWAP_OUT            ? "swapped"
+        : ci.state == CG_STATE_SUSPENDED     ? "suspended"
+                                             : "running",
+        "created", (json_int_t)c->created_unix,
         "suspended_total_s", (double)ci.total_suspended / 1e9, "processes",
         (json_int_t)ci.nprocesses, "pending", (json_int_t)ci.npending);
     if (!o)
@@ -248,6 +252,10 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
                         json_real((double)c->compute.throttled_ns / 1e9));
     json_object_set_new(o, "compute_throttled_launches",
                         json_integer((json_int_t)c->compute.throttled_launches));
+    json_object_set_new(o, "swap", json_string(swap_phase_name((enum swap_phase)c->swap_phase)));
+    json_object_set_new(o, "swapped_bytes", json_integer((json_int_t)c->swapped_bytes));
+    json_object_set_new(o, "swap_out_s", json_real((double)c->swap_out_ns / 1e9));
+    json_object_set_new(o, "swap_in_s", json_real((double)c->swap_in_ns / 1e9));
     if (!detail)
         return o;
     json_object_set_new(o, "socket", json_string(c->sock_path));
@@ -866,6 +874,14 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
             if (!put)
                 return send_error(conn, 405, "use PUT on /limit");
             return update(d, conn, rc, c, &who);
+        }
+        if (strcmp(slash, "/swap-out") == 0 || strcmp(slash, "/swap-in") == 0) {
+            if (!post)
+                return send_error(conn, 405, "use POST on %s", slash);
+            char msg[256];
+            if (swap_order(d, c, strcmp(slash, "/swap-out") == 0, msg, sizeof msg) != 0)
+                return send_error(conn, 409, "%s", msg);
+            return send_json(conn, 202, container_json(d, c, true));
         }
         return send_error(conn, 404, "unknown resource %s", url);
     }

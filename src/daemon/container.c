@@ -26,6 +26,7 @@
 #include "api.h"
 #include "api_parse.h"
 #include "daemon.h"
+#include "swap.h"
 #include "log.h"
 #include "size.h"
 #include "store.h"
@@ -243,6 +244,14 @@ static int make_ledger(struct container *c, int found_fd, char *err, size_t errl
     l->context_charge = c->d->devices[c->device].context_charge;
     atomic_store(&l->limit, c->limit);
     atomic_store(&l->high_slot, c->rec->high);
+    atomic_store(&l->swap.enabled, c->d->opt.swap ? 1u : 0u);
+    /* A daemon that died during a swap left its order in the ledger: pick the move up where it
+     * is (swap.c finishes it once every process reported), so the container ends in or out. */
+    if (!fresh && (atomic_load(&l->compute.gate) & CG_GATE_SWAPPED)) {
+        c->swap_phase = atomic_load(&l->swap.order) == CG_SWAP_OUT ? SWAP_MOVING_OUT
+                                                                     : SWAP_MOVING_IN;
+        c->swap_since = loop_now_ns();
+    }
     struct stat st;
     if (fstat(fd, &st) == 0) {
         c->rec->ledger_dev = (uint64_t)st.st_dev;

@@ -116,6 +116,11 @@ struct container {
     struct proc *favored;  /* who gets the quota hand-out: the last process granted */
     struct cg_compute_stats compute; /* its share itself is the core's (cg_container_info) */
     bool compute_over_reported; /* ran deep past a hard share: reported (gates.c) */
+    /* Swap (swap.c): where its memory is, since when the current move runs, what moved. */
+    unsigned swap_phase;         /* enum swap_phase */
+    uint64_t swap_since;         /* monotonic ns: the current order */
+    uint64_t swapped_bytes;      /* the processes' claims, bounded by the limit (display) */
+    uint64_t swap_out_ns, swap_in_ns; /* how long the last moves took */
     struct container *next;
 };
 
@@ -154,6 +159,7 @@ struct daemon_options {
     double watchdog_interval;   /* seconds between NVML cross-checks; 0 = off */
     uint64_t watchdog_tolerance;/* bytes a container may exceed its limit before it is flagged */
     bool watchdog_kill;         /* kill what the watchdog flags */
+    bool swap;                  /* containers' allocations are made swappable (docs/SWAP.md) */
     /* The compute share of a container created without one (API field gpu_compute absent):
      * 0 = none; and the mode of a share given without a mode. */
     unsigned default_compute_pct;

@@ -175,12 +175,14 @@ static void write_gate(struct container *c, const cg_compute_gate *g, unsigned p
     struct cg_ledger_compute *lc = &c->ledger->compute;
     atomic_store_explicit(&lc->share_pct, pct, memory_order_relaxed);
     atomic_store_explicit(&lc->mode, (uint32_t)mode, memory_order_relaxed);
+    /* Only the compute bit is ours: a swap's bit (ledger.h) stays as it is. */
     if (g->open) {
-        if (atomic_exchange_explicit(&lc->gate, CG_GATE_OPEN, memory_order_release) != CG_GATE_OPEN)
+        if (atomic_fetch_and_explicit(&lc->gate, ~CG_GATE_CLOSED, memory_order_release) ==
+            CG_GATE_CLOSED)
             futex_wake_all(&lc->gate);
     } else {
         atomic_store_explicit(&lc->closed_until, now + COMPUTE_GATE_LEASE_NS, memory_order_relaxed);
-        atomic_store_explicit(&lc->gate, CG_GATE_CLOSED, memory_order_release);
+        atomic_fetch_or_explicit(&lc->gate, CG_GATE_CLOSED, memory_order_release);
     }
     c->compute.util_permille = g->util_permille;
     c->compute.throttled_ns = atomic_load_explicit(&lc->throttled_ns, memory_order_relaxed);
@@ -334,8 +336,8 @@ void compute_stop(struct daemon *d)
         return;
     for (struct container *c = d->containers; c; c = c->next) {
         if (c->ledger &&
-            atomic_exchange_explicit(&c->ledger->compute.gate, CG_GATE_OPEN, memory_order_release) !=
-                CG_GATE_OPEN)
+            atomic_fetch_and_explicit(&c->ledger->compute.gate, ~CG_GATE_CLOSED,
+                                      memory_order_release) == CG_GATE_CLOSED)
             futex_wake_all(&c->ledger->compute.gate);
     }
     if (k->trace)

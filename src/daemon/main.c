@@ -23,6 +23,7 @@
 #include "watchdog.h"
 #include "gates.h"
 #include "daemon.h"
+#include "swap.h"
 #include "log.h"
 #include "size.h"
 #include "store.h"
@@ -68,6 +69,7 @@ static void usage(FILE *f)
             "  --watchdog-tolerance SIZE  how far a container may exceed its limit by NVML\n"
             "                        before it is flagged (default 64MiB)\n"
             "  --watchdog-kill yes|no  kill what the watchdog flags (default no: report only)\n"
+            "  --swap yes|no         make containers' allocations swappable (default no; docs/SWAP.md)\n"
             "  --log-level LEVEL     error, warn, info (default), debug\n"
             "  --foreground          do not detach (use under systemd, docker, tests)\n"
             "  --version             print the version and exit\n"
@@ -212,6 +214,15 @@ static int apply_option(void *ctx, const char *key, const char *value, char *err
             snprintf(err, errlen, "watchdog-kill takes yes or no");
             return -1;
         }
+    } else if (strcmp(key, "swap") == 0) {
+        if (strcmp(value, "yes") == 0 || strcmp(value, "true") == 0)
+            o->swap = true;
+        else if (strcmp(value, "no") == 0 || strcmp(value, "false") == 0)
+            o->swap = false;
+        else {
+            snprintf(err, errlen, "swap takes yes or no");
+            return -1;
+        }
     } else if (strcmp(key, "log-level") == 0) {
         enum log_level lv;
         if (!log_parse_level(value, &lv)) {
@@ -279,6 +290,7 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
         {"watchdog-interval", required_argument, NULL, O_SETTING},
         {"watchdog-tolerance", required_argument, NULL, O_SETTING},
         {"watchdog-kill", required_argument, NULL, O_SETTING},
+        {"swap", required_argument, NULL, O_SETTING},
         {"foreground", no_argument, NULL, O_FOREGROUND},
         {"version", no_argument, NULL, O_VERSION},
         {"help", no_argument, NULL, 'h'},
@@ -574,9 +586,11 @@ int main(int argc, char **argv)
     uint64_t last_reap = loop_now_ns();
     while (!d.stop) {
         int t = api_timeout_ms(&d), tm = metrics_timeout_ms(&d), tw = watchdog_tick(&d);
-        int tc = compute_tick(&d);
+        int tc = compute_tick(&d), ts = swap_tick(&d);
         if (tw >= 0 && (t < 0 || tw < t))
             t = tw;
+        if (ts >= 0 && (t < 0 || ts < t))
+            t = ts;
         if (tc >= 0 && (t < 0 || tc < t))
             t = tc;
         if (t < 0 || t > 1000)

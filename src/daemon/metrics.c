@@ -3,6 +3,7 @@
  * Compute series: the share is the core's; utilisation, busy and throttled time are what the
  * daemon measured through NVML (gates.c: struct cg_compute_stats, struct device). */
 #include "metrics.h"
+#include "swap.h"
 #include "watchdog.h"
 
 #include <arpa/inet.h>
@@ -167,6 +168,10 @@ char *metrics_render(struct daemon *d, const uid_t *only_uid)
          "Time the container's kernel launches waited for compute budget."},
         {"convgpu_container_compute_busy_seconds_total", "counter",
          "Device time the container's kernels used."},
+        {"convgpu_container_swapped", "gauge",
+         "1 while the container's memory is out on the host (docs/SWAP.md)."},
+        {"convgpu_container_swapped_bytes", "gauge",
+         "Device memory the container's processes moved to the host (their claims)."},
     };
     uint64_t now = loop_now_ns();
     for (unsigned k = 0; k < sizeof ctr_metrics / sizeof ctr_metrics[0]; k++) {
@@ -195,7 +200,9 @@ char *metrics_render(struct daemon *d, const uid_t *only_uid)
             case 6: out(&b, "%u\n", ci.compute_pct); break;
             case 7: out(&b, "%.3f\n", (double)c->compute.util_permille / 1000.0); break;
             case 8: out(&b, "%.9f\n", (double)c->compute.throttled_ns / 1e9); break;
-            default: out(&b, "%.9f\n", (double)c->compute.busy_ns / 1e9); break;
+            case 9: out(&b, "%.9f\n", (double)c->compute.busy_ns / 1e9); break;
+            case 10: out(&b, "%d\n", c->swap_phase == SWAP_OUT); break;
+            default: out(&b, "%llu\n", (unsigned long long)c->swapped_bytes); break;
             }
         }
     }

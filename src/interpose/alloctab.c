@@ -47,9 +47,11 @@ static int grow(void)
     return 0;
 }
 
-int cg_alloc_put(uint32_t space, uint64_t key, uint64_t bytes, void *pool)
+static int put(const struct cg_alloc *ep)
 {
-    struct cg_alloc e = {.key = key, .bytes = bytes, .pool = pool, .space = space};
+    struct cg_alloc e = *ep;
+    uint32_t space = e.space;
+    uint64_t key = e.key;
     pthread_mutex_lock(&mu);
     if ((count + 1) * 2 > cap && grow() < 0) {
         pthread_mutex_unlock(&mu);
@@ -65,6 +67,17 @@ int cg_alloc_put(uint32_t space, uint64_t key, uint64_t bytes, void *pool)
     tab[i] = e;
     pthread_mutex_unlock(&mu);
     return 0;
+}
+
+int cg_alloc_put(uint32_t space, uint64_t key, uint64_t bytes, void *pool)
+{
+    return put(&(struct cg_alloc){.key = key, .bytes = bytes, .pool = pool, .space = space});
+}
+
+int cg_alloc_put_swap(uint64_t key, uint64_t bytes, uint64_t swap)
+{
+    return put(&(struct cg_alloc){.key = key, .bytes = bytes, .swap = swap,
+                                  .space = CG_SPACE_PTR});
 }
 
 bool cg_alloc_take(uint32_t space, uint64_t key, struct cg_alloc *out)

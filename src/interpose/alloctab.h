@@ -16,12 +16,15 @@ struct cg_alloc {
     uint64_t key;
     uint64_t bytes; /* charged to our slot for this allocation (0: charged through its pool) */
     void *pool;     /* stream-ordered allocations: their pool */
+    uint64_t swap;  /* swappable allocations: their record (swap.h); 0 = none */
     uint32_t space; /* 0 = empty entry */
     uint32_t pad_;
 };
 
 /* 0, or -1 when the table cannot grow (the caller then undoes the allocation). */
 int cg_alloc_put(uint32_t space, uint64_t key, uint64_t bytes, void *pool);
+/* The same for a swappable allocation (`swap`: its record in swap.c). */
+int cg_alloc_put_swap(uint64_t key, uint64_t bytes, uint64_t swap);
 /* Removes and returns the entry; false when unknown. */
 bool cg_alloc_take(uint32_t space, uint64_t key, struct cg_alloc *out);
 uint64_t cg_alloc_count(void);

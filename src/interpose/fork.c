@@ -10,6 +10,7 @@
 #include "alloctab.h"
 #include "client.h"
 #include "pool.h"
+#include "swap.h"
 
 #include <pthread.h>
 
@@ -18,10 +19,12 @@ static void prepare(void)
     cg_client_fork_prepare();
     cg_pool_fork_prepare();
     cg_alloc_fork_prepare();
+    cg_swap_fork_prepare();
 }
 
 static void parent(void)
 {
+    cg_swap_fork_parent();
     cg_alloc_fork_parent();
     cg_pool_fork_parent();
     cg_client_fork_parent();
@@ -29,6 +32,7 @@ static void parent(void)
 
 static void child(void)
 {
+    cg_swap_fork_child();
     cg_alloc_fork_child();
     cg_pool_fork_child();
     cg_client_fork_child();

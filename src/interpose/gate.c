@@ -21,20 +21,30 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void cg_gate_wait(struct cg_session *s)
+void cg_gate_wait(struct cg_session *s, bool counted, uint32_t bits)
 {
     struct cg_ledger_compute *g = &s->ledger->compute;
     uint64_t t0 = mono_ns(), now = t0;
     bool waited = false;
     atomic_fetch_add_explicit(&s->slot->gate_waiting, 1, memory_order_relaxed);
-    while (atomic_load_explicit(&g->gate, memory_order_acquire) != CG_GATE_OPEN) {
-        uint64_t until = atomic_load_explicit(&g->closed_until, memory_order_relaxed);
-        if (now >= until)
-            break; /* the daemon stopped renewing it: open */
-        uint64_t left = until - now < GATE_RECHECK_NS ? until - now : GATE_RECHECK_NS;
+    uint32_t v;
+    while (((v = atomic_load_explicit(&g->gate, memory_order_seq_cst)) & bits) != 0) {
+        uint64_t left = GATE_RECHECK_NS;
+        if (!(v & CG_GATE_SWAPPED)) {
+            uint64_t until = atomic_load_explicit(&g->closed_until, memory_order_relaxed);
+            if (now >= until)
+                break; /* the daemon stopped renewing it: open */
+            if (until - now < left)
+                left = until - now;
+        }
+        /* Out of the in-flight count while waiting, or a swap-out would wait for us. */
+        if (counted)
+            atomic_fetch_sub_explicit(&cg_swap_inflight, 1, memory_order_release);
         struct timespec ts = {(time_t)(left / 1000000000ull), (long)(left % 1000000000ull)};
         /* A shared (not private) futex: the daemon wakes it through its own mapping. */
-        syscall(SYS_futex, (uint32_t *)&g->gate, FUTEX_WAIT, CG_GATE_CLOSED, &ts, NULL, 0);
+        syscall(SYS_futex, (uint32_t *)&g->gate, FUTEX_WAIT, v, &ts, NULL, 0);
+        if (counted)
+            atomic_fetch_add_explicit(&cg_swap_inflight, 1, memory_order_seq_cst);
         waited = true;
         now = mono_ns();
     }

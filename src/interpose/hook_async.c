@@ -6,6 +6,7 @@
 #include "config.h"
 #include "hooks.h"
 #include "pool.h"
+#include "gate.h"
 
 static CUresult free_async(int ptsz, CUdeviceptr p, CUstream s)
 {
@@ -103,7 +104,7 @@ static CUresult free_charged(PFN_cuMemFreeAsync real, CUdeviceptr dptr, CUstream
     struct cg_alloc a;
     if (CG_LIKELY(!cg_enabled()) || !cg_alloc_take(CG_SPACE_PTR, dptr, &a))
         return real(dptr, s);
-    CUresult r = real(dptr, s);
+    CUresult r = a.swap ? cg_swap_free_gated(a.swap) : real(dptr, s);
     if (r != CUDA_SUCCESS) {
         cg_alloc_put(a.space, a.key, a.bytes, a.pool);
         return r;

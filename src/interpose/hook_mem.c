@@ -8,6 +8,7 @@
 #include "config.h"
 #include "hooks.h"
 #include "pool.h"
+#include "gate.h"
 
 /* Records a successful allocation; if it cannot be recorded it cannot be charged back later,
  * so it is undone and reported as out of memory rather than leaked from the account. */
@@ -22,6 +23,29 @@ static CUresult keep(CUdeviceptr p, uint64_t charged)
     return CUDA_ERROR_OUT_OF_MEMORY;
 }
 
+/* In a container that swaps: served from VMM (swap.h), behind the gate, since while the
+ * container is out no new device memory may appear under it. */
+static CUresult alloc_swappable(CUdeviceptr *dptr, size_t bytesize, uint64_t charged)
+{
+    struct cg_gate_ticket t = cg_gate_pass();
+    CUresult r;
+    uint64_t id = 0;
+    int attempt = 0;
+    while ((r = cg_swap_alloc(dptr, bytesize, charged, &id)) == CUDA_ERROR_OUT_OF_MEMORY &&
+           cg_driver_retry(&attempt))
+        ;
+    cg_gate_leave(t);
+    if (r != CUDA_SUCCESS) {
+        cg_uncharge(charged);
+        return r;
+    }
+    if (cg_alloc_put_swap(*dptr, charged, id) == 0)
+        return CUDA_SUCCESS;
+    cg_swap_free_gated(id);
+    cg_uncharge(charged);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
 CG_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
     PFN_cuMemAlloc_v2 real = CG_REAL(cuMemAlloc_v2);
@@ -32,6 +56,8 @@ CG_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
     uint64_t charged;
     if (cg_charge(bytesize, &charged) < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    if (cg_swap_wanted())
+        return alloc_swappable(dptr, bytesize, charged);
     CUresult r;
     int attempt = 0;
     while ((r = real(dptr, bytesize)) == CUDA_ERROR_OUT_OF_MEMORY && cg_driver_retry(&attempt))
@@ -77,8 +103,21 @@ CG_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t 
         return real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     uint64_t est, charged;
     if (WidthInBytes > SIZE_MAX - 511 ||
-        __builtin_mul_overflow((uint64_t)((WidthInBytes + 511) & ~(size_t)511), Height, &est) ||
-        cg_charge(est, &charged) < 0)
+        __builtin_mul_overflow((uint64_t)((WidthInBytes + 511) & ~(size_t)511), Height, &est))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (cg_swap_wanted()) {
+        /* Swappable: we choose the pitch (512-byte aligned, what the charge assumes and a
+         * multiple of every texture pitch alignment) and serve pitch x height from VMM. */
+        if (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16)
+            return CUDA_ERROR_INVALID_VALUE;
+        if (cg_charge(est, &charged) < 0)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        CUresult r = alloc_swappable(dptr, (size_t)est, charged);
+        if (r == CUDA_SUCCESS)
+            *pPitch = (WidthInBytes + 511) & ~(size_t)511;
+        return r;
+    }
+    if (cg_charge(est, &charged) < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     CUresult r;
     int attempt = 0;
@@ -119,9 +158,12 @@ CG_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
     struct cg_alloc a;
     if (CG_LIKELY(!cg_enabled()) || !cg_alloc_take(CG_SPACE_PTR, dptr, &a))
         return real(dptr);
-    CUresult r = real(dptr);
+    CUresult r = a.swap ? cg_swap_free_gated(a.swap) : real(dptr);
     if (r != CUDA_SUCCESS) {
-        cg_alloc_put(a.space, a.key, a.bytes, a.pool);
+        if (a.swap)
+            cg_alloc_put_swap(a.key, a.bytes, a.swap);
+        else
+            cg_alloc_put(a.space, a.key, a.bytes, a.pool);
         return r;
     }
     cg_uncharge(a.bytes);

@@ -194,8 +194,11 @@ static int cmd_lookup(void)
     expect(proc("cuGetProcAddress", 12000, 0) == dlsym(self, "cuGetProcAddress_v2"),
            "cuGetProcAddress@12000 -> our _v2");
     expect(proc("nvmlDeviceGetMemoryInfo", 12000, 0) == NULL, "non-driver name -> not found");
-    void *cp = proc("cuMemcpyHtoD", 12000, 0);
-    expect(cp && strstr(object_of(cp), "libcuda") != NULL, "unhooked cuMemcpyHtoD -> the driver");
+    void *cp = proc("cuStreamSynchronize", 12000, 0);
+    expect(cp && strstr(object_of(cp), "libcuda") != NULL, "unhooked cuStreamSynchronize -> the driver");
+    expect(proc("cuMemcpyHtoD", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ==
+               dlsym(self, "cuMemcpyHtoD_v2_ptds"),
+           "cuMemcpyHtoD per-thread -> our _v2_ptds (copies wait while swapped out)");
     void *p4 = NULL;
     expect(get_proc("cuMemFree", &p4, 12000, 0, NULL) == CUDA_SUCCESS &&
                p4 == dlsym(self, "cuMemFree_v2"),

@@ -1,0 +1,457 @@
+/* swap.c — swappable allocations (VMM-backed) and the swap thread that obeys the daemon's
+ * orders (swap.h says how one allocation travels; ledger.h gives the order protocol).
+ *
+ * Records live in an mmap'd array (not the program's malloc, and a fork child drops it with
+ * munmap), found by index; one mutex guards it, held for O(1) work on the allocation path and
+ * for the whole copy by the swap thread, which only runs while the gate holds every other
+ * caller back. */
+#include "swap.h"
+#include "account.h"
+#include "client.h"
+#include "config.h"
+#include "log.h"
+#include "table.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+_Atomic int cg_swap_armed;
+_Atomic uint64_t cg_swap_inflight;
+
+struct rec {
+    CUdeviceptr va;
+    size_t size;                        /* mapped: a whole number of granules */
+    uint64_t charged;                   /* what the slot was charged for it */
+    CUmemGenericAllocationHandle h;     /* 0 while out */
+    CUcontext ctx;
+    CUdevice dev;
+    void *host;                         /* the host copy while out */
+    uint32_t live;
+    uint32_t next_free;                 /* free list, index + 1 */
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct rec *recs;
+static uint32_t cap, used_n, free_head; /* free_head: index + 1, 0 = none */
+static bool thread_started;
+
+/* ---- the driver functions we call ourselves (the real ones: ours would charge again) ------ */
+
+static _Atomic(void *) c_getcur, c_setcur, c_getdev, c_gran, c_reserve, c_afree, c_map, c_unmap,
+    c_access, c_sync, c_dtoh, c_htod;
+#define SYM(cache, name) ((PFN_##name)cg_lib_sym(CG_LIB_CUDA, &cache, #name))
+
+static CUmemAllocationProp prop_for(CUdevice dev)
+{
+    CUmemAllocationProp p;
+    memset(&p, 0, sizeof p);
+    p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    p.location.id = dev;
+    return p;
+}
+
+/* Physical memory mapped read-write at r->va (r->h set). The driver's error otherwise, with
+ * nothing left mapped. */
+static CUresult map_in(struct rec *r)
+{
+    PFN_cuMemCreate create = CG_REAL(cuMemCreate);
+    PFN_cuMemRelease release = CG_REAL(cuMemRelease);
+    PFN_cuMemMap map = SYM(c_map, cuMemMap);
+    PFN_cuMemUnmap unmap = SYM(c_unmap, cuMemUnmap);
+    PFN_cuMemSetAccess access = SYM(c_access, cuMemSetAccess);
+    if (!create || !release || !map || !unmap || !access)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    CUmemAllocationProp prop = prop_for(r->dev);
+    CUmemAccessDesc rw = {prop.location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    CUmemGenericAllocationHandle h;
+    CUresult rc = create(&h, r->size, &prop, 0);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if ((rc = map(r->va, r->size, 0, h, 0)) != CUDA_SUCCESS) {
+        release(h);
+        return rc;
+    }
+    if ((rc = access(r->va, r->size, &rw, 1)) != CUDA_SUCCESS) {
+        unmap(r->va, r->size);
+        release(h);
+        return rc;
+    }
+    r->h = h;
+    return CUDA_SUCCESS;
+}
+
+static CUresult map_out(struct rec *r)
+{
+    PFN_cuMemUnmap unmap = SYM(c_unmap, cuMemUnmap);
+    PFN_cuMemRelease release = CG_REAL(cuMemRelease);
+    if (!unmap || !release)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    CUresult rc = unmap(r->va, r->size);
+    if (rc == CUDA_SUCCESS) {
+        release(r->h);
+        r->h = 0;
+    }
+    return rc;
+}
+
+/* ---- the record table ------------------------------------------------------------------------ */
+
+/* A free record's index (mu held), or -1 when the table cannot grow. */
+static long take_rec(void)
+{
+    if (free_head) {
+        uint32_t i = free_head - 1;
+        free_head = recs[i].next_free;
+        return i;
+    }
+    if (used_n == cap) {
+        uint32_t nc = cap ? cap * 2 : 256;
+        void *m = mmap(NULL, (size_t)nc * sizeof *recs, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+            return -1;
+        if (recs) {
+            memcpy(m, recs, (size_t)cap * sizeof *recs);
+            munmap(recs, (size_t)cap * sizeof *recs);
+        }
+        recs = m;
+        cap = nc;
+    }
+    return used_n++;
+}
+
+static void put_rec(uint32_t i)
+{
+    memset(&recs[i], 0, sizeof recs[i]);
+    recs[i].next_free = free_head;
+    free_head = i + 1;
+}
+
+/* ---- the swap thread --------------------------------------------------------------------------- */
+
+static long futex(_Atomic uint32_t *w, int op, uint32_t val, const struct timespec *ts)
+{
+    return syscall(SYS_futex, (uint32_t *)w, op, val, ts, NULL, 0);
+}
+
+static void pause_ms(long ms)
+{
+    nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
+}
+
+/* Every thread of this process has finished its stores (membarrier), and no hooked call is
+ * between its gate check and the driver's return. */
+static void wait_quiet(void)
+{
+    if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
+        syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
+    while (atomic_load_explicit(&cg_swap_inflight, memory_order_seq_cst) != 0)
+        pause_ms(1);
+}
+
+/* Every context that holds a record has finished its work. mu held. */
+static void sync_contexts(void)
+{
+    PFN_cuCtxSetCurrent setcur = SYM(c_setcur, cuCtxSetCurrent);
+    PFN_cuCtxSynchronize sync = SYM(c_sync, cuCtxSynchronize);
+    CUcontext done[16];
+    int ndone = 0;
+    for (uint32_t i = 0; i < used_n; i++) {
+        if (!recs[i].live)
+            continue;
+        bool seen = false;
+        for (int k = 0; k < ndone; k++)
+            seen |= done[k] == recs[i].ctx;
+        if (seen)
+            continue;
+        if (setcur(recs[i].ctx) == CUDA_SUCCESS)
+            sync();
+        if (ndone < 16)
+            done[ndone++] = recs[i].ctx;
+    }
+}
+
+/* Host memory for a copy, populated in one call (a fault per huge page, not per 4 KiB). */
+static void *host_copy(size_t n)
+{
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    madvise(p, n, MADV_HUGEPAGE);
+#ifdef MADV_POPULATE_WRITE
+    madvise(p, n, MADV_POPULATE_WRITE); /* only a hint: the copy faults in whatever is left */
+#endif
+    return p;
+}
+
+/* Copies every resident record out and releases its device memory; returns what its slot was
+ * charged for them. A record that cannot be copied stays resident. */
+static uint64_t swap_out(struct cg_ledger *l)
+{
+    PFN_cuCtxSetCurrent setcur = SYM(c_setcur, cuCtxSetCurrent);
+    PFN_cuMemcpyDtoH_v2 dtoh = SYM(c_dtoh, cuMemcpyDtoH_v2);
+    uint64_t moved = 0;
+    if (!setcur || !dtoh || !SYM(c_sync, cuCtxSynchronize))
+        return 0;
+    /* Our own bit too, whoever ordered: nothing may run on memory that is leaving. */
+    atomic_fetch_or_explicit(&l->compute.gate, CG_GATE_SWAPPED, memory_order_seq_cst);
+    wait_quiet();
+    pthread_mutex_lock(&mu);
+    sync_contexts();
+    for (uint32_t i = 0; i < used_n; i++) {
+        struct rec *r = &recs[i];
+        if (!r->live || r->host)
+            continue;
+        void *host = host_copy(r->size);
+        if (!host) {
+            cg_log(CG_LOG_WARN, "swap-out: no host memory for %zu bytes: stays on the device",
+                   r->size);
+            continue;
+        }
+        CUresult rc = setcur(r->ctx);
+        if (rc == CUDA_SUCCESS)
+            rc = dtoh(host, r->va, r->size);
+        if (rc == CUDA_SUCCESS)
+            rc = map_out(r);
+        if (rc != CUDA_SUCCESS) {
+            cg_log(CG_LOG_WARN, "swap-out of %zu bytes failed (%d): stays on the device",
+                   r->size, (int)rc);
+            munmap(host, r->size);
+            continue;
+        }
+        r->host = host;
+        moved += r->charged;
+    }
+    pthread_mutex_unlock(&mu);
+    cg_uncharge(moved);
+    return moved;
+}
+
+/* Brings every record that is out back at its address; false if some could not come back yet
+ * (the caller tries again). */
+static bool swap_in(void)
+{
+    PFN_cuCtxSetCurrent setcur = SYM(c_setcur, cuCtxSetCurrent);
+    PFN_cuMemcpyHtoD_v2 htod = SYM(c_htod, cuMemcpyHtoD_v2);
+    PFN_cuCtxSynchronize sync = SYM(c_sync, cuCtxSynchronize);
+    if (!setcur || !htod || !sync)
+        return false;
+    bool all = true;
+    pthread_mutex_lock(&mu);
+    for (uint32_t i = 0; i < used_n; i++) {
+        struct rec *r = &recs[i];
+        if (!r->live || !r->host)
+            continue;
+        /* Charged first, as any allocation: the daemon may make us wait for the memory. */
+        uint64_t charged;
+        if (cg_charge(r->charged, &charged) < 0) {
+            all = false;
+            continue;
+        }
+        CUresult rc = setcur(r->ctx);
+        int attempt = 0;
+        if (rc == CUDA_SUCCESS)
+            while ((rc = map_in(r)) == CUDA_ERROR_OUT_OF_MEMORY && cg_driver_retry(&attempt))
+                ;
+        if (rc == CUDA_SUCCESS && (rc = htod(r->va, r->host, r->size)) != CUDA_SUCCESS)
+            map_out(r);
+        if (rc == CUDA_SUCCESS)
+            rc = sync();
+        if (rc != CUDA_SUCCESS) {
+            cg_log(CG_LOG_WARN, "swap-in of %zu bytes failed (%d): will try again", r->size,
+                   (int)rc);
+            cg_uncharge(charged);
+            all = false;
+            continue;
+        }
+        munmap(r->host, r->size);
+        r->host = NULL;
+    }
+    pthread_mutex_unlock(&mu);
+    return all;
+}
+
+static void report(struct cg_ledger_swap_slot *me, uint32_t state, uint32_t epoch)
+{
+    atomic_store_explicit(&me->done, epoch, memory_order_relaxed);
+    atomic_store_explicit(&me->state, state, memory_order_release);
+    futex(&me->state, FUTEX_WAKE, INT32_MAX, NULL);
+}
+
+static void *swap_main(void *arg)
+{
+    (void)arg;
+    uint64_t out = 0;
+    for (;;) {
+        struct cg_session s;
+        if (!cg_session_get(&s)) {
+            pause_ms(100);
+            continue;
+        }
+        struct cg_ledger *l = s.ledger;
+        struct cg_ledger_swap_slot *me = &l->swap_slots[s.slot - l->slots];
+        atomic_store_explicit(&me->ready, 1, memory_order_release);
+        uint32_t epoch = atomic_load_explicit(&l->swap.epoch, memory_order_acquire);
+        uint32_t order = atomic_load_explicit(&l->swap.order, memory_order_acquire);
+        if (order == CG_SWAP_OUT &&
+            atomic_load_explicit(&me->state, memory_order_relaxed) != CG_SWAPST_OUT) {
+            atomic_store_explicit(&me->state, CG_SWAPST_MOVING, memory_order_relaxed);
+            out = swap_out(l);
+            atomic_store_explicit(&me->out_bytes, out, memory_order_relaxed);
+            atomic_fetch_add_explicit(&me->swaps, 1, memory_order_relaxed);
+            cg_log(CG_LOG_INFO, "swapped out %llu bytes", (unsigned long long)out);
+            report(me, CG_SWAPST_OUT, epoch);
+        } else if (order == CG_SWAP_IN &&
+                   atomic_load_explicit(&me->state, memory_order_relaxed) != CG_SWAPST_IN) {
+            atomic_store_explicit(&me->state, CG_SWAPST_MOVING, memory_order_relaxed);
+            if (!swap_in()) {
+                pause_ms(100);
+                continue;
+            }
+            cg_log(CG_LOG_INFO, "swapped in %llu bytes", (unsigned long long)out);
+            out = 0;
+            atomic_store_explicit(&me->out_bytes, 0, memory_order_relaxed);
+            report(me, CG_SWAPST_IN, epoch);
+        } else {
+            atomic_store_explicit(&me->done, epoch, memory_order_relaxed);
+        }
+        /* Asleep until the next order; re-read now and then in case the session changed. */
+        struct timespec ts = {1, 0};
+        futex(&l->swap.epoch, FUTEX_WAIT, epoch, &ts);
+    }
+    return NULL;
+}
+
+/* Starts the swap thread once per process (mu held). Its signals stay the application's. */
+static bool start_thread(void)
+{
+    if (thread_started)
+        return true;
+    pthread_attr_t a;
+    pthread_t t;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&a, 256 * 1024);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int e = pthread_create(&t, &a, swap_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&a);
+    if (e != 0) {
+        cg_log(CG_LOG_WARN, "cannot start the swap thread: %s", strerror(e));
+        return false;
+    }
+    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
+    thread_started = true;
+    atomic_store_explicit(&cg_swap_armed, 1, memory_order_seq_cst);
+    return true;
+}
+
+/* ---- the allocation path ----------------------------------------------------------------------- */
+
+bool cg_swap_wanted(void)
+{
+    struct cg_session s;
+    return cg_session_get(&s) &&
+           atomic_load_explicit(&s.ledger->swap.enabled, memory_order_relaxed) == 1;
+}
+
+CUresult cg_swap_alloc(CUdeviceptr *dptr, size_t bytes, uint64_t charged, uint64_t *id)
+{
+    PFN_cuCtxGetCurrent getcur = SYM(c_getcur, cuCtxGetCurrent);
+    PFN_cuCtxGetDevice getdev = SYM(c_getdev, cuCtxGetDevice);
+    PFN_cuMemGetAllocationGranularity gran = SYM(c_gran, cuMemGetAllocationGranularity);
+    PFN_cuMemAddressReserve reserve = SYM(c_reserve, cuMemAddressReserve);
+    PFN_cuMemAddressFree afree = SYM(c_afree, cuMemAddressFree);
+    if (!getcur || !getdev || !gran || !reserve || !afree)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    struct rec r = {.charged = charged};
+    CUresult rc = getcur(&r.ctx);
+    if (rc == CUDA_SUCCESS && !r.ctx)
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    if (rc == CUDA_SUCCESS)
+        rc = getdev(&r.dev);
+    CUmemAllocationProp prop = prop_for(r.dev);
+    size_t g = 0;
+    if (rc == CUDA_SUCCESS)
+        rc = gran(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (g == 0 || bytes > SIZE_MAX - (g - 1))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    r.size = (bytes + g - 1) / g * g;
+    if ((rc = reserve(&r.va, r.size, 0, 0, 0)) != CUDA_SUCCESS)
+        return rc;
+    if ((rc = map_in(&r)) != CUDA_SUCCESS) {
+        afree(r.va, r.size);
+        return rc;
+    }
+    r.live = 1;
+    pthread_mutex_lock(&mu);
+    long i = start_thread() ? take_rec() : -1;
+    if (i >= 0)
+        recs[i] = r;
+    pthread_mutex_unlock(&mu);
+    if (i < 0) {
+        map_out(&r);
+        afree(r.va, r.size);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *dptr = r.va;
+    *id = (uint64_t)i + 1;
+    return CUDA_SUCCESS;
+}
+
+CUresult cg_swap_free(uint64_t id)
+{
+    PFN_cuCtxSynchronize sync = SYM(c_sync, cuCtxSynchronize);
+    PFN_cuMemAddressFree afree = SYM(c_afree, cuMemAddressFree);
+    if (!sync || !afree)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    pthread_mutex_lock(&mu);
+    if (id == 0 || id > used_n || !recs[id - 1].live) {
+        pthread_mutex_unlock(&mu);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    struct rec r = recs[id - 1];
+    put_rec((uint32_t)(id - 1));
+    pthread_mutex_unlock(&mu);
+    /* As cuMemFree: the device's work that may still use it finishes first. */
+    sync();
+    if (r.host)
+        munmap(r.host, r.size); /* freed while out: only its host copy and address remain */
+    else
+        map_out(&r);
+    afree(r.va, r.size);
+    return CUDA_SUCCESS;
+}
+
+/* ---- fork: the child is a new process; the parent's records are the parent's -------------- */
+
+void cg_swap_fork_prepare(void) { pthread_mutex_lock(&mu); }
+void cg_swap_fork_parent(void) { pthread_mutex_unlock(&mu); }
+
+void cg_swap_fork_child(void)
+{
+    for (uint32_t i = 0; i < used_n; i++)
+        if (recs[i].live && recs[i].host)
+            munmap(recs[i].host, recs[i].size);
+    if (recs)
+        munmap(recs, (size_t)cap * sizeof *recs);
+    recs = NULL;
+    cap = used_n = free_head = 0;
+    thread_started = false;
+    atomic_store_explicit(&cg_swap_armed, 0, memory_order_relaxed);
+    atomic_store_explicit(&cg_swap_inflight, 0, memory_order_relaxed);
+    pthread_mutex_init(&mu, NULL);
+}
