@@ -11,6 +11,9 @@ PACKAGES="$PACKAGES debhelper lintian debootstrap"
 # The Slurm integration (src/integrations/slurm, tests/slurm): spank.h and real daemons.
 SLURM_PACKAGES="slurmctld slurmd slurm-client munge libslurm-dev"
 PACKAGES="$PACKAGES $SLURM_PACKAGES"
+# The kubelet device plugin (grpc++, protobuf) and its containerd test (containerd, ctr, runc).
+K8S_PLUGIN_PACKAGES="libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler containerd runc"
+PACKAGES="$PACKAGES $K8S_PLUGIN_PACKAGES"
 
 missing=""
 for p in $PACKAGES; do
