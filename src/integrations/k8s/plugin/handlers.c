@@ -108,17 +108,20 @@ int dp_allocate_on(const struct dp_inventory *inv, uint64_t unit_bytes, cg_unit_
     }
     if (code == DP_OK && has_duplicate(units, nids, ids, msg, msglen))
         code = DP_INVALID_ARGUMENT;
-    if (code == DP_OK) {
-        if (kind == CG_UNIT_MEMORY) {
-            envs[0].name = "CONVGPU_GPU_MEMORY";
-            snprintf(envs[0].value, sizeof envs[0].value, "%" PRIu64, (uint64_t)nids * unit_bytes);
-        } else {
-            envs[0].name = "CONVGPU_GPU_COMPUTE";
-            snprintf(envs[0].value, sizeof envs[0].value, "%zu", nids);
-        }
+    /* The memory units name the GPU. kubelet allocates each resource on its own (in no fixed
+     * order) and merges the environments, so the compute answer names no GPU: a second
+     * CONVGPU_GPU_DEVICE could differ and win. The share applies on the memory's GPU, where
+     * convgpud admits it (hard shares on one GPU <= 100) when the shim registers the container. */
+    if (code == DP_OK && kind == CG_UNIT_MEMORY) {
+        envs[0].name = "CONVGPU_GPU_MEMORY";
+        snprintf(envs[0].value, sizeof envs[0].value, "%" PRIu64, (uint64_t)nids * unit_bytes);
         envs[1].name = "CONVGPU_GPU_DEVICE";
         snprintf(envs[1].value, sizeof envs[1].value, "%u", units[0].gpu);
         *nenvs = 2;
+    } else if (code == DP_OK) {
+        envs[0].name = "CONVGPU_GPU_COMPUTE";
+        snprintf(envs[0].value, sizeof envs[0].value, "%zu", nids);
+        *nenvs = 1;
     }
     free(units);
     return code;
