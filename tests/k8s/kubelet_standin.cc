@@ -19,7 +19,7 @@
 //                             Allocate, one container per IDS; prints "C NAME=VALUE" lines.
 //   bench-allocate --socket P --ids IDS --count N
 //                             N Allocate calls back to back on one connection; prints p50, p99
-//                             and max in ms.
+//                             and max in ms (no --ids: GetDevicePluginOptions, a control).
 // IDS are comma-separated. A gRPC error prints "error CODE: message" on stderr, exit 1.
 #include <grpcpp/grpcpp.h>
 #include <dirent.h>
@@ -251,6 +251,8 @@ int allocate(const std::string &socket, const std::vector<std::string> &containe
     return 0;
 }
 
+// ids empty: GetDevicePluginOptions instead, the same round trip with no work in the plugin (a
+// control for what the machine itself adds).
 int bench_allocate(const std::string &socket, const std::string &ids, int count)
 {
     auto stub = dial(socket);
@@ -261,10 +263,13 @@ int bench_allocate(const std::string &socket, const std::string &ids, int count)
     std::vector<double> ms;
     for (int i = 0; i < count; i++) {
         v1beta1::AllocateResponse resp;
+        v1beta1::DevicePluginOptions opts;
+        v1beta1::Empty none;
         grpc::ClientContext ctx;
         ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
         auto t0 = std::chrono::steady_clock::now();
-        grpc::Status st = stub->Allocate(&ctx, req, &resp);
+        grpc::Status st = ids.empty() ? stub->GetDevicePluginOptions(&ctx, none, &opts)
+                                      : stub->Allocate(&ctx, req, &resp);
         auto t1 = std::chrono::steady_clock::now();
         if (!st.ok())
             return fail(st);

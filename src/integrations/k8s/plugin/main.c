@@ -226,6 +226,10 @@ int main(int argc, char **argv)
                 strerror(errno));
         return 1;
     }
+    struct dp_inventory first;
+    char why[512];
+    if (dp_refresh(&first, why, sizeof why) != 0) /* Allocate's view, before anything is served */
+        say("convgpud unreachable for now: %s", why);
     pthread_t poll_thread;
     if (pthread_create(&poll_thread, NULL, poller, NULL) != 0) {
         fprintf(stderr, "convgpu-device-plugin: cannot start the poller\n");

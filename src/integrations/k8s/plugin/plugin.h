@@ -13,8 +13,8 @@
  * RuntimeClass handler, registers and fences the container exactly as under Docker.
  *
  * Invariants:
- * - Allocate changes nothing anywhere: it validates the IDs against convgpud's devices, read
- *   afresh, and returns environment. An invalid request (unknown, foreign or duplicated IDs,
+ * - Allocate changes nothing anywhere: it validates the IDs against convgpud's devices (as last
+ *   polled; read afresh before a refusal) and returns environment. An invalid request (unknown, foreign or duplicated IDs,
  *   units of two GPUs, a GPU that is gone, the daemon down) is refused with a gRPC error and a
  *   sentence saying why. The daemon is the authority on memory: it admits the container when the
  *   shim registers it.
@@ -113,8 +113,8 @@ struct dp_env {
 };
 #define DP_MAX_ENVS 2
 
-/* Allocate for one container: validates ids against a fresh read of convgpud and fills envs.
- * Returns DP_OK or a code with msg. */
+/* Allocate for one container: validates ids against the inventory (a refusal against a fresh
+ * read of convgpud) and fills envs. Returns DP_OK or a code with msg. */
 int dp_allocate(cg_unit_kind kind, const char *const *ids, size_t nids, struct dp_env *envs,
                 size_t *nenvs, char *msg, size_t msglen);
 /* The same decision on a given inventory (no I/O; unit-tested). */
