@@ -198,6 +198,8 @@ extern "C" int dp_rpc_register(char *err, size_t errlen)
         v1beta1::Empty none;
         grpc::ClientContext ctx;
         ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+        // kubelet.sock appears at bind(), a moment before kubelet listens on it.
+        ctx.set_wait_for_ready(true);
         grpc::Status st = stub->Register(&ctx, req, &none);
         if (!st.ok()) {
             std::snprintf(err, errlen, "kubelet refused to register %s: %s",
