@@ -103,8 +103,8 @@ static void test_inventory(void)
     const char *bad[] = {"{}", "[1]", "[{\"index\":-1,\"uuid\":\"x\",\"capacity\":1}]",
                          "[{\"index\":0,\"uuid\":7,\"capacity\":1}]",
                          "[{\"index\":0,\"uuid\":\"x\",\"capacity\":-5}]",
-                         "[{\"index\":0,\"uuid\":\"x\",\"capacity\":1},"
-                         "{\"index\":0,\"uuid\":\"y\",\"capacity\":1}]",
+                         ("[{\"index\":0,\"uuid\":\"x\",\"capacity\":1},"
+                          "{\"index\":0,\"uuid\":\"y\",\"capacity\":1}]"),
                          "[{\"index\":4096,\"uuid\":\"x\",\"capacity\":1}]"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         json_t *j = json_loads(bad[i], 0, NULL);

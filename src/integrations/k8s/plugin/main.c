@@ -43,7 +43,7 @@ static void usage(FILE *f)
             "  --version           the version\n");
 }
 
-static void say(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
 {
     char when[32];
     time_t t = time(NULL);
