@@ -69,9 +69,11 @@ start_containerd() { # start_containerd SHIM; skips (77) where containerd cannot
     fi
 }
 
-ctd_image() { # ctd_image NAME: the make_rootfs image, imported as docker.io/library/NAME
+ctd_image() { # ctd_image NAME:TAG: the make_rootfs image, imported as docker.io/library/NAME:TAG
     [ -d "$TMP/img" ] || make_rootfs "$TMP/img"
-    python3 "$(dirname "${BASH_SOURCE[0]}")/oci_archive.py" "$TMP/img" "docker.io/library/$1" \
-        "$TMP/img.tar"
+    tar -C "$TMP/img" -cf "$TMP/img-rootfs.tar" .
+    # The node image's archive writer (docs/PACKAGING.md): an OCI layout ctr imports.
+    python3 "$(dirname "${BASH_SOURCE[0]}")/../../packaging/image/oci_archive.py" \
+        "$TMP/img-rootfs.tar" "$TMP/img.tar" "$1" /bin/sh
     ctr_ images import --snapshotter "$CTD_SNAP" "$TMP/img.tar" >/dev/null
 }

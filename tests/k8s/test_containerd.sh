@@ -59,8 +59,9 @@ crun_() { # crun_ ENV-FILES... -- ARGS...: ctr run with the shim and the envs in
     local files=() args
     while [ "$1" != -- ]; do files+=("$1"); shift; done; shift
     mapfile -t args < <(envs ${files[@]+"${files[@]}"})
+    # The image's PATH lacks /usr/local/bin, where make_rootfs puts convgpu-sample.
     ctr_ run --snapshotter "$CTD_SNAP" --runtime io.containerd.runc.v2 --runc-binary "$SHIM" \
-        ${args[@]+"${args[@]}"} "$@"
+        --env PATH=/usr/local/bin:/usr/bin:/bin ${args[@]+"${args[@]}"} "$@"
 }
 if ! ctr_ run --rm --snapshotter "$CTD_SNAP" "$IMG" probe true 2>"$TMP/probe.err"; then
     skip "containerd cannot run a container here: $(tail -n 1 "$TMP/probe.err")"
