@@ -18,6 +18,9 @@ PACKAGES="$PACKAGES $K8S_PUBLISH_PACKAGES"
 # The Kubernetes manifests' test (tests/k8s/test_manifests.py) parses packaging/k8s/*.yaml.
 K8S_MANIFEST_PACKAGES="python3-yaml"
 PACKAGES="$PACKAGES $K8S_MANIFEST_PACKAGES"
+# The kubelet device plugin (grpc++, protobuf) and its containerd test (containerd, ctr, runc).
+K8S_PLUGIN_PACKAGES="libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler containerd runc"
+PACKAGES="$PACKAGES $K8S_PLUGIN_PACKAGES"
 
 missing=""
 for p in $PACKAGES; do

@@ -1,0 +1,201 @@
+/* handlers.c — what ListAndWatch, Allocate and GetPreferredAllocation answer, decided in C from
+ * the inventory; rpc.cc only converts messages (plugin.h). Every device ID kubelet sends is
+ * checked here, where it enters. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin.h"
+
+const char *dp_resource_name(cg_unit_kind kind)
+{
+    return kind == CG_UNIT_MEMORY ? DP_RESOURCE_MEMORY : DP_RESOURCE_COMPUTE;
+}
+
+struct dp_device *dp_list_units(const struct dp_inventory *inv, cg_unit_kind kind, size_t *n)
+{
+    uint64_t unit = dp_config_get()->unit_bytes;
+    size_t total = 0;
+    for (size_t g = 0; g < inv->ngpus; g++)
+        total += dp_gpu_units(&inv->gpus[g], kind, unit);
+    struct dp_device *list = calloc(total ? total : 1, sizeof *list);
+    if (!list) {
+        *n = 0;
+        return NULL;
+    }
+    size_t k = 0;
+    for (size_t g = 0; g < inv->ngpus; g++) {
+        const struct dp_gpu *gpu = &inv->gpus[g];
+        unsigned units = dp_gpu_units(gpu, kind, unit);
+        for (unsigned u = 0; u < units; u++) {
+            cg_unit_id_format(list[k].id, sizeof list[k].id, kind,
+                              (cg_unit){.gpu = gpu->index, .n = u});
+            list[k].healthy = inv->daemon_up && gpu->present;
+            k++;
+        }
+    }
+    *n = k;
+    return list;
+}
+
+/* Parses and checks one ID of an endpoint's kind. Returns DP_OK or a code with msg. */
+static int check_id(const char *id, cg_unit_kind kind, cg_unit *u, char *msg, size_t msglen)
+{
+    cg_unit_kind k;
+    if (!id || cg_unit_id_parse(id, &k, u) != 0) {
+        snprintf(msg, msglen, "unknown device ID \"%.64s\": convgpu's IDs are gpu<INDEX>-mem-<N> "
+                              "and gpu<INDEX>-compute-<N>", id ? id : "");
+        return DP_INVALID_ARGUMENT;
+    }
+    if (k != kind) {
+        snprintf(msg, msglen, "device ID %s is a unit of %s, not of %s", id, dp_resource_name(k),
+                 dp_resource_name(kind));
+        return DP_INVALID_ARGUMENT;
+    }
+    return DP_OK;
+}
+
+static int has_duplicate(const cg_unit *units, size_t n, const char *const *ids, char *msg,
+                         size_t msglen)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            if (units[i].gpu == units[j].gpu && units[i].n == units[j].n) {
+                snprintf(msg, msglen, "device ID %s is given twice", ids[i]);
+                return 1;
+            }
+    return 0;
+}
+
+int dp_allocate_on(const struct dp_inventory *inv, uint64_t unit_bytes, cg_unit_kind kind,
+                   const char *const *ids, size_t nids, struct dp_env *envs, size_t *nenvs,
+                   char *msg, size_t msglen)
+{
+    *nenvs = 0;
+    if (nids == 0) {
+        snprintf(msg, msglen, "no device IDs to allocate");
+        return DP_INVALID_ARGUMENT;
+    }
+    cg_unit *units = calloc(nids, sizeof *units);
+    if (!units) {
+        snprintf(msg, msglen, "out of memory");
+        return DP_INTERNAL;
+    }
+    int code = DP_OK;
+    for (size_t i = 0; i < nids && code == DP_OK; i++) {
+        code = check_id(ids[i], kind, &units[i], msg, msglen);
+        if (code != DP_OK)
+            break;
+        const struct dp_gpu *g = dp_inventory_find(inv, units[i].gpu);
+        unsigned have = g ? dp_gpu_units(g, kind, unit_bytes) : 0;
+        if (!g || units[i].n >= have) {
+            snprintf(msg, msglen, "device ID %s is not one this node advertises (%s)", ids[i],
+                     g ? "beyond that GPU's units" : "no such GPU on this node");
+            code = DP_INVALID_ARGUMENT;
+        } else if (units[i].gpu != units[0].gpu) {
+            snprintf(msg, msglen, "device IDs %s and %s are on different GPUs; a container's "
+                                  "units must all come from one GPU", ids[0], ids[i]);
+            code = DP_INVALID_ARGUMENT;
+        } else if (!inv->daemon_up) {
+            snprintf(msg, msglen, "convgpud is not reachable: cannot allocate %s", ids[i]);
+            code = DP_UNAVAILABLE;
+        } else if (!g->present) {
+            snprintf(msg, msglen, "GPU %u (device ID %s) is no longer listed by convgpud",
+                     g->index, ids[i]);
+            code = DP_FAILED_PRECONDITION;
+        }
+    }
+    if (code == DP_OK && has_duplicate(units, nids, ids, msg, msglen))
+        code = DP_INVALID_ARGUMENT;
+    /* The memory units name the GPU. kubelet allocates each resource on its own (in no fixed
+     * order) and merges the environments, so the compute answer names no GPU: a second
+     * CONVGPU_GPU_DEVICE could differ and win. The share applies on the memory's GPU, where
+     * convgpud admits it (hard shares on one GPU <= 100) when the shim registers the container. */
+    if (code == DP_OK && kind == CG_UNIT_MEMORY) {
+        envs[0].name = "CONVGPU_GPU_MEMORY";
+        snprintf(envs[0].value, sizeof envs[0].value, "%" PRIu64, (uint64_t)nids * unit_bytes);
+        envs[1].name = "CONVGPU_GPU_DEVICE";
+        snprintf(envs[1].value, sizeof envs[1].value, "%u", units[0].gpu);
+        *nenvs = 2;
+    } else if (code == DP_OK) {
+        envs[0].name = "CONVGPU_GPU_COMPUTE";
+        snprintf(envs[0].value, sizeof envs[0].value, "%zu", nids);
+        *nenvs = 1;
+    }
+    free(units);
+    return code;
+}
+
+int dp_allocate(cg_unit_kind kind, const char *const *ids, size_t nids, struct dp_env *envs,
+                size_t *nenvs, char *msg, size_t msglen)
+{
+    /* Decided on the poller's view (at most --poll-ms old): Allocate reserves nothing, the daemon
+     * admits the container when the shim registers it, so a slightly old view cannot overcommit;
+     * and kubelet waits on this answer (the p99 target is 10 ms). A refusal is only given on a
+     * fresh read: a GPU or a daemon that just came back is not refused for having been away. */
+    struct dp_inventory inv;
+    uint64_t unit = dp_config_get()->unit_bytes;
+    dp_state_get(&inv, NULL);
+    if (dp_allocate_on(&inv, unit, kind, ids, nids, envs, nenvs, msg, msglen) == DP_OK)
+        return DP_OK;
+    char why[400];
+    if (dp_refresh(&inv, why, sizeof why) != 0) {
+        *nenvs = 0;
+        snprintf(msg, msglen, "convgpud is not reachable, nothing allocated: %s", why);
+        return DP_UNAVAILABLE;
+    }
+    return dp_allocate_on(&inv, unit, kind, ids, nids, envs, nenvs, msg, msglen);
+}
+
+int dp_prefer(cg_unit_kind kind, const char *const *avail, size_t navail,
+              const char *const *must, size_t nmust, long size, size_t *out, char *msg,
+              size_t msglen)
+{
+    if (size <= 0 || (size_t)size > navail) {
+        snprintf(msg, msglen, "allocation size %ld is not between 1 and the %zu available "
+                              "devices", size, navail);
+        return DP_INVALID_ARGUMENT;
+    }
+    cg_unit *a = calloc(navail, sizeof *a), *m = calloc(nmust ? nmust : 1, sizeof *m);
+    int code = a && m ? DP_OK : DP_INTERNAL;
+    if (code != DP_OK)
+        snprintf(msg, msglen, "out of memory");
+    for (size_t i = 0; i < navail && code == DP_OK; i++)
+        code = check_id(avail[i], kind, &a[i], msg, msglen);
+    for (size_t i = 0; i < nmust && code == DP_OK; i++) {
+        code = check_id(must[i], kind, &m[i], msg, msglen);
+        bool listed = false;
+        for (size_t j = 0; j < navail && code == DP_OK && !listed; j++)
+            listed = a[j].gpu == m[i].gpu && a[j].n == m[i].n;
+        if (code == DP_OK && !listed) {
+            snprintf(msg, msglen, "device ID %s must be included but is not available", must[i]);
+            code = DP_INVALID_ARGUMENT;
+        }
+    }
+    if (code == DP_OK && (has_duplicate(a, navail, avail, msg, msglen) ||
+                          has_duplicate(m, nmust, must, msg, msglen)))
+        code = DP_INVALID_ARGUMENT;
+    if (code == DP_OK) {
+        switch (cg_units_prefer(a, navail, m, nmust, (size_t)size, out)) {
+        case CG_PREFER_OK: break;
+        case CG_PREFER_TOO_FEW_MUST:
+            snprintf(msg, msglen, "%zu devices must be included in an allocation of %ld", nmust,
+                     size);
+            code = DP_INVALID_ARGUMENT;
+            break;
+        case CG_PREFER_SPLIT_MUST:
+            snprintf(msg, msglen, "the devices that must be included lie on more than one GPU");
+            code = DP_INVALID_ARGUMENT;
+            break;
+        case CG_PREFER_NO_GPU:
+            snprintf(msg, msglen, "no single GPU has %ld available %s units", size,
+                     dp_resource_name(kind));
+            code = DP_FAILED_PRECONDITION;
+            break;
+        }
+    }
+    free(a);
+    free(m);
+    return code;
+}

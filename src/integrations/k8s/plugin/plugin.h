@@ -1,0 +1,145 @@
+/* plugin.h — convgpu-device-plugin: convgpud's GPUs offered to kubelet as counted units.
+ *
+ * Follow one pod. The plugin serves the kubelet device plugin API (deviceplugin.proto, v1beta1)
+ * on one socket per resource in the plugin directory (kubelet wants one endpoint per resource):
+ * convgpu-memory.sock for convgpu.io/gpu-memory, convgpu-compute.sock for convgpu.io/gpu-compute,
+ * and registers each with kubelet.sock there. kubelet dials back and keeps ListAndWatch open: the
+ * plugin sends the whole list of units (units.h: `gpu0-mem-0`, ...), each Healthy or Unhealthy,
+ * and sends it again whenever convgpud's view changes (a poller reads GET /v1/devices). A pod that
+ * asks for N units gets, through GetPreferredAllocation, N units on one GPU (least fragmentation,
+ * src/core/units.c); kubelet then calls Allocate with the IDs it chose, and the plugin answers
+ * with the environment the OCI shim reads (CONVGPU_GPU_MEMORY = the units' bytes,
+ * CONVGPU_GPU_DEVICE = the GPU, CONVGPU_GPU_COMPUTE = the compute units): the shim, containerd's
+ * RuntimeClass handler, registers and fences the container exactly as under Docker.
+ *
+ * Invariants:
+ * - Allocate changes nothing anywhere: it validates the IDs against convgpud's devices (as last
+ *   polled; read afresh before a refusal) and returns environment. An invalid request (unknown, foreign or duplicated IDs,
+ *   units of two GPUs, a GPU that is gone, the daemon down) is refused with a gRPC error and a
+ *   sentence saying why. The daemon is the authority on memory: it admits the container when the
+ *   shim registers it.
+ * - A GPU's units stay listed once seen; they are Unhealthy while the daemon is unreachable or no
+ *   longer lists that GPU, Healthy again when it does.
+ * - kubelet restarts re-create kubelet.sock (and remove our sockets): on its creation the plugin
+ *   serves its endpoints afresh and registers again.
+ *
+ * The gRPC side is C++ (rpc.cc over Debian's grpc++; the C core of gRPC has no usable server API
+ * for a streaming service); it only converts messages and calls the C functions below, which hold
+ * every decision.
+ */
+#ifndef CONVGPU_K8S_PLUGIN_H
+#define CONVGPU_K8S_PLUGIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "units.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DP_API_VERSION "v1beta1"
+#define DP_RESOURCE_MEMORY "convgpu.io/gpu-memory"
+#define DP_RESOURCE_COMPUTE "convgpu.io/gpu-compute"
+#define DP_ENDPOINT_MEMORY "convgpu-memory.sock"
+#define DP_ENDPOINT_COMPUTE "convgpu-compute.sock"
+#define DP_KUBELET_SOCKET "kubelet.sock"
+#define DP_COMPUTE_UNITS 100u /* 1% each */
+#define DP_MAX_GPUS 64
+
+/* gRPC status codes the C side answers with (the numbers are gRPC's). */
+enum dp_code {
+    DP_OK = 0,
+    DP_INVALID_ARGUMENT = 3,
+    DP_FAILED_PRECONDITION = 9,
+    DP_INTERNAL = 13,
+    DP_UNAVAILABLE = 14,
+};
+
+/* ---- convgpud's devices as the plugin last saw them (inventory.c) -------------------------- */
+struct dp_gpu {
+    unsigned index;
+    char uuid[96];
+    uint64_t capacity; /* assignable bytes (the daemon's "capacity") */
+    bool present;      /* the daemon lists it now */
+};
+
+struct dp_inventory {
+    bool daemon_up;
+    size_t ngpus; /* sorted by index */
+    struct dp_gpu gpus[DP_MAX_GPUS];
+};
+
+/* How many units of a kind a GPU offers. */
+unsigned dp_gpu_units(const struct dp_gpu *g, cg_unit_kind kind, uint64_t unit_bytes);
+const struct dp_gpu *dp_inventory_find(const struct dp_inventory *inv, unsigned index);
+
+/* ---- the plugin's settings and shared state (state.c) -------------------------------------- */
+struct dp_config {
+    char plugin_dir[256]; /* kubelet's device plugin directory */
+    uint64_t unit_bytes;  /* one memory unit */
+    int poll_ms;          /* how often convgpud's devices are read */
+};
+
+/* Set once at start, before any thread runs. */
+void dp_configure(const struct dp_config *c);
+const struct dp_config *dp_config_get(void);
+
+/* The inventory: reads take a copy; a change (anything but an identical snapshot) moves the
+ * generation on and wakes dp_wait_change. */
+void dp_state_get(struct dp_inventory *out, uint64_t *generation);
+/* Reads convgpud's devices now and stores what it finds (GPUs it no longer lists kept, marked
+ * absent; all absent when it is unreachable). Returns 0, or -1 with err when unreachable. */
+int dp_refresh(struct dp_inventory *out, char *err, size_t errlen);
+/* Waits until the generation differs from seen or timeout_ms passes. Returns the generation. */
+uint64_t dp_wait_change(uint64_t seen, int timeout_ms);
+/* Wakes every waiter (shutdown). */
+void dp_wake_all(void);
+
+/* ---- what the RPCs do (handlers.c): C in, C out -------------------------------------------- */
+struct dp_device {
+    char id[CG_UNIT_ID_MAX];
+    bool healthy;
+};
+
+/* ListAndWatch: the units of a kind in the inventory. Returns a malloc'ed array (*n entries). */
+struct dp_device *dp_list_units(const struct dp_inventory *inv, cg_unit_kind kind, size_t *n);
+
+struct dp_env {
+    const char *name;
+    char value[32];
+};
+#define DP_MAX_ENVS 2
+
+/* Allocate for one container: validates ids against the inventory (a refusal against a fresh
+ * read of convgpud) and fills envs. Returns DP_OK or a code with msg. */
+int dp_allocate(cg_unit_kind kind, const char *const *ids, size_t nids, struct dp_env *envs,
+                size_t *nenvs, char *msg, size_t msglen);
+/* The same decision on a given inventory (no I/O; unit-tested). */
+int dp_allocate_on(const struct dp_inventory *inv, uint64_t unit_bytes, cg_unit_kind kind,
+                   const char *const *ids, size_t nids, struct dp_env *envs, size_t *nenvs,
+                   char *msg, size_t msglen);
+
+/* GetPreferredAllocation for one container: writes the chosen ids' positions in avail to out
+ * (size entries). Returns DP_OK or a code with msg. No I/O. */
+int dp_prefer(cg_unit_kind kind, const char *const *avail, size_t navail,
+              const char *const *must, size_t nmust, long size, size_t *out, char *msg,
+              size_t msglen);
+
+const char *dp_resource_name(cg_unit_kind kind);
+
+/* ---- the gRPC side (rpc.cc) ---------------------------------------------------------------- */
+/* Serves both endpoints (removing stale sockets first). Returns 0, or -1 with err. */
+int dp_rpc_serve(char *err, size_t errlen);
+/* Stops serving (open ListAndWatch streams end) and removes the sockets. */
+void dp_rpc_stop(void);
+/* Registers both endpoints with kubelet.sock. Returns 0, or -1 with err. */
+int dp_rpc_register(char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,79 @@
+# containerd_lib.sh — a private real containerd 1.6 for the Kubernetes tests and benchmarks:
+# its own root, state, socket and configuration under $TMP/containerd (sourced after
+# tests/containers/lib.sh, which provides TMP, at_exit, wait_for, skip, make_rootfs). The
+# configuration is the one docs/KUBERNETES.md gives an operator: a CRI runtime `convgpu` (the runc
+# v2 shim with BinaryName = convgpu-runtime). ctr does not go through the CRI plugin, so `ctr run`
+# names the same pair itself (--runtime io.containerd.runc.v2 --runc-binary convgpu-runtime); the
+# test checks that containerd read the CRI entry (config dump). Stopped, its tasks and containers
+# removed, at exit; the system's containerd and its state are never touched.
+CTD=$TMP/containerd
+CTD_SOCK=$CTD/containerd.sock
+CTD_NS=convgpu-test
+CTD_PID=
+CTD_SNAP=native # overlayfs may not nest on a CI machine's root; native (copies) always works
+
+ctd_config() { # ctd_config SHIM: the configuration, with the convgpu runtime entry
+    cat <<TOML
+version = 2
+root = "$CTD/root"
+state = "$CTD/state"
+[grpc]
+  address = "$CTD_SOCK"
+[ttrpc]
+  address = "$CTD/ttrpc.sock"
+[debug]
+  address = "$CTD/debug.sock"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "docker.io/library/cg-sample:1"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "$CTD/cni/bin"
+    conf_dir = "$CTD/cni/conf"
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "$CTD_SNAP"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.convgpu]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.convgpu.options]
+        BinaryName = "$1"
+TOML
+}
+
+ctr_() { ctr --address "$CTD_SOCK" --namespace "$CTD_NS" "$@"; }
+
+stop_containerd() {
+    [ -n "$CTD_PID" ] || return 0
+    local t
+    for t in $(ctr_ tasks list -q 2>/dev/null); do ctr_ tasks kill -s KILL "$t"; done
+    for t in $(ctr_ tasks list -q 2>/dev/null); do ctr_ tasks delete -f "$t"; done
+    for t in $(ctr_ containers list -q 2>/dev/null); do ctr_ containers delete "$t"; done
+    kill -TERM "$CTD_PID"
+    wait "$CTD_PID"
+    CTD_PID=
+}
+
+start_containerd() { # start_containerd SHIM; skips (77) where containerd cannot run
+    command -v containerd >/dev/null && command -v ctr >/dev/null ||
+        skip "containerd is not installed (apt-get install containerd)"
+    command -v runc >/dev/null || skip "runc is not installed (apt-get install runc)"
+    [ "$(id -u)" = 0 ] || skip "containerd needs root"
+    mkdir -p "$CTD/cni/bin" "$CTD/cni/conf"
+    ctd_config "$1" >"$CTD/config.toml"
+    # The shims containerd starts inherit its environment: that is how convgpu-runtime finds
+    # this test's convgpud (an installed node uses the default /run/convgpu).
+    CONVGPU_RUNTIME_DIR=$RUNDIR containerd --config "$CTD/config.toml" --log-level info \
+        >"$CTD/containerd.log" 2>&1 &
+    CTD_PID=$!
+    at_exit stop_containerd
+    if ! wait_for "containerd answers" "$WAIT_S" ctr_ version; then
+        tail -n 20 "$CTD/containerd.log"
+        skip "containerd did not start here (its log above)"
+    fi
+}
+
+ctd_image() { # ctd_image NAME:TAG: the make_rootfs image, imported as docker.io/library/NAME:TAG
+    [ -d "$TMP/img" ] || make_rootfs "$TMP/img"
+    tar -C "$TMP/img" -cf "$TMP/img-rootfs.tar" .
+    # The node image's archive writer (docs/PACKAGING.md): an OCI layout ctr imports.
+    python3 "$(dirname "${BASH_SOURCE[0]}")/../../packaging/image/oci_archive.py" \
+        "$TMP/img-rootfs.tar" "$TMP/img.tar" "$1" /bin/sh
+    ctr_ images import --snapshotter "$CTD_SNAP" "$TMP/img.tar" >/dev/null
+}

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# test_containerd.sh — what the device plugin's Allocate returns starts a real container through
+# a private real containerd 1.6 with convgpu-runtime as the runc v2 shim's binary (the RuntimeClass
+# handler's configuration): a kubelet stand-in asks the plugin for 4 memory units (GetPreferred-
+# Allocation, then Allocate) and the container gets exactly the environment Allocate returned.
+# Inside, on the emulated GPU the units belong to, the 1GiB limit holds (over it: exit 2) and
+# memory info shows it; the daemon has the container on that GPU while it runs and releases it when
+# it is killed; compute units reach the daemon as the container's share; a container without
+# units is untouched. Skips (77) where containerd cannot run.
+. "$(dirname "$0")/../containers/lib.sh"
+. "$(dirname "$0")/containerd_lib.sh"
+STANDIN=$BUILD/bin/kubelet-standin
+PLUGIN=$BUILD/bin/convgpu-device-plugin
+[ -x "$STANDIN" ] && [ -x "$PLUGIN" ] || skip "the device plugin is not built (grpc++ missing)"
+command -v containerd >/dev/null || skip "containerd is not installed (apt-get install containerd)"
+DP=$TMP/device-plugins
+mkdir -p "$DP" "$TMP/kubelet"
+
+start_daemon --emulate 2GiB,3GiB
+"$STANDIN" serve --dir "$DP" --state "$TMP/kubelet" >"$TMP/standin.log" 2>&1 &
+STANDIN_PID=$!
+at_exit 'kill -TERM $STANDIN_PID; wait $STANDIN_PID'
+wait_for "the stand-in serves" "$WAIT_S" test -e "$TMP/kubelet/ready"
+"$PLUGIN" --plugin-dir "$DP" --runtime-dir "$RUNDIR" --poll-ms 100 >"$TMP/plugin.log" 2>&1 &
+PLUGIN_PID=$!
+at_exit 'kill -TERM $PLUGIN_PID; wait $PLUGIN_PID'
+wait_for "memory units listed" "$WAIT_S" test -s "$TMP/kubelet/convgpu.io_gpu-memory.list" ||
+    fail "the plugin did not list its units"
+wait_for "compute units listed" "$WAIT_S" test -s "$TMP/kubelet/convgpu.io_gpu-compute.list" ||
+    fail "the plugin did not list its compute units"
+
+# As kubelet would: take every Healthy unit of a resource, let the plugin prefer N of them, and
+# allocate those. Prints the environment, one NAME=VALUE per line.
+allocate_units() { # allocate_units RESOURCE-FILE SOCKET N
+    local avail chosen
+    avail=$(awk '$2 == "Healthy" {print $1}' "$TMP/kubelet/$1.list" | paste -sd,)
+    chosen=$("$STANDIN" prefer --socket "$DP/$2" --available "$avail" --size "$3") || return 1
+    "$STANDIN" allocate --socket "$DP/$2" "$chosen" | sed 's/^0 //'
+}
+# 4 units (1GiB): GPU 0 (2GiB) is the tighter fit than GPU 1 (3GiB); 9 units only fit GPU 1.
+allocate_units convgpu.io_gpu-memory convgpu-memory.sock 4 >"$TMP/env4" || fail "allocate 4 units"
+check "Allocate: 1GiB on GPU 0" bash -c "grep -qx CONVGPU_GPU_MEMORY=$((1 << 30)) '$TMP/env4' && grep -qx CONVGPU_GPU_DEVICE=0 '$TMP/env4'"
+allocate_units convgpu.io_gpu-memory convgpu-memory.sock 9 >"$TMP/env9" || fail "allocate 9 units"
+check "Allocate: 9 units (2.25GiB) only fit GPU 1" grep -qx CONVGPU_GPU_DEVICE=1 "$TMP/env9"
+
+start_containerd "$SHIM"
+containerd --config "$CTD/config.toml" config dump >"$TMP/dump" 2>/dev/null
+python3 - "$TMP/dump" "$SHIM" <<'PY' &&
+import sys, tomllib
+r = tomllib.load(open(sys.argv[1], "rb"))["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["runtimes"]["convgpu"]
+sys.exit(not (r["runtime_type"] == "io.containerd.runc.v2" and r["options"]["BinaryName"] == sys.argv[2]))
+PY
+    pass "containerd read the convgpu runtime entry (runc v2 shim, BinaryName = the shim)" ||
+    fail "containerd's configuration lacks the convgpu runtime entry"
+ctd_image cg-sample:1 || skip "ctr cannot import an image here"
+IMG=docker.io/library/cg-sample:1
+envs() { local e; for e in $(cat "$@") ${SAN_ENV[@]+"${SAN_ENV[@]}"}; do printf -- '--env\n%s\n' "$e"; done; }
+crun_() { # crun_ ENV-FILES... -- ARGS...: ctr run with the shim and the envs in the files
+    local files=() args
+    while [ "$1" != -- ]; do files+=("$1"); shift; done; shift
+    mapfile -t args < <(envs ${files[@]+"${files[@]}"})
+    # The image's PATH lacks /usr/local/bin, where make_rootfs puts convgpu-sample.
+    ctr_ run --snapshotter "$CTD_SNAP" --runtime io.containerd.runc.v2 --runc-binary "$SHIM" \
+        --env PATH=/usr/local/bin:/usr/bin:/bin ${args[@]+"${args[@]}"} "$@"
+}
+if ! ctr_ run --rm --snapshotter "$CTD_SNAP" "$IMG" probe true 2>"$TMP/probe.err"; then
+    skip "containerd cannot run a container here: $(tail -n 1 "$TMP/probe.err")"
+fi
+
+crun_ "$TMP/env4" -- --rm "$IMG" c1 convgpu-sample --size 800MiB --report >"$TMP/out1" 2>&1 && rc=0 || rc=$?
+check "800MiB within the allocated 1GiB: exit 0" test "$rc" = 0
+check "memory info inside shows the 1GiB limit" grep -qx "mem_total_before=$((1 << 30))" "$TMP/out1"
+check "the container sees GPU 0 (the 2GiB one)" grep -qx "device_name=ConvGPU Emulated GPU 2GiB" "$TMP/out1"
+crun_ "$TMP/env4" -- --rm "$IMG" c2 convgpu-sample --size 1100MiB --quiet >"$TMP/out2" 2>&1 && rc=0 || rc=$?
+check "1100MiB over the allocated 1GiB: exit 2 (refused)" test "$rc" = 2
+check "both released when they ended" test "$(registered_count)" = 0
+
+# A running container: on the GPU Allocate named, with its limit and compute share; killed: gone.
+allocate_units convgpu.io_gpu-compute convgpu-compute.sock 30 >"$TMP/envc" || fail "allocate compute"
+# The compute units were preferred on GPU 0 (a tie: the lower index), the memory's on GPU 1: as
+# kubelet merges both answers, the memory's GPU is the container's, and the share applies there.
+check "compute Allocate names no GPU" bash -c "grep -qx CONVGPU_GPU_COMPUTE=30 '$TMP/envc' && ! grep -q DEVICE '$TMP/envc'"
+crun_ "$TMP/env9" "$TMP/envc" -- -d "$IMG" c3 convgpu-sample --size 300MiB --hold --quiet >/dev/null
+wait_for "c3 holds 300MiB" "$WAIT_S" bash -c "[ \"\$('$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' inspect c3 | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"used\"])')\" -ge $((300 << 20)) ]" &&
+    pass "registered under its containerd id, 300MiB accounted" || fail "c3's allocation was not seen"
+check "on GPU 1, as allocated" test "$(container_field c3 device)" = 1
+check "its limit: the 9 units" test "$(container_field c3 limit)" = $((9 * 256 << 20))
+check "its compute share: the 30 units" test "$(container_field c3 gpu_compute)" = 30
+ctr_ tasks kill -s KILL c3 >/dev/null
+released() { test "$(api GET "/v1/containers/$1")" = 404; }
+wait_for "c3 released" "$WAIT_S" released c3 &&
+    pass "killed: released at once" || fail "c3 still registered after the kill"
+ctr_ tasks delete c3 >/dev/null 2>&1 || true
+ctr_ containers delete c3 >/dev/null 2>&1 || true
+
+crun_ -- --rm "$IMG" c4 sh -c 'test ! -e /run/convgpu/container.sock && test -z "$LD_PRELOAD"' &&
+    pass "no units: nothing mounted, no LD_PRELOAD" || fail "a container without units was changed"
+check "nothing left registered" test "$(registered_count)" = 0
+finish

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# test_plugin.sh — convgpu-device-plugin against the kubelet stand-in (kubelet-standin, the real
+# gRPC API v1beta1 on UNIX sockets) and a private convgpud with two emulated GPUs: it registers
+# both resources; kubelet's calls (GetDevicePluginOptions, ListAndWatch, GetPreferredAllocation,
+# Allocate) get the right answers; bad IDs get a clear gRPC error and register nothing; a kubelet
+# restart (its sockets removed, kubelet.sock re-created) brings a second registration; units turn
+# Unhealthy when convgpud stops or no longer lists a GPU and Healthy when it comes back; bad
+# flags are refused. Everything runs in a temporary directory and is stopped at exit.
+. "$(dirname "$0")/../containers/lib.sh"
+STANDIN=$BUILD/bin/kubelet-standin
+PLUGIN=$BUILD/bin/convgpu-device-plugin
+[ -x "$STANDIN" ] && [ -x "$PLUGIN" ] || skip "the device plugin is not built (grpc++ missing)"
+DP=$TMP/device-plugins
+mkdir -p "$DP"
+MEM=$DP/convgpu-memory.sock
+CMP=$DP/convgpu-compute.sock
+MEMRES=convgpu.io_gpu-memory
+CMPRES=convgpu.io_gpu-compute
+
+STANDIN_PID=
+ST= # the running stand-in's state directory
+start_standin() { # start_standin NAME: a fresh kubelet with its state in $TMP/NAME
+    ST=$TMP/$1
+    mkdir -p "$ST"
+    "$STANDIN" serve --dir "$DP" --state "$ST" >>"$TMP/standin.log" 2>&1 &
+    STANDIN_PID=$!
+    wait_for "the kubelet stand-in serves kubelet.sock" "$WAIT_S" test -e "$ST/ready"
+}
+stop_standin() {
+    [ -n "$STANDIN_PID" ] || return 0
+    kill -TERM "$STANDIN_PID"; wait "$STANDIN_PID"; STANDIN_PID=
+}
+at_exit stop_standin
+PLUGIN_PID=
+stop_plugin() { [ -z "$PLUGIN_PID" ] || { kill -TERM "$PLUGIN_PID"; wait "$PLUGIN_PID"; PLUGIN_PID=; }; }
+at_exit stop_plugin
+
+# The units in the stand-in's last list: lines "ID HEALTH".
+units() { cat "$ST/$1.list" 2>/dev/null; }
+count_units() { units "$1" | grep -c "$2" || true; } # count_units RES PATTERN
+listed() { # listed RES TOTAL HEALTHY: the last list has TOTAL units, HEALTHY of them Healthy
+    [ "$(units "$1" | wc -l)" = "$2" ] && [ "$(count_units "$1" ' Healthy$')" = "$3" ]
+}
+sa() { "$STANDIN" "$@" 2>"$TMP/sa.err"; } # a kubelet call; its error in $TMP/sa.err
+refused() { # refused CODE TEXT COMMAND...: the call fails with gRPC code CODE saying TEXT
+    local code=$1 text=$2; shift 2
+    ! sa "$@" >/dev/null && grep -q "^error $code: .*$text" "$TMP/sa.err"
+}
+
+# ---- flags ------------------------------------------------------------------------------------
+"$PLUGIN" --help | grep -q "convgpu.io/gpu-memory" && pass "--help names the resources" ||
+    fail "--help"
+for bad in "--bogus" "--memory-unit 12x" "--memory-unit 1KiB" "--poll-ms 0" "--plugin-dir rel" "extra"; do
+    "$PLUGIN" $bad >/dev/null 2>&1 && rc=0 || rc=$?
+    check "refused: $bad (exit 2)" test "$rc" = 2
+done
+"$PLUGIN" --plugin-dir "$TMP/nonexistent" >/dev/null 2>"$TMP/err" && rc=0 || rc=$?
+check "a missing plugin directory: exit 1, said" test "$rc" = 1 -a -s "$TMP/err"
+
+# ---- registration and the first lists --------------------------------------------------------
+start_daemon --emulate 2GiB,1GiB
+cap() { curl -s --unix-socket "$RUNDIR/control.sock" http://convgpu/v1/devices |
+    python3 -c "import json,sys; print(json.load(sys.stdin)[$1]['capacity'] // (256 << 20))"; }
+U0=$(cap 0); U1=$(cap 1)
+echo "memory units: GPU 0 $U0, GPU 1 $U1"
+start_standin kubelet1
+"$PLUGIN" --plugin-dir "$DP" --runtime-dir "$RUNDIR" --poll-ms 100 >>"$TMP/plugin.log" 2>&1 &
+PLUGIN_PID=$!
+wait_for "both resources registered" "$WAIT_S" bash -c "[ \$(wc -l <'$ST/registrations') = 2 ]" &&
+    pass "registered" || fail "not registered"
+check "memory registered on its own endpoint" grep -qx "convgpu.io/gpu-memory convgpu-memory.sock" "$ST/registrations"
+check "compute registered on its own endpoint" grep -qx "convgpu.io/gpu-compute convgpu-compute.sock" "$ST/registrations"
+wait_for "options read" "$WAIT_S" test -s "$ST/$MEMRES.options"
+check "options: preferred allocation available, no PreStartContainer" \
+    grep -qx "pre_start_required=0 preferred=1" "$ST/$MEMRES.options"
+wait_for "memory units listed" "$WAIT_S" listed $MEMRES $((U0 + U1)) $((U0 + U1)) &&
+    pass "ListAndWatch: $((U0 + U1)) memory units, all Healthy" || { fail "memory list"; units $MEMRES | head -3; }
+wait_for "compute units listed" "$WAIT_S" listed $CMPRES 200 200 &&
+    pass "ListAndWatch: 200 compute units, all Healthy" || fail "compute list"
+check "IDs name the GPU and unit" grep -qx "gpu1-mem-$((U1 - 1)) Healthy" "$ST/$MEMRES.list"
+
+# ---- GetPreferredAllocation -------------------------------------------------------------------
+ids() { local g=$1 kind=$2 from=$3 to=$4 i out=; for ((i = from; i <= to; i++)); do out+="${out:+,}gpu$g-$kind-$i"; done; echo "$out"; }
+AVAIL="$(ids 0 mem 0 $((U0 - 1))),$(ids 1 mem 0 $((U1 - 1)))"
+check "2 units: on GPU 1, the tighter fit" test "$(sa prefer --socket "$MEM" --available "$AVAIL" --size 2)" = "gpu1-mem-0,gpu1-mem-1"
+check "$((U1 + 1)) units: only GPU 0 holds them" test "$(sa prefer --socket "$MEM" --available "$AVAIL" --size $((U1 + 1)) | cut -d, -f1)" = gpu0-mem-0
+check "must-include units are kept, on their GPU" test "$(sa prefer --socket "$MEM" --available "$AVAIL" --must gpu0-mem-3 --size 2)" = "gpu0-mem-3,gpu0-mem-0"
+check "larger than any GPU: refused (FAILED_PRECONDITION)" refused 9 "no single GPU" prefer --socket "$MEM" --available "$AVAIL" --size $((U0 + 1))
+check "a compute ID offered to memory: refused" refused 3 "gpu0-compute-0" prefer --socket "$MEM" --available "$AVAIL,gpu0-compute-0" --size 1
+check "compute: 30 units from the fuller GPU" test "$(sa prefer --socket "$CMP" --available "$(ids 0 compute 0 99),$(ids 1 compute 0 49)" --size 30 | cut -d, -f1)" = gpu1-compute-0
+
+# ---- Allocate ---------------------------------------------------------------------------------
+sa allocate --socket "$MEM" gpu1-mem-0,gpu1-mem-1 >"$TMP/alloc" || fail "allocate: $(cat "$TMP/sa.err")"
+check "Allocate: the units' bytes" grep -qx "0 CONVGPU_GPU_MEMORY=$((2 * 256 << 20))" "$TMP/alloc"
+check "Allocate: their GPU" grep -qx "0 CONVGPU_GPU_DEVICE=1" "$TMP/alloc"
+sa allocate --socket "$CMP" "$(ids 0 compute 0 24)" >"$TMP/alloc" || fail "allocate compute"
+check "Allocate compute: 25 units, no GPU (the memory units name it)" bash -c "grep -qx '0 CONVGPU_GPU_COMPUTE=25' '$TMP/alloc' && ! grep -q CONVGPU_GPU_DEVICE '$TMP/alloc'"
+sa allocate --socket "$MEM" gpu0-mem-0 gpu1-mem-2,gpu1-mem-3,gpu1-mem-1 >"$TMP/alloc" || fail "two containers"
+check "Allocate, two containers: each its own answer" bash -c "grep -qx '0 CONVGPU_GPU_MEMORY=$((256 << 20))' '$TMP/alloc' && grep -qx '1 CONVGPU_GPU_MEMORY=$((3 * 256 << 20))' '$TMP/alloc' && grep -qx '1 CONVGPU_GPU_DEVICE=1' '$TMP/alloc'"
+check "unknown ID: refused" refused 3 "unknown device ID" allocate --socket "$MEM" gpu0-mem-zz
+check "another resource's ID: refused" refused 3 "is a unit of convgpu.io/gpu-compute" allocate --socket "$MEM" gpu0-compute-1
+check "another node's GPU: refused" refused 3 "no such GPU" allocate --socket "$MEM" gpu7-mem-0
+check "beyond a GPU's units: refused" refused 3 "beyond that GPU" allocate --socket "$MEM" "gpu1-mem-$U1"
+check "units of two GPUs: refused" refused 3 "different GPUs" allocate --socket "$MEM" gpu0-mem-0,gpu1-mem-0
+check "the same unit twice: refused" refused 3 "twice" allocate --socket "$MEM" gpu0-mem-0,gpu0-mem-0
+check "one bad container fails the whole call" refused 3 "different GPUs" allocate --socket "$MEM" gpu0-mem-0 gpu0-mem-1,gpu1-mem-1
+check "nothing was registered with convgpud" test "$(registered_count)" = 0
+
+# ---- kubelet restarts: sockets removed, kubelet.sock re-created, registered again --------------
+stop_standin
+start_standin kubelet2
+wait_for "registered again after the kubelet restart" "$WAIT_S" bash -c "[ \$(wc -l <'$ST/registrations' 2>/dev/null) = 2 ]" &&
+    pass "kubelet restart: both resources registered again" || fail "no second registration"
+wait_for "listed again" "$WAIT_S" listed $MEMRES $((U0 + U1)) $((U0 + U1)) &&
+    pass "kubelet restart: ListAndWatch again" || fail "no list after the restart"
+check "kubelet restart: the re-created endpoint answers" bash -c "'$STANDIN' allocate --socket '$MEM' gpu0-mem-1 | grep -q CONVGPU_GPU_DEVICE=0"
+
+# ---- health: the daemon goes away and comes back; a GPU goes away and comes back ---------------
+kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID"; DAEMON_PID=
+wait_for "all memory units Unhealthy" "$WAIT_S" listed $MEMRES $((U0 + U1)) 0 &&
+    pass "convgpud stopped: every memory unit Unhealthy" || fail "units stayed Healthy"
+wait_for "all compute units Unhealthy" "$WAIT_S" listed $CMPRES 200 0 &&
+    pass "convgpud stopped: every compute unit Unhealthy" || fail "compute units stayed Healthy"
+check "Allocate with the daemon down: refused (UNAVAILABLE)" refused 14 "not reachable" allocate --socket "$MEM" gpu0-mem-0
+start_daemon --emulate 2GiB
+wait_for "GPU 0 Healthy, GPU 1 not" "$WAIT_S" listed $MEMRES $((U0 + U1)) "$U0" &&
+    pass "convgpud back with GPU 0 only: GPU 0 Healthy, GPU 1's units still listed, Unhealthy" ||
+    { fail "health after a GPU went away"; units $MEMRES | sort -k2 | uniq -c -f1 | head; }
+check "Allocate on the missing GPU: refused (FAILED_PRECONDITION)" refused 9 "no longer listed" allocate --socket "$MEM" gpu1-mem-0
+check "Allocate on the present GPU works" bash -c "'$STANDIN' allocate --socket '$MEM' gpu0-mem-0 | grep -q CONVGPU_GPU_DEVICE=0"
+kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID"; DAEMON_PID=
+start_daemon --emulate 2GiB,1GiB
+wait_for "all Healthy again" "$WAIT_S" listed $MEMRES $((U0 + U1)) $((U0 + U1)) &&
+    pass "both GPUs back: every unit Healthy" || fail "not Healthy again"
+
+# ---- the plugin stops: its sockets go ---------------------------------------------------------
+stop_plugin
+check "stopped: endpoint sockets removed" test ! -e "$MEM" -a ! -e "$CMP"
+[ "$FAILS" = 0 ] || { echo "--- plugin log ---"; tail -n 30 "$TMP/plugin.log"; }
+finish
