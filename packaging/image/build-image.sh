@@ -21,7 +21,7 @@ if [ -z "${CONVGPU_IMAGE_NS:-}" ]; then
 fi
 
 debs=()
-for p in convgpu libconvgpu convgpu-emu; do
+for p in convgpu libconvgpu convgpu-emu convgpu-k8s; do
     f=$(ls "$DEB_DIR"/${p}_*.deb 2>/dev/null | tail -n 1)
     [ -n "$f" ] || { echo "build-image: no ${p}_*.deb in $DEB_DIR: run make deb first" >&2; exit 1; }
     debs+=("$f")

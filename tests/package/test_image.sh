@@ -40,7 +40,7 @@ mount -t tmpfs -o mode=0755 convgpu-imgtest "$WORK"
 
 tar -tf "$ROOTFS" | sed 's|^\./||' | sort >"$WORK/files"
 for f in usr/bin/convgpud usr/bin/convgpu usr/bin/convgpu-runtime usr/lib/convgpu/libconvgpu.so \
-         usr/lib/convgpu/emu/libcuda.so.1 etc/convgpu/convgpud.conf; do
+         usr/lib/convgpu/emu/libcuda.so.1 etc/convgpu/convgpud.conf usr/bin/convgpu-device-plugin; do
     check "the rootfs has $f" grep -qx "$f" "$WORK/files"
 done
 check "no emulated library where a driver's belongs" bash -c \
@@ -74,6 +74,8 @@ mkdir "$WORK/root"
 tar --numeric-owner -C "$WORK/root" -xf "$ROOTFS"
 mount -t proc proc "$WORK/root/proc"
 check "convgpud runs in the image's root" chroot "$WORK/root" /usr/bin/convgpud --version
+# The DaemonSet's second container (packaging/k8s/daemonset.yaml): its libraries are in the image.
+check "the device plugin runs in the image's root" chroot "$WORK/root" /usr/bin/convgpu-device-plugin --version
 if chroot "$WORK/root" env -i PATH=/usr/bin:/bin /usr/bin/convgpu demo >"$WORK/demo.log" 2>&1 \
     && grep -q "finished in" "$WORK/demo.log"; then
     pass "convgpu demo in the image's root"

@@ -29,7 +29,7 @@ check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; f
 die() { fail "$*"; echo "$PASSES passed, $FAILS failed"; exit 1; }
 
 debs=()
-for p in convgpu libconvgpu convgpu-emu convgpu-slurm; do
+for p in convgpu libconvgpu convgpu-emu convgpu-slurm convgpu-k8s; do
     f=$(ls "$DEB_DIR"/${p}_*.deb 2>/dev/null | tail -n 1)
     [ -n "$f" ] || die "no ${p}_*.deb in $DEB_DIR: run make deb first"
     debs+=("$f")
@@ -89,6 +89,7 @@ pass "apt-get install of ${debs[*]##*/}"
 
 # What the packages promise.
 for f in /usr/bin/convgpud /usr/bin/convgpu /usr/bin/convgpu-runtime /usr/bin/convgpu-sample \
+         /usr/bin/convgpu-device-plugin /usr/bin/convgpu-scheduler-extender \
          /usr/lib/convgpu/libconvgpu.so /usr/lib/convgpu/emu/libcuda.so.1 \
          /usr/lib/convgpu/emu/libnvidia-ml.so.1 /lib/systemd/system/convgpud.service \
          /usr/lib/tmpfiles.d/convgpu.conf /etc/convgpu/convgpud.conf \
@@ -136,7 +137,7 @@ else
     tail -n 30 "$WORK/demo.log"; fail "convgpu demo"
 fi
 
-in_root env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q convgpu libconvgpu convgpu-emu convgpu-slurm \
+in_root env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q convgpu libconvgpu convgpu-emu convgpu-slurm convgpu-k8s \
     >>"$WORK/apt.log" 2>&1 || { tail -n 20 "$WORK/apt.log"; die "apt-get purge failed"; }
 in_root env DEBIAN_FRONTEND=noninteractive apt-get autoremove --purge -y -q >>"$WORK/apt.log" 2>&1 \
     || { tail -n 20 "$WORK/apt.log"; die "apt-get autoremove --purge failed"; }
