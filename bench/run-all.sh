@@ -55,6 +55,10 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+# A command that stops the run under set -e says which one it was (the smoke test once failed
+# with nothing but its exit status under a heavy load). Not inherited (no set -E): a test that
+# fails inside a command substitution or a function is the caller's to judge.
+trap 'echo "run-all.sh: line $LINENO: exit $?: $BASH_COMMAND" >&2' ERR
 
 if [ "$QUICK" = 1 ]; then
     API_REPS=2; API_ROUNDS=30; RT_PROCS=2; RT_ROUNDS=10; SCALE_MS=200; SCALE_REPS=1
