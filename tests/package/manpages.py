@@ -12,6 +12,7 @@ What is compared, as sets of long options (--word), in both directions:
                      HOOKS section    <->  convgpu-runtime hook --help (and its two hook names)
   convgpu-sample.1   OPTIONS section  <->  convgpu-sample --help
   convgpu-scheduler-extender.8  OPTIONS section  <->  convgpu-scheduler-extender --help
+  convgpu-device-plugin.8  OPTIONS section  <->  convgpu-device-plugin --help (where it is built)
 --help itself is left out of the subcommands' comparison: every command takes it, and the page
 says so once. Exit status: 0 when everything matches, 1 with every difference printed.
 """
@@ -128,6 +129,10 @@ def main():
     compare("convgpu-scheduler-extender.8 OPTIONS",
             options(page_section("convgpu-scheduler-extender.8", "OPTIONS")),
             options(run_help("convgpu-scheduler-extender", "--help")))
+    if os.path.exists(os.path.join(BUILD, "bin", "convgpu-device-plugin")):
+        compare("convgpu-device-plugin.8 OPTIONS",
+                options(page_section("convgpu-device-plugin.8", "OPTIONS")),
+                options(run_help("convgpu-device-plugin", "--help")))
 
     for p in problems:
         print("FAIL:", p)
