@@ -7,16 +7,7 @@
 
 #include "cluster_fit.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond);                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "../common/check.h"
 
 static cg_cluster_gpu gpu(unsigned index, uint32_t mt, uint32_t mf, uint32_t ct, uint32_t cf)
 {

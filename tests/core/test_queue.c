@@ -19,16 +19,7 @@
 #define K 1024ull /* sizes in units of 1 KiB so that every request is a few of them */
 #define PID(i) ((cg_pid)(i) + 1) /* process i's key (0 means "no process" in events) */
 
-static int failures;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond);                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "../common/check.h"
 
 static struct {
     cg_event ev[2 * NREQ + 64];
