@@ -49,7 +49,23 @@ static const char *check_container(const cg_core *core, const cg_container *c)
         return "compute share out of range";
     if (c->compute_pct == 0 && c->compute_mode != CG_COMPUTE_ELASTIC)
         return "no compute share, yet a hard one";
-    cg_bytes used = 0;
+    if (c->priority > CG_PRIORITY_MAX)
+        return "priority out of range";
+    if (c->used + c->swapped > c->limit)
+        return "use and swapped bytes above the limit";
+    if ((c->swap == CG_RESIDENT || c->swap == CG_MOVING_IN) && c->swapped)
+        return "bytes on the host of a container that is in";
+    if (c->held && c->swap != CG_SWAPPED_OUT && c->swap != CG_MOVING_OUT)
+        return "held in, yet not out";
+    if (c->no_swap && c->swap != CG_RESIDENT)
+        return "a no-swap container is swapped";
+    if (c->swap == CG_MOVING_OUT && c->swapped > c->swap_reserved)
+        return "moved out more than reserved";
+    if (c->swap != CG_MOVING_OUT && c->swap_expect)
+        return "expected free bytes outside a swap-out";
+    if (c->waiting != ctr_waits(c))
+        return "waiting flag differs from requests and swap state";
+    cg_bytes used = 0, swapped = 0;
     unsigned nprocs = 0;
     for (const cg_process *p = c->procs; p; p = p->next, nprocs++) {
         if (cg_hash_get(&core->by_pid, c->cid, p->pid) != p)
@@ -57,17 +73,20 @@ static const char *check_container(const cg_core *core, const cg_container *c)
         if (p->next && p->next->prev != p)
             return "process list broken";
         used += p->used;
+        swapped += p->swapped;
     }
     if (used != c->used || nprocs != c->nprocs)
         return "container use differs from its processes";
+    if (swapped != c->swapped)
+        return "container swapped bytes differ from its processes";
     cg_bytes pending = 0;
     unsigned npending = 0;
     for (const cg_pending *r = c->phead; r; r = r->next, npending++) {
         if (cg_hash_get(&core->by_req, c->cid, r->req) != r)
             return "request missing from the request index";
-        if (c->used + r->bytes <= c->assigned)
+        if (!ctr_frozen(c) && c->used + r->bytes <= c->assigned)
             return "pending request fits its assignment";
-        if (r->bytes > c->limit - c->used)
+        if (r->bytes > c->limit - c->used - c->swapped)
             return "pending request over the limit";
         pending += r->bytes;
     }
@@ -99,8 +118,8 @@ static const char *check_container(const cg_core *core, const cg_container *c)
 static const char *check_device(const cg_core *core, unsigned i, claim *buf)
 {
     const cg_device *d = &core->dev[i];
-    cg_bytes assigned = 0, used = 0;
-    unsigned n = 0, nsusp = 0, nwait = 0, hard = 0;
+    cg_bytes assigned = 0, used = 0, incoming = 0;
+    unsigned n = 0, nsusp = 0, nvisible = 0, nwait = 0, hard = 0;
     for (const cg_container *c = core->head; c; c = c->next) {
         if (c->dev != i)
             continue;
@@ -108,8 +127,12 @@ static const char *check_device(const cg_core *core, unsigned i, claim *buf)
         assigned += c->assigned;
         used += c->used;
         buf[n++] = (claim){c->limit - c->assigned, c->assigned};
-        nsusp += c->npending > 0;
+        nsusp += ctr_waits(c);
+        nvisible += ctr_waits(c) && !ctr_hidden(c);
         nwait += c->limit_waiting > 0;
+        incoming += c->swap_expect;
+        if (c->swap == CG_SWAPPED_OUT && !c->held && c->assigned - c->used >= c->swapped)
+            return "an out container has room for what is on the host but was not ordered in";
     }
     if (d->capacity != d->total - d->reserve)
         return "capacity != total - reserve";
@@ -123,9 +146,11 @@ static const char *check_device(const cg_core *core, unsigned i, claim *buf)
         return "hard compute shares on a device exceed 100%";
     if (n != d->ncontainers || nsusp != d->nsuspended)
         return "device container counts wrong";
+    if (incoming != d->swap_incoming)
+        return "device's incoming swap bytes differ from its containers";
     unsigned k = 0;
     for (const cg_container *c = d->shead; c; c = c->snext, k++)
-        if (c->npending == 0 || c->dev != i || (c->snext && c->snext->sprev != c))
+        if (!ctr_waits(c) || !c->waiting || c->dev != i || (c->snext && c->snext->sprev != c))
             return "suspended list broken";
     if (k != nsusp)
         return "suspended list length wrong";
@@ -146,10 +171,12 @@ static const char *check_device(const cg_core *core, unsigned i, claim *buf)
         return "device unsafe";
     if (ok != cg_safety_ok(d))
         return "safety index disagrees with the oracle";
-    if (n > 0 && nsusp == n)
+    if (n > 0 && nvisible == n)
         return "every container on a device is suspended";
     /* No suspended container could safely be given its whole need right now. */
     for (const cg_container *s = d->shead; s; s = s->snext) {
+        if (ctr_hidden(s))
+            continue;
         cg_bytes need = s->limit - s->assigned, free = d->capacity - assigned;
         if (need > free)
             continue;
@@ -184,6 +211,13 @@ const char *cg_core_check(const cg_core *core)
     }
     if (core->by_pid.len != nproc || core->by_req.len != nreq)
         return "index sizes differ from the lists";
+    cg_bytes host = 0;
+    for (const cg_container *c = core->head; c; c = c->next)
+        host += c->swap == CG_SWAPPED_OUT ? c->swapped : c->swap_reserved;
+    if (host != core->swap_host)
+        return "host bytes of swap differ from the containers'";
+    if (core->cfg.swap_limit && host > core->cfg.swap_limit)
+        return "swap holds more host memory than its budget";
     claim *buf = malloc((n ? n : 1) * sizeof *buf);
     if (!buf)
         return "check: out of memory";

@@ -113,6 +113,12 @@ static void emit(cg_core *core, cg_event_kind kind, cg_reason why, const cg_cont
     core->cfg.sink(core->cfg.sink_ctx, &ev);
 }
 
+void cg_emit(cg_core *core, cg_event_kind kind, cg_reason why, const cg_container *c, cg_pid pid,
+             cg_reqid req, cg_bytes bytes, cg_time now)
+{
+    emit(core, kind, why, c, pid, req, bytes, now);
+}
+
 static cg_container *find(const cg_core *core, cg_cid cid)
 {
     return cid == CG_CID_NONE ? NULL : cg_hash_get(&core->by_cid, cid, 0);
@@ -138,6 +144,20 @@ static void set_limit(cg_device *d, cg_container *c, cg_bytes l)
     cg_safety_insert(d, c);
 }
 
+void cg_assign_more(cg_core *core, cg_container *c, cg_bytes g, cg_reason why, cg_time now)
+{
+    set_assigned(&core->dev[c->dev], c, c->assigned + g);
+    emit(core, CG_EV_ASSIGN, why, c, 0, 0, g, now);
+}
+
+void cg_assign_less(cg_core *core, cg_container *c, cg_bytes a, cg_reason why, cg_time now)
+{
+    cg_bytes less = c->assigned - a;
+    set_assigned(&core->dev[c->dev], c, a);
+    if (less)
+        emit(core, CG_EV_UNASSIGN, why, c, 0, 0, less, now);
+}
+
 /* Would container c with limit l and assignment a (device free adjusted) be safe? */
 static bool safe_if(cg_device *d, cg_container *c, cg_bytes l, cg_bytes a)
 {
@@ -152,6 +172,7 @@ static cg_time elapsed(cg_time from, cg_time to) { return to > from ? to - from 
 
 static void suspend_begin(cg_device *d, cg_container *c, cg_time now)
 {
+    c->waiting = true;
     c->suspended_since = now;
     c->sprev = d->stail;
     c->snext = NULL;
@@ -175,7 +196,17 @@ static void suspend_end(cg_device *d, cg_container *c, cg_time now)
     else
         d->stail = c->sprev;
     c->sprev = c->snext = NULL;
+    c->waiting = false;
     d->nsuspended--;
+}
+
+void cg_wait_update(cg_core *core, cg_container *c, cg_time now)
+{
+    bool want = ctr_waits(c);
+    if (want && !c->waiting)
+        suspend_begin(&core->dev[c->dev], c, now);
+    else if (!want && c->waiting)
+        suspend_end(&core->dev[c->dev], c, now);
 }
 
 static void wait_link(cg_device *d, cg_container *c)
@@ -215,8 +246,7 @@ static void req_drop(cg_core *core, cg_container *c, cg_pending *r, cg_time now)
     c->npending--;
     c->pending_bytes -= r->bytes;
     cg_mem_free(core, r, sizeof *r);
-    if (c->npending == 0)
-        suspend_end(&core->dev[c->dev], c, now);
+    cg_wait_update(core, c, now);
 }
 
 static void charge(cg_core *core, cg_container *c, cg_process *p, cg_bytes bytes, bool charges)
@@ -237,42 +267,61 @@ static void drain_own(cg_core *core, cg_container *c, cg_reason why, cg_time now
 {
     cg_pending *r;
     uint64_t after = 0;
-    while (c->used < c->assigned && (r = cg_waitq_first_fit(c, after, c->assigned - c->used))) {
+    /* Out, with room now for what is on the host (its use or what the host holds shrank): it
+     * is ordered in first, which drains it. */
+    if (c->swap == CG_SWAPPED_OUT)
+        cg_swap_in_if_room(core, c, now);
+    /* A container out, or on its way out, grants nothing: the room is for what comes back. */
+    while (!ctr_frozen(c) && c->used < c->assigned &&
+           (r = cg_waitq_first_fit(c, after, c->assigned - c->used))) {
         after = r->seq;
         charge(core, c, r->proc, r->bytes, r->charges);
         emit(core, CG_EV_RESUME, why, c, r->proc->pid, r->req, r->bytes, now);
         req_drop(core, c, r, now);
     }
     after = 0;
-    while ((r = cg_waitq_first_over(c, after, c->limit - c->used))) {
+    while ((r = cg_waitq_first_over(c, after, c->limit - ctr_charged(c)))) {
         after = r->seq;
         emit(core, CG_EV_REJECT, CG_WHY_OVER_LIMIT, c, r->proc->pid, r->req, r->bytes, now);
         req_drop(core, c, r, now);
     }
 }
 
+void cg_drain_own(cg_core *core, cg_container *c, cg_reason why, cg_time now)
+{
+    drain_own(core, c, why, now);
+}
+
+static void reschedule(cg_core *core, unsigned dev, cg_time now);
+void cg_reschedule(cg_core *core, unsigned dev, cg_time now) { reschedule(core, dev, now); }
+
 /* ---- the resume procedure ---------------------------------------------------------------- */
 
-/* Runs after free memory grew or a need shrank. The policy orders the suspended containers;
- * each, once per pass, is offered the largest safe amount up to its whole need ("assign until
- * A = L") and its pending requests that now fit are granted. One pass suffices: memory given to
- * one container never enlarges the safe amount of another (docs/SCHEDULING.md, Lemma 2). Then
- * waiting limit raises that have become safe are applied, in arrival order. */
+/* One waiting container, picked by the policy, is offered the largest safe amount up to its
+ * whole need ("assign until A = L"); its pending requests that now fit are granted, or, when it
+ * is out, it is ordered in once its assignment holds what is on the host. */
+static void offer(cg_core *core, cg_container *c, cg_time now)
+{
+    cg_device *d = &core->dev[c->dev];
+    cg_bytes need = ctr_need(c), free = dev_free(d);
+    cg_bytes g = cg_safety_largest(d, c, need < free ? need : free);
+    if (g) {
+        set_assigned(d, c, c->assigned + g);
+        emit(core, CG_EV_ASSIGN, CG_WHY_POLICY, c, 0, 0, g, now);
+    }
+    if (g || c->swap == CG_SWAPPED_OUT)
+        drain_own(core, c, CG_WHY_POLICY, now);
+}
+
+/* Runs after free memory grew or a need shrank. The waiting containers are offered memory class
+ * by class (priority.c), the policy ordering each class, each container once. One pass
+ * suffices: memory given to one container never enlarges the safe amount of another
+ * (docs/SCHEDULING.md, Lemma 2). Then waiting limit raises that have become safe are applied,
+ * in arrival order. */
 static void reschedule(cg_core *core, unsigned dev, cg_time now)
 {
     cg_device *d = &core->dev[dev];
-    uint64_t pass = ++core->pass;
-    cg_container *c;
-    while (dev_free(d) > 0 && (c = core->resume->pick(core, d, dev_free(d), pass, now))) {
-        c->pass = pass;
-        cg_bytes need = ctr_need(c), free = dev_free(d);
-        cg_bytes g = cg_safety_largest(d, c, need < free ? need : free);
-        if (g == 0)
-            continue;
-        set_assigned(d, c, c->assigned + g);
-        emit(core, CG_EV_ASSIGN, CG_WHY_POLICY, c, 0, 0, g, now);
-        drain_own(core, c, CG_WHY_POLICY, now);
-    }
+    cg_resume_round(core, dev, now, offer);
     for (cg_container *w = d->whead, *n; w; w = n) {
         n = w->wnext;
         cg_bytes target = w->limit_waiting;
@@ -368,7 +417,8 @@ static cg_status create(cg_core *core, const cg_container_spec *spec, cg_time no
 {
     int device = spec->device;
     cg_bytes limit = spec->limit;
-    if (limit == 0 || (exact && want > limit) || !share_valid(spec->compute_pct, spec->compute_mode))
+    if (limit == 0 || (exact && want > limit) || !share_valid(spec->compute_pct, spec->compute_mode) ||
+        spec->priority > CG_PRIORITY_MAX)
         return CG_ERR_INVALID;
     if (core->ndev == 0 || (device >= 0 && (unsigned)device >= core->ndev))
         return CG_ERR_NO_DEVICE;
@@ -397,6 +447,8 @@ static cg_status create(cg_core *core, const cg_container_spec *spec, cg_time no
     c->dev = (unsigned)di;
     c->limit = limit;
     c->created_at = now;
+    c->priority = spec->priority;
+    c->no_swap = spec->no_swap;
     c->prev = core->tail;
     if (core->tail)
         core->tail->next = c;
@@ -478,11 +530,15 @@ cg_status cg_container_remove(cg_core *core, cg_cid cid, cg_time now)
             emit(core, CG_EV_RELEASE, CG_WHY_REMOVED, c, p->pid, 0, p->used, now);
         c->used -= p->used;
         d->used -= p->used;
+        cg_swap_forget_process(core, c, p);
         cg_hash_del(&core->by_pid, c->cid, p->pid);
         cg_mem_free(core, p, sizeof *p);
     }
     c->procs = NULL;
     c->nprocs = 0;
+    cg_swap_forget_container(core, c);
+    if (c->waiting)
+        suspend_end(d, c, now);
     if (c->limit_waiting)
         wait_unlink(d, c);
     if (c->assigned)
@@ -519,7 +575,7 @@ cg_status cg_container_set_limit(cg_core *core, cg_cid cid, cg_bytes limit, cg_t
         return CG_ERR_INVALID;
     if (limit > d->capacity)
         return CG_ERR_TOO_LARGE;
-    if (limit < c->used)
+    if (limit < ctr_charged(c))
         return CG_ERR_BELOW_USE;
     if (pending_out)
         *pending_out = false;
@@ -585,8 +641,9 @@ cg_status cg_request(cg_core *core, cg_cid cid, cg_pid pid, cg_reqid req, cg_byt
     bool charges = !p || (!p->charged && !p->charge_pending);
     cg_bytes ctx = charges ? d->context_charge : 0;
 
-    /* Over the limit: fails at once, whatever the free memory. */
-    if (bytes > c->limit - c->used || ctx > c->limit - c->used - bytes) {
+    /* Over the limit (what is on the host counts): fails at once, whatever the free memory. */
+    cg_bytes room = c->limit - ctr_charged(c);
+    if (bytes > room || ctx > room - bytes) {
         emit(core, CG_EV_REJECT, CG_WHY_OVER_LIMIT, c, pid, req, bytes + ctx, now);
         if (outcome)
             *outcome = CG_REJECTED;
@@ -595,7 +652,9 @@ cg_status cg_request(cg_core *core, cg_cid cid, cg_pid pid, cg_reqid req, cg_byt
     cg_bytes total = bytes + ctx;
     cg_bytes shortfall = c->used + total > c->assigned ? c->used + total - c->assigned : 0;
     cg_reason why = CG_WHY_FITS_ASSIGNMENT;
-    if (shortfall) {
+    if (c->swap == CG_SWAPPED_OUT || (shortfall && c->swap == CG_MOVING_OUT)) {
+        why = CG_WHY_SWAPPED;   /* granted when it is back in */
+    } else if (shortfall) {
         if (shortfall > dev_free(d))
             why = CG_WHY_NO_FREE;
         else if (safe_if(d, c, c->limit, c->assigned + shortfall))
@@ -603,7 +662,7 @@ cg_status cg_request(cg_core *core, cg_cid cid, cg_pid pid, cg_reqid req, cg_byt
         else
             why = CG_WHY_UNSAFE;
     }
-    bool suspend = why == CG_WHY_NO_FREE || why == CG_WHY_UNSAFE;
+    bool suspend = why == CG_WHY_NO_FREE || why == CG_WHY_UNSAFE || why == CG_WHY_SWAPPED;
 
     /* Secure memory before changing anything. */
     cg_process *np = NULL;
@@ -624,12 +683,14 @@ cg_status cg_request(cg_core *core, cg_cid cid, cg_pid pid, cg_reqid req, cg_byt
         p->npending++;
         if (ctx)
             p->charge_pending = true;
-        if (c->npending++ == 0)
-            suspend_begin(d, c, now);
+        c->npending++;
+        cg_wait_update(core, c, now);
         c->pending_bytes += total;
         emit(core, CG_EV_SUSPEND, why, c, pid, req, total, now);
         if (outcome)
             *outcome = CG_SUSPENDED;
+        if (why == CG_WHY_NO_FREE)
+            cg_swap_consider(core, c->dev, now);
         return CG_OK;
     }
     if (shortfall) {
@@ -686,7 +747,7 @@ cg_status cg_process_set_use(cg_core *core, cg_cid cid, cg_pid pid, cg_bytes use
         return CG_ERR_NOT_FOUND;
     cg_process *p = find_proc(core, c, pid);
     cg_bytes old = p ? p->used : 0;
-    if (use > old && use - old > c->assigned - c->used)
+    if (use > old && (use - old > c->assigned - c->used || use - old > c->limit - ctr_charged(c)))
         return CG_ERR_INVALID;
     if (!p) {
         cg_process *np = cg_mem_alloc(core, sizeof *np);
@@ -738,9 +799,10 @@ cg_status cg_process_exit(cg_core *core, cg_cid cid, cg_pid pid, cg_time now)
     if (p->next)
         p->next->prev = p->prev;
     c->nprocs--;
+    cg_swap_forget_process(core, c, p);
     cg_hash_del(&core->by_pid, c->cid, pid);
     cg_mem_free(core, p, sizeof *p);
-    drain_own(core, c, CG_WHY_FITS_ASSIGNMENT, now);
+    drain_own(core, c, CG_WHY_FITS_ASSIGNMENT, now); /* also brings it in when out with room */
     return CG_OK;
 }
 
@@ -755,7 +817,7 @@ cg_status cg_device_get(const cg_core *core, unsigned device, cg_device_info *ou
     const cg_device *d = &core->dev[device];
     *out = (cg_device_info){d->total, d->reserve, d->capacity, d->assigned, d->used,
                             dev_free(d), d->context_charge, d->ncontainers, d->nsuspended,
-                            d->hard_pct};
+                            d->hard_pct, d->swap_incoming};
     return CG_OK;
 }
 
@@ -764,7 +826,7 @@ cg_status cg_container_get(const cg_core *core, cg_cid cid, cg_time now, cg_cont
     const cg_container *c = find(core, cid);
     if (!c)
         return CG_ERR_NOT_FOUND;
-    bool susp = c->npending > 0;
+    bool susp = c->waiting;
     *out = (cg_container_info){
         .cid = c->cid,
         .device = c->dev,
@@ -781,6 +843,11 @@ cg_status cg_container_get(const cg_core *core, cg_cid cid, cg_time now, cg_cont
         .limit_waiting = c->limit_waiting,
         .compute_pct = c->compute_pct,
         .compute_mode = c->compute_mode,
+        .priority = c->priority,
+        .no_swap = c->no_swap,
+        .swap_held = c->held,
+        .residency = c->swap,
+        .swapped = c->swapped,
     };
     return CG_OK;
 }
@@ -801,7 +868,7 @@ size_t cg_container_processes(const cg_core *core, cg_cid cid, cg_process_info *
     size_t n = 0;
     for (const cg_process *p = c->procs; p; p = p->next, n++)
         if (n < cap)
-            out[n] = (cg_process_info){p->pid, p->used, p->npending};
+            out[n] = (cg_process_info){p->pid, p->used, p->npending, p->swapped};
     return n;
 }
 

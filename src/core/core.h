@@ -38,6 +38,9 @@ typedef enum {
     CG_ERR_NOMEM,          /* the core itself could not allocate */
     CG_ERR_EXISTS,         /* duplicate request id or process */
     CG_ERR_NO_COMPUTE,     /* the hard compute shares on the device would exceed 100% */
+    CG_ERR_NO_SWAP,        /* swap is off (no budget) or the container refuses it (no_swap) */
+    CG_ERR_SWAP_BUDGET,    /* the host-memory budget for swap would be exceeded */
+    CG_ERR_STATE,          /* the container is not in a state that allows this (swap.h) */
 } cg_status;
 
 const char *cg_status_str(cg_status s);
@@ -94,6 +97,14 @@ typedef enum {
     CG_EV_LIMIT,     /* limit changed to `bytes` (at once, or when a waiting raise is applied) */
     CG_EV_COMPUTE,   /* compute share set to `compute_pct` (0: none) in `compute_mode`: at
                       * creation with a share (after ADMIT), or changed later */
+    CG_EV_SWAP_OUT,  /* order: move container `cid` out to host memory; `bytes` = the most that
+                      * can leave (its assignment); `req` = the request it makes room for
+                      * (reason VICTIM) or 0 (reason OPERATOR). Reported back with
+                      * cg_process_swap_out + cg_swap_out_done. */
+    CG_EV_SWAP_IN,   /* order: bring container `cid` back; `bytes` = what comes back, already
+                      * charged again to its processes (their use includes it from now on).
+                      * Reported back with cg_swap_in_done. */
+    CG_EV_PRIORITY,  /* priority set to `bytes` (0..CG_PRIORITY_MAX), after creation */
 } cg_event_kind;
 
 typedef enum {
@@ -108,6 +119,9 @@ typedef enum {
     CG_WHY_POLICY,           /* assignment or resume chosen by the resume policy */
     CG_WHY_LIMIT_CHANGED,    /* limit lowered */
     CG_WHY_FREE,             /* bytes freed by the application */
+    CG_WHY_VICTIM,           /* swapped out so that request `req` can be granted (swap.c) */
+    CG_WHY_OPERATOR,         /* the operator's order (cg_swap_order) */
+    CG_WHY_SWAPPED,          /* suspended: the container is out (or on its way out) */
 } cg_reason;
 
 const char *cg_event_kind_name(cg_event_kind k);
@@ -139,7 +153,17 @@ typedef struct {
     void *(*mem_alloc)(void *ctx, size_t size);
     void (*mem_free)(void *ctx, void *p);
     void *mem_ctx;
+    /* Swap (swap.c): host memory the swapped-out containers may hold together, node-wide.
+     * 0: the core never orders a swap, and cg_swap_order refuses. */
+    cg_bytes swap_limit;
+    /* Priorities (priority.c): waiting this long lifts a container one priority class, so low
+     * priorities never starve; it is also how long a container swapped back in is protected
+     * from being swapped out again for a running victim's sake. 0: CG_AGING_STEP_DEFAULT. */
+    cg_time aging_step;
 } cg_config;
+
+#define CG_PRIORITY_MAX 9u
+#define CG_AGING_STEP_DEFAULT (60ull * 1000000000ull)
 
 typedef struct cg_core cg_core;
 
@@ -163,6 +187,8 @@ typedef struct {
     cg_bytes limit;
     unsigned compute_pct;
     cg_compute_mode compute_mode;
+    unsigned priority;   /* 0..CG_PRIORITY_MAX, higher goes first (priority.c); else INVALID */
+    bool no_swap;        /* never swapped out, by the policy or the operator */
 } cg_container_spec;
 
 /* Create a container. Assignment at creation: the largest safe amount <= min(L, free).
@@ -219,6 +245,45 @@ cg_status cg_process_set_use(cg_core *core, cg_cid cid, cg_pid pid, cg_bytes use
 /* A process ended: its use and context charge return, its pending requests are cancelled. */
 cg_status cg_process_exit(cg_core *core, cg_cid cid, cg_pid pid, cg_time now);
 
+/* ---- priorities (priority.c) ----
+ * A container's priority is 0..CG_PRIORITY_MAX (higher first). Waiting containers are resumed
+ * class by class, highest first; within a class the resume policy chooses. A waiting container's
+ * class is its priority plus one per aging step waited, but never above the highest priority
+ * waiting on its device: equal priorities stay one class (the policy alone decides, as without
+ * priorities), and a low priority reaches the top after (top - own) aging steps. */
+cg_status cg_container_set_priority(cg_core *core, cg_cid cid, unsigned priority, cg_time now);
+/* Whether the container may be swapped (a restart restores it); only while it is in. */
+cg_status cg_container_set_no_swap(cg_core *core, cg_cid cid, bool no_swap);
+
+/* ---- swap (swap.c, docs/SWAP.md and docs/SCHEDULING.md "Swap") ----
+ * A container is RESIDENT, MOVING_OUT (ordered out; its processes are copying), OUT (its
+ * swappable memory is on the host; its assignment shrank to what stayed on the device) or
+ * MOVING_IN (ordered in; its use is charged again; its processes are copying back). */
+typedef enum {
+    CG_RESIDENT = 0,
+    CG_MOVING_OUT,
+    CG_SWAPPED_OUT,
+    CG_MOVING_IN,
+} cg_residency;
+const char *cg_residency_name(cg_residency s);
+
+/* The operator's order. Out: RESIDENT only (else CG_ERR_STATE), not no_swap and swap on (else
+ * CG_ERR_NO_SWAP), within the budget (else CG_ERR_SWAP_BUDGET); the container is then *held*:
+ * it does not come back by itself. In: OUT only; ends the hold, and the container comes back
+ * through the resume policy like any waiting one (at once when the memory is free). */
+cg_status cg_swap_order(cg_core *core, cg_cid cid, bool out, cg_time now);
+/* Process pid of a MOVING_OUT container moved `bytes` of its use to the host (<= its use). */
+cg_status cg_process_swap_out(cg_core *core, cg_cid cid, cg_pid pid, cg_bytes bytes, cg_time now);
+/* Every process of a MOVING_OUT container reported: its assignment shrinks to its use (what
+ * stayed on the device), the memory goes to the waiting containers. */
+cg_status cg_swap_out_done(cg_core *core, cg_cid cid, cg_time now);
+/* Every process of a MOVING_IN container reported back: it is RESIDENT again. */
+cg_status cg_swap_in_done(cg_core *core, cg_cid cid, cg_time now);
+/* A daemon restart: process pid of container cid has `bytes` on the host (its container is OUT
+ * or was moving); then the container's state (held for the operator's order). */
+cg_status cg_process_restore_swapped(cg_core *core, cg_cid cid, cg_pid pid, cg_bytes bytes);
+cg_status cg_swap_restore(cg_core *core, cg_cid cid, cg_residency state, bool held, cg_time now);
+
 /* Read-only views. */
 typedef enum { CG_STATE_RUNNING, CG_STATE_SUSPENDED } cg_container_state;
 
@@ -235,19 +300,29 @@ typedef struct {
     cg_bytes limit_waiting;        /* target of a waiting limit raise; 0 when none */
     unsigned compute_pct;          /* 0: no compute limit */
     cg_compute_mode compute_mode;
+    unsigned priority;
+    bool no_swap, swap_held;
+    cg_residency residency;
+    cg_bytes swapped;              /* on the host now */
 } cg_container_info;
 
 typedef struct {
     cg_bytes total, reserve, capacity, assigned, used, free, context_charge;
     unsigned ncontainers, nsuspended;
     unsigned compute_hard_pct;     /* sum of the admitted hard shares, <= 100 */
+    cg_bytes swap_incoming;        /* assignment of its containers on their way out */
 } cg_device_info;
 
 typedef struct {
     cg_pid pid;
     cg_bytes used;                 /* includes its context charge */
     unsigned npending;
+    cg_bytes swapped;              /* on the host */
 } cg_process_info;
+
+/* Host memory the swapped containers hold or may take (those moving out count their whole
+ * assignment), node-wide; never above cg_config.swap_limit. */
+cg_bytes cg_swap_host_bytes(const cg_core *core);
 
 unsigned cg_device_count(const cg_core *core);
 cg_status cg_device_get(const cg_core *core, unsigned device, cg_device_info *out);

@@ -32,6 +32,7 @@ struct cg_process {
     cg_pid pid;
     cg_bytes used;               /* includes the context charge once charged */
     unsigned npending;
+    cg_bytes swapped;            /* on the host (swap.c); not part of `used` */
     bool charged;                /* context charge taken */
     bool charge_pending;         /* a pending request carries the charge */
     cg_pending *phead, *ptail;   /* its pending requests, arrival order */
@@ -45,6 +46,18 @@ struct cg_container {
     cg_bytes limit_waiting;      /* target of a waiting raise; 0 when none */
     unsigned compute_pct;        /* 0 = no compute limit, else 1..100 (share.c) */
     cg_compute_mode compute_mode;/* ELASTIC when compute_pct is 0 */
+    unsigned priority;           /* 0..CG_PRIORITY_MAX (priority.c) */
+    bool no_swap;
+    bool held;                   /* out by the operator's order: not brought back by itself */
+    cg_residency swap;          /* swap.c */
+    cg_bytes swapped;            /* on the host: the sum of its processes' */
+    cg_bytes swap_reserved;      /* host budget taken: MOVING_OUT its assignment at the order,
+                                  * MOVING_IN what is still on the host, else 0 */
+    cg_bytes swap_expect;        /* MOVING_OUT: what should leave the device (incoming) */
+    bool returned;               /* has come back from a swap at least once */
+    cg_time resident_since;      /* last swap-in done (when `returned`) */
+    uint64_t round;              /* reschedule round that last offered it memory (priority.c) */
+    bool waiting;                /* in its device's waiting ("suspended") list */
     cg_time created_at, suspended_since, total_suspended;
     unsigned nprocs, npending;
     cg_bytes pending_bytes;
@@ -72,6 +85,7 @@ typedef struct {
     cg_container *root;                   /* safety index */
     cg_container *shead, *stail;          /* suspended, suspension order */
     cg_container *whead, *wtail;          /* waiting limit raises, arrival order */
+    cg_bytes swap_incoming;               /* sum of swap_reserved of its MOVING_OUT containers */
 } cg_device;
 
 /* A resume policy picks, among the device's suspended containers not yet considered in this
@@ -99,6 +113,8 @@ struct cg_core {
     unsigned ndev;
     cg_cid next_cid;
     uint64_t pass;
+    uint64_t round;                       /* reschedule rounds (priority.c) */
+    cg_bytes swap_host;                   /* see cg_swap_host_bytes */
     uint64_t rng;                         /* splitmix64 state for the random policy */
     cg_container *head, *tail;            /* creation order */
     unsigned ncontainers;
@@ -108,6 +124,66 @@ struct cg_core {
 
 static inline cg_bytes dev_free(const cg_device *d) { return d->capacity - d->assigned; }
 static inline cg_bytes ctr_need(const cg_container *c) { return c->limit - c->assigned; }
+
+/* ---- swap and priorities (swap.c, priority.c) ---- */
+
+/* What counts against the limit: the use on the device and what is on the host. */
+static inline cg_bytes ctr_charged(const cg_container *c) { return c->used + c->swapped; }
+/* Out (or on its way) and not to be offered memory by the resume pass: moving out (its
+ * assignment is about to shrink) or held out by the operator. */
+static inline bool ctr_hidden(const cg_container *c)
+{
+    return c->swap == CG_MOVING_OUT || (c->swap == CG_SWAPPED_OUT && c->held);
+}
+/* Its requests are not granted now (the memory is leaving or gone); they wait. */
+static inline bool ctr_frozen(const cg_container *c)
+{
+    return c->swap == CG_MOVING_OUT || c->swap == CG_SWAPPED_OUT;
+}
+/* In the device's waiting list: it has suspended requests, or it is out and wants back in. */
+static inline bool ctr_waits(const cg_container *c)
+{
+    return c->npending > 0 || (c->swap == CG_SWAPPED_OUT && !c->held);
+}
+static inline cg_time aging_step(const cg_core *core);
+/* Adds c to / removes it from its device's waiting list when ctr_waits changed (core.c). */
+void cg_wait_update(cg_core *core, cg_container *c, cg_time now);
+/* Raise c's assignment by g (safety already checked) and emit ASSIGN. */
+void cg_assign_more(cg_core *core, cg_container *c, cg_bytes g, cg_reason why, cg_time now);
+/* Sets c's assignment to a (a lowering, always safe) and emits UNASSIGN. */
+void cg_assign_less(cg_core *core, cg_container *c, cg_bytes a, cg_reason why, cg_time now);
+/* Emits one event about c (core.c). */
+void cg_emit(cg_core *core, cg_event_kind kind, cg_reason why, const cg_container *c, cg_pid pid,
+             cg_reqid req, cg_bytes bytes, cg_time now);
+/* Grants and rejects c's pending requests after its U, A or L changed (core.c). */
+void cg_drain_own(cg_core *core, cg_container *c, cg_reason why, cg_time now);
+/* The resume pass of a device (core.c). */
+void cg_reschedule(cg_core *core, unsigned dev, cg_time now);
+
+/* swap.c: after request `req` of container r suspended, or a swap-out finished: orders victims
+ * out when that lets the device's most urgent waiting container be granted. */
+void cg_swap_consider(cg_core *core, unsigned dev, cg_time now);
+/* swap.c: a waiting OUT container was just offered memory: orders it in when its assignment
+ * now holds what is on the host. */
+void cg_swap_in_if_room(cg_core *core, cg_container *c, cg_time now);
+/* swap.c: drops what a process had on the host (it exited, or its container was removed). */
+void cg_swap_forget_process(cg_core *core, cg_container *c, cg_process *p);
+/* swap.c: drops a removed container's swap state (budget, incoming). */
+void cg_swap_forget_container(cg_core *core, cg_container *c);
+
+/* priority.c: a waiting container's class (see core.h). */
+unsigned cg_class(const cg_core *core, const cg_container *c, unsigned top, cg_time now);
+/* priority.c: the highest base priority among the device's waiting containers. */
+unsigned cg_top_priority(const cg_device *d);
+/* priority.c: one resume round over the device's waiting containers, class by class; `offer`
+ * gives a picked container memory. */
+void cg_resume_round(cg_core *core, unsigned dev, cg_time now,
+                     void (*offer)(cg_core *, cg_container *, cg_time));
+
+static inline cg_time aging_step(const cg_core *core)
+{
+    return core->cfg.aging_step ? core->cfg.aging_step : CG_AGING_STEP_DEFAULT;
+}
 
 /* ---- compute shares (share.c) ---- */
 

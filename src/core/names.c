@@ -13,6 +13,9 @@ const char *cg_status_str(cg_status s)
     case CG_ERR_NOMEM: return "out of memory";
     case CG_ERR_EXISTS: return "already exists";
     case CG_ERR_NO_COMPUTE: return "hard compute shares on the device would exceed 100%";
+    case CG_ERR_NO_SWAP: return "swap is off, or the container refuses it";
+    case CG_ERR_SWAP_BUDGET: return "the host-memory budget for swap would be exceeded";
+    case CG_ERR_STATE: return "not in a state that allows it";
     }
     return "unknown status";
 }
@@ -31,6 +34,9 @@ const char *cg_event_kind_name(cg_event_kind k)
     case CG_EV_REMOVE: return "remove";
     case CG_EV_LIMIT: return "limit";
     case CG_EV_COMPUTE: return "compute";
+    case CG_EV_SWAP_OUT: return "swap-out";
+    case CG_EV_SWAP_IN: return "swap-in";
+    case CG_EV_PRIORITY: return "priority";
     }
     return "unknown";
 }
@@ -49,6 +55,9 @@ const char *cg_reason_str(cg_reason r)
     case CG_WHY_POLICY: return "resume policy";
     case CG_WHY_LIMIT_CHANGED: return "limit changed";
     case CG_WHY_FREE: return "freed";
+    case CG_WHY_VICTIM: return "swapped out for a waiting request";
+    case CG_WHY_OPERATOR: return "operator's order";
+    case CG_WHY_SWAPPED: return "container is swapped out";
     }
     return "unknown";
 }

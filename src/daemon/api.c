@@ -253,7 +253,12 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
     json_object_set_new(o, "compute_throttled_launches",
                         json_integer((json_int_t)c->compute.throttled_launches));
     json_object_set_new(o, "swap", json_string(swap_phase_name((enum swap_phase)c->swap_phase)));
-    json_object_set_new(o, "swapped_bytes", json_integer((json_int_t)c->swapped_bytes));
+    json_object_set_new(o, "swapped_bytes", json_integer((json_int_t)ci.swapped));
+    json_object_set_new(o, "swap_held", json_boolean(ci.swap_held));
+    json_object_set_new(o, "swap_allowed", json_boolean(!c->no_swap && d->opt.swap));
+    json_object_set_new(o, "swapped_out_total", json_integer((json_int_t)c->swap_out_total));
+    json_object_set_new(o, "swapped_in_total", json_integer((json_int_t)c->swap_in_total));
+    json_object_set_new(o, "priority", json_integer((json_int_t)ci.priority));
     json_object_set_new(o, "swap_out_s", json_real((double)c->swap_out_ns / 1e9));
     json_object_set_new(o, "swap_in_s", json_real((double)c->swap_in_ns / 1e9));
     if (!detail)
@@ -561,7 +566,8 @@ static enum MHD_Result create_container(struct daemon *d, struct MHD_Connection 
                                      "(1-100) as well");
     cg_container_spec spec = {.device = req.device, .limit = req.limit, .compute_pct = pct,
                               .compute_mode = req.has_mode ? req.compute_mode
-                                                           : d->opt.default_compute_mode};
+                                                           : d->opt.default_compute_mode,
+                              .priority = req.priority, .no_swap = req.no_swap};
     json_t *refusal = who->all ? NULL : over_bound(d, uid, NULL, req.limit);
     if (refusal)
         return send_json(conn, 403, refusal);
@@ -587,7 +593,8 @@ static enum MHD_Result update(struct daemon *d, struct MHD_Connection *conn,
     bool pending = false;
     if (api_parse_update(rc->body, rc->len, &req, msg, sizeof msg) != 0)
         return send_error(conn, 400, "%s", msg);
-    struct container_change ch = {.has_limit = req.has_limit, .limit = req.limit};
+    struct container_change ch = {.has_limit = req.has_limit, .limit = req.limit,
+                                  .has_priority = req.has_priority, .priority = req.priority};
     if (req.has_compute || req.has_mode) {
         /* A share without a mode keeps the container's mode (the default's when it had no
          * share); a mode without a share changes the mode of the share it has. */
@@ -879,7 +886,7 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
             if (!post)
                 return send_error(conn, 405, "use POST on %s", slash);
             char msg[256];
-            if (swap_order(d, c, strcmp(slash, "/swap-out") == 0, msg, sizeof msg) != 0)
+            if (swap_request(d, c, strcmp(slash, "/swap-out") == 0, msg, sizeof msg) != 0)
                 return send_error(conn, 409, "%s", msg);
             return send_json(conn, 202, container_json(d, c, true));
         }

@@ -103,6 +103,19 @@ static int json_mode(json_t *v, bool *has, cg_compute_mode *mode, char *err, siz
     return 0;
 }
 
+/* "priority": an integer 0..CG_PRIORITY_MAX. An absent field leaves *has false. */
+static int json_priority(json_t *v, bool *has, unsigned *out, char *err, size_t errlen)
+{
+    *has = v != NULL;
+    if (!v)
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+        json_integer_value(v) > (json_int_t)CG_PRIORITY_MAX)
+        return fail(err, errlen, "priority must be an integer from 0 to 9 (higher goes first)");
+    *out = (unsigned)json_integer_value(v);
+    return 0;
+}
+
 bool api_valid_name(const char *s)
 {
     size_t n = strlen(s);
@@ -127,8 +140,11 @@ int api_parse_create(const char *body, size_t len, unsigned ndevices, struct cre
     out->device = -1;
     int rc = -1;
     static const char *const allowed[] = {"gpu_memory", "name", "id", "device", "auto_remove",
-                                          "uid", "gid", "gpu_compute", "compute_mode", NULL};
+                                          "uid", "gid", "gpu_compute", "compute_mode",
+                                          "priority", "swap", NULL};
     const char *bad = NULL;
+    json_t *prio = json_object_get(j, "priority"), *sw = json_object_get(j, "swap");
+    bool has_prio = false;
     json_t *uid = json_object_get(j, "uid"), *gid = json_object_get(j, "gid");
     json_t *gm = json_object_get(j, "gpu_memory"), *name = json_object_get(j, "name");
     json_t *id = json_object_get(j, "id"), *dev = json_object_get(j, "device");
@@ -136,7 +152,8 @@ int api_parse_create(const char *body, size_t len, unsigned ndevices, struct cre
     json_t *gc = json_object_get(j, "gpu_compute"), *cm = json_object_get(j, "compute_mode");
     if (!only_keys(j, allowed, &bad)) {
         snprintf(err, errlen, "unknown field '%s' (allowed: gpu_memory, name, id, device, "
-                              "auto_remove, uid, gid, gpu_compute, compute_mode)", bad);
+                              "auto_remove, uid, gid, gpu_compute, compute_mode, priority, swap)",
+                 bad);
     } else if (!gm) {
         fail(err, errlen, "gpu_memory is required (e.g. \"1GiB\")");
     } else if (json_size(gm, &out->limit, err, errlen) != 0) {
@@ -161,7 +178,12 @@ int api_parse_create(const char *body, size_t len, unsigned ndevices, struct cre
         /* message set */
     } else if (out->has_mode && out->has_compute && out->compute_pct == 0) {
         fail(err, errlen, "compute_mode needs a compute share: gpu_compute is null");
+    } else if (json_priority(prio, &has_prio, &out->priority, err, errlen) != 0) {
+        /* message set */
+    } else if (sw && !json_is_boolean(sw)) {
+        fail(err, errlen, "swap must be true or false (false: never swapped out)");
     } else {
+        out->no_swap = sw && json_is_false(sw);
         if (uid) {
             out->has_owner = true;
             out->uid = (uint32_t)json_integer_value(uid);
@@ -187,20 +209,23 @@ int api_parse_update(const char *body, size_t len, struct update_request *out, c
     if (!j)
         return -1;
     memset(out, 0, sizeof *out);
-    static const char *const allowed[] = {"gpu_memory", "gpu_compute", "compute_mode", NULL};
+    static const char *const allowed[] = {"gpu_memory", "gpu_compute", "compute_mode", "priority",
+                                          NULL};
     const char *bad = NULL;
     json_t *gm = json_object_get(j, "gpu_memory"), *gc = json_object_get(j, "gpu_compute");
-    json_t *cm = json_object_get(j, "compute_mode");
+    json_t *cm = json_object_get(j, "compute_mode"), *prio = json_object_get(j, "priority");
     int rc = -1;
     if (!only_keys(j, allowed, &bad)) {
         snprintf(err, errlen, "unknown field '%s' (send {\"gpu_memory\": SIZE} and/or "
-                              "{\"gpu_compute\": 1-100 or null, \"compute_mode\": MODE})", bad);
-    } else if (!gm && !gc && !cm) {
+                              "{\"gpu_compute\": 1-100 or null, \"compute_mode\": MODE} and/or "
+                              "{\"priority\": 0-9})", bad);
+    } else if (!gm && !gc && !cm && !prio) {
         fail(err, errlen, "send {\"gpu_memory\": SIZE} and/or {\"gpu_compute\": 1-100 or null, "
-                          "\"compute_mode\": \"hard\" or \"elastic\"}");
+                          "\"compute_mode\": \"hard\" or \"elastic\"} and/or {\"priority\": 0-9}");
     } else if ((gm && json_size(gm, &out->limit, err, errlen) != 0) ||
                json_compute(gc, &out->has_compute, &out->compute_pct, err, errlen) != 0 ||
-               json_mode(cm, &out->has_mode, &out->compute_mode, err, errlen) != 0) {
+               json_mode(cm, &out->has_mode, &out->compute_mode, err, errlen) != 0 ||
+               json_priority(prio, &out->has_priority, &out->priority, err, errlen) != 0) {
         /* message set */
     } else if (out->has_mode && out->has_compute && out->compute_pct == 0) {
         fail(err, errlen, "compute_mode needs a compute share: gpu_compute is null");

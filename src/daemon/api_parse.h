@@ -23,6 +23,8 @@ struct create_request {
     unsigned compute_pct;        /* 0 (null) or 1..100 when has_compute */
     bool has_mode;               /* "compute_mode": "hard" or "elastic" */
     cg_compute_mode compute_mode;
+    unsigned priority;           /* "priority": 0..9 (0 when absent) */
+    bool no_swap;                /* "swap": false */
 };
 
 /* PUT /v1/containers/{id}/limit: any of "gpu_memory" (a size), "gpu_compute" (1..100, or null
@@ -34,6 +36,8 @@ struct update_request {
     unsigned compute_pct;        /* 0: remove the share */
     bool has_mode;
     cg_compute_mode compute_mode;
+    bool has_priority;           /* "priority": 0..9 */
+    unsigned priority;
 };
 
 struct policy_request {

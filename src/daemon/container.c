@@ -93,6 +93,11 @@ uint64_t device_used_bytes(struct daemon *d, unsigned device)
 
 void container_freeze_sync(struct daemon *d, struct container *c)
 {
+    /* While a container moves, its slots are the swap's: moving out, the processes lower them
+     * before the core hears what moved (swap.c reports it, then freezes); moving in, their
+     * quotas hold what the core charged them again until their swap threads take it. */
+    if (c->swap_phase == SWAP_MOVING_OUT || c->swap_phase == SWAP_MOVING_IN)
+        return;
     uint64_t now = loop_now_ns();
     for (struct proc *p = c->procs; p; p = p->next) {
         if (!p->welcomed)
@@ -244,14 +249,12 @@ static int make_ledger(struct container *c, int found_fd, char *err, size_t errl
     l->context_charge = c->d->devices[c->device].context_charge;
     atomic_store(&l->limit, c->limit);
     atomic_store(&l->high_slot, c->rec->high);
-    atomic_store(&l->swap.enabled, c->d->opt.swap ? 1u : 0u);
+    atomic_store(&l->swap.enabled, c->d->opt.swap && !c->no_swap ? 1u : 0u);
     /* A daemon that died during a swap left its order in the ledger: pick the move up where it
      * is (swap.c finishes it once every process reported), so the container ends in or out. */
-    if (!fresh && (atomic_load(&l->compute.gate) & CG_GATE_SWAPPED)) {
-        c->swap_phase = atomic_load(&l->swap.order) == CG_SWAP_OUT ? SWAP_MOVING_OUT
-                                                                     : SWAP_MOVING_IN;
-        c->swap_since = loop_now_ns();
-    }
+    /* A daemon that died during a swap, or while the container was out, left the gate bit:
+     * swap_restore (once the processes' accounts are back) decides whether it stays out. */
+    c->swap_found = !fresh && (atomic_load(&l->compute.gate) & CG_GATE_SWAPPED);
     struct stat st;
     if (fstat(fd, &st) == 0) {
         c->rec->ledger_dev = (uint64_t)st.st_dev;
@@ -413,6 +416,10 @@ int container_create(struct daemon *d, const char *id, const char *name,
         snprintf(err, errlen, "gpu compute share %u%% is not 1-100", spec->compute_pct);
         return -EINVAL;
     }
+    if (spec->priority > CG_PRIORITY_MAX) {
+        snprintf(err, errlen, "priority %u is not 0-9", spec->priority);
+        return -EINVAL;
+    }
 
     struct container *c = calloc(1, sizeof *c);
     if (!c) {
@@ -428,6 +435,7 @@ int container_create(struct daemon *d, const char *id, const char *name,
     c->owner_pid = owner;
     c->auto_remove = auto_remove;
     c->init_pid = restore ? restore->init_pid : 0;
+    c->no_swap = spec->no_swap;
     c->created_unix = (int64_t)time(NULL);
 
     uint64_t now = loop_now_ns();
@@ -439,7 +447,8 @@ int container_create(struct daemon *d, const char *id, const char *name,
         /* The share was admitted when it was set; the recorded assignment is restored first,
          * then the share (a share that no longer fits, from an edited state.db, is kept as
          * elastic rather than lost). */
-        cg_container_spec plain = {.device = device, .limit = limit};
+        cg_container_spec plain = {.device = device, .limit = limit, .priority = spec->priority,
+                                   .no_swap = spec->no_swap};
         st = cg_container_restore(d->core, (unsigned)device, limit, restore->assigned,
                                   restore->created_mono, &cid);
         if (st == CG_ERR_INVALID) {
@@ -447,6 +456,10 @@ int container_create(struct daemon *d, const char *id, const char *name,
                      id, (unsigned long long)restore->assigned);
             st = cg_container_create_spec(d->core, &plain, now, &cid);
         }
+        if (st == CG_OK && spec->priority)
+            cg_container_set_priority(d->core, cid, spec->priority, now);
+        if (st == CG_OK && spec->no_swap)
+            cg_container_set_no_swap(d->core, cid, true);
         if (st == CG_OK && spec->compute_pct &&
             cg_container_set_compute(d->core, cid, spec->compute_pct, spec->compute_mode, now) !=
                 CG_OK) {
@@ -583,7 +596,7 @@ static cg_status precheck(struct daemon *d, struct container *c, const struct co
                  cg_format_size(ch->limit, b1, sizeof b1));
         return CG_ERR_TOO_LARGE;
     }
-    if (ch->has_limit && ch->limit < ci->used) {
+    if (ch->has_limit && ch->limit < ci->used + ci->swapped) {
         snprintf(err, errlen, "limit %s is below the container's use %s; free memory first",
                  cg_format_size(ch->limit, b1, sizeof b1),
                  cg_format_size(container_used_bytes(c), b2, sizeof b2));
@@ -624,6 +637,8 @@ int container_update(struct daemon *d, struct container *c, const struct contain
             row.compute_pct = ch->compute_pct;
             row.compute_mode = ch->compute_pct ? ch->compute_mode : CG_COMPUTE_ELASTIC;
         }
+        if (ch->has_priority)
+            row.priority = ch->priority;
         int rc = store_put_row(d->store, &row);
         if (rc != 0) {
             snprintf(err, errlen, "container %s not changed: the state could not be saved (%s)",
@@ -641,6 +656,8 @@ int container_update(struct daemon *d, struct container *c, const struct contain
     if (st == CG_OK && ch->has_compute)
         st = cg_container_set_compute(d->core, c->cid, ch->compute_pct, ch->compute_mode,
                                       loop_now_ns());
+    if (st == CG_OK && ch->has_priority)
+        st = cg_container_set_priority(d->core, c->cid, ch->priority, loop_now_ns());
     if (st != CG_OK) {
         if (stored) {
             /* Only reached when the checks above missed a refusal: put the stored row back. A

@@ -92,6 +92,7 @@ struct container {
     bool owner_poll;       /* no pidfd on this kernel: the reaper polls the owner's liveness */
     uint64_t owner_start;  /* owner's start time, so a reused pid is not mistaken for it */
     bool auto_remove;
+    bool no_swap;                /* created refusing swap: its allocations stay plain */
     int64_t created_unix;  /* wall clock, seconds */
     uint64_t created_mono; /* monotonic ns: the core's creation time, kept across restarts */
     char dir[PATH_MAX + 96];       /* DIR/containers/<id>: for clients; the daemon uses dir_fd */
@@ -121,6 +122,9 @@ struct container {
     uint64_t swap_since;         /* monotonic ns: the current order */
     uint64_t swapped_bytes;      /* the processes' claims, bounded by the limit (display) */
     uint64_t swap_out_ns, swap_in_ns; /* how long the last moves took */
+    uint64_t swap_out_total, swap_in_total; /* bytes moved, since creation */
+    bool swap_in_due;            /* the core ordered it in; swap_flush carries it out */
+    bool swap_found;             /* restored with the swap gate bit set (swap_restore) */
     struct container *next;
 };
 
@@ -160,6 +164,9 @@ struct daemon_options {
     uint64_t watchdog_tolerance;/* bytes a container may exceed its limit before it is flagged */
     bool watchdog_kill;         /* kill what the watchdog flags */
     bool swap;                  /* containers' allocations are made swappable (docs/SWAP.md) */
+    uint64_t swap_limit;        /* host memory swap may hold (0 with swap off) */
+    bool swap_limit_set;        /* given; else half the host's memory when swap is on */
+    uint64_t aging_ns;          /* priority aging step (0: the core's default) */
     /* The compute share of a container created without one (API field gpu_compute absent):
      * 0 = none; and the mode of a share given without a mode. */
     unsigned default_compute_pct;
@@ -243,6 +250,8 @@ struct container_change {
     bool has_compute;
     unsigned compute_pct;        /* 0: no compute limit */
     cg_compute_mode compute_mode;
+    bool has_priority;
+    unsigned priority;           /* 0..CG_PRIORITY_MAX */
 };
 int container_update(struct daemon *d, struct container *c, const struct container_change *ch,
                      bool *pending, char *err, size_t errlen);

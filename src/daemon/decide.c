@@ -14,6 +14,7 @@
 #include "metrics.h"
 #include "proto.h"
 #include "size.h"
+#include "swap.h"
 
 /* Sends the queued replies; the grants they answer need no notes any more (ledger.h). */
 static void send_outbox(struct daemon *d)
@@ -155,6 +156,23 @@ void decide_sink(void *ctx, const cg_event *ev)
         else
             log_info("compute container %s: no compute limit", cname);
         break;
+    case CG_EV_SWAP_OUT:
+        log_info("swap-out container %s: up to %s (%s)", cname,
+                 cg_format_size(ev->bytes, b, sizeof b), cg_reason_str(ev->reason));
+        if (c)
+            swap_carry_out(d, c);
+        break;
+    case CG_EV_SWAP_IN:
+        log_info("swap-in container %s: %s (%s)", cname, cg_format_size(ev->bytes, b, sizeof b),
+                 cg_reason_str(ev->reason));
+        if (c) {
+            c->swapped_bytes = ev->bytes;
+            swap_mark_in(c);
+        }
+        break;
+    case CG_EV_PRIORITY:
+        log_info("priority container %s: %llu", cname, (unsigned long long)ev->bytes);
+        break;
     case CG_EV_ADMIT:
     case CG_EV_ASSIGN:
     case CG_EV_UNASSIGN:
@@ -172,6 +190,9 @@ void decide_sink(void *ctx, const cg_event *ev)
 
 void decide_flush(struct daemon *d)
 {
+    /* Swap-ins first: they raise quotas by what the core charged again, which a hand-out
+     * must not take for slack. */
+    swap_flush(d);
     /* A hand-out tells the core the new use, which can decide more: repeat until quiet. */
     for (int round = 0; round < 8; round++) {
         bool any = false;

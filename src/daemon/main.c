@@ -69,7 +69,13 @@ static void usage(FILE *f)
             "  --watchdog-tolerance SIZE  how far a container may exceed its limit by NVML\n"
             "                        before it is flagged (default 64MiB)\n"
             "  --watchdog-kill yes|no  kill what the watchdog flags (default no: report only)\n"
-            "  --swap yes|no         make containers' allocations swappable (default no; docs/SWAP.md)\n"
+            "  --swap yes|no         make containers' allocations swappable, and let the scheduler\n"
+            "                        move waiting or lower-priority containers to host memory\n"
+            "                        (default no; docs/SWAP.md)\n"
+            "  --swap-limit SIZE     host memory swapped-out containers may hold together\n"
+            "                        (default: half the host's memory when --swap yes)\n"
+            "  --aging SECONDS       waiting this long lifts a container one priority class\n"
+            "                        (default 60; docs/SCHEDULING.md, Priorities)\n"
             "  --log-level LEVEL     error, warn, info (default), debug\n"
             "  --foreground          do not detach (use under systemd, docker, tests)\n"
             "  --version             print the version and exit\n"
@@ -223,6 +229,22 @@ static int apply_option(void *ctx, const char *key, const char *value, char *err
             snprintf(err, errlen, "swap takes yes or no");
             return -1;
         }
+    } else if (strcmp(key, "swap-limit") == 0) {
+        if (cg_parse_size(value, &v, &why) != 0) {
+            snprintf(err, errlen, "swap-limit: bad size '%s': %s", value, why);
+            return -1;
+        }
+        o->swap_limit = v;
+        o->swap_limit_set = true;
+    } else if (strcmp(key, "aging") == 0) {
+        char *end;
+        errno = 0;
+        double s2 = strtod(value, &end);
+        if (errno || *end || end == value || !(s2 >= 1 && s2 <= 86400)) {
+            snprintf(err, errlen, "aging takes seconds from 1 to 86400, not '%s'", value);
+            return -1;
+        }
+        o->aging_ns = (uint64_t)(s2 * 1e9);
     } else if (strcmp(key, "log-level") == 0) {
         enum log_level lv;
         if (!log_parse_level(value, &lv)) {
@@ -291,6 +313,8 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
         {"watchdog-tolerance", required_argument, NULL, O_SETTING},
         {"watchdog-kill", required_argument, NULL, O_SETTING},
         {"swap", required_argument, NULL, O_SETTING},
+        {"swap-limit", required_argument, NULL, O_SETTING},
+        {"aging", required_argument, NULL, O_SETTING},
         {"foreground", no_argument, NULL, O_FOREGROUND},
         {"version", no_argument, NULL, O_VERSION},
         {"help", no_argument, NULL, 'h'},
@@ -506,8 +530,18 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    if (!d.opt.swap) {
+        d.opt.swap_limit = 0;
+    } else if (!d.opt.swap_limit_set) {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        d.opt.swap_limit = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 2 : 0;
+    }
+    if (d.opt.swap && d.opt.swap_limit == 0)
+        log_warn("--swap yes with a swap limit of 0: allocations are swappable, but nothing is "
+                 "ever moved out");
     cg_config cfg = {.resume = d.opt.policy, .placement = d.opt.placement, .seed = (uint64_t)getpid(),
-                     .sink = decide_sink, .sink_ctx = &d};
+                     .sink = decide_sink, .sink_ctx = &d, .swap_limit = d.opt.swap_limit,
+                     .aging_step = d.opt.aging_ns};
     d.core = cg_core_new(&cfg);
     d.loop = loop_new();
     if (!d.core || !d.loop) {

@@ -24,6 +24,7 @@
 
 #include "daemon.h"
 #include "log.h"
+#include "swap.h"
 
 static void remove_leftovers(struct daemon *d, const char *id)
 {
@@ -145,7 +146,8 @@ int restore_container(void *ctx, const struct stored_container *sc)
     bool ledger_found = ri.ledger_fd >= 0;
     struct container *c = NULL;
     cg_container_spec spec = {.device = sc->device, .limit = sc->limit,
-                              .compute_pct = sc->compute_pct, .compute_mode = sc->compute_mode};
+                              .compute_pct = sc->compute_pct, .compute_mode = sc->compute_mode,
+                              .priority = sc->priority, .no_swap = sc->no_swap};
     int rc = container_create(d, sc->id, sc->name, &spec, sc->uid, sc->gid, sc->owner_pid,
                               sc->auto_remove, &ri, &c, err, sizeof err);
     if (rc != 0) {
@@ -210,6 +212,8 @@ int restore_container(void *ctx, const struct stored_container *sc)
     if (adopted)
         log_info("container %s: %u live process account(s) restored%s", c->id, adopted,
                  ledger_found ? "" : " (ledger not found: counted at what they were granted)");
+    if (c->swap_found)
+        swap_restore(d, c, sc->swap_held);
     container_rebalance(d, c, NULL);
     return 0;
 }

@@ -45,7 +45,9 @@ static const char *schema =
     "  gid INTEGER NOT NULL, owner_pid INTEGER NOT NULL, auto_remove INTEGER NOT NULL,"
     "  created_unix INTEGER NOT NULL, created_mono INTEGER NOT NULL DEFAULT 0,"
     "  owner_start INTEGER NOT NULL DEFAULT 0, init_pid INTEGER NOT NULL DEFAULT 0,"
-    "  compute_pct INTEGER NOT NULL DEFAULT 0, compute_mode TEXT NOT NULL DEFAULT 'elastic');"
+    "  compute_pct INTEGER NOT NULL DEFAULT 0, compute_mode TEXT NOT NULL DEFAULT 'elastic',"
+    "  priority INTEGER NOT NULL DEFAULT 0, no_swap INTEGER NOT NULL DEFAULT 0,"
+    "  swap_held INTEGER NOT NULL DEFAULT 0);"
     "CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);";
 
 /* Columns added after the first release: a state.db written by an older daemon gets them with
@@ -58,6 +60,9 @@ static int add_missing_columns(struct store *s, char *err, size_t errlen)
         {"init_pid", "INTEGER NOT NULL DEFAULT 0"},
         {"compute_pct", "INTEGER NOT NULL DEFAULT 0"},     /* compute shares (issue 17) */
         {"compute_mode", "TEXT NOT NULL DEFAULT 'elastic'"},
+        {"priority", "INTEGER NOT NULL DEFAULT 0"},        /* swap and priorities (issue 20) */
+        {"no_swap", "INTEGER NOT NULL DEFAULT 0"},
+        {"swap_held", "INTEGER NOT NULL DEFAULT 0"},
     };
     for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
         sqlite3_stmt *st;
@@ -224,6 +229,9 @@ void store_row_of(const struct container *c, struct stored_container *r)
     r->created_mono = c->created_mono;
     r->compute_pct = ci.compute_pct;
     r->compute_mode = ci.compute_mode;
+    r->priority = ci.priority;
+    r->no_swap = ci.no_swap;
+    r->swap_held = ci.swap_held;
 }
 
 int store_put_row(struct store *s, const struct stored_container *r)
@@ -238,13 +246,14 @@ int store_put_row(struct store *s, const struct stored_container *r)
     static const char *sql =
         "INSERT INTO containers (id, name, device, limit_bytes, assigned, uid, gid, owner_pid,"
         " auto_remove, created_unix, created_mono, owner_start, init_pid, compute_pct,"
-        " compute_mode)"
-        " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)"
+        " compute_mode, priority, no_swap, swap_held)"
+        " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)"
         " ON CONFLICT(id) DO UPDATE SET limit_bytes=excluded.limit_bytes,"
         " assigned=excluded.assigned, owner_pid=excluded.owner_pid,"
         " auto_remove=excluded.auto_remove, owner_start=excluded.owner_start,"
         " init_pid=excluded.init_pid, compute_pct=excluded.compute_pct,"
-        " compute_mode=excluded.compute_mode";
+        " compute_mode=excluded.compute_mode, priority=excluded.priority,"
+        " no_swap=excluded.no_swap, swap_held=excluded.swap_held";
     char what[128];
     snprintf(what, sizeof what, "cannot save container %s", r->id);
     sqlite3_stmt *st;
@@ -266,6 +275,9 @@ int store_put_row(struct store *s, const struct stored_container *r)
     b |= sqlite3_bind_int64(st, 13, (sqlite3_int64)r->init_pid);
     b |= sqlite3_bind_int64(st, 14, (sqlite3_int64)r->compute_pct);
     b |= sqlite3_bind_text(st, 15, cg_compute_mode_name(r->compute_mode), -1, SQLITE_STATIC);
+    b |= sqlite3_bind_int(st, 16, (int)r->priority);
+    b |= sqlite3_bind_int(st, 17, r->no_swap);
+    b |= sqlite3_bind_int(st, 18, r->swap_held);
     if (b != SQLITE_OK) {
         sqlite3_finalize(st);
         return failed(s, SQLITE_ERROR, what);
@@ -309,7 +321,8 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
     if (sqlite3_prepare_v2(s->db,
                            "SELECT id, name, device, limit_bytes, assigned, uid, gid, owner_pid,"
                            " auto_remove, created_unix, created_mono, owner_start, init_pid,"
-                           " compute_pct, compute_mode FROM containers ORDER BY seq",
+                           " compute_pct, compute_mode, priority, no_swap, swap_held FROM containers"
+                           " ORDER BY seq",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     int rc, result = 0;
@@ -343,6 +356,15 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
             sc.compute_mode = CG_COMPUTE_ELASTIC;
         }
         sc.compute_pct = (unsigned)pct;
+        sqlite3_int64 prio = sqlite3_column_int64(st, 15);
+        if (prio < 0 || prio > CG_PRIORITY_MAX) {
+            log_warn("store: container %s: priority %lld unreadable; restored with 0", sc.id,
+                     (long long)prio);
+            prio = 0;
+        }
+        sc.priority = (unsigned)prio;
+        sc.no_swap = sqlite3_column_int(st, 16) != 0;
+        sc.swap_held = sqlite3_column_int(st, 17) != 0;
         if (fn(ctx, &sc) != 0)
             result = -1;
     }

@@ -36,6 +36,9 @@ struct stored_container {
     uint64_t created_mono;
     unsigned compute_pct;          /* 0: no compute limit */
     cg_compute_mode compute_mode;
+    unsigned priority;             /* 0..CG_PRIORITY_MAX */
+    bool no_swap;
+    bool swap_held;                /* out by the operator's order */
 };
 
 struct store *store_open(const char *path, char *err, size_t errlen);

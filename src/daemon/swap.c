@@ -1,12 +1,15 @@
-/* swap.c — ordering a container's processes out to host memory and back (swap.h). */
+/* swap.c — carrying out the core's swap orders through a container's ledger (swap.h). */
 #include "swap.h"
 #include "api.h"
 #include "daemon.h"
 #include "log.h"
+#include "size.h"
+#include "store.h"
 
 #include <limits.h>
 #include <linux/futex.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -28,38 +31,112 @@ static void wake(_Atomic uint32_t *w)
     syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-int swap_order(struct daemon *d, struct container *c, bool out, char *err, size_t errlen)
+static bool swaps(const struct container *c)
+{
+    return c->ledger && atomic_load(&c->ledger->swap.enabled) == 1;
+}
+
+/* Writes the order into the ledger and wakes the processes' swap threads. */
+static void order(struct daemon *d, struct container *c, bool out)
 {
     struct cg_ledger *l = c->ledger;
-    if (!l || atomic_load(&l->swap.enabled) != 1) {
-        snprintf(err, errlen, "container %s does not swap (convgpud --swap yes)", c->id);
-        return -1;
-    }
-    enum swap_phase want = out ? SWAP_MOVING_OUT : SWAP_MOVING_IN;
-    enum swap_phase now = (enum swap_phase)c->swap_phase;
-    if ((out && now != SWAP_RESIDENT) || (!out && now != SWAP_OUT)) {
-        snprintf(err, errlen, "container %s is %s", c->id, swap_phase_name(now));
-        return -1;
-    }
     if (out) /* first: from here on nothing touches the memory that is about to leave */
         atomic_fetch_or(&l->compute.gate, CG_GATE_SWAPPED);
     atomic_store(&l->swap.order, out ? CG_SWAP_OUT : CG_SWAP_IN);
     atomic_fetch_add(&l->swap.epoch, 1);
     wake(&l->swap.epoch);
-    c->swap_phase = want;
+    c->swap_phase = out ? SWAP_MOVING_OUT : SWAP_MOVING_IN;
     c->swap_since = loop_now_ns();
     log_info("container %s: swap-%s ordered", c->id, out ? "out" : "in");
     api_watchdog_event(d, out ? "swap-out" : "swap-in", c, 0, 0);
-    return 0;
 }
 
-/* Whether every process with a swap thread reported `state` for the current order, and what
- * they say they moved. */
-static bool all_reported(struct container *c, uint32_t state, uint64_t *moved)
+int swap_request(struct daemon *d, struct container *c, bool out, char *err, size_t errlen)
+{
+    if (!swaps(c)) {
+        snprintf(err, errlen, "container %s does not swap (%s)", c->id,
+                 c->no_swap ? "created with swap off" : "convgpud --swap yes turns it on");
+        return -1;
+    }
+    container_freeze_sync(d, c);
+    cg_status st = cg_swap_order(d->core, c->cid, out, loop_now_ns());
+    char b1[CG_SIZE_BUFLEN], b2[CG_SIZE_BUFLEN];
+    switch (st) {
+    case CG_OK:
+        /* The hold survives a restart (state.db); failing to store it only loses that. */
+        if (d->store && store_put_container(d->store, c) != 0)
+            log_warn("container %s: the swap order could not be saved (%s); a restart brings "
+                     "it back in", c->id, store_error(d->store));
+        c->dirty = true;
+        decide_flush(d);
+        return 0;
+    case CG_ERR_STATE:
+        snprintf(err, errlen, "container %s is %s", c->id,
+                 swap_phase_name((enum swap_phase)c->swap_phase));
+        break;
+    case CG_ERR_SWAP_BUDGET:
+        snprintf(err, errlen, "swapping container %s out would take the host memory held by "
+                              "swap above --swap-limit %s (%s held now)", c->id,
+                 cg_format_size(d->opt.swap_limit, b1, sizeof b1),
+                 cg_format_size(cg_swap_host_bytes(d->core), b2, sizeof b2));
+        break;
+    default:
+        snprintf(err, errlen, "container %s: %s", c->id, cg_status_str(st));
+        break;
+    }
+    return -1;
+}
+
+void swap_carry_out(struct daemon *d, struct container *c)
+{
+    if (!swaps(c)) {
+        log_error("container %s: the core ordered a swap-out, but it does not swap", c->id);
+        return;
+    }
+    order(d, c, true);
+}
+
+void swap_mark_in(struct container *c) { c->swap_in_due = true; }
+
+/* The core has charged the processes again with what comes back: their quotas follow, so the
+ * swap threads' charges pass on the fast path; then the order. */
+static void carry_in(struct daemon *d, struct container *c)
+{
+    size_t n = cg_container_processes(d->core, c->cid, NULL, 0);
+    cg_process_info *all = n ? calloc(n, sizeof *all) : NULL;
+    if (n && !all) {
+        log_error("container %s: out of memory; its processes charge again through requests",
+                  c->id);
+    } else if (all) {
+        n = cg_container_processes(d->core, c->cid, all, n);
+        for (struct proc *p = c->procs; p; p = p->next) {
+            if (!p->welcomed || !p->known_to_core || p->slot >= CG_LEDGER_SLOTS)
+                continue;
+            for (size_t i = 0; i < n; i++) {
+                uint64_t pages = all[i].used / CG_LEDGER_PAGE;
+                if (all[i].pid == p->key && pages > c->rec->slots[p->slot].quota)
+                    slot_set_quota(c, p->slot, pages);
+            }
+        }
+        free(all);
+    }
+    order(d, c, false);
+}
+
+void swap_flush(struct daemon *d)
+{
+    for (struct container *c = d->containers; c; c = c->next)
+        if (c->swap_in_due) {
+            c->swap_in_due = false;
+            carry_in(d, c);
+        }
+}
+
+/* Whether every process with a swap thread reported `state` for the current order. */
+static bool all_reported(struct container *c, uint32_t state)
 {
     struct cg_ledger *l = c->ledger;
     uint32_t epoch = atomic_load(&l->swap.epoch);
-    *moved = 0;
     for (struct proc *p = c->procs; p; p = p->next) {
         if (!p->welcomed || p->slot >= CG_LEDGER_SLOTS)
             continue;
@@ -68,33 +145,121 @@ static bool all_reported(struct container *c, uint32_t state, uint64_t *moved)
             continue; /* nothing swappable in it */
         if (atomic_load(&s->state) != state || atomic_load(&s->done) != epoch)
             return false;
-        uint64_t b = atomic_load(&s->out_bytes);
-        *moved += b < c->limit ? b : c->limit; /* a claim: shown, never more than the limit */
     }
     return true;
 }
 
+/* Each process's report to the core: what it moved, in whole pages, never more than the core
+ * knows it uses (the report is a claim; the slot it lowered is frozen right after). */
+static uint64_t report_out(struct daemon *d, struct container *c)
+{
+    uint64_t total = 0, now = loop_now_ns();
+    size_t n = cg_container_processes(d->core, c->cid, NULL, 0);
+    cg_process_info *all = n ? calloc(n, sizeof *all) : NULL;
+    if (!all)
+        return 0; /* nothing reported: the core keeps them charged as used (safe side) */
+    n = cg_container_processes(d->core, c->cid, all, n);
+    for (struct proc *p = c->procs; p; p = p->next) {
+        if (!p->welcomed || !p->known_to_core || p->slot >= CG_LEDGER_SLOTS)
+            continue;
+        struct cg_ledger_swap_slot *s = &c->ledger->swap_slots[p->slot];
+        if (!atomic_load(&s->ready))
+            continue;
+        uint64_t bytes = atomic_load(&s->out_bytes) / CG_LEDGER_PAGE * CG_LEDGER_PAGE, used = 0;
+        for (size_t i = 0; i < n; i++)
+            if (all[i].pid == p->key)
+                used = all[i].used;
+        if (bytes > used)
+            bytes = used;
+        if (bytes && cg_process_swap_out(d->core, c->cid, p->key, bytes, now) == CG_OK)
+            total += bytes;
+    }
+    free(all);
+    return total;
+}
+
+static void bring_back_in(struct container *c)
+{
+    struct cg_ledger *l = c->ledger;
+    log_warn("container %s: a swap was under way when the daemon stopped; bringing it back in",
+             c->id);
+    atomic_store(&l->swap.order, CG_SWAP_IN);
+    atomic_fetch_add(&l->swap.epoch, 1);
+    wake(&l->swap.epoch);
+    c->swap_phase = SWAP_MOVING_IN;
+    c->swap_since = loop_now_ns();
+}
+
+void swap_restore(struct daemon *d, struct container *c, bool held)
+{
+    struct cg_ledger *l = c->ledger;
+    c->swap_found = false;
+    if (c->no_swap || atomic_load(&l->swap.order) != CG_SWAP_OUT || !all_reported(c, CG_SWAPST_OUT)) {
+        bring_back_in(c);
+        return;
+    }
+    uint64_t total = 0;
+    for (struct proc *p = c->procs; p; p = p->next) {
+        if (!p->welcomed || !p->known_to_core || p->slot >= CG_LEDGER_SLOTS)
+            continue;
+        struct cg_ledger_swap_slot *s = &l->swap_slots[p->slot];
+        if (!atomic_load(&s->ready))
+            continue;
+        uint64_t bytes = atomic_load(&s->out_bytes) / CG_LEDGER_PAGE * CG_LEDGER_PAGE;
+        /* A claim: bounded by the limit in the core. One refused charges again through the
+         * normal path when the container comes back. */
+        if (bytes && cg_process_restore_swapped(d->core, c->cid, p->key, bytes) == CG_OK)
+            total += bytes;
+        else if (bytes)
+            log_warn("container %s: pid %d claims %llu bytes on the host, beyond its limit; not "
+                     "counted", c->id, (int)p->pid, (unsigned long long)bytes);
+    }
+    c->swap_phase = SWAP_OUT;
+    c->swapped_bytes = total;
+    if (cg_swap_restore(d->core, c->cid, CG_SWAPPED_OUT, held, loop_now_ns()) != CG_OK) {
+        log_error("container %s: cannot restore it as swapped out; bringing it back in", c->id);
+        bring_back_in(c);
+        return;
+    }
+    log_info("container %s: restored swapped out (%llu bytes on the host%s)", c->id,
+             (unsigned long long)total, held ? ", held by the operator" : "");
+    swap_flush(d); /* the core may have ordered it in at once */
+}
+
 static void progress(struct daemon *d, struct container *c)
 {
-    uint64_t moved, took = loop_now_ns() - c->swap_since;
-    if (c->swap_phase == SWAP_MOVING_OUT && all_reported(c, CG_SWAPST_OUT, &moved)) {
-        /* The processes lowered their use: the core learns it when their quotas are frozen. */
-        container_freeze_sync(d, c);
+    uint64_t took = loop_now_ns() - c->swap_since;
+    cg_container_info ci = {0};
+    cg_container_get(d->core, c->cid, loop_now_ns(), &ci);
+    if (c->swap_phase == SWAP_MOVING_OUT && all_reported(c, CG_SWAPST_OUT)) {
+        uint64_t moved = ci.residency == CG_MOVING_OUT ? report_out(d, c) : 0;
         c->swap_phase = SWAP_OUT;
-        c->swapped_bytes = moved < c->limit ? moved : c->limit;
+        container_freeze_sync(d, c); /* the slots the processes lowered: quota := use */
+        c->swapped_bytes = moved;
         c->swap_out_ns = took;
+        c->swap_out_total += moved;
         log_info("container %s: swapped out, %llu bytes in %.3f s", c->id,
-                 (unsigned long long)c->swapped_bytes, (double)took / 1e9);
-        api_watchdog_event(d, "swapped-out", c, 0, c->swapped_bytes);
-    } else if (c->swap_phase == SWAP_MOVING_IN && all_reported(c, CG_SWAPST_IN, &moved)) {
+                 (unsigned long long)moved, (double)took / 1e9);
+        api_watchdog_event(d, "swapped-out", c, 0, moved);
+        if (ci.residency == CG_MOVING_OUT)
+            cg_swap_out_done(d->core, c->cid, loop_now_ns());
+        c->dirty = true;
+        decide_flush(d);
+    } else if (c->swap_phase == SWAP_MOVING_IN && all_reported(c, CG_SWAPST_IN)) {
         c->swap_phase = SWAP_RESIDENT;
         c->swap_in_ns = took;
+        c->swap_in_total += c->swapped_bytes;
         atomic_fetch_and(&c->ledger->compute.gate, ~CG_GATE_SWAPPED);
         wake(&c->ledger->compute.gate);
         log_info("container %s: swapped in, %llu bytes in %.3f s", c->id,
                  (unsigned long long)c->swapped_bytes, (double)took / 1e9);
         api_watchdog_event(d, "swapped-in", c, 0, c->swapped_bytes);
         c->swapped_bytes = 0;
+        if (ci.residency == CG_MOVING_IN)
+            cg_swap_in_done(d->core, c->cid, loop_now_ns());
+        container_freeze_sync(d, c);
+        c->dirty = true;
+        decide_flush(d);
     }
 }
 

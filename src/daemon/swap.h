@@ -1,14 +1,18 @@
-/* swap.h — the daemon's side of swap (docs/SWAP.md): an order to a container's processes
- * through its ledger, and watching them carry it out.
+/* swap.h — the daemon's side of swap (docs/SWAP.md): carrying out the core's orders through the
+ * container's ledger, watching the processes carry them out, and reporting back to the core.
  *
- * Follow one swap-out: `convgpu swap ID` -> POST /v1/containers/ID/swap-out -> swap_order()
- * sets CG_GATE_SWAPPED in the container's gate (no launch, copy, set or swappable allocation
- * passes from now on), writes order OUT, bumps the epoch and wakes the processes' swap threads.
+ * Follow one swap-out: a request the core cannot grant makes it choose victims (core/swap.c),
+ * or the operator asks (`convgpu swap ID` -> POST /v1/containers/ID/swap-out -> swap_request ->
+ * cg_swap_order). The core emits SWAP_OUT; the sink calls swap_carry_out(), which sets
+ * CG_GATE_SWAPPED in the container's gate (no launch, copy, set or swappable allocation passes
+ * from now on), writes order OUT, bumps the epoch and wakes the processes' swap threads.
  * swap_tick(), from the loop, sees every process that has a swap thread report OUT for this
- * epoch; then the container is `swapped`: its quotas are frozen to what the processes still
- * use (container_freeze_sync), so the core's use drops by what left the device. Swap-in writes
- * order IN; the processes charge their slots again through the normal request path, map and
- * copy back and report IN; then the gate bit is cleared and the waiters woken.
+ * epoch; it tells the core what each moved (cg_process_swap_out) and that the move is done
+ * (cg_swap_out_done): the container's assignment shrinks and the memory goes to whoever waits.
+ * The core orders it back (SWAP_IN) once its assignment holds what is on the host, with that
+ * much charged to its processes again; swap_carry_in() raises their quotas by it (so the swap
+ * threads' charges take the fast path) and writes order IN; once every process reported IN the
+ * gate bit is cleared, the waiters woken and the core told (cg_swap_in_done).
  *
  * Invariant: CG_GATE_SWAPPED is set from the order out until every process reported in; the
  * daemon never clears it earlier, whatever the processes claim. */
@@ -23,9 +27,23 @@ struct container;
 
 enum swap_phase { SWAP_RESIDENT = 0, SWAP_MOVING_OUT, SWAP_OUT, SWAP_MOVING_IN };
 
-/* Orders the container out (`out`) or back in. 0, or -1 with a message (swap not enabled for
- * it, or already there or on the way). */
-int swap_order(struct daemon *d, struct container *c, bool out, char *err, size_t errlen);
+/* The operator's order (API): out (held until ordered in) or back in. 0, or -1 with a message
+ * and the HTTP status that fits (409 for a state or budget refusal). */
+int swap_request(struct daemon *d, struct container *c, bool out, char *err, size_t errlen);
+
+/* From the core's decision sink (no core calls): SWAP_OUT is carried out at once; SWAP_IN
+ * marks the container, and swap_flush (after the core call returned) carries it out. */
+void swap_carry_out(struct daemon *d, struct container *c);
+void swap_mark_in(struct container *c);
+void swap_flush(struct daemon *d);
+
+/* A restarted daemon found the swap gate bit in a container's ledger (its processes' accounts
+ * already restored from their slots, which hold only what is on the device). Out, with every
+ * process reported: the core is told what each has on the host and the container stays out
+ * (held as it was, from state.db). Moving either way: it is brought back in through the
+ * normal request path (its processes charge again, waiting for memory like any request).
+ * Either way nothing is charged twice and nothing is lost. */
+void swap_restore(struct daemon *d, struct container *c, bool held);
 
 /* Checks the containers on the move; milliseconds until it wants to run again, or -1. */
 int swap_tick(struct daemon *d);

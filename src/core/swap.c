@@ -1,0 +1,357 @@
+/* swap.c — the core's side of swap: which containers leave the device for host memory, when
+ * they come back, and the books (host budget, memory on its way back to the free pool).
+ *
+ * The mechanism (the interposer moving bytes, docs/SWAP.md) reports through the daemon; here a
+ * swap is four states (core.h): RESIDENT -> MOVING_OUT (ordered; the processes copy and report
+ * what each moved) -> OUT (the assignment shrank to what stayed on the device; the container
+ * waits like a suspended one) -> MOVING_IN (ordered once its assignment holds what is on the
+ * host; that much is charged to its processes again at once) -> RESIDENT.
+ *
+ * Safety (docs/SCHEDULING.md, "Swap"): shrinking an assignment never makes a safe state unsafe
+ * (the container's need grows by what free memory grows by, so the old safe order still
+ * works); bringing a container back goes through the resume pass's safe offer. Deadlock
+ * freedom: an OUT container is a waiting container whose need is L - A, offered memory by the
+ * same pass as the others.
+ *
+ * Victims, for the most urgent waiting container R (highest class, then longest waiting) whose
+ * first request cannot be granted from the free memory plus what is already on its way:
+ *   eligible: on R's device, resident, swap allowed, not back from a swap for less than an
+ *   aging step (no ping-pong), something to free (assignment beyond the context charges);
+ *   a suspended container may go for R when its priority is <= R's class, a running one only
+ *   when its priority is < R's class;
+ *   order: suspended before running, lower priority first, then the largest assignment (fewest
+ *   moves), then the youngest (least work held up);
+ *   taken greedily while the host budget allows, and only if together they free enough: a swap
+ *   that cannot let R run only moves memory around. */
+#include <stdlib.h>
+
+#include "internal.h"
+
+static cg_bytes context_charges(const cg_core *core, const cg_container *c)
+{
+    return (cg_bytes)c->nprocs * core->dev[c->dev].context_charge;
+}
+
+/* What moving c out is expected to free on the device: all but its context charges. */
+static cg_bytes expected_free(const cg_core *core, const cg_container *c)
+{
+    cg_bytes ctx = context_charges(core, c);
+    return c->assigned > ctx ? c->assigned - ctx : 0;
+}
+
+static bool budget_allows(const cg_core *core, cg_bytes more)
+{
+    cg_bytes limit = core->cfg.swap_limit;
+    return core->swap_host <= limit && more <= limit - core->swap_host;
+}
+
+static void order_out(cg_core *core, cg_container *c, cg_reason why, cg_reqid req, cg_time now)
+{
+    cg_device *d = &core->dev[c->dev];
+    c->swap = CG_MOVING_OUT;
+    c->swap_reserved = c->assigned;
+    c->swap_expect = expected_free(core, c);
+    core->swap_host += c->swap_reserved;
+    d->swap_incoming += c->swap_expect;
+    cg_emit(core, CG_EV_SWAP_OUT, why, c, 0, req, c->assigned, now);
+}
+
+cg_status cg_swap_order(cg_core *core, cg_cid cid, bool out, cg_time now)
+{
+    cg_container *c = cid == CG_CID_NONE ? NULL : cg_hash_get(&core->by_cid, cid, 0);
+    if (!c)
+        return CG_ERR_NOT_FOUND;
+    if (!out) {
+        if (c->swap != CG_SWAPPED_OUT)
+            return CG_ERR_STATE;
+        c->held = false;
+        cg_wait_update(core, c, now);
+        cg_reschedule(core, c->dev, now);
+        return CG_OK;
+    }
+    if (c->swap != CG_RESIDENT)
+        return CG_ERR_STATE;
+    if (core->cfg.swap_limit == 0 || c->no_swap)
+        return CG_ERR_NO_SWAP;
+    if (!budget_allows(core, c->assigned))
+        return CG_ERR_SWAP_BUDGET;
+    c->held = true;
+    order_out(core, c, CG_WHY_OPERATOR, 0, now);
+    return CG_OK;
+}
+
+cg_status cg_container_set_no_swap(cg_core *core, cg_cid cid, bool no_swap)
+{
+    cg_container *c = cid == CG_CID_NONE ? NULL : cg_hash_get(&core->by_cid, cid, 0);
+    if (!c)
+        return CG_ERR_NOT_FOUND;
+    if (c->swap != CG_RESIDENT)
+        return CG_ERR_STATE;
+    c->no_swap = no_swap;
+    return CG_OK;
+}
+
+cg_status cg_process_swap_out(cg_core *core, cg_cid cid, cg_pid pid, cg_bytes bytes, cg_time now)
+{
+    (void)now;
+    cg_container *c = cid == CG_CID_NONE ? NULL : cg_hash_get(&core->by_cid, cid, 0);
+    if (!c)
+        return CG_ERR_NOT_FOUND;
+    cg_process *p = cg_hash_get(&core->by_pid, cid, pid);
+    if (!p)
+        return CG_ERR_NOT_FOUND;
+    if (c->swap != CG_MOVING_OUT)
+        return CG_ERR_STATE;
+    if (bytes > p->used || bytes > c->swap_reserved - c->swapped)
+        return CG_ERR_INVALID;
+    /* Use moves to the host: U + S, what the limit sees, does not change, and no pending
+     * request is granted from the room this opens (the container is frozen). */
+    p->used -= bytes;
+    p->swapped += bytes;
+    c->used -= bytes;
+    c->swapped += bytes;
+    core->dev[c->dev].used -= bytes;
+    return CG_OK;
+}
+
+cg_status cg_swap_out_done(cg_core *core, cg_cid cid, cg_time now)
+{
+    cg_container *c = cid == CG_CID_NONE ? NULL : cg_hash_get(&core->by_cid, cid, 0);
+    if (!c)
+        return CG_ERR_NOT_FOUND;
+    if (c->swap != CG_MOVING_OUT)
+        return CG_ERR_STATE;
+    cg_device *d = &core->dev[c->dev];
+    core->swap_host = core->swap_host - c->swap_reserved + c->swapped;
+    d->swap_incoming -= c->swap_expect;
+    c->swap_reserved = c->swap_expect = 0;
+    c->swap = CG_SWAPPED_OUT;
+    cg_assign_less(core, c, c->used, CG_WHY_SWAPPED, now);
+    cg_wait_update(core, c, now);
+    cg_reschedule(core, c->dev, now);
+    cg_swap_consider(core, c->dev, now);
+    return CG_OK;
+}
+
+void cg_swap_in_if_room(cg_core *core, cg_container *c, cg_time now)
+{
+    if (c->swap != CG_SWAPPED_OUT || c->held || c->assigned - c->used < c->swapped)
+        return;
+    cg_bytes back = c->swapped;
+    for (cg_process *p = c->procs; p; p = p->next) {
+        p->used += p->swapped;
+        p->swapped = 0;
+    }
+    c->used += back;
+    core->dev[c->dev].used += back;
+    c->swapped = 0;
+    c->swap_reserved = back;   /* the host copies live until the processes report */
+    c->swap = CG_MOVING_IN;
+    cg_emit(core, CG_EV_SWAP_IN, CG_WHY_POLICY, c, 0, 0, back, now);
+    cg_drain_own(core, c, CG_WHY_POLICY, now);   /* its waiting requests may fit now */
+    cg_wait_update(core, c, now);
+}
+
+cg_status cg_swap_in_done(cg_core *core, cg_cid cid, cg_time now)
+{
+    cg_container *c = cid == CG_CID_NONE ? NULL : cg_hash_get(&core->by_cid, cid, 0);
+    if (!c)
+        return CG_ERR_NOT_FOUND;
+    if (c->swap != CG_MOVING_IN)
+        return CG_ERR_STATE;
+    core->swap_host -= c->swap_reserved;
+    c->swap_reserved = 0;
+    c->swap = CG_RESIDENT;
+    c->returned = true;
+    c->resident_since = now;
+    cg_drain_own(core, c, CG_WHY_FITS_ASSIGNMENT, now);
+    return CG_OK;
+}
+
+void cg_swap_forget_process(cg_core *core, cg_container *c, cg_process *p)
+{
+    if (!p->swapped)
+        return;
+    /* The host copy went with the process. While moving out, the budget holds the whole
+     * reservation until the move ends; once out, it holds exactly what is there. */
+    if (c->swap == CG_SWAPPED_OUT)
+        core->swap_host -= p->swapped;
+    c->swapped -= p->swapped;
+    p->swapped = 0;
+}
+
+void cg_swap_forget_container(cg_core *core, cg_container *c)
+{
+    cg_device *d = &core->dev[c->dev];
+    if (c->swap == CG_MOVING_OUT) {
+        d->swap_incoming -= c->swap_expect;
+        core->swap_host -= c->swap_reserved;
+    } else if (c->swap == CG_MOVING_IN) {
+        core->swap_host -= c->swap_reserved;
+    } else if (c->swap == CG_SWAPPED_OUT) {
+        core->swap_host -= c->swapped;
+    }
+    c->swap_reserved = c->swap_expect = 0;
+    c->swapped = 0;
+    c->swap = CG_RESIDENT;
+    c->held = false;
+}
+
+/* ---- victims ----------------------------------------------------------------------------- */
+
+typedef struct {
+    cg_container *c;
+    cg_bytes frees;
+    bool suspended;
+} candidate;
+
+static int victim_order(const void *a, const void *b)
+{
+    const candidate *x = a, *y = b;
+    if (x->suspended != y->suspended)
+        return x->suspended ? -1 : 1;
+    if (x->c->priority != y->c->priority)
+        return x->c->priority < y->c->priority ? -1 : 1;
+    if (x->frees != y->frees)
+        return x->frees > y->frees ? -1 : 1;
+    return x->c->cid > y->c->cid ? -1 : 1;
+}
+
+/* The waiting container a swap would be for: highest class, then longest waiting, then
+ * oldest; only resident ones with a request (an out one waits for memory, not for victims). */
+static cg_container *most_urgent(const cg_core *core, const cg_device *d, unsigned top,
+                                 cg_time now, unsigned *cls_out)
+{
+    cg_container *best = NULL;
+    unsigned best_cls = 0;
+    for (cg_container *c = d->shead; c; c = c->snext) {
+        if (c->npending == 0 || (c->swap != CG_RESIDENT && c->swap != CG_MOVING_IN))
+            continue;
+        unsigned cls = cg_class(core, c, top, now);
+        if (!best || cls > best_cls ||
+            (cls == best_cls && (c->suspended_since < best->suspended_since ||
+                                 (c->suspended_since == best->suspended_since && c->cid < best->cid)))) {
+            best = c;
+            best_cls = cls;
+        }
+    }
+    *cls_out = best_cls;
+    return best;
+}
+
+void cg_swap_consider(cg_core *core, unsigned dev, cg_time now)
+{
+    if (core->cfg.swap_limit == 0)
+        return;
+    cg_device *d = &core->dev[dev];
+    unsigned cls, top = cg_top_priority(d);
+    cg_container *r = most_urgent(core, d, top, now, &cls);
+    if (!r)
+        return;
+    cg_pending *first = r->phead;
+    if (r->used + first->bytes <= r->assigned)
+        return;
+    cg_bytes want = r->used + first->bytes - r->assigned;
+    cg_bytes have = dev_free(d) + d->swap_incoming;
+    if (have >= want)
+        return;   /* enough is free or on its way (a suspension for safety is not helped) */
+    cg_bytes need = want - have;
+
+    candidate *v = cg_mem_alloc(core, (d->ncontainers ? d->ncontainers : 1) * sizeof *v);
+    if (!v)
+        return;   /* no swap this time; nothing changed */
+    size_t n = 0;
+    for (cg_container *c = core->head; c; c = c->next) {
+        if (c->dev != dev || c == r || c->swap != CG_RESIDENT || c->no_swap)
+            continue;
+        if (c->returned && now - c->resident_since < aging_step(core))
+            continue;
+        cg_bytes frees = expected_free(core, c);
+        bool suspended = c->npending > 0;
+        if (frees == 0 || (suspended ? c->priority > cls : c->priority >= cls))
+            continue;
+        v[n++] = (candidate){c, frees, suspended};
+    }
+    qsort(v, n, sizeof *v, victim_order);
+    cg_bytes got = 0, host = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n && got < need; i++) {
+        if (!budget_allows(core, host + v[i].c->assigned))
+            continue;
+        host += v[i].c->assigned;
+        got += v[i].frees;
+        v[k++] = v[i];
+    }
+    if (got >= need)
+        for (size_t i = 0; i < k; i++)
+            order_out(core, v[i].c, CG_WHY_VICTIM, first->req, now);
+    cg_mem_free(core, v, (d->ncontainers ? d->ncontainers : 1) * sizeof *v);
+}
+
+/* ---- restart ----------------------------------------------------------------------------- */
+
+cg_status cg_process_restore_swapped(cg_core *core, cg_cid cid, cg_pid pid, cg_bytes bytes)
+{
+    cg_container *c = cid == CG_CID_NONE ? NULL : cg_hash_get(&core->by_cid, cid, 0);
+    if (!c)
+        return CG_ERR_NOT_FOUND;
+    cg_process *p = cg_hash_get(&core->by_pid, cid, pid);
+    if (!p)
+        return CG_ERR_NOT_FOUND;
+    if (c->swap != CG_RESIDENT || bytes > c->limit - ctr_charged(c))
+        return CG_ERR_INVALID;
+    p->swapped += bytes;
+    c->swapped += bytes;
+    return CG_OK;
+}
+
+cg_status cg_swap_restore(cg_core *core, cg_cid cid, cg_residency state, bool held, cg_time now)
+{
+    cg_container *c = cid == CG_CID_NONE ? NULL : cg_hash_get(&core->by_cid, cid, 0);
+    if (!c)
+        return CG_ERR_NOT_FOUND;
+    if (c->swap != CG_RESIDENT)
+        return CG_ERR_STATE;
+    switch (state) {
+    case CG_RESIDENT:
+        return c->swapped ? CG_ERR_INVALID : CG_OK;
+    case CG_SWAPPED_OUT:
+        /* What is on the host was restored with cg_process_restore_swapped; the assignment
+         * was recorded after it shrank. */
+        if (c->no_swap)
+            return CG_ERR_NO_SWAP;
+        c->swap = CG_SWAPPED_OUT;
+        c->held = held;
+        core->swap_host += c->swapped;
+        cg_wait_update(core, c, now);
+        cg_reschedule(core, c->dev, now);
+        return CG_OK;
+    case CG_MOVING_OUT:
+        /* The processes go on copying; they report to the new daemon. */
+        if (c->no_swap || c->swapped)
+            return CG_ERR_INVALID;
+        c->held = held;
+        order_out(core, c, held ? CG_WHY_OPERATOR : CG_WHY_VICTIM, 0, now);
+        return CG_OK;
+    case CG_MOVING_IN:
+        /* The use was restored charged again; the host copies are still there. */
+        if (c->swapped)
+            return CG_ERR_INVALID;
+        c->swap = CG_MOVING_IN;
+        return CG_OK;
+    }
+    return CG_ERR_INVALID;
+}
+
+cg_bytes cg_swap_host_bytes(const cg_core *core) { return core->swap_host; }
+
+const char *cg_residency_name(cg_residency s)
+{
+    switch (s) {
+    case CG_RESIDENT: return "in";
+    case CG_MOVING_OUT: return "swapping-out";
+    case CG_SWAPPED_OUT: return "out";
+    case CG_MOVING_IN: return "swapping-in";
+    }
+    return "?";
+}
