@@ -52,6 +52,9 @@ int cmd_cdi(int argc, char **argv);
  * only with a share unless mode_alone). Returns 0, or 2 with the reason printed for `cmd`. */
 int cli_add_compute(json_t *body, const char *cmd, const char *pct, const char *mode,
                     bool allow_none, bool mode_alone);
+/* Adds "priority" (0-9, digits only) and "swap": false (no_swap) to a create/update body; 0, or
+ * 2 after a message naming `cmd`. */
+int cli_add_priority(json_t *body, const char *cmd, const char *priority, bool no_swap);
 
 /* True when argv holds -h or --help before any "--". */
 bool cli_wants_help(int argc, char **argv);

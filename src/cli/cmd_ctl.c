@@ -249,16 +249,24 @@ int cmd_inspect(int argc, char **argv)
 int cmd_create(int argc, char **argv)
 {
     static const char *use = "convgpu create --gpu-memory SIZE [--gpu-compute PCT "
-                             "[--compute-mode hard|elastic]] [--name NAME] [--device N]";
+                             "[--compute-mode hard|elastic]] [--priority N] [--no-swap] "
+                             "[--name NAME] [--device N]";
     if (cli_wants_help(argc, argv)) {
         printf("Usage: %s\n\nRegisters a container and prints its id and the environment its\n"
                "processes need (export it, or use convgpu run instead). --gpu-compute and\n"
-               "--compute-mode give it a compute share as in convgpu run.\n", use);
+               "--compute-mode give it a compute share, --priority and --no-swap its place\n"
+               "when memory is short, as in convgpu run.\n", use);
         return 0;
     }
-    const char *mem = NULL, *name = NULL, *dev = NULL, *pct = NULL, *mode = NULL;
+    const char *mem = NULL, *name = NULL, *dev = NULL, *pct = NULL, *mode = NULL, *prio = NULL;
+    bool no_swap = false;
     for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--no-swap") == 0) {
+            no_swap = true;
+            continue;
+        }
         const char **slot = strcmp(argv[i], "--gpu-memory") == 0     ? &mem
+                            : strcmp(argv[i], "--priority") == 0     ? &prio
                             : strcmp(argv[i], "--name") == 0         ? &name
                             : strcmp(argv[i], "--device") == 0       ? &dev
                             : strcmp(argv[i], "--gpu-compute") == 0  ? &pct
@@ -277,7 +285,8 @@ int cmd_create(int argc, char **argv)
         return 2;
     }
     json_t *body = json_pack("{s:I}", "gpu_memory", (json_int_t)limit);
-    if (cli_add_compute(body, "create", pct, mode, false, false) != 0) {
+    if (cli_add_compute(body, "create", pct, mode, false, false) != 0 ||
+        cli_add_priority(body, "create", prio, no_swap) != 0) {
         json_decref(body);
         return 2;
     }
@@ -358,19 +367,21 @@ int cmd_unswap(int argc, char **argv) { return swap_command(argc, argv, false); 
 int cmd_set(int argc, char **argv)
 {
     static const char *use = "convgpu set ID|NAME [--gpu-memory SIZE] [--gpu-compute PCT|none] "
-                             "[--compute-mode hard|elastic]";
+                             "[--compute-mode hard|elastic] [--priority N]";
     if (cli_wants_help(argc, argv)) {
         printf("Usage: %s\n\nChanges a container's limit or compute share while it runs, both at\n"
                "once or neither. Lowering the limit below its current use is refused; raising\n"
                "takes effect when it is safe (it may wait for memory like any request).\n"
                "--gpu-compute sets the share (none removes it; a share keeps its mode unless\n"
                "--compute-mode is given); a hard share the GPU cannot admit (the hard shares on\n"
-               "one GPU add up to at most 100) is refused and nothing changes.\n", use);
+               "one GPU add up to at most 100) is refused and nothing changes. --priority\n"
+               "(0-9) reorders who is resumed first from now on.\n", use);
         return 0;
     }
-    const char *id = NULL, *mem = NULL, *pct = NULL, *mode = NULL;
+    const char *id = NULL, *mem = NULL, *pct = NULL, *mode = NULL, *prio = NULL;
     for (int i = 1; i < argc; i++) {
         const char **slot = strcmp(argv[i], "--gpu-memory") == 0     ? &mem
+                            : strcmp(argv[i], "--priority") == 0     ? &prio
                             : strcmp(argv[i], "--gpu-compute") == 0  ? &pct
                             : strcmp(argv[i], "--compute-mode") == 0 ? &mode
                                                                      : NULL;
@@ -383,7 +394,7 @@ int cmd_set(int argc, char **argv)
             return 2;
         }
     }
-    if (!id || (!mem && !pct && !mode)) {
+    if (!id || (!mem && !pct && !mode && !prio)) {
         fprintf(stderr, "convgpu set: %s\nUsage: %s\n",
                 !id ? "container id missing" : "nothing to change", use);
         return 2;
@@ -399,7 +410,8 @@ int cmd_set(int argc, char **argv)
     }
     if (mem)
         json_object_set_new(body, "gpu_memory", json_integer((json_int_t)limit));
-    if (cli_add_compute(body, "set", pct, mode, true, true) != 0) {
+    if (cli_add_compute(body, "set", pct, mode, true, true) != 0 ||
+        cli_add_priority(body, "set", prio, false) != 0) {
         json_decref(body);
         return 2;
     }
@@ -421,6 +433,9 @@ int cmd_set(int argc, char **argv)
         printf("%s: limit %s\n", id, sz(json_object_get(ans, "limit"), b));
     if (pct || mode)
         printf("%s: compute share %s\n", id, share_text(ans, share, sizeof share));
+    if (prio)
+        printf("%s: priority %lld\n", id,
+               (long long)json_integer_value(json_object_get(ans, "priority")));
     json_decref(ans);
     return 0;
 }

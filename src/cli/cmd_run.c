@@ -21,7 +21,8 @@
 static void usage(FILE *f)
 {
     fprintf(f, "Usage: convgpu run --gpu-memory SIZE [--gpu-compute PCT [--compute-mode MODE]]\n"
-               "                   [--device N] [--name NAME] [--quiet] -- CMD [ARGS...]\n\n"
+               "                   [--priority N] [--no-swap] [--device N] [--name NAME]\n"
+               "                   [--quiet] -- CMD [ARGS...]\n\n"
                "Runs CMD as a container with a GPU-memory limit. Allocations within the limit\n"
                "that do not fit in free memory right now wait (the container is suspended)\n"
                "until the scheduling policy resumes it; allocations beyond the limit fail\n"
@@ -32,6 +33,10 @@ static void usage(FILE *f)
                "  --compute-mode MODE   elastic (default): may use time nobody else wants;\n"
                "                        hard: never more than its share. Hard shares on one\n"
                "                        GPU add up to at most 100\n"
+               "  --priority N          0-9, higher goes first when memory is short (default 0);\n"
+               "                        with swap on, a higher priority may move lower ones\n"
+               "                        out to host memory (docs/SWAP.md)\n"
+               "  --no-swap             never move this container's memory to the host\n"
                "  --device N            the GPU (default: the placement policy chooses)\n"
                "  --name NAME           a name for convgpu ps / inspect / rm\n"
                "  --quiet               do not print the container id\n");
@@ -60,6 +65,21 @@ int cli_add_compute(json_t *body, const char *cmd, const char *pct, const char *
         json_object_set_new(body, "gpu_compute", v ? json_integer(v) : json_null());
     if (mode)
         json_object_set_new(body, "compute_mode", json_string(mode));
+    return 0;
+}
+
+int cli_add_priority(json_t *body, const char *cmd, const char *priority, bool no_swap)
+{
+    if (priority) {
+        if (strlen(priority) != 1 || priority[0] < '0' || priority[0] > '9') {
+            fprintf(stderr, "convgpu %s: bad --priority '%s': a whole number from 0 to 9 "
+                            "(higher goes first)\n", cmd, priority);
+            return 2;
+        }
+        json_object_set_new(body, "priority", json_integer(priority[0] - '0'));
+    }
+    if (no_swap)
+        json_object_set_new(body, "swap", json_false());
     return 0;
 }
 
@@ -128,15 +148,17 @@ int cmd_run(int argc, char **argv)
         {"gpu-memory", required_argument, NULL, 'm'},
         {"gpu-compute", required_argument, NULL, 'c'},
         {"compute-mode", required_argument, NULL, 'M'},
+        {"priority", required_argument, NULL, 'p'},
+        {"no-swap", no_argument, NULL, 'S'},
         {"device", required_argument, NULL, 'd'},
         {"name", required_argument, NULL, 'n'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *mem = NULL, *name = NULL, *pct = NULL, *mode = NULL;
+    const char *mem = NULL, *name = NULL, *pct = NULL, *mode = NULL, *prio = NULL;
     long device = -1;
-    bool quiet = false;
+    bool quiet = false, no_swap = false;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
@@ -144,6 +166,8 @@ int cmd_run(int argc, char **argv)
         case 'm': mem = optarg; break;
         case 'c': pct = optarg; break;
         case 'M': mode = optarg; break;
+        case 'p': prio = optarg; break;
+        case 'S': no_swap = true; break;
         case 'n': name = optarg; break;
         case 'q': quiet = true; break;
         case 'd': {
@@ -178,7 +202,8 @@ int cmd_run(int argc, char **argv)
     char **cmd = argv + optind;
 
     json_t *body = json_pack("{s:I,s:b}", "gpu_memory", (json_int_t)limit, "auto_remove", 1);
-    if (cli_add_compute(body, "run", pct, mode, false, false) != 0) {
+    if (cli_add_compute(body, "run", pct, mode, false, false) != 0 ||
+        cli_add_priority(body, "run", prio, no_swap) != 0) {
         json_decref(body);
         return 2;
     }

@@ -123,6 +123,7 @@ struct container {
     uint64_t swapped_bytes;      /* the processes' claims, bounded by the limit (display) */
     uint64_t swap_out_ns, swap_in_ns; /* how long the last moves took */
     uint64_t swap_out_total, swap_in_total; /* bytes moved, since creation */
+    uint64_t swap_time_ns;       /* spent moving, since creation */
     bool swap_in_due;            /* the core ordered it in; swap_flush carries it out */
     bool swap_found;             /* restored with the swap gate bit set (swap_restore) */
     struct container *next;

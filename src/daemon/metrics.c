@@ -171,7 +171,14 @@ char *metrics_render(struct daemon *d, const uid_t *only_uid)
         {"convgpu_container_swapped", "gauge",
          "1 while the container's memory is out on the host (docs/SWAP.md)."},
         {"convgpu_container_swapped_bytes", "gauge",
-         "Device memory the container's processes moved to the host (their claims)."},
+         "Device memory of the container on the host now."},
+        {"convgpu_container_swapped_out_bytes_total", "counter",
+         "Bytes the container's processes moved to the host."},
+        {"convgpu_container_swapped_in_bytes_total", "counter",
+         "Bytes moved back to the device."},
+        {"convgpu_container_swap_seconds_total", "counter",
+         "Time the container spent moving out and in."},
+        {"convgpu_container_priority", "gauge", "The container's priority (0-9)."},
     };
     uint64_t now = loop_now_ns();
     for (unsigned k = 0; k < sizeof ctr_metrics / sizeof ctr_metrics[0]; k++) {
@@ -202,12 +209,16 @@ char *metrics_render(struct daemon *d, const uid_t *only_uid)
             case 8: out(&b, "%.9f\n", (double)c->compute.throttled_ns / 1e9); break;
             case 9: out(&b, "%.9f\n", (double)c->compute.busy_ns / 1e9); break;
             case 10: out(&b, "%d\n", c->swap_phase == SWAP_OUT); break;
-            default: out(&b, "%llu\n", (unsigned long long)c->swapped_bytes); break;
+            case 11: out(&b, "%llu\n", (unsigned long long)ci.swapped); break;
+            case 12: out(&b, "%llu\n", (unsigned long long)c->swap_out_total); break;
+            case 13: out(&b, "%llu\n", (unsigned long long)c->swap_in_total); break;
+            case 14: out(&b, "%.6f\n", (double)c->swap_time_ns / 1e9); break;
+            default: out(&b, "%u\n", ci.priority); break;
             }
         }
     }
     help(&b, "convgpu_decisions_total", "counter", "Scheduling decisions by kind.");
-    for (unsigned k = 0; k <= CG_EV_COMPUTE && k < NKINDS; k++)
+    for (unsigned k = 0; k <= CG_EV_PRIORITY && k < NKINDS; k++)
         out(&b, "convgpu_decisions_total{kind=\"%s\"} %llu\n", cg_event_kind_name((cg_event_kind)k),
             (unsigned long long)m->events[k]);
     help(&b, "convgpu_watchdog_findings_total", "counter",

@@ -237,6 +237,7 @@ static void progress(struct daemon *d, struct container *c)
         container_freeze_sync(d, c); /* the slots the processes lowered: quota := use */
         c->swapped_bytes = moved;
         c->swap_out_ns = took;
+        c->swap_time_ns += took;
         c->swap_out_total += moved;
         log_info("container %s: swapped out, %llu bytes in %.3f s", c->id,
                  (unsigned long long)moved, (double)took / 1e9);
@@ -248,6 +249,7 @@ static void progress(struct daemon *d, struct container *c)
     } else if (c->swap_phase == SWAP_MOVING_IN && all_reported(c, CG_SWAPST_IN)) {
         c->swap_phase = SWAP_RESIDENT;
         c->swap_in_ns = took;
+        c->swap_time_ns += took;
         c->swap_in_total += c->swapped_bytes;
         atomic_fetch_and(&c->ledger->compute.gate, ~CG_GATE_SWAPPED);
         wake(&c->ledger->compute.gate);

@@ -460,6 +460,28 @@ static int wait_check(const char *file)
     return 0;
 }
 
+/* One allocation of `mib` MiB with a known pattern: "ready", then wait for `file`, then check
+ * every byte ("ok"). The scheduler may move it out and back meanwhile (test_swap_policy.sh). */
+static int big_check(const char *file, const char *mib_text)
+{
+    char *end;
+    unsigned long mib = strtoul(mib_text, &end, 10);
+    if (*end || mib == 0 || mib > 65536) {
+        fprintf(stderr, "swap_probe big: size in MiB, 1-65536\n");
+        return 2;
+    }
+    init_ctx();
+    struct buf big;
+    fill(&big, (size_t)mib << 20, 0x77u);
+    printf("ready\n");
+    fflush(stdout);
+    while (access(file, F_OK) != 0)
+        nap();
+    verify(&big);
+    printf("ok\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -470,6 +492,8 @@ int main(int argc, char **argv)
         return hold(argv[2]);
     if (argc == 3 && strcmp(argv[1], "wait") == 0)
         return wait_check(argv[2]);
-    fprintf(stderr, "usage: swap_probe roundtrip | hold FILE | wait FILE\n");
+    if (argc == 4 && strcmp(argv[1], "big") == 0)
+        return big_check(argv[2], argv[3]);
+    fprintf(stderr, "usage: swap_probe roundtrip | hold FILE | wait FILE | big FILE MIB\n");
     return 2;
 }
