@@ -459,10 +459,8 @@ int cg_sim_main(int argc, char **argv)
     }
     bool paper_view = o.workload == SIM_PAPER && nplace == 1 && o.ngpus == 1;
     if (exp && exp->report && exp->report(pts, npts, stdout) != 0) {
-        fprintf(stderr, "convgpu sim: experiment %s: the runs lack a policy it compares\n",
-                exp->name);
         free(pts);
-        return 1;
+        return bad("the options leave out a policy the experiment compares", exp->name);
     }
     if (!o.csv && !exp) {
         if (paper_view)

@@ -26,6 +26,17 @@ static int report_challenge(const sim_point *pts, size_t npts, FILE *out)
     double worst_fin = 0, worst_susp = 0;
     bool all = true;
     unsigned rows = 0;
+    /* Check before printing, so a failure leaves nothing on stdout. */
+    for (size_t i = 0; i < npts; i++) {
+        if (pts[i].policy != CG_RESUME_AGING_FIT)
+            continue;
+        if (!point(pts, npts, CG_RESUME_BEST_FIT, pts[i].containers) ||
+            !point(pts, npts, CG_RESUME_FIFO, pts[i].containers))
+            return -1;
+        rows++;
+    }
+    if (rows == 0)
+        return -1;
     fprintf(out, "containers,finished_best_fit_s,finished_aging_fit_s,finished_ratio,"
                  "suspended_fifo_s,suspended_aging_fit_s,suspended_ratio,meets\n");
     for (size_t i = 0; i < npts; i++) {
@@ -34,8 +45,6 @@ static int report_challenge(const sim_point *pts, size_t npts, FILE *out)
         unsigned n = pts[i].containers;
         const sim_point *bf = point(pts, npts, CG_RESUME_BEST_FIT, n);
         const sim_point *fifo = point(pts, npts, CG_RESUME_FIFO, n);
-        if (!bf || !fifo)
-            return -1;
         double rf = pts[i].finished / bf->finished;
         double rs = fifo->avg_suspended > 0 ? pts[i].avg_suspended / fifo->avg_suspended
                                             : (pts[i].avg_suspended > 0 ? INFINITY : 1.0);
@@ -43,12 +52,9 @@ static int report_challenge(const sim_point *pts, size_t npts, FILE *out)
         all = all && meets;
         worst_fin = fmax(worst_fin, rf);
         worst_susp = fmax(worst_susp, rs);
-        rows++;
         fprintf(out, "%u,%.3f,%.3f,%.4f,%.3f,%.3f,%.4f,%s\n", n, bf->finished, pts[i].finished, rf,
                 fifo->avg_suspended, pts[i].avg_suspended, rs, meets ? "yes" : "no");
     }
-    if (rows == 0)
-        return -1;
     fprintf(out, "worst,,,%.4f,,,%.4f,%s\n", worst_fin, worst_susp, all ? "yes" : "no");
     return 0;
 }
