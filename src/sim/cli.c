@@ -12,7 +12,7 @@
 
 /* ps:k that brings the simulated finished times of the paper's four policies closest to its
  * Table IV (docs/SCHEDULING.md, "Calibration"). */
-#define SIM_PAPER_PS_K 1.5
+#define SIM_PAPER_PS_K 1.75
 
 typedef struct {
     sim_workload workload;
@@ -44,7 +44,7 @@ static const char usage[] =
     "                              (paper: 4..38; gsaas: 200)\n"
     "  --seeds K                   runs per point, seeds 1..K (6)\n"
     "  --interference none|ps:K    GPU sharing: none, or processor sharing running K at full\n"
-    "                              speed (paper: ps:3, calibrated to Table IV; gsaas: none)\n"
+    "                              speed (paper: ps:1.75, calibrated to Table IV; gsaas: none)\n"
     "  --gpus SPEC                 GPUs: SIZE or COUNTxSIZE, e.g. 5GiB, 4x8GiB\n"
     "  --context SIZE              per-process context charge (66MiB)\n"
     "  --format table|csv          output (table); csv header:\n"
