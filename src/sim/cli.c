@@ -10,12 +10,13 @@
 #include "sim.h"
 #include "size.h"
 
-/* ps:k that brings simulated FIFO finished times closest to the paper's Table IV
- * (docs/SCHEDULING.md, "Calibration"). */
-#define SIM_PAPER_PS_K 3.0
+/* ps:k that brings the simulated finished times of the paper's four policies closest to its
+ * Table IV (docs/SCHEDULING.md, "Calibration"). */
+#define SIM_PAPER_PS_K 1.75
 
 typedef struct {
     sim_workload workload;
+    sim_runtime runtime;
     bool policies[CG_RESUME__COUNT], placements[CG_PLACE__COUNT];
     bool policy_set, placement_set, containers_set, gpus_set, interference_set;
     unsigned n_from, n_to, n_step, seeds, ngpus;
@@ -25,6 +26,9 @@ typedef struct {
     const char *svg_dir;
 } options;
 
+/* The experiments table lives in experiments.c; the preset's options are parsed first. */
+#define MAX_ARGS 64
+
 static const char usage[] =
     "usage: convgpu sim [options]\n"
     "       convgpu sim compute --containers SHARE:MODE[,...] [options]   (see --help there)\n"
@@ -32,18 +36,22 @@ static const char usage[] =
     "Defaults reproduce the ConVGPU paper's evaluation (one 5 GiB GPU, Table III containers,\n"
     "one every 5 s, N = 4..38, 6 seeds).\n"
     "  --workload paper|gsaas      job mix (paper); gsaas: 1-4 GiB jobs, Poisson arrivals\n"
-    "  --policy NAME|all           resume policy: fifo, best-fit, recent, random, aging-fit (all)\n"
+    "  --runtime linear|log        paper run time from size: linear 5..45 s (default), or log\n"
+    "                              (equal steps per doubling, the model before issue 21)\n"
+    "  --policy NAME[,NAME]|all    resume policies: fifo, best-fit, recent, random, aging-fit (all)\n"
     "  --placement NAME|all        first-fit, least-loaded, binpack (paper: first-fit; gsaas: all)\n"
     "  --containers N|A..B[/S]     containers per run; A..B steps by 2 unless /S is given\n"
     "                              (paper: 4..38; gsaas: 200)\n"
     "  --seeds K                   runs per point, seeds 1..K (6)\n"
     "  --interference none|ps:K    GPU sharing: none, or processor sharing running K at full\n"
-    "                              speed (paper: ps:3, calibrated to Table IV; gsaas: none)\n"
+    "                              speed (paper: ps:1.75, calibrated to Table IV; gsaas: none)\n"
     "  --gpus SPEC                 GPUs: SIZE or COUNTxSIZE, e.g. 5GiB, 4x8GiB\n"
     "  --context SIZE              per-process context charge (66MiB)\n"
     "  --format table|csv          output (table); csv header:\n"
     "                              policy,containers,seed,finished_s,avg_suspended_s,max_suspended_s,mem_util\n"
     "  --svg DIR                   also write DIR/finished.svg and DIR/suspended.svg\n"
+    "  --experiment NAME|list      a named preset of these options and its CSV output (list:\n"
+    "                              the table); options given beside it override the preset\n"
     "  --help                      this text\n";
 
 static int bad(const char *what, const char *arg)
@@ -87,6 +95,26 @@ static bool parse_containers(const char *s, options *o)
     }
     return parse_uint(buf, 1, 1000000, &o->n_from) && parse_uint(to, 1, 1000000, &o->n_to) &&
            o->n_from <= o->n_to;
+}
+
+/* A comma-separated list of resume-policy names, each known, none empty. */
+static bool parse_policies(const char *s, bool *policies)
+{
+    char buf[128];
+    if (strlen(s) >= sizeof buf)
+        return false;
+    strcpy(buf, s);
+    for (char *p = buf, *comma;; p = comma + 1) {
+        cg_resume_policy pol;
+        comma = strchr(p, ',');
+        if (comma)
+            *comma = 0;
+        if (!cg_resume_policy_parse(p, &pol))
+            return false;
+        policies[pol] = true;
+        if (!comma)
+            return true;
+    }
 }
 
 static bool parse_gpus(const char *s, options *o)
@@ -143,14 +171,18 @@ static int parse(int argc, char **argv, options *o)
                 o->workload = SIM_GSAAS;
             else
                 return bad("unknown workload (paper or gsaas)", v);
+        } else if (strcmp(name, "--runtime") == 0) {
+            if (strcmp(v, "linear") == 0)
+                o->runtime = SIM_RUNTIME_LINEAR;
+            else if (strcmp(v, "log") == 0)
+                o->runtime = SIM_RUNTIME_LOG;
+            else
+                return bad("unknown run-time model (linear or log)", v);
         } else if (strcmp(name, "--policy") == 0) {
-            cg_resume_policy p;
             memset(o->policies, 0, sizeof o->policies);
             if (strcmp(v, "all") == 0)
                 memset(o->policies, 1, sizeof o->policies);
-            else if (cg_resume_policy_parse(v, &p))
-                o->policies[p] = true;
-            else
+            else if (!parse_policies(v, o->policies))
                 return bad("unknown resume policy", v);
             o->policy_set = true;
         } else if (strcmp(name, "--placement") == 0) {
@@ -292,14 +324,87 @@ static void print_generic_table(const options *o, const sim_point *pts, size_t n
     }
 }
 
+static void list_experiments(void)
+{
+    for (size_t i = 0; i < sim_nexperiments; i++) {
+        const sim_experiment *e = &sim_experiments[i];
+        printf("%-16s %s\n%-16s convgpu sim", e->name, e->summary, "");
+        for (const char *const *a = e->args; *a; a++)
+            printf(" %s", *a);
+        printf("\n");
+    }
+}
+
+/* `--experiment NAME` anywhere in argv: the preset's options go first, then the user's others,
+ * into `out` (argv[0] kept). Returns 0 (no experiment: `out` is argv), 1 (*exp set), -1 (list
+ * printed), or 2 (bad name or too many options, reported). */
+static int expand_experiment(int argc, char **argv, int *out_argc, char **out,
+                             const sim_experiment **exp)
+{
+    const char *name = NULL;
+    int at = -1, width = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--experiment") == 0) {
+            if (i + 1 >= argc)
+                return bad("option needs a value", argv[i]);
+            name = argv[i + 1];
+            at = i;
+            width = 2;
+        } else if (strncmp(argv[i], "--experiment=", 13) == 0) {
+            name = argv[i] + 13;
+            at = i;
+            width = 1;
+        }
+    }
+    *exp = NULL;
+    if (!name) {
+        if (argc > MAX_ARGS)
+            return bad("too many options", argv[MAX_ARGS]);
+        for (int i = 0; i < argc; i++)
+            out[i] = argv[i];
+        *out_argc = argc;
+        return 0;
+    }
+    if (strcmp(name, "list") == 0) {
+        list_experiments();
+        return -1;
+    }
+    if (!(*exp = sim_experiment_find(name)))
+        return bad("unknown experiment (see --experiment list)", name);
+    int n = 0;
+    out[n++] = argv[0];
+    for (const char *const *a = (*exp)->args; *a && n < MAX_ARGS; a++)
+        out[n++] = (char *)*a;
+    for (int i = 1; i < argc; i++) {
+        if (i >= at && i < at + width)
+            continue;
+        if (n >= MAX_ARGS)
+            return bad("too many options", argv[i]);
+        out[n++] = argv[i];
+    }
+    *out_argc = n;
+    return 1;
+}
+
 int cg_sim_main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "compute") == 0)
         return cg_sim_compute_main(argc - 1, argv + 1);
     options o;
-    int rc = parse(argc, argv, &o);
+    char *args[MAX_ARGS];
+    int nargs;
+    const sim_experiment *exp;
+    int rc = expand_experiment(argc, argv, &nargs, args, &exp);
+    if (rc == 1)
+        rc = 0;
+    else if (rc)
+        return rc < 0 ? 0 : rc;
+    rc = parse(nargs, args, &o);
     if (rc)
         return rc < 0 ? 0 : rc;
+    /* An experiment's output is CSV: its report's, or the per-run rows. */
+    if (exp)
+        o.csv = !exp->report;
     unsigned npol = count(o.policies, CG_RESUME__COUNT);
     unsigned nplace = count(o.placements, CG_PLACE__COUNT);
     size_t nn = (o.n_to - o.n_from) / o.n_step + 1;
@@ -326,7 +431,8 @@ int cg_sim_main(int argc, char **argv)
                 *q = (sim_point){(cg_resume_policy)p, (cg_placement_policy)pl, n, 0, 0, 0, 0};
                 for (unsigned s = 1; s <= o.seeds; s++) {
                     sim_params sp = {o.workload, (cg_resume_policy)p, (cg_placement_policy)pl,
-                                     o.ngpus, o.gpu_total, o.context, o.ps_k, n, s};
+                                     o.ngpus, o.gpu_total, o.context, o.ps_k, n, s,
+                                     o.runtime};
                     sim_result r;
                     if (sim_run(&sp, &r) != 0) {
                         fprintf(stderr, "convgpu sim: run failed (policy %s, N %u, seed %u)\n",
@@ -352,7 +458,11 @@ int cg_sim_main(int argc, char **argv)
         }
     }
     bool paper_view = o.workload == SIM_PAPER && nplace == 1 && o.ngpus == 1;
-    if (!o.csv) {
+    if (exp && exp->report && exp->report(pts, npts, stdout) != 0) {
+        free(pts);
+        return bad("the options leave out a policy the experiment compares", exp->name);
+    }
+    if (!o.csv && !exp) {
         if (paper_view)
             print_paper_tables(&o, pts, npts);
         else

@@ -14,6 +14,12 @@
 
 typedef enum { SIM_PAPER, SIM_GSAAS } sim_workload;
 
+/* How the paper workload's run time grows with a container's size (docs/SCHEDULING.md,
+ * "Simulator"): LINEAR, 5 s at 128 MiB to 45 s at 4096 MiB in proportion to the bytes the
+ * sample program copies (the default); LOG, equal steps per doubling (5, 13, ..., 45 s), the
+ * model before issue 21, kept to show what it changes. */
+typedef enum { SIM_RUNTIME_LINEAR, SIM_RUNTIME_LOG } sim_runtime;
+
 typedef struct {
     double arrive;               /* seconds */
     cg_bytes limit;              /* the container's GPU-memory limit */
@@ -30,6 +36,7 @@ typedef struct {
     double ps_k;                 /* processor-sharing concurrency; 0 = no interference */
     unsigned containers;
     uint64_t seed;
+    sim_runtime runtime;         /* paper workload only */
 } sim_params;
 
 typedef struct {
@@ -38,8 +45,8 @@ typedef struct {
     double mem_util;             /* time-average of used / capacity over [0, finished] */
 } sim_result;
 
-/* paper: Table III types uniformly at random, one every 5 s, work 5 s (nano) .. 45 s (xlarge),
- * +8 s per doubling of size. gsaas: limits 1-4 GiB, Poisson arrivals (mean 20 s), work
+/* paper: Table III types uniformly at random, one every 5 s, work 5 s (nano) .. 45 s (xlarge) as
+ * p->runtime says. gsaas: limits 1-4 GiB, Poisson arrivals (mean 20 s), work
  * uniform in [60, 600] s. Deterministic in (workload, containers, seed). */
 void sim_make_jobs(const sim_params *p, sim_job *jobs);
 
@@ -65,6 +72,22 @@ typedef struct {
  * -1 with errno set. */
 int sim_svg_write(const char *path, const char *title, const char *ylabel,
                   const sim_point *pts, size_t npts, bool finished, bool with_paper);
+
+/* A named experiment (experiments.c): a preset of `convgpu sim` options, parsed before the
+ * user's own, and its CSV: the per-run rows, or `report`'s own table made from the points
+ * (which come in (placement, N, policy) order). report returns 0, or -1 when the points lack
+ * something it needs (a policy the preset names but the user's options removed). */
+typedef struct {
+    const char *name;
+    const char *summary;
+    const char *const *args;     /* NULL-terminated */
+    int (*report)(const sim_point *pts, size_t npts, FILE *out);
+} sim_experiment;
+
+extern const sim_experiment sim_experiments[];
+extern const size_t sim_nexperiments;
+/* The experiment of that name, or NULL. */
+const sim_experiment *sim_experiment_find(const char *name);
 
 int cg_sim_main(int argc, char **argv);
 /* `convgpu sim compute ...` (compute_cli.c): argv[0] is "compute". */

@@ -1,6 +1,7 @@
 /* test_sim.c — the `convgpu sim` contract, run through the convgpu-sim executable: the CSV
  * header and row count, determinism (same arguments, same bytes), bad arguments (exit 2,
- * nothing on stdout), --help, the GSaaS workload, and SVG output. */
+ * nothing on stdout), --help, the GSaaS workload, SVG output, policy lists, the experiments
+ * table, and two measured properties: issue 21's challenge and the paper's Table V finding. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,49 @@ static int lines(const char *s)
     return n;
 }
 
+/* Issue 21's challenge, measured: at every N = 18..38 (100 seeds) aging-fit finishes no later
+ * than Best-Fit and keeps the average suspended time at or below FIFO's. */
+static void challenge(void)
+{
+    static char out[1 << 16];
+    long el;
+    expect(run("--experiment challenge", out, sizeof out, &el) == 0, "challenge runs");
+    static const char head[] = "containers,finished_best_fit_s,finished_aging_fit_s,";
+    expect(strncmp(out, head, sizeof head - 1) == 0, "challenge header");
+    expect(lines(out) == 1 + 11 + 1, "challenge: 11 sizes and the worst row");
+    for (char *line = strchr(out, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        char *end = strchr(line + 1, '\n');
+        if (!end || end - line < 4 || strncmp(end - 4, ",yes", 4) != 0) {
+            fprintf(stderr, "FAIL challenge row not met: %.*s\n",
+                    end ? (int)(end - line - 1) : 80, line + 1);
+            failures++;
+        }
+    }
+}
+
+/* The paper's finding on waiting (Table V, N >= 26): Best-Fit waits longer than FIFO. With
+ * the linear run-time model and ps:2 the mean over N = 26..38 (30 seeds) shows it (+12.7%);
+ * with the old equal-steps-per-doubling model (--runtime log) Best-Fit waited 11.5% less. At
+ * the calibrated ps:1.5 the gap is +2.1%, too small to assert (docs/SCHEDULING.md, Results). */
+static void paper_waiting(void)
+{
+    static char out[1 << 20];
+    long el;
+    expect(run("--format csv --containers 26..38 --seeds 30 --policy fifo,best-fit "
+               "--interference ps:2", out,
+               sizeof out, &el) == 0, "paper waiting run");
+    double sum[2] = {0, 0};
+    for (char *l = strchr(out, '\n'); l && l[1]; l = strchr(l + 1, '\n')) {
+        char pol[32];
+        unsigned n, seed;
+        double fin, avg;
+        if (sscanf(l + 1, "%31[^,],%u,%u,%lf,%lf", pol, &n, &seed, &fin, &avg) == 5)
+            sum[strcmp(pol, "best-fit") == 0] += avg;
+    }
+    expect(sum[0] > 0 && sum[1] > 1.05 * sum[0],
+           "best-fit waits at least 5% longer than fifo over N = 26..38");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -70,7 +114,9 @@ int main(int argc, char **argv)
         "--policy nope", "--placement worst", "--containers 0", "--containers 9..3",
         "--containers x", "--seeds 0", "--interference ps:0", "--interference ps:",
         "--interference fair", "--gpus 1GiB", "--gpus 0x8GiB", "--gpus 4xbig", "--format xml",
-        "--workload hpc", "--bogus 1", "stray", "--seeds", "--context 1GiB"};
+        "--workload hpc", "--bogus 1", "stray", "--seeds", "--context 1GiB", "--runtime cubic",
+        "--policy fifo,", "--policy fifo,nope", "--experiment nope", "--experiment",
+        "--experiment challenge --policy fifo"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = run(bad[i], a, sizeof a, &el);
         if (rc != 2 || a[0] || el == 0) {
@@ -90,6 +136,16 @@ int main(int argc, char **argv)
            "placement tagged in csv");
     expect(run("--containers 4..8 --seeds 1 --svg /tmp/convgpu-test-svg", a, sizeof a, &el) == 0,
            "svg run");
+    expect(run("--format csv --containers 6 --seeds 1 --policy fifo,best-fit", a, sizeof a, &el) ==
+               0 && lines(a) == 3 && strstr(a, "\nfifo,6,1,") && strstr(a, "\nbest-fit,6,1,"),
+           "policy list");
+    expect(run("--experiment list", a, sizeof a, &el) == 0 && strstr(a, "convgpu-paper") &&
+               strstr(a, "\nchallenge "), "experiment list");
+    expect(run("--experiment convgpu-paper --containers 4..6 --seeds 1", a, sizeof a, &el) == 0 &&
+               strncmp(a, header, sizeof header - 1) == 0 && lines(a) == 1 + 5 * 2,
+           "convgpu-paper: per-run CSV, options beside it override the preset");
+    challenge();
+    paper_waiting();
     FILE *f = fopen("/tmp/convgpu-test-svg/finished.svg", "r");
     expect(f && fread(b, 1, 200, f) > 0 && strstr(b, "<svg"), "finished.svg written");
     if (f)
