@@ -33,8 +33,10 @@ static int paper_experiment(unsigned npolicies)
     for (unsigned p = 0; p < npolicies; p++)
         for (unsigned n = 4; n <= 38; n += 2)
             for (unsigned s = 1; s <= 6; s++) {
-                sim_params sp = {SIM_PAPER, (cg_resume_policy)p, CG_PLACE_FIRST_FIT, 1,
-                                 5 * SIM_GIB, 66 * SIM_MIB, 3.0, n, s, SIM_RUNTIME_LINEAR};
+                sim_params sp = {.workload = SIM_PAPER, .policy = (cg_resume_policy)p,
+                                 .placement = CG_PLACE_FIRST_FIT, .ngpus = 1,
+                                 .gpu_total = 5 * SIM_GIB, .context = 66 * SIM_MIB, .ps_k = 3.0,
+                                 .containers = n, .seed = s, .runtime = SIM_RUNTIME_LINEAR};
                 sim_result r;
                 if (sim_run(&sp, &r) != 0)
                     return 1;

@@ -24,6 +24,10 @@ typedef struct {
     double ps_k;
     bool csv;
     const char *svg_dir;
+    cg_bytes swap_limit;
+    double swap_bandwidth;
+    unsigned steps, urgent_every;
+    bool steps_set;
 } options;
 
 /* The experiments table lives in experiments.c; the preset's options are parsed first. */
@@ -35,7 +39,15 @@ static const char usage[] =
     "Discrete-event simulation of GPU-memory scheduling, driving the real scheduling core.\n"
     "Defaults reproduce the ConVGPU paper's evaluation (one 5 GiB GPU, Table III containers,\n"
     "one every 5 s, N = 4..38, 6 seeds).\n"
-    "  --workload paper|gsaas      job mix (paper); gsaas: 1-4 GiB jobs, Poisson arrivals\n"
+    "  --workload paper|gsaas|alexnet  job mix (paper); gsaas: 1-4 GiB jobs, Poisson arrivals;\n"
+    "                              alexnet: seed 001's Figure 18, 2.6 GiB CNN containers every\n"
+    "                              5 s on one 11 GiB GPU, allocating in 4 steps, ps:2, N = 1..8\n"
+    "  --swap-limit SIZE|off       let the core swap containers out, within this host budget\n"
+    "                              (off, the default: suspend only)\n"
+    "  --swap-bandwidth GB/s       how fast a move runs (12)\n"
+    "  --steps K                   allocation steps per job, each followed by 1/K of its work\n"
+    "                              (1; alexnet: 4)\n"
+    "  --urgent-every K            every K-th container has priority 5, the rest 0 (off)\n"
     "  --runtime linear|log        paper run time from size: linear 5..45 s (default), or log\n"
     "                              (equal steps per doubling, the model before issue 21)\n"
     "  --policy NAME[,NAME]|all    resume policies: fifo, best-fit, recent, random, aging-fit (all)\n"
@@ -48,7 +60,8 @@ static const char usage[] =
     "  --gpus SPEC                 GPUs: SIZE or COUNTxSIZE, e.g. 5GiB, 4x8GiB\n"
     "  --context SIZE              per-process context charge (66MiB)\n"
     "  --format table|csv          output (table); csv header:\n"
-    "                              policy,containers,seed,finished_s,avg_suspended_s,max_suspended_s,mem_util\n"
+    "                              policy,containers,seed,finished_s,avg_suspended_s,max_suspended_s,\n"
+    "                              mem_util,avg_turnaround_s,urgent_turnaround_s,swaps\n"
     "  --svg DIR                   also write DIR/finished.svg and DIR/suspended.svg\n"
     "  --experiment NAME|list      a named preset of these options and its CSV output (list:\n"
     "                              the table); options given beside it override the preset\n"
@@ -142,7 +155,8 @@ static bool parse_gpus(const char *s, options *o)
 
 static int parse(int argc, char **argv, options *o)
 {
-    *o = (options){.workload = SIM_PAPER, .seeds = 6, .context = 66 * SIM_MIB};
+    *o = (options){.workload = SIM_PAPER, .seeds = 6, .context = 66 * SIM_MIB,
+                   .swap_bandwidth = 12e9, .steps = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         char name[32];
@@ -169,8 +183,32 @@ static int parse(int argc, char **argv, options *o)
                 o->workload = SIM_PAPER;
             else if (strcmp(v, "gsaas") == 0)
                 o->workload = SIM_GSAAS;
+            else if (strcmp(v, "alexnet") == 0)
+                o->workload = SIM_ALEXNET;
             else
-                return bad("unknown workload (paper or gsaas)", v);
+                return bad("unknown workload (paper, gsaas or alexnet)", v);
+        } else if (strcmp(name, "--swap-limit") == 0) {
+            uint64_t c;
+            if (strcmp(v, "off") == 0)
+                o->swap_limit = 0;
+            else if (cg_parse_size(v, &c, NULL) != 0 || c == 0)
+                return bad("bad swap limit (a size, or off)", v);
+            else
+                o->swap_limit = c;
+        } else if (strcmp(name, "--swap-bandwidth") == 0) {
+            char *end;
+            errno = 0;
+            double g = strtod(v, &end);
+            if (errno || end == v || *end || !(g > 0 && g <= 10000))
+                return bad("bad swap bandwidth (GB/s, above 0)", v);
+            o->swap_bandwidth = g * 1e9;
+        } else if (strcmp(name, "--urgent-every") == 0) {
+            if (!parse_uint(v, 1, 1000, &o->urgent_every))
+                return bad("bad --urgent-every (1-1000)", v);
+        } else if (strcmp(name, "--steps") == 0) {
+            if (!parse_uint(v, 1, 64, &o->steps))
+                return bad("bad step count (1-64)", v);
+            o->steps_set = true;
         } else if (strcmp(name, "--runtime") == 0) {
             if (strcmp(v, "linear") == 0)
                 o->runtime = SIM_RUNTIME_LINEAR;
@@ -236,28 +274,30 @@ static int parse(int argc, char **argv, options *o)
             return bad("unknown option", a);
         }
     }
-    bool paper = o->workload == SIM_PAPER;
+    bool paper = o->workload == SIM_PAPER, alex = o->workload == SIM_ALEXNET;
+    if (!o->steps_set && alex)
+        o->steps = 4;
     if (!o->policy_set)
         memset(o->policies, 1, sizeof o->policies);
     if (!o->placement_set) {
-        if (paper)
+        if (paper || alex)
             o->placements[CG_PLACE_FIRST_FIT] = true;
         else
             memset(o->placements, 1, sizeof o->placements);
     }
     if (!o->containers_set) {
-        o->n_from = paper ? 4 : 200;
-        o->n_to = paper ? 38 : 200;
-        o->n_step = 2;
+        o->n_from = alex ? 1 : paper ? 4 : 200;
+        o->n_to = alex ? 8 : paper ? 38 : 200;
+        o->n_step = alex ? 1 : 2;
     }
     if (!o->gpus_set) {
-        o->ngpus = paper ? 1 : 4;
-        o->gpu_total = paper ? 5 * SIM_GIB : 8 * SIM_GIB;
+        o->ngpus = paper || alex ? 1 : 4;
+        o->gpu_total = alex ? 11 * SIM_GIB : paper ? 5 * SIM_GIB : 8 * SIM_GIB;
     }
     if (!o->interference_set)
-        o->ps_k = paper ? SIM_PAPER_PS_K : 0;
+        o->ps_k = alex ? 2.0 : paper ? SIM_PAPER_PS_K : 0;
     /* Every container of the workload must fit a GPU, and hold its own context charge. */
-    cg_bytes biggest = paper ? 4096 * SIM_MIB : 4 * SIM_GIB;
+    cg_bytes biggest = alex ? 2662 * SIM_MIB : paper ? 4096 * SIM_MIB : 4 * SIM_GIB;
     if (biggest > o->gpu_total)
         return bad("the workload's largest container does not fit a GPU of", argv[0]);
     if (o->context >= 128 * SIM_MIB)
@@ -311,16 +351,20 @@ static void print_paper_tables(const options *o, const sim_point *pts, size_t np
 
 static void print_generic_table(const options *o, const sim_point *pts, size_t npts)
 {
-    printf("%u GPU(s) x %.1f GiB, %s workload, %u seed(s)\n", o->ngpus,
-           (double)o->gpu_total / SIM_GIB, o->workload == SIM_PAPER ? "paper" : "gsaas", o->seeds);
-    printf("%-14s %-11s %6s %11s %9s %13s %13s %8s\n", "placement", "policy", "N", "finished_s",
-           "jobs/h", "avg_susp_s", "max_susp_s", "util");
+    printf("%u GPU(s) x %.1f GiB, %s workload, %u seed(s), swap %s\n", o->ngpus,
+           (double)o->gpu_total / SIM_GIB,
+           o->workload == SIM_PAPER ? "paper" : o->workload == SIM_ALEXNET ? "alexnet" : "gsaas",
+           o->seeds, o->swap_limit ? "on" : "off");
+    printf("%-14s %-11s %6s %11s %9s %13s %13s %8s %12s %13s %7s\n", "placement", "policy", "N",
+           "finished_s", "jobs/h", "avg_susp_s", "max_susp_s", "util", "avg_turn_s",
+           "urgent_turn_s", "swaps");
     for (size_t i = 0; i < npts; i++) {
         const sim_point *q = &pts[i];
-        printf("%-14s %-11s %6u %11.1f %9.1f %13.1f %13.1f %7.1f%%\n",
+        printf("%-14s %-11s %6u %11.1f %9.1f %13.1f %13.1f %7.1f%% %12.1f %13.1f %7.1f\n",
                cg_placement_policy_name(q->placement), cg_resume_policy_name(q->policy),
                q->containers, q->finished, q->finished > 0 ? 3600.0 * q->containers / q->finished : 0,
-               q->avg_suspended, q->max_suspended, 100 * q->mem_util);
+               q->avg_suspended, q->max_suspended, 100 * q->mem_util, q->avg_turnaround,
+               q->urgent_turnaround, q->swaps);
     }
 }
 
@@ -417,7 +461,8 @@ int cg_sim_main(int argc, char **argv)
     /* Several placements are told apart in the CSV's policy column as resume+placement. */
     bool tag_place = nplace > 1 || !o.placements[CG_PLACE_FIRST_FIT];
     if (o.csv)
-        printf("policy,containers,seed,finished_s,avg_suspended_s,max_suspended_s,mem_util\n");
+        printf("policy,containers,seed,finished_s,avg_suspended_s,max_suspended_s,mem_util,"
+               "avg_turnaround_s,urgent_turnaround_s,swaps\n");
     /* Points in (placement, N, policy) order: the tables print a row per N. */
     size_t k = 0;
     for (unsigned pl = 0; pl < CG_PLACE__COUNT; pl++) {
@@ -428,11 +473,12 @@ int cg_sim_main(int argc, char **argv)
                 if (!o.policies[p])
                     continue;
                 sim_point *q = &pts[k++];
-                *q = (sim_point){(cg_resume_policy)p, (cg_placement_policy)pl, n, 0, 0, 0, 0};
+                *q = (sim_point){(cg_resume_policy)p, (cg_placement_policy)pl, n, 0, 0, 0, 0, 0, 0, 0};
                 for (unsigned s = 1; s <= o.seeds; s++) {
                     sim_params sp = {o.workload, (cg_resume_policy)p, (cg_placement_policy)pl,
                                      o.ngpus, o.gpu_total, o.context, o.ps_k, n, s,
-                                     o.runtime};
+                                     o.runtime, o.swap_limit, o.swap_bandwidth, o.steps,
+                                     o.urgent_every};
                     sim_result r;
                     if (sim_run(&sp, &r) != 0) {
                         fprintf(stderr, "convgpu sim: run failed (policy %s, N %u, seed %u)\n",
@@ -444,14 +490,18 @@ int cg_sim_main(int argc, char **argv)
                     q->avg_suspended += r.avg_suspended / o.seeds;
                     q->max_suspended += r.max_suspended / o.seeds;
                     q->mem_util += r.mem_util / o.seeds;
+                    q->avg_turnaround += r.avg_turnaround / o.seeds;
+                    q->urgent_turnaround += r.urgent_turnaround / o.seeds;
+                    q->swaps += (double)r.swaps / o.seeds;
                     if (o.csv) {
                         if (tag_place)
                             printf("%s+%s", cg_resume_policy_name(sp.policy),
                                    cg_placement_policy_name(sp.placement));
                         else
                             printf("%s", cg_resume_policy_name(sp.policy));
-                        printf(",%u,%u,%.3f,%.3f,%.3f,%.4f\n", n, s, r.finished, r.avg_suspended,
-                               r.max_suspended, r.mem_util);
+                        printf(",%u,%u,%.3f,%.3f,%.3f,%.4f,%.3f,%.3f,%u\n", n, s, r.finished,
+                               r.avg_suspended, r.max_suspended, r.mem_util, r.avg_turnaround,
+                               r.urgent_turnaround, r.swaps);
                     }
                 }
             }

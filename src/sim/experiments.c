@@ -65,6 +65,12 @@ static const char *const challenge_args[] = {"--workload", "paper", "--policy",
                                              "fifo,best-fit,aging-fit", "--containers",
                                              "18..38", "--seeds", "100", NULL};
 
+static const char *const fig18_args[] = {"--workload", "alexnet", "--policy", "fifo",
+                                         "--urgent-every", "3", "--seeds", "1", NULL};
+static const char *const fig18_swap_args[] = {"--workload", "alexnet", "--policy", "fifo",
+                                              "--urgent-every", "3", "--seeds", "1",
+                                              "--swap-limit", "64GiB", NULL};
+
 const sim_experiment sim_experiments[] = {
     {"convgpu-paper",
      "the ConVGPU paper's Tables IV/V sweep: every policy, N = 4..38, 30 seeds (per-run CSV)",
@@ -72,6 +78,12 @@ const sim_experiment sim_experiments[] = {
     {"challenge",
      "issue 21: aging-fit against Best-Fit's finished and FIFO's suspended time, N = 18..38",
      challenge_args, report_challenge},
+    {"fig18",
+     "issue 20, seed 001's Figure 18 setting: CNN containers every 5 s, every 3rd urgent, "
+     "suspend only",
+     fig18_args, NULL},
+    {"fig18-swap", "the same with swap: urgent containers move lower-priority ones out",
+     fig18_swap_args, NULL},
 };
 
 const size_t sim_nexperiments = sizeof sim_experiments / sizeof *sim_experiments;

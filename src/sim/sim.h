@@ -12,7 +12,7 @@
 #define SIM_MIB ((cg_bytes)1 << 20)
 #define SIM_GIB ((cg_bytes)1 << 30)
 
-typedef enum { SIM_PAPER, SIM_GSAAS } sim_workload;
+typedef enum { SIM_PAPER, SIM_GSAAS, SIM_ALEXNET } sim_workload;
 
 /* How the paper workload's run time grows with a container's size (docs/SCHEDULING.md,
  * "Simulator"): LINEAR, 5 s at 128 MiB to 45 s at 4096 MiB in proportion to the bytes the
@@ -24,6 +24,7 @@ typedef struct {
     double arrive;               /* seconds */
     cg_bytes limit;              /* the container's GPU-memory limit */
     double work;                 /* seconds of GPU work at full speed */
+    unsigned priority;           /* 0..9 (see sim_params.urgent_every) */
 } sim_job;
 
 typedef struct {
@@ -37,15 +38,30 @@ typedef struct {
     unsigned containers;
     uint64_t seed;
     sim_runtime runtime;         /* paper workload only */
+    /* Swap (docs/SCHEDULING.md, "Priorities and swap"): the core's host budget (0: no swap)
+     * and the speed a move runs at, bytes per second (each move takes bytes / bandwidth). */
+    cg_bytes swap_limit;
+    double swap_bandwidth;
+    /* A job allocates its memory in this many equal steps, each followed by an equal part of
+     * its work (0 or 1: one allocation before all the work, the paper's sample program). */
+    unsigned steps;
+    /* Every urgent_every-th container (the 2nd, 4th, ... for 2) has priority 5, the rest 0
+     * (0: all 0). */
+    unsigned urgent_every;
 } sim_params;
 
 typedef struct {
     double finished;             /* time the last container was removed */
     double avg_suspended, max_suspended;
     double mem_util;             /* time-average of used / capacity over [0, finished] */
+    double avg_turnaround;       /* mean of (removed - arrived) */
+    double urgent_turnaround;    /* the same over the priority-5 containers (0: none) */
+    unsigned swaps;              /* swap-outs the core ordered */
 } sim_result;
 
-/* paper: Table III types uniformly at random, one every 5 s, work 5 s (nano) .. 45 s (xlarge) as
+/* alexnet (seed 001, Figure 18): identical CNN-training containers, one every 5 s, 2.6 GiB each
+ * allocated in 4 steps (TensorFlow's allocator grows in chunks), 60 s of work at full speed.
+ * paper: Table III types uniformly at random, one every 5 s, work 5 s (nano) .. 45 s (xlarge) as
  * p->runtime says. gsaas: limits 1-4 GiB, Poisson arrivals (mean 20 s), work
  * uniform in [60, 600] s. Deterministic in (workload, containers, seed). */
 void sim_make_jobs(const sim_params *p, sim_job *jobs);
@@ -66,6 +82,7 @@ typedef struct {
     cg_placement_policy placement;
     unsigned containers;
     double finished, avg_suspended, max_suspended, mem_util;   /* means over seeds */
+    double avg_turnaround, urgent_turnaround, swaps;            /* means over seeds */
 } sim_point;
 
 /* SVG line plot of y(N) per policy (and the paper's values, dashed, when given). Returns 0 or

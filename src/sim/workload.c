@@ -32,13 +32,16 @@ void sim_make_jobs(const sim_params *p, sim_job *jobs)
                               ? 5.0 + 8.0 * k
                               : 5.0 + 40.0 * (double)(limit - 128 * SIM_MIB) /
                                           (double)((4096 - 128) * SIM_MIB);
-            jobs[i] = (sim_job){5.0 * i, limit, work};
+            jobs[i] = (sim_job){5.0 * i, limit, work, 0};
+        } else if (p->workload == SIM_ALEXNET) {
+            jobs[i] = (sim_job){5.0 * i, 2662 * SIM_MIB, 60.0, 0};
         } else {
             /* GSaaS-like batch: 1-4 GiB jobs arriving as a Poisson stream. */
             unsigned g = 1 + (unsigned)(next(&s) % 4);
             double work = 60.0 + 540.0 * uniform01(&s);
-            jobs[i] = (sim_job){t, g * SIM_GIB, work};
+            jobs[i] = (sim_job){t, g * SIM_GIB, work, 0};
             t += -20.0 * log(1.0 - uniform01(&s));
         }
+        jobs[i].priority = p->urgent_every && (i + 1) % p->urgent_every == 0 ? 5 : 0;
     }
 }
