@@ -95,6 +95,7 @@ void cg_core_free(cg_core *core)
     cg_hash_release(core, &core->by_cid);
     cg_hash_release(core, &core->by_pid);
     cg_hash_release(core, &core->by_req);
+    cg_fair_release(core);
     if (core->cfg.mem_free)
         core->cfg.mem_free(core->cfg.mem_ctx, core);
     else
@@ -261,28 +262,38 @@ static void drain_own(cg_core *core, cg_container *c, cg_reason why, cg_time now
 static void reschedule(cg_core *core, unsigned dev, cg_time now)
 {
     cg_device *d = &core->dev[dev];
-    uint64_t pass = ++core->pass;
-    cg_container *c;
-    while (dev_free(d) > 0 && (c = core->resume->pick(core, d, dev_free(d), pass, now))) {
-        c->pass = pass;
-        cg_bytes need = ctr_need(c), free = dev_free(d);
-        cg_bytes g = cg_safety_largest(d, c, need < free ? need : free);
-        if (g == 0)
-            continue;
-        set_assigned(d, c, c->assigned + g);
-        emit(core, CG_EV_ASSIGN, CG_WHY_POLICY, c, 0, 0, g, now);
-        drain_own(core, c, CG_WHY_POLICY, now);
-    }
-    for (cg_container *w = d->whead, *n; w; w = n) {
-        n = w->wnext;
-        cg_bytes target = w->limit_waiting;
-        if (safe_if(d, w, target, w->assigned)) {
-            wait_unlink(d, w);
-            set_limit(d, w, target);
-            emit(core, CG_EV_LIMIT, CG_WHY_LIMIT_CHANGED, w, 0, 0, target, now);
+    bool again;
+    do {
+        /* Tenants' ceilings first (fairshare.c): one that grew may let someone resume, and a
+         * raised limit may grow one, hence another pass after limit raises. */
+        cg_fair_recompute(core, dev);
+        uint64_t pass = ++core->pass;
+        cg_container *c;
+        while (dev_free(d) > 0 && (c = core->resume->pick(core, d, dev_free(d), pass, now))) {
+            c->pass = pass;
+            cg_bytes need = ctr_need(c), free = dev_free(d);
+            cg_bytes g = cg_safety_largest(d, c, cg_fair_cap(core, c, need < free ? need : free));
+            if (g == 0)
+                continue;
+            set_assigned(d, c, c->assigned + g);
+            emit(core, CG_EV_ASSIGN, CG_WHY_POLICY, c, 0, 0, g, now);
+            drain_own(core, c, CG_WHY_POLICY, now);
         }
-    }
+        again = false;
+        for (cg_container *w = d->whead, *n; w; w = n) {
+            n = w->wnext;
+            cg_bytes target = w->limit_waiting;
+            if (safe_if(d, w, target, w->assigned)) {
+                wait_unlink(d, w);
+                set_limit(d, w, target);
+                emit(core, CG_EV_LIMIT, CG_WHY_LIMIT_CHANGED, w, 0, 0, target, now);
+                again = cg_fair_on(core);
+            }
+        }
+    } while (again);
 }
+
+void cg_reschedule(cg_core *core, unsigned dev, cg_time now) { reschedule(core, dev, now); }
 
 /* ---- devices and policies ---------------------------------------------------------------- */
 
@@ -385,6 +396,8 @@ static cg_status create(cg_core *core, const cg_container_spec *spec, cg_time no
         return (cg_status)-di;
     }
     cg_device *d = &core->dev[di];
+    if (cg_fair_on(core) && !cg_fair_reserve(core, core->ncontainers + 1))
+        return CG_ERR_NOMEM;
     cg_container *c = cg_mem_alloc(core, sizeof *c);
     if (!c)
         return CG_ERR_NOMEM;
@@ -396,6 +409,7 @@ static cg_status create(cg_core *core, const cg_container_spec *spec, cg_time no
     c->cid = core->next_cid++;
     c->dev = (unsigned)di;
     c->limit = limit;
+    c->tenant = spec->tenant;
     c->created_at = now;
     c->prev = core->tail;
     if (core->tail)
@@ -411,6 +425,10 @@ static cg_status create(cg_core *core, const cg_container_spec *spec, cg_time no
     cg_safety_insert(d, c);
     cg_bytes free = dev_free(d);
     cg_bytes cap = limit < free ? limit : free;
+    if (!exact) {
+        cg_fair_recompute(core, (unsigned)di);   /* the newcomer shrinks the others' shares */
+        cap = cg_fair_cap(core, c, cap);
+    }
     cg_bytes g = cg_safety_largest(d, c, exact && want < cap ? want : cap);
     if (exact && g != want) {
         /* Not restorable as recorded: undo the insertion, nothing else changed. */
@@ -434,6 +452,8 @@ static cg_status create(cg_core *core, const cg_container_spec *spec, cg_time no
     cg_share_set(core, c, spec->compute_pct, spec->compute_mode, now); /* admitted above */
     if (cid_out)
         *cid_out = c->cid;
+    if (cg_fair_on(core))
+        reschedule(core, (unsigned)di, now);      /* its limit may have grown its tenant's ceiling */
     return CG_OK;
 }
 
@@ -455,10 +475,16 @@ cg_status cg_container_create(cg_core *core, int device, cg_bytes limit, cg_time
 cg_status cg_container_restore(cg_core *core, unsigned device, cg_bytes limit, cg_bytes assigned,
                                cg_time created_at, cg_cid *cid_out)
 {
-    if (device >= core->ndev)
-        return CG_ERR_NO_DEVICE;
     cg_container_spec spec = {.device = (int)device, .limit = limit};
-    return create(core, &spec, created_at, true, assigned, cid_out);
+    return cg_container_restore_spec(core, &spec, assigned, created_at, cid_out);
+}
+
+cg_status cg_container_restore_spec(cg_core *core, const cg_container_spec *spec,
+                                    cg_bytes assigned, cg_time created_at, cg_cid *cid_out)
+{
+    if (!spec || spec->device < 0 || (unsigned)spec->device >= core->ndev)
+        return CG_ERR_NO_DEVICE;
+    return create(core, spec, created_at, true, assigned, cid_out);
 }
 
 cg_status cg_container_remove(cg_core *core, cg_cid cid, cg_time now)
@@ -535,6 +561,8 @@ cg_status cg_container_set_limit(cg_core *core, cg_cid cid, cg_bytes limit, cg_t
         }
         set_limit(d, c, limit);
         emit(core, CG_EV_LIMIT, CG_WHY_LIMIT_CHANGED, c, 0, 0, limit, now);
+        if (cg_fair_on(core))
+            reschedule(core, c->dev, now);        /* the tenant's ceiling may have grown */
         return CG_OK;
     }
     if (limit == c->limit)
@@ -598,12 +626,14 @@ cg_status cg_request(cg_core *core, cg_cid cid, cg_pid pid, cg_reqid req, cg_byt
     if (shortfall) {
         if (shortfall > dev_free(d))
             why = CG_WHY_NO_FREE;
-        else if (safe_if(d, c, c->limit, c->assigned + shortfall))
-            why = CG_WHY_RAISED;
-        else
+        else if (!safe_if(d, c, c->limit, c->assigned + shortfall))
             why = CG_WHY_UNSAFE;
+        else if (cg_fair_cap(core, c, shortfall) < shortfall)
+            why = CG_WHY_FAIR_SHARE;
+        else
+            why = CG_WHY_RAISED;
     }
-    bool suspend = why == CG_WHY_NO_FREE || why == CG_WHY_UNSAFE;
+    bool suspend = why == CG_WHY_NO_FREE || why == CG_WHY_UNSAFE || why == CG_WHY_FAIR_SHARE;
 
     /* Secure memory before changing anything. */
     cg_process *np = NULL;
@@ -781,6 +811,7 @@ cg_status cg_container_get(const cg_core *core, cg_cid cid, cg_time now, cg_cont
         .limit_waiting = c->limit_waiting,
         .compute_pct = c->compute_pct,
         .compute_mode = c->compute_mode,
+        .tenant = c->tenant,
     };
     return CG_OK;
 }

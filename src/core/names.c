@@ -49,6 +49,7 @@ const char *cg_reason_str(cg_reason r)
     case CG_WHY_POLICY: return "resume policy";
     case CG_WHY_LIMIT_CHANGED: return "limit changed";
     case CG_WHY_FREE: return "freed";
+    case CG_WHY_FAIR_SHARE: return "tenant at its fair-share ceiling";
     }
     return "unknown";
 }
