@@ -45,7 +45,8 @@ static const char *schema =
     "  gid INTEGER NOT NULL, owner_pid INTEGER NOT NULL, auto_remove INTEGER NOT NULL,"
     "  created_unix INTEGER NOT NULL, created_mono INTEGER NOT NULL DEFAULT 0,"
     "  owner_start INTEGER NOT NULL DEFAULT 0, init_pid INTEGER NOT NULL DEFAULT 0,"
-    "  compute_pct INTEGER NOT NULL DEFAULT 0, compute_mode TEXT NOT NULL DEFAULT 'elastic');"
+    "  compute_pct INTEGER NOT NULL DEFAULT 0, compute_mode TEXT NOT NULL DEFAULT 'elastic',"
+    "  tenant TEXT NOT NULL DEFAULT '');"
     "CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);";
 
 /* Columns added after the first release: a state.db written by an older daemon gets them with
@@ -58,6 +59,7 @@ static int add_missing_columns(struct store *s, char *err, size_t errlen)
         {"init_pid", "INTEGER NOT NULL DEFAULT 0"},
         {"compute_pct", "INTEGER NOT NULL DEFAULT 0"},     /* compute shares (issue 17) */
         {"compute_mode", "TEXT NOT NULL DEFAULT 'elastic'"},
+        {"tenant", "TEXT NOT NULL DEFAULT ''"},            /* tenants (issue 21) */
     };
     for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
         sqlite3_stmt *st;
@@ -224,6 +226,7 @@ void store_row_of(const struct container *c, struct stored_container *r)
     r->created_mono = c->created_mono;
     r->compute_pct = ci.compute_pct;
     r->compute_mode = ci.compute_mode;
+    snprintf(r->tenant, sizeof r->tenant, "%s", c->tenant);
 }
 
 int store_put_row(struct store *s, const struct stored_container *r)
@@ -238,13 +241,13 @@ int store_put_row(struct store *s, const struct stored_container *r)
     static const char *sql =
         "INSERT INTO containers (id, name, device, limit_bytes, assigned, uid, gid, owner_pid,"
         " auto_remove, created_unix, created_mono, owner_start, init_pid, compute_pct,"
-        " compute_mode)"
-        " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)"
+        " compute_mode, tenant)"
+        " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)"
         " ON CONFLICT(id) DO UPDATE SET limit_bytes=excluded.limit_bytes,"
         " assigned=excluded.assigned, owner_pid=excluded.owner_pid,"
         " auto_remove=excluded.auto_remove, owner_start=excluded.owner_start,"
         " init_pid=excluded.init_pid, compute_pct=excluded.compute_pct,"
-        " compute_mode=excluded.compute_mode";
+        " compute_mode=excluded.compute_mode, tenant=excluded.tenant";
     char what[128];
     snprintf(what, sizeof what, "cannot save container %s", r->id);
     sqlite3_stmt *st;
@@ -266,6 +269,7 @@ int store_put_row(struct store *s, const struct stored_container *r)
     b |= sqlite3_bind_int64(st, 13, (sqlite3_int64)r->init_pid);
     b |= sqlite3_bind_int64(st, 14, (sqlite3_int64)r->compute_pct);
     b |= sqlite3_bind_text(st, 15, cg_compute_mode_name(r->compute_mode), -1, SQLITE_STATIC);
+    b |= sqlite3_bind_text(st, 16, r->tenant, -1, SQLITE_STATIC);
     if (b != SQLITE_OK) {
         sqlite3_finalize(st);
         return failed(s, SQLITE_ERROR, what);
@@ -309,7 +313,7 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
     if (sqlite3_prepare_v2(s->db,
                            "SELECT id, name, device, limit_bytes, assigned, uid, gid, owner_pid,"
                            " auto_remove, created_unix, created_mono, owner_start, init_pid,"
-                           " compute_pct, compute_mode FROM containers ORDER BY seq",
+                           " compute_pct, compute_mode, tenant FROM containers ORDER BY seq",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     int rc, result = 0;
@@ -343,6 +347,10 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
             sc.compute_mode = CG_COMPUTE_ELASTIC;
         }
         sc.compute_pct = (unsigned)pct;
+        /* A tenant name that is not one (an edited state.db) is dropped: the owner's is used. */
+        const unsigned char *tenant = sqlite3_column_text(st, 15);
+        if (tenant && strlen((const char *)tenant) < sizeof sc.tenant)
+            snprintf(sc.tenant, sizeof sc.tenant, "%s", (const char *)tenant);
         if (fn(ctx, &sc) != 0)
             result = -1;
     }
@@ -385,6 +393,25 @@ int store_set_many(struct store *s, const char *const *keys, const char *const *
     if (rc != 0)
         rollback(s);
     return rc;
+}
+
+int store_each_setting(struct store *s, const char *prefix,
+                       int (*fn)(void *ctx, const char *key, const char *value), void *ctx)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT key, value FROM settings WHERE substr(key, 1, ?2) = ?1"
+                                  " ORDER BY key", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, prefix, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, (int)strlen(prefix));
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const unsigned char *k = sqlite3_column_text(st, 0), *v = sqlite3_column_text(st, 1);
+        if (k && v && fn(ctx, (const char *)k, (const char *)v) != 0)
+            break;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
 }
 
 int store_get(struct store *s, const char *key, char *buf, size_t len)
