@@ -21,7 +21,7 @@
 static void usage(FILE *f)
 {
     fprintf(f, "Usage: convgpu run --gpu-memory SIZE [--gpu-compute PCT [--compute-mode MODE]]\n"
-               "                   [--device N] [--name NAME] [--quiet] -- CMD [ARGS...]\n\n"
+               "                   [--device N] [--name NAME] [--tenant NAME] [--quiet] -- CMD [ARGS...]\n\n"
                "Runs CMD as a container with a GPU-memory limit. Allocations within the limit\n"
                "that do not fit in free memory right now wait (the container is suspended)\n"
                "until the scheduling policy resumes it; allocations beyond the limit fail\n"
@@ -34,6 +34,7 @@ static void usage(FILE *f)
                "                        GPU add up to at most 100\n"
                "  --device N            the GPU (default: the placement policy chooses)\n"
                "  --name NAME           a name for convgpu ps / inspect / rm\n"
+               "  --tenant NAME         its tenant (default: your user name; another: root only)\n"
                "  --quiet               do not print the container id\n");
 }
 
@@ -130,11 +131,12 @@ int cmd_run(int argc, char **argv)
         {"compute-mode", required_argument, NULL, 'M'},
         {"device", required_argument, NULL, 'd'},
         {"name", required_argument, NULL, 'n'},
+        {"tenant", required_argument, NULL, 't'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *mem = NULL, *name = NULL, *pct = NULL, *mode = NULL;
+    const char *mem = NULL, *name = NULL, *pct = NULL, *mode = NULL, *tenant = NULL;
     long device = -1;
     bool quiet = false;
     int c;
@@ -145,6 +147,7 @@ int cmd_run(int argc, char **argv)
         case 'c': pct = optarg; break;
         case 'M': mode = optarg; break;
         case 'n': name = optarg; break;
+        case 't': tenant = optarg; break;
         case 'q': quiet = true; break;
         case 'd': {
             char *end;
@@ -184,6 +187,8 @@ int cmd_run(int argc, char **argv)
     }
     if (name)
         json_object_set_new(body, "name", json_string(name));
+    if (tenant)
+        json_object_set_new(body, "tenant", json_string(tenant));
     if (device >= 0)
         json_object_set_new(body, "device", json_integer(device));
     json_t *ans = NULL;
