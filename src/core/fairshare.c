@@ -130,7 +130,8 @@ static size_t collect(const cg_core *core, unsigned dev, bool all, uint32_t tena
         buf[n++] = (claim){.tenant = c->tenant, .need = c->limit - a, .assigned = a,
                            .limit = c->limit, .c = c};
     }
-    qsort(buf, n, sizeof *buf, by_tenant_need);
+    if (n > 1)   /* the scratch is NULL while there are no containers */
+        qsort(buf, n, sizeof *buf, by_tenant_need);
     return n;
 }
 
