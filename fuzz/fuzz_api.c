@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct create_request cr;
     err[0] = '\0';
     if (api_parse_create(body, size, 4, &cr, err, sizeof err) == 0) {
-        if (cr.limit == 0 || cr.device < -1 || cr.device >= 4 || strlen(cr.name) > 64 ||
+        if ((cr.tenant[0] && !api_valid_tenant(cr.tenant)) || cr.limit == 0 || cr.device < -1 || cr.device >= 4 || strlen(cr.name) > 64 ||
             (cr.has_owner && (cr.uid == UINT32_MAX || cr.gid == UINT32_MAX)) ||
             cr.compute_pct > 100 || (!cr.has_compute && cr.compute_pct) ||
             (cr.has_mode && cr.has_compute && cr.compute_pct == 0) ||
@@ -51,6 +51,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     err[0] = '\0';
     if (api_parse_policy(body, size, &pr, err, sizeof err) == 0) {
         if (!pr.has_resume && !pr.has_placement)
+            abort();
+    } else if (!err[0]) {
+        abort();
+    }
+    struct tenant_request tr;
+    err[0] = '\0';
+    if (api_parse_tenant(body, size, &tr, err, sizeof err) == 0) {
+        if (tr.weight < 1 || tr.weight > CG_TENANT_WEIGHT_MAX)
             abort();
     } else if (!err[0]) {
         abort();

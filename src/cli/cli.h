@@ -18,6 +18,9 @@ int cmd_swap(int argc, char **argv);
 int cmd_unswap(int argc, char **argv);
 int cmd_set(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
+int cmd_tenant(int argc, char **argv);
+/* The tenants table of GET /v1/tenants (cmd_tenant.c; top shows it too). */
+void cli_print_tenants(json_t *ans);
 int cmd_events(int argc, char **argv);
 int cg_sim_main(int argc, char **argv);
 

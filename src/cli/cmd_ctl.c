@@ -122,8 +122,9 @@ void cli_print_devices(json_t *ans)
 
 void cli_print_containers(json_t *ans)
 {
-    printf("%-14s %-16s %3s %9s %9s %9s %-16s %5s %4s %-12s %6s %9s\n", "ID", "NAME", "GPU",
-           "LIMIT", "ASSIGNED", "USED", "STATE", "PROCS", "WAIT", "COMPUTE", "UTIL", "THROTTLED");
+    printf("%-14s %-16s %-12s %3s %9s %9s %9s %-16s %5s %4s %-12s %6s %9s\n", "ID", "NAME",
+           "TENANT", "GPU", "LIMIT", "ASSIGNED", "USED", "STATE", "PROCS", "WAIT", "COMPUTE",
+           "UTIL", "THROTTLED");
     size_t i;
     json_t *c;
     json_array_foreach(ans, i, c) {
@@ -137,9 +138,10 @@ void cli_print_containers(json_t *ans)
             snprintf(state, sizeof state, "%s %.1fs", s, json_real_value(sf));
         else
             snprintf(state, sizeof state, "%s", s ? s : "?");
-        printf("%-14.14s %-16.16s %3lld %9s %9s %9s %-16s %5lld %4lld %-12s %6s %9s\n",
+        const char *tenant = json_string_value(json_object_get(c, "tenant"));
+        printf("%-14.14s %-16.16s %-12.12s %3lld %9s %9s %9s %-16s %5lld %4lld %-12s %6s %9s\n",
                json_string_value(json_object_get(c, "id")),
-               json_string_value(json_object_get(c, "name")),
+               json_string_value(json_object_get(c, "name")), tenant ? tenant : "",
                (long long)json_integer_value(json_object_get(c, "device")),
                sz(json_object_get(c, "limit"), a), sz(json_object_get(c, "assigned"), b),
                sz(json_object_get(c, "used"), u), state,
@@ -250,15 +252,17 @@ int cmd_create(int argc, char **argv)
 {
     static const char *use = "convgpu create --gpu-memory SIZE [--gpu-compute PCT "
                              "[--compute-mode hard|elastic]] [--priority N] [--no-swap] "
-                             "[--name NAME] [--device N]";
+                             "[--name NAME] [--device N] [--tenant NAME]";
     if (cli_wants_help(argc, argv)) {
         printf("Usage: %s\n\nRegisters a container and prints its id and the environment its\n"
                "processes need (export it, or use convgpu run instead). --gpu-compute and\n"
                "--compute-mode give it a compute share, --priority and --no-swap its place\n"
-               "when memory is short, as in convgpu run.\n", use);
+               "when memory is short, as in convgpu run. --tenant puts it in a tenant other\n"
+               "than your user's (root only).\n", use);
         return 0;
     }
     const char *mem = NULL, *name = NULL, *dev = NULL, *pct = NULL, *mode = NULL, *prio = NULL;
+    const char *tenant = NULL;
     bool no_swap = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--no-swap") == 0) {
@@ -268,6 +272,7 @@ int cmd_create(int argc, char **argv)
         const char **slot = strcmp(argv[i], "--gpu-memory") == 0     ? &mem
                             : strcmp(argv[i], "--priority") == 0     ? &prio
                             : strcmp(argv[i], "--name") == 0         ? &name
+                            : strcmp(argv[i], "--tenant") == 0       ? &tenant
                             : strcmp(argv[i], "--device") == 0       ? &dev
                             : strcmp(argv[i], "--gpu-compute") == 0  ? &pct
                             : strcmp(argv[i], "--compute-mode") == 0 ? &mode
@@ -292,6 +297,8 @@ int cmd_create(int argc, char **argv)
     }
     if (name)
         json_object_set_new(body, "name", json_string(name));
+    if (tenant)
+        json_object_set_new(body, "tenant", json_string(tenant));
     if (dev) {
         char *end;
         errno = 0;
@@ -471,8 +478,11 @@ int cmd_policy(int argc, char **argv)
     }
     if (rc)
         return rc;
+    json_t *fair = json_object_get(ans, "fair_share");
     printf("resume: %s\nplacement: %s\n", json_string_value(json_object_get(ans, "resume")),
            json_string_value(json_object_get(ans, "placement")));
+    if (fair)
+        printf("fair share: %s\n", json_string_value(fair));
     json_decref(ans);
     return 0;
 }

@@ -22,7 +22,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "Usage: convgpu run --gpu-memory SIZE [--gpu-compute PCT [--compute-mode MODE]]\n"
                "                   [--priority N] [--no-swap] [--device N] [--name NAME]\n"
-               "                   [--quiet] -- CMD [ARGS...]\n\n"
+               "                   [--tenant NAME] [--quiet] -- CMD [ARGS...]\n\n"
                "Runs CMD as a container with a GPU-memory limit. Allocations within the limit\n"
                "that do not fit in free memory right now wait (the container is suspended)\n"
                "until the scheduling policy resumes it; allocations beyond the limit fail\n"
@@ -39,6 +39,7 @@ static void usage(FILE *f)
                "  --no-swap             never move this container's memory to the host\n"
                "  --device N            the GPU (default: the placement policy chooses)\n"
                "  --name NAME           a name for convgpu ps / inspect / rm\n"
+               "  --tenant NAME         its tenant (default: your user name; another: root only)\n"
                "  --quiet               do not print the container id\n");
 }
 
@@ -152,11 +153,13 @@ int cmd_run(int argc, char **argv)
         {"no-swap", no_argument, NULL, 'S'},
         {"device", required_argument, NULL, 'd'},
         {"name", required_argument, NULL, 'n'},
+        {"tenant", required_argument, NULL, 't'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *mem = NULL, *name = NULL, *pct = NULL, *mode = NULL, *prio = NULL;
+    const char *tenant = NULL;
     long device = -1;
     bool quiet = false, no_swap = false;
     int c;
@@ -169,6 +172,7 @@ int cmd_run(int argc, char **argv)
         case 'p': prio = optarg; break;
         case 'S': no_swap = true; break;
         case 'n': name = optarg; break;
+        case 't': tenant = optarg; break;
         case 'q': quiet = true; break;
         case 'd': {
             char *end;
@@ -209,6 +213,8 @@ int cmd_run(int argc, char **argv)
     }
     if (name)
         json_object_set_new(body, "name", json_string(name));
+    if (tenant)
+        json_object_set_new(body, "tenant", json_string(tenant));
     if (device >= 0)
         json_object_set_new(body, "device", json_integer(device));
     json_t *ans = NULL;

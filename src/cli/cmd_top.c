@@ -49,6 +49,12 @@ static int frame(bool clear, unsigned nevents)
     cli_print_devices(devs);
     printf("\n");
     cli_print_containers(ctrs);
+    json_t *tenants = NULL;
+    if (cli_request("GET", "/v1/tenants", NULL, &tenants, err, sizeof err) == 200) {
+        printf("\n");
+        cli_print_tenants(tenants);
+    }
+    json_decref(tenants);
     json_t *list = json_object_get(evs, "events");
     size_t n = json_array_size(list);
     printf("\nlatest decisions:\n");

@@ -20,6 +20,7 @@ static const struct {
     {"unswap", cmd_unswap, "bring a swapped-out container's GPU memory back"},
     {"devices", cmd_devices, "list GPUs: capacity, assigned, used, context charge"},
     {"policy", cmd_policy, "show or change the resume and placement policies"},
+    {"tenant", cmd_tenant, "list tenants, or set a tenant's fair-share weight"},
     {"top", cmd_top, "live view of devices, containers and decisions"},
     {"events", cmd_events, "print the daemon's decision events"},
     {"docker", cmd_docker, "docker run with a GPU-memory limit (the paper's nvidia-docker)"},

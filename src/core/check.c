@@ -115,7 +115,33 @@ static const char *check_container(const cg_core *core, const cg_container *c)
     return NULL;
 }
 
-static const char *check_device(const cg_core *core, unsigned i, claim *buf)
+/* Fair share: every ceiling is what a recompute would give now (fairshare.c's invariant), and
+ * each tenant's containers can all finish under it; so no tenant is above its ceiling, and one
+ * is above its share only by the largest limit or the floor it held when the share shrank. */
+static const char *check_fair(const cg_core *core, unsigned i, struct cg_fair_claim *fb)
+{
+    for (const cg_container *c = core->head; c; c = c->next) {
+        if (c->dev != i)
+            continue;
+        cg_bytes share, ceil = cg_fair_ceiling_of(core, c->tenant, i, fb, &share);
+        if (ceil != c->fair_ceiling || share != c->fair_share)
+            return "tenant ceiling differs from a recompute";
+        if (cg_fair_floor(core, c->tenant, i, NULL, 0, fb) > ceil)
+            return "tenant above its fair-share ceiling";
+    }
+    return NULL;
+}
+
+/* Whether the fair share would let suspended container s have its whole need. */
+static bool fair_allows_whole(const cg_core *core, const cg_container *s,
+                              struct cg_fair_claim *fb)
+{
+    return !cg_fair_on(core) ||
+           cg_fair_floor(core, s->tenant, s->dev, s, s->limit - s->assigned, fb) <= s->fair_ceiling;
+}
+
+static const char *check_device(const cg_core *core, unsigned i, claim *buf,
+                                struct cg_fair_claim *fb)
 {
     const cg_device *d = &core->dev[i];
     cg_bytes assigned = 0, used = 0, incoming = 0;
@@ -173,12 +199,14 @@ static const char *check_device(const cg_core *core, unsigned i, claim *buf)
         return "safety index disagrees with the oracle";
     if (n > 0 && nvisible == n)
         return "every container on a device is suspended";
+    if (cg_fair_on(core) && (e = check_fair(core, i, fb)))
+        return e;
     /* No suspended container could safely be given its whole need right now. */
     for (const cg_container *s = d->shead; s; s = s->snext) {
         if (ctr_hidden(s))
             continue;
         cg_bytes need = s->limit - s->assigned, free = d->capacity - assigned;
-        if (need > free)
+        if (need > free || !fair_allows_whole(core, s, fb))
             continue;
         size_t m = 0;
         for (const cg_container *c = core->head; c; c = c->next)
@@ -219,11 +247,13 @@ const char *cg_core_check(const cg_core *core)
     if (core->cfg.swap_limit && host > core->cfg.swap_limit)
         return "swap holds more host memory than its budget";
     claim *buf = malloc((n ? n : 1) * sizeof *buf);
-    if (!buf)
-        return "check: out of memory";
-    const char *e = NULL;
+    struct cg_fair_claim *fb = malloc((n ? n : 1) * sizeof *fb);
+    const char *e = buf && fb ? NULL : "check: out of memory";
+    if (cg_fair_on(core) && core->fair_cap < n)
+        e = "fair-share scratch smaller than the containers";
     for (unsigned i = 0; i < core->ndev && !e; i++)
-        e = check_device(core, i, buf);
+        e = check_device(core, i, buf, fb);
     free(buf);
+    free(fb);
     return e;
 }

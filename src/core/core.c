@@ -95,6 +95,7 @@ void cg_core_free(cg_core *core)
     cg_hash_release(core, &core->by_cid);
     cg_hash_release(core, &core->by_pid);
     cg_hash_release(core, &core->by_req);
+    cg_fair_release(core);
     if (core->cfg.mem_free)
         core->cfg.mem_free(core->cfg.mem_ctx, core);
     else
@@ -304,7 +305,7 @@ static void offer(cg_core *core, cg_container *c, cg_time now)
 {
     cg_device *d = &core->dev[c->dev];
     cg_bytes need = ctr_need(c), free = dev_free(d);
-    cg_bytes g = cg_safety_largest(d, c, need < free ? need : free);
+    cg_bytes g = cg_safety_largest(d, c, cg_fair_cap(core, c, need < free ? need : free));
     if (g) {
         set_assigned(d, c, c->assigned + g);
         emit(core, CG_EV_ASSIGN, CG_WHY_POLICY, c, 0, 0, g, now);
@@ -321,16 +322,24 @@ static void offer(cg_core *core, cg_container *c, cg_time now)
 static void reschedule(cg_core *core, unsigned dev, cg_time now)
 {
     cg_device *d = &core->dev[dev];
-    cg_resume_round(core, dev, now, offer);
-    for (cg_container *w = d->whead, *n; w; w = n) {
-        n = w->wnext;
-        cg_bytes target = w->limit_waiting;
-        if (safe_if(d, w, target, w->assigned)) {
-            wait_unlink(d, w);
-            set_limit(d, w, target);
-            emit(core, CG_EV_LIMIT, CG_WHY_LIMIT_CHANGED, w, 0, 0, target, now);
+    bool again;
+    do {
+        /* Tenants' ceilings first (fairshare.c): one that grew may let someone resume, and a
+         * raised limit may grow one, hence another pass after limit raises. */
+        cg_fair_recompute(core, dev);
+        cg_resume_round(core, dev, now, offer);
+        again = false;
+        for (cg_container *w = d->whead, *n; w; w = n) {
+            n = w->wnext;
+            cg_bytes target = w->limit_waiting;
+            if (safe_if(d, w, target, w->assigned)) {
+                wait_unlink(d, w);
+                set_limit(d, w, target);
+                emit(core, CG_EV_LIMIT, CG_WHY_LIMIT_CHANGED, w, 0, 0, target, now);
+                again = cg_fair_on(core);
+            }
         }
-    }
+    } while (again);
 }
 
 /* ---- devices and policies ---------------------------------------------------------------- */
@@ -435,6 +444,8 @@ static cg_status create(cg_core *core, const cg_container_spec *spec, cg_time no
         return (cg_status)-di;
     }
     cg_device *d = &core->dev[di];
+    if (cg_fair_on(core) && !cg_fair_reserve(core, core->ncontainers + 1))
+        return CG_ERR_NOMEM;
     cg_container *c = cg_mem_alloc(core, sizeof *c);
     if (!c)
         return CG_ERR_NOMEM;
@@ -446,6 +457,7 @@ static cg_status create(cg_core *core, const cg_container_spec *spec, cg_time no
     c->cid = core->next_cid++;
     c->dev = (unsigned)di;
     c->limit = limit;
+    c->tenant = spec->tenant;
     c->created_at = now;
     c->priority = spec->priority;
     c->no_swap = spec->no_swap;
@@ -463,6 +475,10 @@ static cg_status create(cg_core *core, const cg_container_spec *spec, cg_time no
     cg_safety_insert(d, c);
     cg_bytes free = dev_free(d);
     cg_bytes cap = limit < free ? limit : free;
+    if (!exact) {
+        cg_fair_recompute(core, (unsigned)di);   /* the newcomer shrinks the others' shares */
+        cap = cg_fair_cap(core, c, cap);
+    }
     cg_bytes g = cg_safety_largest(d, c, exact && want < cap ? want : cap);
     if (exact && g != want) {
         /* Not restorable as recorded: undo the insertion, nothing else changed. */
@@ -486,6 +502,8 @@ static cg_status create(cg_core *core, const cg_container_spec *spec, cg_time no
     cg_share_set(core, c, spec->compute_pct, spec->compute_mode, now); /* admitted above */
     if (cid_out)
         *cid_out = c->cid;
+    if (cg_fair_on(core))
+        reschedule(core, (unsigned)di, now);      /* its limit may have grown its tenant's ceiling */
     return CG_OK;
 }
 
@@ -507,10 +525,16 @@ cg_status cg_container_create(cg_core *core, int device, cg_bytes limit, cg_time
 cg_status cg_container_restore(cg_core *core, unsigned device, cg_bytes limit, cg_bytes assigned,
                                cg_time created_at, cg_cid *cid_out)
 {
-    if (device >= core->ndev)
-        return CG_ERR_NO_DEVICE;
     cg_container_spec spec = {.device = (int)device, .limit = limit};
-    return create(core, &spec, created_at, true, assigned, cid_out);
+    return cg_container_restore_spec(core, &spec, assigned, created_at, cid_out);
+}
+
+cg_status cg_container_restore_spec(cg_core *core, const cg_container_spec *spec,
+                                    cg_bytes assigned, cg_time created_at, cg_cid *cid_out)
+{
+    if (!spec || spec->device < 0 || (unsigned)spec->device >= core->ndev)
+        return CG_ERR_NO_DEVICE;
+    return create(core, spec, created_at, true, assigned, cid_out);
 }
 
 cg_status cg_container_remove(cg_core *core, cg_cid cid, cg_time now)
@@ -591,6 +615,8 @@ cg_status cg_container_set_limit(cg_core *core, cg_cid cid, cg_bytes limit, cg_t
         }
         set_limit(d, c, limit);
         emit(core, CG_EV_LIMIT, CG_WHY_LIMIT_CHANGED, c, 0, 0, limit, now);
+        if (cg_fair_on(core))
+            reschedule(core, c->dev, now);        /* the tenant's ceiling may have grown */
         return CG_OK;
     }
     if (limit == c->limit)
@@ -657,12 +683,15 @@ cg_status cg_request(cg_core *core, cg_cid cid, cg_pid pid, cg_reqid req, cg_byt
     } else if (shortfall) {
         if (shortfall > dev_free(d))
             why = CG_WHY_NO_FREE;
-        else if (safe_if(d, c, c->limit, c->assigned + shortfall))
-            why = CG_WHY_RAISED;
-        else
+        else if (!safe_if(d, c, c->limit, c->assigned + shortfall))
             why = CG_WHY_UNSAFE;
+        else if (cg_fair_cap(core, c, shortfall) < shortfall)
+            why = CG_WHY_FAIR_SHARE;
+        else
+            why = CG_WHY_RAISED;
     }
-    bool suspend = why == CG_WHY_NO_FREE || why == CG_WHY_UNSAFE || why == CG_WHY_SWAPPED;
+    bool suspend = why == CG_WHY_NO_FREE || why == CG_WHY_UNSAFE || why == CG_WHY_SWAPPED ||
+                   why == CG_WHY_FAIR_SHARE;
 
     /* Secure memory before changing anything. */
     cg_process *np = NULL;
@@ -848,6 +877,7 @@ cg_status cg_container_get(const cg_core *core, cg_cid cid, cg_time now, cg_cont
         .swap_held = c->held,
         .residency = c->swap,
         .swapped = c->swapped,
+        .tenant = c->tenant,
     };
     return CG_OK;
 }

@@ -122,6 +122,7 @@ typedef enum {
     CG_WHY_VICTIM,           /* swapped out so that request `req` can be granted (swap.c) */
     CG_WHY_OPERATOR,         /* the operator's order (cg_swap_order) */
     CG_WHY_SWAPPED,          /* suspended: the container is out (or on its way out) */
+    CG_WHY_FAIR_SHARE,       /* suspended: the raise would take the tenant over its ceiling */
 } cg_reason;
 
 const char *cg_event_kind_name(cg_event_kind k);
@@ -189,6 +190,7 @@ typedef struct {
     cg_compute_mode compute_mode;
     unsigned priority;   /* 0..CG_PRIORITY_MAX, higher goes first (priority.c); else INVALID */
     bool no_swap;        /* never swapped out, by the policy or the operator */
+    uint32_t tenant;             /* CG_TENANT_DEFAULT (0) unless the caller names one */
 } cg_container_spec;
 
 /* Create a container. Assignment at creation: the largest safe amount <= min(L, free).
@@ -208,6 +210,9 @@ cg_status cg_container_create(cg_core *core, int device, cg_bytes limit, cg_time
  * cg_process_set_use. */
 cg_status cg_container_restore(cg_core *core, unsigned device, cg_bytes limit, cg_bytes assigned,
                                cg_time created_at, cg_cid *cid_out);
+/* The same with a tenant (and whatever else the spec carries; spec->device must be >= 0). */
+cg_status cg_container_restore_spec(cg_core *core, const cg_container_spec *spec,
+                                    cg_bytes assigned, cg_time created_at, cg_cid *cid_out);
 /* Remove: cancels pending requests (REJECT/REMOVED), returns the assignment, resumes others. */
 cg_status cg_container_remove(cg_core *core, cg_cid cid, cg_time now);
 /* Change the limit (GaiaGPU's elastic limits). Lowering below use -> CG_ERR_BELOW_USE, nothing
@@ -304,6 +309,7 @@ typedef struct {
     bool no_swap, swap_held;
     cg_residency residency;
     cg_bytes swapped;              /* on the host now */
+    uint32_t tenant;
 } cg_container_info;
 
 typedef struct {
@@ -333,6 +339,65 @@ cg_cid cg_container_next(const cg_core *core, cg_cid after);
 size_t cg_container_processes(const cg_core *core, cg_cid cid, cg_process_info *out, size_t cap);
 cg_resume_policy cg_get_resume_policy(const cg_core *core);
 cg_placement_policy cg_get_placement_policy(const cg_core *core);
+
+/* ---- tenants and fair share (fairshare.c; docs/SCHEDULING.md, "Tenants and fair share") ----
+ *
+ * Every container belongs to a tenant (cg_container_spec.tenant). A tenant has a weight (1 when
+ * never set). The fair-share mode decides each tenant's CEILING on each device, a cap on the sum
+ * of the assignments of its containers there:
+ *   none      no ceiling (the core as it was, decision for decision);
+ *   static    share = capacity x weight / sum of the weights of the tenants ACTIVE on the device
+ *             (those with a container there);
+ *   adaptive  seed 001's Eq. 1 over the active tenants (job count, and profiled peak memory and
+ *             duration once a tenant has CG_FAIR_PROFILE_RUNS runs), times the weight; static
+ *             until cg_fair_share_update has given profiles.
+ * ceiling = max(share, the largest limit among the tenant's containers there, the least total
+ * that lets all of them finish in the safe order), so a tenant's own claims can always be met
+ * (deadlock freedom). A raise that would break the tenant's safety under its ceiling does not
+ * happen: a request suspends (CG_WHY_FAIR_SHARE), the resume pass offers less or nothing. */
+typedef enum { CG_FAIR_NONE = 0, CG_FAIR_STATIC, CG_FAIR_ADAPTIVE, CG_FAIR__COUNT } cg_fair_mode;
+#define CG_TENANT_DEFAULT 0u
+#define CG_TENANT_WEIGHT_MAX 1000000
+#define CG_FAIR_PROFILE_RUNS 3u      /* runs before a profile counts (001: "first few executions") */
+
+/* "none", "static", "adaptive". */
+const char *cg_fair_mode_name(cg_fair_mode m);
+bool cg_fair_mode_parse(const char *name, cg_fair_mode *out);
+
+/* weight 1..CG_TENANT_WEIGHT_MAX, else CG_ERR_INVALID and nothing changes. Ceilings that grow
+ * resume containers at `now`. */
+cg_status cg_tenant_set_weight(cg_core *core, uint32_t tenant, long long weight, cg_time now);
+unsigned cg_tenant_weight(const cg_core *core, uint32_t tenant);
+cg_status cg_set_fair_share(cg_core *core, cg_fair_mode mode, cg_time now);
+cg_fair_mode cg_get_fair_share(const cg_core *core);
+
+/* What the daemon (or the simulator) has learned of a tenant's past runs. */
+typedef struct {
+    uint32_t tenant;
+    unsigned runs;                 /* finished runs the figures below summarise */
+    double peak_bytes;             /* mean peak memory per run, > 0 */
+    double duration_s;             /* mean run time, > 0 */
+} cg_tenant_profile;
+
+/* Algorithm 1's periodic step: replaces the profiles the adaptive mode uses (tenants not listed
+ * have none) and re-evaluates every ceiling. A non-finite or non-positive figure, or a tenant
+ * listed twice: CG_ERR_INVALID, nothing changes. Harmless in the other modes. */
+cg_status cg_fair_share_update(cg_core *core, cg_time now, const cg_tenant_profile *profiles,
+                               size_t n);
+
+typedef struct {
+    uint32_t tenant;
+    unsigned weight;
+    unsigned ncontainers, nsuspended;   /* on this device */
+    cg_bytes assigned, used;
+    cg_bytes share;                /* the fair share alone (capacity in mode none) */
+    cg_bytes ceiling;              /* what caps its assignments (capacity in mode none) */
+} cg_tenant_info;
+
+/* A tenant's standing on one device; a tenant with no container there has zeros but its
+ * weight. */
+cg_status cg_tenant_get(const cg_core *core, uint32_t tenant, unsigned device,
+                        cg_tenant_info *out);
 
 /* Checks every invariant (conservation, bounds, safety, no all-suspended device, index
  * consistency, no suspended container that could safely be given its whole need, shares in

@@ -58,6 +58,8 @@ struct cg_container {
     cg_time resident_since;      /* last swap-in done (when `returned`) */
     uint64_t round;              /* reschedule round that last offered it memory (priority.c) */
     bool waiting;                /* in its device's waiting ("suspended") list */
+    uint32_t tenant;
+    cg_bytes fair_share, fair_ceiling; /* its tenant's on its device (fairshare.c) */
     cg_time created_at, suspended_since, total_suspended;
     unsigned nprocs, npending;
     cg_bytes pending_bytes;
@@ -120,6 +122,10 @@ struct cg_core {
     unsigned ncontainers;
     cg_hash by_cid, by_pid, by_req;
     size_t bytes_held;                    /* what the core has allocated, for the footprint */
+    cg_fair_mode fair;
+    cg_hash by_tenant;                    /* (tenant, 0) -> cg_tenant, for those with a record */
+    struct cg_fair_claim *fair_buf;       /* scratch for the ceilings, >= ncontainers entries */
+    size_t fair_cap;
 };
 
 static inline cg_bytes dev_free(const cg_device *d) { return d->capacity - d->assigned; }
@@ -225,6 +231,44 @@ static inline bool share_valid(unsigned pct, cg_compute_mode mode)
 {
     return pct <= CG_COMPUTE_PCT_MAX && (unsigned)mode <= (unsigned)CG_COMPUTE_HARD;
 }
+
+/* ---- tenants and fair share (fairshare.c) ---- */
+
+/* A tenant with a weight other than 1 or a profile. */
+typedef struct {
+    uint32_t id;
+    unsigned weight;
+    cg_tenant_profile profile;     /* runs == 0: none */
+} cg_tenant;
+
+/* One container as the ceiling computations see it. */
+struct cg_fair_claim {
+    uint32_t tenant;
+    cg_bytes need, assigned, limit;
+    cg_bytes share, ceiling;       /* outputs of the ceiling computation */
+    cg_container *c;
+};
+
+static inline bool cg_fair_on(const cg_core *core) { return core->fair != CG_FAIR_NONE; }
+/* Room for the scratch of `n` containers; false (nothing changed) when memory is short. Only
+ * needed with fair share on; creation calls it before changing anything. */
+bool cg_fair_reserve(cg_core *core, size_t n);
+/* Recomputes the share and ceiling of every tenant on the device (after its container set,
+ * a limit, a weight, the mode or the profiles changed). No-op in mode none. */
+void cg_fair_recompute(cg_core *core, unsigned dev);
+/* The largest g <= want that container c may be given without breaking its tenant's safety
+ * under its ceiling; `want` itself in mode none. */
+cg_bytes cg_fair_cap(cg_core *core, const cg_container *c, cg_bytes want);
+/* What the ceiling of `tenant` on `dev` must be, recomputed from scratch into `buf` (room for
+ * every container): the oracle of cg_core_check. `share_out` gets the fair share. */
+cg_bytes cg_fair_ceiling_of(const cg_core *core, uint32_t tenant, unsigned dev,
+                            struct cg_fair_claim *buf, cg_bytes *share_out);
+/* The least total of assignments that lets the tenant's containers on `dev` finish in the safe
+ * order, with container x (may be NULL) given `gift` more; into `buf`. */
+cg_bytes cg_fair_floor(const cg_core *core, uint32_t tenant, unsigned dev, const cg_container *x,
+                       cg_bytes gift, struct cg_fair_claim *buf);
+/* Frees the tenant records and the scratch (cg_core_free). */
+void cg_fair_release(cg_core *core);
 
 /* Allocation through the configured hooks; every failure is reported, never fatal. */
 void *cg_mem_alloc(cg_core *core, size_t size);

@@ -235,6 +235,7 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
         (json_int_t)ci.nprocesses, "pending", (json_int_t)ci.npending);
     if (!o)
         return NULL;
+    json_object_set_new(o, "tenant", json_string(c->tenant));
     if (ci.state == CG_STATE_SUSPENDED)
         json_object_set_new(o, "suspended_for_s",
                             json_real((double)(now - ci.suspended_since) / 1e9));
@@ -568,6 +569,15 @@ static enum MHD_Result create_container(struct daemon *d, struct MHD_Connection 
                               .compute_mode = req.has_mode ? req.compute_mode
                                                            : d->opt.default_compute_mode,
                               .priority = req.priority, .no_swap = req.no_swap};
+    /* The tenant: the owner's user unless named; only root or the daemon's user may name
+     * another (docs/OPERATIONS.md). */
+    char own[TENANT_NAME_MAX + 1];
+    tenant_of_uid(uid, own);
+    if (req.tenant[0] && strcmp(req.tenant, own) != 0 && cred->uid != 0 && cred->uid != geteuid())
+        return send_error(conn, 403, "only root or the daemon's user may put a container in "
+                                     "tenant '%s'; yours is '%s'", req.tenant, own);
+    if (tenant_intern(d, req.tenant[0] ? req.tenant : own, &spec.tenant) != 0)
+        return send_error(conn, 500, "out of memory");
     json_t *refusal = who->all ? NULL : over_bound(d, uid, NULL, req.limit);
     if (refusal)
         return send_json(conn, 403, refusal);
@@ -659,6 +669,91 @@ static enum MHD_Result set_policy(struct daemon *d, struct MHD_Connection *conn,
              cg_placement_policy_name(pp));
     return send_json(conn, 200, json_pack("{s:s,s:s}", "resume", cg_resume_policy_name(rp),
                                           "placement", cg_placement_policy_name(pp)));
+}
+
+/* A tenant's standing: per device, and summed over the devices where it has containers. */
+static json_t *tenant_json(struct daemon *d, const struct tenant *t)
+{
+    json_t *devs = json_array();
+    uint64_t assigned = 0, used = 0, share = 0, ceiling = 0;
+    unsigned n = 0, waiting = 0;
+    for (unsigned i = 0; i < d->ndevices; i++) {
+        cg_tenant_info ti;
+        if (cg_tenant_get(d->core, t->id, i, &ti) != CG_OK || ti.ncontainers == 0)
+            continue;
+        n += ti.ncontainers;
+        waiting += ti.nsuspended;
+        assigned += ti.assigned;
+        used += ti.used;
+        share += ti.share;
+        ceiling += ti.ceiling;
+        json_array_append_new(devs, json_pack("{s:i,s:i,s:i,s:I,s:I,s:I,s:I}", "device", (int)i,
+                                              "containers", (int)ti.ncontainers, "waiting",
+                                              (int)ti.nsuspended, "assigned",
+                                              (json_int_t)ti.assigned, "used",
+                                              (json_int_t)ti.used, "share", (json_int_t)ti.share,
+                                              "ceiling", (json_int_t)ti.ceiling));
+    }
+    return json_pack("{s:s,s:i,s:i,s:i,s:I,s:I,s:I,s:I,s:o}", "name", t->name, "weight",
+                     (int)t->weight, "containers", (int)n, "waiting", (int)waiting, "assigned",
+                     (json_int_t)assigned, "used", (json_int_t)used, "share", (json_int_t)share,
+                     "ceiling", (json_int_t)ceiling, "devices", devs);
+}
+
+/* A caller bound per user sees its own tenant and those of its containers. */
+static bool sees_tenant(struct daemon *d, const struct caller *who, const struct tenant *t)
+{
+    if (who->all)
+        return true;
+    char own[TENANT_NAME_MAX + 1];
+    tenant_of_uid(who->cred.uid, own);
+    if (strcmp(own, t->name) == 0)
+        return true;
+    for (struct container *c = d->containers; c; c = c->next)
+        if (sees(who, c) && strcmp(c->tenant, t->name) == 0)
+            return true;
+    return false;
+}
+
+static enum MHD_Result tenants_route(struct daemon *d, struct MHD_Connection *conn,
+                                     const char *url, bool get, bool put,
+                                     struct request_ctx *rc, const struct caller *who)
+{
+    if (strcmp(url, "/v1/tenants") == 0) {
+        if (!get)
+            return send_error(conn, 405, "use GET on /v1/tenants");
+        json_t *arr = json_array();
+        for (size_t i = 0; i < d->tenants.n; i++)
+            if (sees_tenant(d, who, &d->tenants.v[i]))
+                json_array_append_new(arr, tenant_json(d, &d->tenants.v[i]));
+        return send_json(conn, 200, json_pack("{s:s,s:o}", "fair_share",
+                                              cg_fair_mode_name(cg_get_fair_share(d->core)),
+                                              "tenants", arr));
+    }
+    const char *name = url + strlen("/v1/tenants/");
+    if (!api_valid_tenant(name))
+        return send_error(conn, 400, "invalid tenant name: 1-%d characters of [A-Za-z0-9_.-], "
+                                     "not starting with . or -", TENANT_NAME_MAX);
+    const struct tenant *t = tenant_find(d, name);
+    if (get) {
+        if (!t || !sees_tenant(d, who, t))
+            return send_error(conn, 404, "no such tenant: %s", name);
+        return send_json(conn, 200, tenant_json(d, t));
+    }
+    if (!put)
+        return send_error(conn, 405, "use GET or PUT on a tenant");
+    if (who->cred.uid != 0 && who->cred.uid != geteuid())
+        return send_error(conn, 403, "only root or the daemon's user may set a tenant's weight");
+    struct tenant_request req;
+    char msg[512];
+    if (api_parse_tenant(rc->body, rc->len, &req, msg, sizeof msg) != 0)
+        return send_error(conn, 400, "%s", msg);
+    int rcode = tenant_set_weight(d, name, req.weight, msg, sizeof msg);
+    if (rcode == -ENOSPC || rcode == -EIO)
+        return send_not_stored(conn, rcode, msg);
+    if (rcode != 0)
+        return send_error(conn, rcode == -ENOMEM ? 500 : 400, "%s", msg);
+    return send_json(conn, 200, tenant_json(d, tenant_find(d, name)));
 }
 
 /* Fills buf with whole NDJSON lines of events the subscriber has not seen; suspends the
@@ -895,10 +990,12 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
     if (strcmp(url, "/v1/policy") == 0) {
         if (get)
             return send_json(conn, 200,
-                             json_pack("{s:s,s:s}", "resume",
+                             json_pack("{s:s,s:s,s:s}", "resume",
                                        cg_resume_policy_name(cg_get_resume_policy(d->core)),
                                        "placement",
-                                       cg_placement_policy_name(cg_get_placement_policy(d->core))));
+                                       cg_placement_policy_name(cg_get_placement_policy(d->core)),
+                                       "fair_share",
+                                       cg_fair_mode_name(cg_get_fair_share(d->core))));
         if (put) {
             if (cred.uid != 0 && cred.uid != geteuid())
                 return send_error(conn, 403, "only root or the daemon's user may change policy");
@@ -906,6 +1003,8 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
         }
         return send_error(conn, 405, "use GET or PUT on /v1/policy");
     }
+    if (strcmp(url, "/v1/tenants") == 0 || strncmp(url, "/v1/tenants/", 12) == 0)
+        return tenants_route(d, conn, url, get, put, rc, &who);
     if (strcmp(url, "/v1/events") == 0 && get)
         return events(d, conn, &who);
     if (strcmp(url, "/metrics") == 0 && get) {

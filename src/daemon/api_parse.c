@@ -141,7 +141,7 @@ int api_parse_create(const char *body, size_t len, unsigned ndevices, struct cre
     int rc = -1;
     static const char *const allowed[] = {"gpu_memory", "name", "id", "device", "auto_remove",
                                           "uid", "gid", "gpu_compute", "compute_mode",
-                                          "priority", "swap", NULL};
+                                          "priority", "swap", "tenant", NULL};
     const char *bad = NULL;
     json_t *prio = json_object_get(j, "priority"), *sw = json_object_get(j, "swap");
     bool has_prio = false;
@@ -150,9 +150,11 @@ int api_parse_create(const char *body, size_t len, unsigned ndevices, struct cre
     json_t *id = json_object_get(j, "id"), *dev = json_object_get(j, "device");
     json_t *ar = json_object_get(j, "auto_remove");
     json_t *gc = json_object_get(j, "gpu_compute"), *cm = json_object_get(j, "compute_mode");
+    json_t *tn = json_object_get(j, "tenant");
     if (!only_keys(j, allowed, &bad)) {
         snprintf(err, errlen, "unknown field '%s' (allowed: gpu_memory, name, id, device, "
-                              "auto_remove, uid, gid, gpu_compute, compute_mode, priority, swap)",
+                              "auto_remove, uid, gid, gpu_compute, compute_mode, priority, swap, "
+                              "tenant)",
                  bad);
     } else if (!gm) {
         fail(err, errlen, "gpu_memory is required (e.g. \"1GiB\")");
@@ -182,8 +184,13 @@ int api_parse_create(const char *body, size_t len, unsigned ndevices, struct cre
         /* message set */
     } else if (sw && !json_is_boolean(sw)) {
         fail(err, errlen, "swap must be true or false (false: never swapped out)");
+    } else if (tn && (!json_is_string(tn) || !api_valid_tenant(json_string_value(tn)))) {
+        fail(err, errlen, "tenant must be 1-32 characters of [A-Za-z0-9_.-], not starting with "
+                          ". or -");
     } else {
         out->no_swap = sw && json_is_false(sw);
+        if (tn)
+            snprintf(out->tenant, sizeof out->tenant, "%s", json_string_value(tn));
         if (uid) {
             out->has_owner = true;
             out->uid = (uint32_t)json_integer_value(uid);
@@ -288,6 +295,37 @@ int api_parse_policy(const char *body, size_t len, struct policy_request *out, c
     } else {
         out->has_resume = r != NULL;
         out->has_placement = p != NULL;
+        rc = 0;
+    }
+    json_decref(j);
+    return rc;
+}
+
+bool api_valid_tenant(const char *s)
+{
+    return s && strlen(s) <= 32 && api_valid_name(s);
+}
+
+int api_parse_tenant(const char *body, size_t len, struct tenant_request *out, char *err,
+                     size_t errlen)
+{
+    json_t *j = load_object(body, len, err, errlen);
+    if (!j)
+        return -1;
+    memset(out, 0, sizeof *out);
+    static const char *const allowed[] = {"weight", NULL};
+    const char *bad = NULL;
+    json_t *w = json_object_get(j, "weight");
+    int rc = -1;
+    if (!only_keys(j, allowed, &bad)) {
+        snprintf(err, errlen, "unknown field '%s' (allowed: weight)", bad);
+    } else if (!w) {
+        fail(err, errlen, "send {\"weight\": W}, W a whole number from 1");
+    } else if (!json_is_integer(w) || json_integer_value(w) < 1 ||
+               json_integer_value(w) > CG_TENANT_WEIGHT_MAX) {
+        snprintf(err, errlen, "weight must be a whole number from 1 to %d", CG_TENANT_WEIGHT_MAX);
+    } else {
+        out->weight = (unsigned)json_integer_value(w);
         rc = 0;
     }
     json_decref(j);

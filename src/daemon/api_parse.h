@@ -25,6 +25,7 @@ struct create_request {
     cg_compute_mode compute_mode;
     unsigned priority;           /* "priority": 0..9 (0 when absent) */
     bool no_swap;                /* "swap": false */
+    char tenant[33];             /* "tenant": "" = the owner's user (tenant.h) */
 };
 
 /* PUT /v1/containers/{id}/limit: any of "gpu_memory" (a size), "gpu_compute" (1..100, or null
@@ -50,6 +51,14 @@ struct policy_request {
  * directory name in the runtime directory). */
 bool api_valid_name(const char *s);
 
+/* A tenant name: 1-32 of [A-Za-z0-9_.-], not starting with '.' or '-'. */
+bool api_valid_tenant(const char *s);
+
+/* PUT /v1/tenants/{name}: {"weight": W}, W a whole number 1..CG_TENANT_WEIGHT_MAX. */
+struct tenant_request {
+    unsigned weight;
+};
+
 /* Each returns 0, or -1 with a message in err saying what to send instead. */
 int api_parse_create(const char *body, size_t len, unsigned ndevices, struct create_request *out,
                      char *err, size_t errlen);
@@ -64,6 +73,8 @@ struct start_request {
 int api_parse_start(const char *body, size_t len, struct start_request *out, char *err,
                     size_t errlen);
 int api_parse_policy(const char *body, size_t len, struct policy_request *out, char *err,
+                     size_t errlen);
+int api_parse_tenant(const char *body, size_t len, struct tenant_request *out, char *err,
                      size_t errlen);
 
 #endif

@@ -430,6 +430,8 @@ int container_create(struct daemon *d, const char *id, const char *name,
     c->listen_fd = c->ledger_fd = c->owner_pidfd = c->dir_fd = -1;
     snprintf(c->id, sizeof c->id, "%s", id);
     snprintf(c->name, sizeof c->name, "%s", name ? name : "");
+    const struct tenant *tenant = tenant_by_id(d, spec->tenant);
+    snprintf(c->tenant, sizeof c->tenant, "%s", tenant ? tenant->name : "");
     c->owner_uid = uid;
     c->owner_gid = gid;
     c->owner_pid = owner;
@@ -447,19 +449,15 @@ int container_create(struct daemon *d, const char *id, const char *name,
         /* The share was admitted when it was set; the recorded assignment is restored first,
          * then the share (a share that no longer fits, from an edited state.db, is kept as
          * elastic rather than lost). */
-        cg_container_spec plain = {.device = device, .limit = limit, .priority = spec->priority,
-                                   .no_swap = spec->no_swap};
-        st = cg_container_restore(d->core, (unsigned)device, limit, restore->assigned,
-                                  restore->created_mono, &cid);
+        cg_container_spec plain = {.device = device, .limit = limit, .tenant = spec->tenant,
+                                   .priority = spec->priority, .no_swap = spec->no_swap};
+        st = cg_container_restore_spec(d->core, &plain, restore->assigned, restore->created_mono,
+                                       &cid);
         if (st == CG_ERR_INVALID) {
             log_warn("container %s: recorded assignment %llu cannot be restored; re-assigning",
                      id, (unsigned long long)restore->assigned);
             st = cg_container_create_spec(d->core, &plain, now, &cid);
         }
-        if (st == CG_OK && spec->priority)
-            cg_container_set_priority(d->core, cid, spec->priority, now);
-        if (st == CG_OK && spec->no_swap)
-            cg_container_set_no_swap(d->core, cid, true);
         if (st == CG_OK && spec->compute_pct &&
             cg_container_set_compute(d->core, cid, spec->compute_pct, spec->compute_mode, now) !=
                 CG_OK) {

@@ -27,6 +27,7 @@
 #include "loop.h"
 #include "record.h"
 #include "rundir.h"
+#include "tenant.h"
 
 #define CONTAINER_ID_MAX 64
 #define DEVICE_NAME_MAX 96
@@ -84,6 +85,7 @@ struct container {
     cg_cid cid;
     unsigned device;
     uint64_t limit;        /* mirrors the core */
+    char tenant[TENANT_NAME_MAX + 1]; /* its tenant's name (tenant.h) */
     uid_t owner_uid;
     gid_t owner_gid;
     pid_t owner_pid;       /* removed when this process exits, if auto_remove */
@@ -174,6 +176,7 @@ struct daemon_options {
     cg_compute_mode default_compute_mode;
     int log_level;
     bool policy_explicit;       /* policy or placement given by flag or configuration file */
+    cg_fair_mode fair_share;    /* tenants' fair share (docs/SCHEDULING.md) */
 };
 
 struct daemon {
@@ -201,6 +204,7 @@ struct daemon {
     struct watchdog *watchdog;
     struct compute *compute;    /* measurements and the compute controller (gates.c) */
     struct store *store;
+    struct tenants tenants;     /* tenant.h */
     struct container *containers; /* creation order */
     uint64_t next_key;
     uint64_t next_req;

@@ -46,6 +46,9 @@ static void usage(FILE *f)
             "  --policy NAME         resume policy: fifo (default), best-fit, recent, random,\n"
             "                        aging-fit\n"
             "  --placement NAME      device placement: first-fit (default), least-loaded, binpack\n"
+            "  --fair-share MODE     tenants' fair share of each device: none (default), static\n"
+            "                        (capacity x weight / active weights), adaptive (seed 001's\n"
+            "                        Eq. 1; static until profiles are known)\n"
             "  --reserve SIZE        memory kept back on every device (default 0)\n"
             "  --context-charge SIZE per-process context charge (default: measured per device)\n"
             "  --granularity SIZE    allocation rounding (default 2MiB)\n"
@@ -108,6 +111,11 @@ static int apply_option(void *ctx, const char *key, const char *value, char *err
         if (!cg_resume_policy_parse(value, &o->policy)) {
             snprintf(err, errlen, "unknown policy '%s' (fifo, best-fit, recent, random, %s)", value,
                      cg_resume_policy_name(CG_RESUME_AGING_FIT));
+            return -1;
+        }
+    } else if (strcmp(key, "fair-share") == 0) {
+        if (!cg_fair_mode_parse(value, &o->fair_share)) {
+            snprintf(err, errlen, "unknown fair-share mode '%s' (none, static, adaptive)", value);
             return -1;
         }
     } else if (strcmp(key, "placement") == 0) {
@@ -298,6 +306,7 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
         {"emulate", required_argument, NULL, O_SETTING},
         {"policy", required_argument, NULL, O_SETTING},
         {"placement", required_argument, NULL, O_SETTING},
+        {"fair-share", required_argument, NULL, O_SETTING},
         {"reserve", required_argument, NULL, O_SETTING},
         {"context-charge", required_argument, NULL, O_SETTING},
         {"granularity", required_argument, NULL, O_SETTING},
@@ -579,6 +588,11 @@ int main(int argc, char **argv)
             cg_placement_policy_parse(val, &pp))
             cg_set_placement_policy(d.core, pp);
     }
+    if (cg_set_fair_share(d.core, d.opt.fair_share, loop_now_ns()) != CG_OK) {
+        log_error("out of memory");
+        return 1;
+    }
+    tenant_load(&d);
     store_each_container(d.store, restore_container, &d);
 
     d.control_fd = open_control_socket(&d);

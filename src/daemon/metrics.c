@@ -115,6 +115,58 @@ static void help(struct buf *b, const char *name, const char *type, const char *
     out(b, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
 }
 
+/* Whether a caller bound to uid sees tenant t: its own, or one of its containers'. */
+static bool tenant_visible(struct daemon *d, const struct tenant *t, const uid_t *only_uid)
+{
+    if (!only_uid)
+        return true;
+    char own[TENANT_NAME_MAX + 1];
+    tenant_of_uid(*only_uid, own);
+    if (strcmp(own, t->name) == 0)
+        return true;
+    for (struct container *c = d->containers; c; c = c->next)
+        if (c->owner_uid == *only_uid && strcmp(c->tenant, t->name) == 0)
+            return true;
+    return false;
+}
+
+/* Per tenant: its weight, and on each device where it has containers what it holds, its fair
+ * share, its ceiling and how many of its containers wait (docs/SCHEDULING.md). */
+static void render_tenants(struct daemon *d, struct buf *b, const uid_t *only_uid)
+{
+    char e[2 * TENANT_NAME_MAX + 4];
+    help(b, "convgpu_tenant_weight", "gauge", "The tenant's fair-share weight.");
+    for (size_t i = 0; i < d->tenants.n; i++)
+        if (tenant_visible(d, &d->tenants.v[i], only_uid))
+            out(b, "convgpu_tenant_weight{tenant=\"%s\"} %u\n",
+                esc(d->tenants.v[i].name, e, sizeof e), d->tenants.v[i].weight);
+    static const struct { const char *name, *text; } tm[] = {
+        {"convgpu_tenant_assigned_bytes", "Memory assigned to the tenant's containers."},
+        {"convgpu_tenant_used_bytes", "Memory the tenant's containers use (the core's count)."},
+        {"convgpu_tenant_share_bytes", "The tenant's fair share of the device (capacity when "
+                                       "fair share is none)."},
+        {"convgpu_tenant_ceiling_bytes", "What caps the tenant's assignments on the device."},
+        {"convgpu_tenant_waiting_containers", "The tenant's containers waiting for memory."},
+    };
+    for (unsigned k = 0; k < sizeof tm / sizeof tm[0]; k++) {
+        help(b, tm[k].name, "gauge", tm[k].text);
+        for (size_t i = 0; i < d->tenants.n; i++) {
+            const struct tenant *t = &d->tenants.v[i];
+            if (!tenant_visible(d, t, only_uid))
+                continue;
+            for (unsigned dev = 0; dev < d->ndevices; dev++) {
+                cg_tenant_info ti;
+                if (cg_tenant_get(d->core, t->id, dev, &ti) != CG_OK || !ti.ncontainers)
+                    continue;
+                uint64_t v = k == 0 ? ti.assigned : k == 1 ? ti.used : k == 2 ? ti.share
+                           : k == 3 ? ti.ceiling : ti.nsuspended;
+                out(b, "%s{tenant=\"%s\",device=\"%u\"} %llu\n", tm[k].name,
+                    esc(t->name, e, sizeof e), dev, (unsigned long long)v);
+            }
+        }
+    }
+}
+
 char *metrics_render(struct daemon *d, const uid_t *only_uid)
 {
     struct metrics *m = get(d);
@@ -217,6 +269,7 @@ char *metrics_render(struct daemon *d, const uid_t *only_uid)
             }
         }
     }
+    render_tenants(d, &b, only_uid);
     help(&b, "convgpu_decisions_total", "counter", "Scheduling decisions by kind.");
     for (unsigned k = 0; k <= CG_EV_PRIORITY && k < NKINDS; k++)
         out(&b, "convgpu_decisions_total{kind=\"%s\"} %llu\n", cg_event_kind_name((cg_event_kind)k),

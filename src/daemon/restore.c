@@ -148,6 +148,19 @@ int restore_container(void *ctx, const struct stored_container *sc)
     cg_container_spec spec = {.device = sc->device, .limit = sc->limit,
                               .compute_pct = sc->compute_pct, .compute_mode = sc->compute_mode,
                               .priority = sc->priority, .no_swap = sc->no_swap};
+    /* Its tenant as stored; a row of an older daemon (or an unreadable name): its owner's. */
+    char tenant[TENANT_NAME_MAX + 1];
+    if (tenant_name_valid(sc->tenant))
+        snprintf(tenant, sizeof tenant, "%s", sc->tenant);
+    else
+        tenant_of_uid(sc->uid, tenant);
+    if (tenant_intern(d, tenant, &spec.tenant) != 0) {
+        log_error("container %s: cannot restore: out of memory for its tenant", sc->id);
+        record_close(ri.rec);
+        if (ri.ledger_fd >= 0)
+            close(ri.ledger_fd);
+        return -1;
+    }
     int rc = container_create(d, sc->id, sc->name, &spec, sc->uid, sc->gid, sc->owner_pid,
                               sc->auto_remove, &ri, &c, err, sizeof err);
     if (rc != 0) {

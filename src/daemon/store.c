@@ -47,7 +47,7 @@ static const char *schema =
     "  owner_start INTEGER NOT NULL DEFAULT 0, init_pid INTEGER NOT NULL DEFAULT 0,"
     "  compute_pct INTEGER NOT NULL DEFAULT 0, compute_mode TEXT NOT NULL DEFAULT 'elastic',"
     "  priority INTEGER NOT NULL DEFAULT 0, no_swap INTEGER NOT NULL DEFAULT 0,"
-    "  swap_held INTEGER NOT NULL DEFAULT 0);"
+    "  swap_held INTEGER NOT NULL DEFAULT 0, tenant TEXT NOT NULL DEFAULT '');"
     "CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);";
 
 /* Columns added after the first release: a state.db written by an older daemon gets them with
@@ -63,6 +63,7 @@ static int add_missing_columns(struct store *s, char *err, size_t errlen)
         {"priority", "INTEGER NOT NULL DEFAULT 0"},        /* swap and priorities (issue 20) */
         {"no_swap", "INTEGER NOT NULL DEFAULT 0"},
         {"swap_held", "INTEGER NOT NULL DEFAULT 0"},
+        {"tenant", "TEXT NOT NULL DEFAULT ''"},            /* tenants (issue 21) */
     };
     for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
         sqlite3_stmt *st;
@@ -232,6 +233,7 @@ void store_row_of(const struct container *c, struct stored_container *r)
     r->priority = ci.priority;
     r->no_swap = ci.no_swap;
     r->swap_held = ci.swap_held;
+    snprintf(r->tenant, sizeof r->tenant, "%s", c->tenant);
 }
 
 int store_put_row(struct store *s, const struct stored_container *r)
@@ -246,14 +248,14 @@ int store_put_row(struct store *s, const struct stored_container *r)
     static const char *sql =
         "INSERT INTO containers (id, name, device, limit_bytes, assigned, uid, gid, owner_pid,"
         " auto_remove, created_unix, created_mono, owner_start, init_pid, compute_pct,"
-        " compute_mode, priority, no_swap, swap_held)"
-        " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)"
+        " compute_mode, priority, no_swap, swap_held, tenant)"
+        " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)"
         " ON CONFLICT(id) DO UPDATE SET limit_bytes=excluded.limit_bytes,"
         " assigned=excluded.assigned, owner_pid=excluded.owner_pid,"
         " auto_remove=excluded.auto_remove, owner_start=excluded.owner_start,"
         " init_pid=excluded.init_pid, compute_pct=excluded.compute_pct,"
         " compute_mode=excluded.compute_mode, priority=excluded.priority,"
-        " no_swap=excluded.no_swap, swap_held=excluded.swap_held";
+        " no_swap=excluded.no_swap, swap_held=excluded.swap_held, tenant=excluded.tenant";
     char what[128];
     snprintf(what, sizeof what, "cannot save container %s", r->id);
     sqlite3_stmt *st;
@@ -278,6 +280,7 @@ int store_put_row(struct store *s, const struct stored_container *r)
     b |= sqlite3_bind_int(st, 16, (int)r->priority);
     b |= sqlite3_bind_int(st, 17, r->no_swap);
     b |= sqlite3_bind_int(st, 18, r->swap_held);
+    b |= sqlite3_bind_text(st, 19, r->tenant, -1, SQLITE_STATIC);
     if (b != SQLITE_OK) {
         sqlite3_finalize(st);
         return failed(s, SQLITE_ERROR, what);
@@ -321,8 +324,8 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
     if (sqlite3_prepare_v2(s->db,
                            "SELECT id, name, device, limit_bytes, assigned, uid, gid, owner_pid,"
                            " auto_remove, created_unix, created_mono, owner_start, init_pid,"
-                           " compute_pct, compute_mode, priority, no_swap, swap_held FROM containers"
-                           " ORDER BY seq",
+                           " compute_pct, compute_mode, priority, no_swap, swap_held, tenant"
+                           " FROM containers ORDER BY seq",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     int rc, result = 0;
@@ -365,6 +368,10 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
         sc.priority = (unsigned)prio;
         sc.no_swap = sqlite3_column_int(st, 16) != 0;
         sc.swap_held = sqlite3_column_int(st, 17) != 0;
+        /* A tenant name that is not one (an edited state.db) is dropped: the owner's is used. */
+        const unsigned char *tenant = sqlite3_column_text(st, 18);
+        if (tenant && strlen((const char *)tenant) < sizeof sc.tenant)
+            snprintf(sc.tenant, sizeof sc.tenant, "%s", (const char *)tenant);
         if (fn(ctx, &sc) != 0)
             result = -1;
     }
@@ -407,6 +414,25 @@ int store_set_many(struct store *s, const char *const *keys, const char *const *
     if (rc != 0)
         rollback(s);
     return rc;
+}
+
+int store_each_setting(struct store *s, const char *prefix,
+                       int (*fn)(void *ctx, const char *key, const char *value), void *ctx)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT key, value FROM settings WHERE substr(key, 1, ?2) = ?1"
+                                  " ORDER BY key", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, prefix, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, (int)strlen(prefix));
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const unsigned char *k = sqlite3_column_text(st, 0), *v = sqlite3_column_text(st, 1);
+        if (k && v && fn(ctx, (const char *)k, (const char *)v) != 0)
+            break;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
 }
 
 int store_get(struct store *s, const char *key, char *buf, size_t len)

@@ -39,6 +39,7 @@ struct stored_container {
     unsigned priority;             /* 0..CG_PRIORITY_MAX */
     bool no_swap;
     bool swap_held;                /* out by the operator's order */
+    char tenant[33];               /* "" in a row of an older daemon: the owner's user */
 };
 
 struct store *store_open(const char *path, char *err, size_t errlen);
@@ -59,6 +60,10 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
 int store_set(struct store *s, const char *key, const char *value);
 /* Sets n settings in one transaction: all of them, or none. */
 int store_set_many(struct store *s, const char *const *keys, const char *const *values, size_t n);
+/* Calls fn for each setting whose key starts with prefix (fn's 0 goes on). Returns 0, or -1 when
+ * the settings cannot be read. */
+int store_each_setting(struct store *s, const char *prefix,
+                       int (*fn)(void *ctx, const char *key, const char *value), void *ctx);
 /* Copies the value into buf; returns 0 when found, 1 when absent, -1 on error. */
 int store_get(struct store *s, const char *key, char *buf, size_t len);
 /* What SQLite said about the last failed write ("" when none failed). */
