@@ -212,6 +212,9 @@ struct daemon {
      * daemon dies at its Nth grant, after noting it in the slot and before (or right after)
      * charging it, in either case before the reply is sent. 0: off. */
     unsigned long crash_before_charge, crash_after_charge;
+    /* swap.c: after the processes' reports reached the core, before the move ends; after a
+     * swap-in's quotas and order, before the processes report. */
+    unsigned long crash_swap_reported, crash_swap_in_ordered;
     /* Set by the event sink for the request being decided right now. */
     volatile int stop;
 };

@@ -503,6 +503,10 @@ int main(int argc, char **argv)
         d.crash_before_charge = strtoul(crash + 14, NULL, 10);
     else if (crash && strncmp(crash, "after-charge:", 13) == 0)
         d.crash_after_charge = strtoul(crash + 13, NULL, 10);
+    else if (crash && strncmp(crash, "swap-reported:", 14) == 0)
+        d.crash_swap_reported = strtoul(crash + 14, NULL, 10);
+    else if (crash && strncmp(crash, "swap-in-ordered:", 16) == 0)
+        d.crash_swap_in_ordered = strtoul(crash + 16, NULL, 10);
     if (rc)
         return rc == 1 ? 0 : 2;
 

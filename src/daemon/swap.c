@@ -121,6 +121,8 @@ static void carry_in(struct daemon *d, struct container *c)
         free(all);
     }
     order(d, c, false);
+    if (d->crash_swap_in_ordered && --d->crash_swap_in_ordered == 0)
+        _exit(99); /* fault injection: quotas raised and ordered in, nobody reported */
 }
 
 void swap_flush(struct daemon *d)
@@ -233,6 +235,8 @@ static void progress(struct daemon *d, struct container *c)
     cg_container_get(d->core, c->cid, loop_now_ns(), &ci);
     if (c->swap_phase == SWAP_MOVING_OUT && all_reported(c, CG_SWAPST_OUT)) {
         uint64_t moved = ci.residency == CG_MOVING_OUT ? report_out(d, c) : 0;
+        if (d->crash_swap_reported && --d->crash_swap_reported == 0)
+            _exit(99); /* fault injection: reported to the core, the move not ended */
         c->swap_phase = SWAP_OUT;
         container_freeze_sync(d, c); /* the slots the processes lowered: quota := use */
         c->swapped_bytes = moved;
