@@ -27,6 +27,18 @@
 
 #include "internal.h"
 
+static cg_container *find(const cg_core *core, cg_cid cid)
+{
+    return cid == CG_CID_NONE ? NULL : cg_hash_get(&core->by_cid, cid, 0);
+}
+
+/* The container `cid` when it is in state `want`: CG_OK, else NOT_FOUND or STATE. */
+static cg_status find_in(const cg_core *core, cg_cid cid, cg_residency want, cg_container **c)
+{
+    *c = find(core, cid);
+    return !*c ? CG_ERR_NOT_FOUND : (*c)->swap != want ? CG_ERR_STATE : CG_OK;
+}
+
 static cg_bytes context_charges(const cg_core *core, const cg_container *c)
 {
     return (cg_bytes)c->nprocs * core->dev[c->dev].context_charge;
@@ -58,7 +70,7 @@ static void order_out(cg_core *core, cg_container *c, cg_reason why, cg_reqid re
 
 cg_status cg_swap_order(cg_core *core, cg_cid cid, bool out, cg_time now)
 {
-    cg_container *c = cid == CG_CID_NONE ? NULL : cg_hash_get(&core->by_cid, cid, 0);
+    cg_container *c = find(core, cid);
     if (!c)
         return CG_ERR_NOT_FOUND;
     if (!out) {
@@ -82,11 +94,10 @@ cg_status cg_swap_order(cg_core *core, cg_cid cid, bool out, cg_time now)
 
 cg_status cg_container_set_no_swap(cg_core *core, cg_cid cid, bool no_swap)
 {
-    cg_container *c = cid == CG_CID_NONE ? NULL : cg_hash_get(&core->by_cid, cid, 0);
-    if (!c)
-        return CG_ERR_NOT_FOUND;
-    if (c->swap != CG_RESIDENT)
-        return CG_ERR_STATE;
+    cg_container *c;
+    cg_status st = find_in(core, cid, CG_RESIDENT, &c);
+    if (st != CG_OK)
+        return st;
     c->no_swap = no_swap;
     return CG_OK;
 }
@@ -94,7 +105,7 @@ cg_status cg_container_set_no_swap(cg_core *core, cg_cid cid, bool no_swap)
 cg_status cg_process_swap_out(cg_core *core, cg_cid cid, cg_pid pid, cg_bytes bytes, cg_time now)
 {
     (void)now;
-    cg_container *c = cid == CG_CID_NONE ? NULL : cg_hash_get(&core->by_cid, cid, 0);
+    cg_container *c = find(core, cid);
     if (!c)
         return CG_ERR_NOT_FOUND;
     cg_process *p = cg_hash_get(&core->by_pid, cid, pid);
@@ -116,11 +127,10 @@ cg_status cg_process_swap_out(cg_core *core, cg_cid cid, cg_pid pid, cg_bytes by
 
 cg_status cg_swap_out_done(cg_core *core, cg_cid cid, cg_time now)
 {
-    cg_container *c = cid == CG_CID_NONE ? NULL : cg_hash_get(&core->by_cid, cid, 0);
-    if (!c)
-        return CG_ERR_NOT_FOUND;
-    if (c->swap != CG_MOVING_OUT)
-        return CG_ERR_STATE;
+    cg_container *c;
+    cg_status st = find_in(core, cid, CG_MOVING_OUT, &c);
+    if (st != CG_OK)
+        return st;
     cg_device *d = &core->dev[c->dev];
     core->swap_host = core->swap_host - c->swap_reserved + c->swapped;
     d->swap_incoming -= c->swap_expect;
@@ -154,11 +164,10 @@ void cg_swap_in_if_room(cg_core *core, cg_container *c, cg_time now)
 
 cg_status cg_swap_in_done(cg_core *core, cg_cid cid, cg_time now)
 {
-    cg_container *c = cid == CG_CID_NONE ? NULL : cg_hash_get(&core->by_cid, cid, 0);
-    if (!c)
-        return CG_ERR_NOT_FOUND;
-    if (c->swap != CG_MOVING_IN)
-        return CG_ERR_STATE;
+    cg_container *c;
+    cg_status st = find_in(core, cid, CG_MOVING_IN, &c);
+    if (st != CG_OK)
+        return st;
     core->swap_host -= c->swap_reserved;
     c->swap_reserved = 0;
     c->swap = CG_RESIDENT;
@@ -292,7 +301,7 @@ void cg_swap_consider(cg_core *core, unsigned dev, cg_time now)
 
 cg_status cg_process_restore_swapped(cg_core *core, cg_cid cid, cg_pid pid, cg_bytes bytes)
 {
-    cg_container *c = cid == CG_CID_NONE ? NULL : cg_hash_get(&core->by_cid, cid, 0);
+    cg_container *c = find(core, cid);
     if (!c)
         return CG_ERR_NOT_FOUND;
     cg_process *p = cg_hash_get(&core->by_pid, cid, pid);
@@ -307,11 +316,10 @@ cg_status cg_process_restore_swapped(cg_core *core, cg_cid cid, cg_pid pid, cg_b
 
 cg_status cg_swap_restore(cg_core *core, cg_cid cid, cg_residency state, bool held, cg_time now)
 {
-    cg_container *c = cid == CG_CID_NONE ? NULL : cg_hash_get(&core->by_cid, cid, 0);
-    if (!c)
-        return CG_ERR_NOT_FOUND;
-    if (c->swap != CG_RESIDENT)
-        return CG_ERR_STATE;
+    cg_container *c;
+    cg_status st = find_in(core, cid, CG_RESIDENT, &c);
+    if (st != CG_OK)
+        return st;
     switch (state) {
     case CG_RESIDENT:
         return c->swapped ? CG_ERR_INVALID : CG_OK;

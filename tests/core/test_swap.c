@@ -99,6 +99,15 @@ static cg_container_info info(const cg_core *core, cg_cid cid)
     return ci;
 }
 
+/* a (priority pa, no_swap as given) holds 6 of 10 GiB; b (priority pb) asks for 6: it waits. */
+static void contend(cg_core *core, unsigned pa, bool a_no_swap, unsigned pb, cg_cid *a, cg_cid *b)
+{
+    *a = make(core, 6 * GiB, pa, a_no_swap, 0);
+    *b = make(core, 6 * GiB, pb, false, 1);
+    CHECK(ask(core, *a, 1, 1, 6 * GiB, 1) == CG_GRANTED, "a granted");
+    CHECK(ask(core, *b, 2, 2, 6 * GiB, 2) == CG_SUSPENDED, "b waits");
+}
+
 /* The mechanism's report: the process moved all it uses. */
 static void move_out(cg_core *core, cg_cid cid, cg_pid pid, cg_bytes bytes, cg_time now)
 {
@@ -112,9 +121,8 @@ static void test_priority_victim(void)
 {
     recorder r = {0};
     cg_core *core = mk(&r, CG_RESUME_FIFO, 10 * GiB, 64 * GiB);
-    cg_cid a = make(core, 6 * GiB, 0, false, 0), b = make(core, 6 * GiB, 5, false, 1);
-    CHECK(ask(core, a, 1, 1, 6 * GiB, 1) == CG_GRANTED, "a granted");
-    CHECK(ask(core, b, 2, 2, 6 * GiB, 2) == CG_SUSPENDED, "b waits");
+    cg_cid a, b;
+    contend(core, 0, false, 5, &a, &b);
     const cg_event *o = last(&r, CG_EV_SWAP_OUT, a);
     CHECK(o && o->reason == CG_WHY_VICTIM && o->req == 2, "a ordered out for b's request");
     CHECK(info(core, a).residency == CG_MOVING_OUT, "a moving out");
@@ -149,9 +157,8 @@ static void test_equal_running_not_victim(void)
 {
     recorder r = {0};
     cg_core *core = mk(&r, CG_RESUME_FIFO, 10 * GiB, 64 * GiB);
-    cg_cid a = make(core, 6 * GiB, 3, false, 0), b = make(core, 6 * GiB, 3, false, 1);
-    CHECK(ask(core, a, 1, 1, 6 * GiB, 1) == CG_GRANTED, "a");
-    CHECK(ask(core, b, 2, 2, 6 * GiB, 2) == CG_SUSPENDED, "b");
+    cg_cid a, b;
+    contend(core, 3, false, 3, &a, &b);
     CHECK(count(&r, CG_EV_SWAP_OUT, CG_CID_NONE) == 0, "no swap between equals that run");
     CHECK_CORE(core);
     cg_core_free(core);
@@ -184,9 +191,8 @@ static void test_budget_and_no_swap(void)
 {
     recorder r = {0};
     cg_core *core = mk(&r, CG_RESUME_FIFO, 10 * GiB, 4 * GiB);
-    cg_cid a = make(core, 6 * GiB, 0, false, 0), b = make(core, 6 * GiB, 5, false, 1);
-    CHECK(ask(core, a, 1, 1, 6 * GiB, 1) == CG_GRANTED, "a");
-    CHECK(ask(core, b, 2, 2, 6 * GiB, 2) == CG_SUSPENDED, "b");
+    cg_cid a, b;
+    contend(core, 0, false, 5, &a, &b);
     CHECK(count(&r, CG_EV_SWAP_OUT, CG_CID_NONE) == 0, "6 GiB do not fit a 4 GiB budget");
     CHECK(cg_swap_order(core, a, true, 3) == CG_ERR_SWAP_BUDGET, "operator refused too");
     CHECK_CORE(core);
@@ -252,9 +258,8 @@ static void test_exit_while_out(void)
 {
     recorder r = {0};
     cg_core *core = mk(&r, CG_RESUME_FIFO, 10 * GiB, 64 * GiB);
-    cg_cid a = make(core, 6 * GiB, 0, false, 0), b = make(core, 6 * GiB, 5, false, 1);
-    CHECK(ask(core, a, 1, 1, 6 * GiB, 1) == CG_GRANTED, "a");
-    CHECK(ask(core, b, 2, 2, 6 * GiB, 2) == CG_SUSPENDED, "b");
+    cg_cid a, b;
+    contend(core, 0, false, 5, &a, &b);
     move_out(core, a, 1, 6 * GiB, 3);
     CHECK(cg_swap_host_bytes(core) == 6 * GiB, "on the host");
     CHECK(cg_process_exit(core, a, 1, 4) == CG_OK, "a's process dies");
