@@ -49,6 +49,8 @@ static const char *check_container(const cg_core *core, const cg_container *c)
         return "compute share out of range";
     if (c->compute_pct == 0 && c->compute_mode != CG_COMPUTE_ELASTIC)
         return "no compute share, yet a hard one";
+    if (c->exclusive != (d->exclusive == c->cid))
+        return "exclusive container and its device disagree";
     cg_bytes used = 0;
     unsigned nprocs = 0;
     for (const cg_process *p = c->procs; p; p = p->next, nprocs++) {
@@ -101,9 +103,11 @@ static const char *check_device(const cg_core *core, unsigned i, claim *buf)
     const cg_device *d = &core->dev[i];
     cg_bytes assigned = 0, used = 0;
     unsigned n = 0, nsusp = 0, nwait = 0, hard = 0;
+    bool holder = false;
     for (const cg_container *c = core->head; c; c = c->next) {
         if (c->dev != i)
             continue;
+        holder |= c->cid == d->exclusive;
         hard += c->compute_mode == CG_COMPUTE_HARD ? c->compute_pct : 0;
         assigned += c->assigned;
         used += c->used;
@@ -123,6 +127,8 @@ static const char *check_device(const cg_core *core, unsigned i, claim *buf)
         return "hard compute shares on a device exceed 100%";
     if (n != d->ncontainers || nsusp != d->nsuspended)
         return "device container counts wrong";
+    if (d->exclusive != CG_CID_NONE && (n != 1 || !holder))
+        return "an exclusive container shares its device, or is not on it";
     unsigned k = 0;
     for (const cg_container *c = d->shead; c; c = c->snext, k++)
         if (c->npending == 0 || c->dev != i || (c->snext && c->snext->sprev != c))

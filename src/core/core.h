@@ -38,6 +38,8 @@ typedef enum {
     CG_ERR_NOMEM,          /* the core itself could not allocate */
     CG_ERR_EXISTS,         /* duplicate request id or process */
     CG_ERR_NO_COMPUTE,     /* the hard compute shares on the device would exceed 100% */
+    CG_ERR_BUSY,           /* an exclusive container asked for a device that has containers */
+    CG_ERR_EXCLUSIVE,      /* the device is held by an exclusive container (exclusive.c) */
 } cg_status;
 
 const char *cg_status_str(cg_status s);
@@ -157,12 +159,15 @@ cg_status cg_set_placement_policy(cg_core *core, cg_placement_policy p);
 
 /* What a new container asks for: a device (< 0: the placement policy chooses), a memory limit
  * L and a compute share (compute_pct 0: none; the mode of no share is ELASTIC whatever is
- * given). */
+ * given). An exclusive container takes a whole device (exclusive.c): it is admitted only on a
+ * device with no container, none is placed or admitted beside it while it lives, and a limit of
+ * 0 means the capacity of the device it gets. */
 typedef struct {
     int device;
     cg_bytes limit;
     unsigned compute_pct;
     cg_compute_mode compute_mode;
+    bool exclusive;
 } cg_container_spec;
 
 /* Create a container. Assignment at creation: the largest safe amount <= min(L, free).
@@ -182,6 +187,9 @@ cg_status cg_container_create(cg_core *core, int device, cg_bytes limit, cg_time
  * cg_process_set_use. */
 cg_status cg_container_restore(cg_core *core, unsigned device, cg_bytes limit, cg_bytes assigned,
                                cg_time created_at, cg_cid *cid_out);
+/* Makes a restored container exclusive again (exclusive.c): CG_ERR_BUSY, changing nothing, when
+ * another container shares its device. */
+cg_status cg_container_restore_exclusive(cg_core *core, cg_cid cid);
 /* Remove: cancels pending requests (REJECT/REMOVED), returns the assignment, resumes others. */
 cg_status cg_container_remove(cg_core *core, cg_cid cid, cg_time now);
 /* Change the limit (GaiaGPU's elastic limits). Lowering below use -> CG_ERR_BELOW_USE, nothing
@@ -235,12 +243,14 @@ typedef struct {
     cg_bytes limit_waiting;        /* target of a waiting limit raise; 0 when none */
     unsigned compute_pct;          /* 0: no compute limit */
     cg_compute_mode compute_mode;
+    bool exclusive;                /* holds its device alone (exclusive.c) */
 } cg_container_info;
 
 typedef struct {
     cg_bytes total, reserve, capacity, assigned, used, free, context_charge;
     unsigned ncontainers, nsuspended;
     unsigned compute_hard_pct;     /* sum of the admitted hard shares, <= 100 */
+    cg_cid exclusive;              /* the exclusive container holding it, or CG_CID_NONE */
 } cg_device_info;
 
 typedef struct {
@@ -261,7 +271,8 @@ cg_placement_policy cg_get_placement_policy(const cg_core *core);
 
 /* Checks every invariant (conservation, bounds, safety, no all-suspended device, index
  * consistency, no suspended container that could safely be given its whole need, shares in
- * range and the hard shares of each device summing to at most 100). Returns NULL
+ * range and the hard shares of each device summing to at most 100, an exclusive container alone
+ * on its device). Returns NULL
  * when all hold, else a static description of the first violation. Recomputes everything from
  * scratch: O(n log n + k n) for k suspended containers; for tests and debug builds. */
 const char *cg_core_check(const cg_core *core);

@@ -45,6 +45,7 @@ struct cg_container {
     cg_bytes limit_waiting;      /* target of a waiting raise; 0 when none */
     unsigned compute_pct;        /* 0 = no compute limit, else 1..100 (share.c) */
     cg_compute_mode compute_mode;/* ELASTIC when compute_pct is 0 */
+    bool exclusive;              /* holds its device alone (exclusive.c) */
     cg_time created_at, suspended_since, total_suspended;
     unsigned nprocs, npending;
     cg_bytes pending_bytes;
@@ -69,6 +70,7 @@ typedef struct {
     cg_bytes assigned, used;
     unsigned ncontainers, nsuspended;
     unsigned hard_pct;                    /* sum of its containers' hard shares, <= 100 */
+    cg_cid exclusive;                     /* its exclusive container, or CG_CID_NONE */
     cg_container *root;                   /* safety index */
     cg_container *shead, *stail;          /* suspended, suspension order */
     cg_container *whead, *wtail;          /* waiting limit raises, arrival order */
@@ -123,10 +125,11 @@ static inline bool dev_admits(const cg_device *d, unsigned hard)
     return hard <= CG_COMPUTE_PCT_MAX - d->hard_pct;
 }
 
-/* Whether a new container (limit, hard share) fits on the device right now. */
+/* Whether a new container (limit, hard share) fits on the device right now; never on a device
+ * an exclusive container holds. */
 static inline bool dev_fits(const cg_device *d, cg_bytes limit, unsigned hard)
 {
-    return dev_free(d) >= limit && dev_admits(d, hard);
+    return dev_free(d) >= limit && dev_admits(d, hard) && d->exclusive == CG_CID_NONE;
 }
 
 /* A device's room for placement: the smaller of its free memory and its capacity scaled by the
@@ -149,6 +152,23 @@ static inline bool share_valid(unsigned pct, cg_compute_mode mode)
 {
     return pct <= CG_COMPUTE_PCT_MAX && (unsigned)mode <= (unsigned)CG_COMPUTE_HARD;
 }
+
+/* ---- exclusive containers (exclusive.c) ---- */
+
+/* Admission of a new container as far as exclusivity goes, before anything changes. *device is
+ * the device asked for (< 0: placement) and *limit the limit (0 only for an exclusive one). An
+ * exclusive container gets an empty device here (named: CG_ERR_BUSY when it has containers;
+ * placed: the placement policy's choice among the empty devices that hold the limit) and, with
+ * limit 0, that device's capacity; any other container is refused a named device held
+ * exclusively (CG_ERR_EXCLUSIVE), and placement skips such devices through dev_fits. */
+cg_status cg_exclusive_admit(const cg_core *core, const cg_container_spec *spec, int *device,
+                             cg_bytes *limit);
+/* Why placement found no device for a non-exclusive container that some device could hold:
+ * CG_ERR_EXCLUSIVE when every such device is held exclusively, else CG_ERR_NO_COMPUTE. */
+cg_status cg_exclusive_why_unplaced(const cg_core *core, cg_bytes limit, unsigned hard);
+/* Takes or gives back the device of a created or removed container. */
+void cg_exclusive_attach(cg_core *core, cg_container *c, bool exclusive);
+void cg_exclusive_detach(cg_core *core, const cg_container *c);
 
 /* Allocation through the configured hooks; every failure is reported, never fatal. */
 void *cg_mem_alloc(cg_core *core, size_t size);

@@ -13,6 +13,8 @@ const char *cg_status_str(cg_status s)
     case CG_ERR_NOMEM: return "out of memory";
     case CG_ERR_EXISTS: return "already exists";
     case CG_ERR_NO_COMPUTE: return "hard compute shares on the device would exceed 100%";
+    case CG_ERR_BUSY: return "device busy: an exclusive container needs it empty";
+    case CG_ERR_EXCLUSIVE: return "device held by an exclusive container";
     }
     return "unknown status";
 }
