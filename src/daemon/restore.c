@@ -145,8 +145,9 @@ int restore_container(void *ctx, const struct stored_container *sc)
     bool ledger_found = ri.ledger_fd >= 0;
     struct container *c = NULL;
     cg_container_spec spec = {.device = sc->device, .limit = sc->limit,
-                              .compute_pct = sc->compute_pct, .compute_mode = sc->compute_mode};
-    int rc = container_create(d, sc->id, sc->name, &spec, sc->uid, sc->gid, sc->owner_pid,
+                              .compute_pct = sc->compute_pct, .compute_mode = sc->compute_mode,
+                              .exclusive = sc->exclusive};
+    int rc = container_create(d, sc->id, sc->name, sc->profile_key, &spec, sc->uid, sc->gid, sc->owner_pid,
                               sc->auto_remove, &ri, &c, err, sizeof err);
     if (rc != 0) {
         record_close(ri.rec);
