@@ -27,7 +27,7 @@ used_is() { [ "$(container_field "$1" used 2>/dev/null)" = "$2" ]; }
 held() {
     local name=$1; shift
     "$BUILD/bin/convgpu" --runtime-dir "$RUNDIR" run --name "$name" "$@" -- \
-        "$SAMPLE" --size 256MiB --hold-until "$TMP/release.$name" --quiet >"$TMP/$name.out" 2>&1 &
+        "$SAMPLE" --size 256MiB --touch 1MiB --hold-until "$TMP/release.$name" --quiet >"$TMP/$name.out" 2>&1 &
     RUNNER=$!
     wait_for "$name reaches its peak, or its runner ends" "$WAIT_S" \
         bash -c "[ \"\$('$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' inspect $name 2>/dev/null | sed -n 's/^  \"used\": \([0-9]*\),/\1/p')\" = $PEAK ] || ! kill -0 $RUNNER"
