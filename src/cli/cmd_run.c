@@ -35,7 +35,7 @@ static void usage(FILE *f)
                "                        GPU add up to at most 100\n"
                "  --limit profile       the limit from past runs of CMD (convgpu profile): their\n"
                "                        peak plus a margin; --gpu-memory is then the first run's\n"
-               "                        (a daemon with --profile-limits does this for any run\n"
+               "                        (a daemon with profile-limits set does this for any run\n"
                "                        without --gpu-memory)\n"
                "  --exclusive           a whole GPU: refused when the GPU has other containers,\n"
                "                        and none joins it while this one runs; the limit is the\n"
