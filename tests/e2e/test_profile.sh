@@ -4,7 +4,8 @@
 # allocation until the test has seen it); `--limit profile` takes the peak plus the margin (and
 # the event log says so); a daemon killed while a container holds its peak keeps it; a daemon
 # with --profile-limits gives every run without a limit its profile; restarts keep the profiles;
-# `profile rm` forgets one. Bad input — an unknown key in rm, --profile-limits 0% / abc / 300%,
+# a profile is its last 16 runs (a big run is forgotten after 16 small ones); `profile rm`
+# forgets one. Bad input — an unknown key in rm, --profile-limits 0% / abc / 300%,
 # --limit something, malformed API fields — is refused with a clear error and changes nothing.
 . "$(dirname "$0")/lib.sh"
 export CONVGPU_EMU_CONTEXT=6MiB
@@ -127,7 +128,23 @@ set -e
 check "no limit and no profile is refused, saying what to give" \
     bash -c "[ $rc = 125 ] && grep -q 'no profile for $ME/sh yet' '$TMP/nolimit.err'"
 
+# --- the window: the last 16 runs. A big first run is forgotten after 16 small ones ---
+ln -s "$SAMPLE" "$TMP/windowjob"
+"$BUILD/bin/convgpu" --runtime-dir "$RUNDIR" run --name w0 --gpu-memory 256MiB -- "$TMP/windowjob" \
+    --size 128MiB --touch 1MiB --hold-until "$TMP/release.w0" --quiet >"$TMP/w0.out" 2>&1 &
+RUNNER=$!
+BIG=$((134 * MiB))
+wait_for "w0 reaches its peak, or its runner ends" "$WAIT_S" \
+    bash -c "[ \"\$('$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' inspect w0 2>/dev/null | sed -n 's/^  \"used\": \([0-9]*\),/\1/p')\" = $BIG ] || ! kill -0 $RUNNER"
+release w0
+check "the big run's peak" test "$(profile_field windowjob peak)" = "$BIG"
+for i in $(seq 16); do cg run --quiet --gpu-memory 64MiB -- "$TMP/windowjob" --size 2MiB --quiet; done
+check "17 runs, 16 in the window" test "$(profile_field windowjob runs) $(profile_field windowjob window)" = "17 16"
+check "the big run has left the window: the peak is a small run's" \
+    test "$(profile_field windowjob peak)" -le $((8 * MiB))
+check "state.db keeps 16 rows of it" test "$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT COUNT(*) FROM profile_run WHERE key=?", ("windowjob",)).fetchone()[0])' "$RUNDIR/state.db")" = 16
+
 # --- profile rm ---
 check "profile rm forgets it" test "$(cg profile rm convgpu-sample)" = convgpu-sample
-check "gone from the list" test "$(cg profile --json)" = "[]"
+check "gone from the list, the other kept" test "$(cg profile --json | python3 -c 'import json,sys; print([p["key"] for p in json.load(sys.stdin)])')" = "['windowjob']"
 finish
