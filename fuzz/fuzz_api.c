@@ -18,7 +18,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct create_request cr;
     err[0] = '\0';
     if (api_parse_create(body, size, 4, &cr, err, sizeof err) == 0) {
-        if ((cr.tenant[0] && !api_valid_tenant(cr.tenant)) || cr.limit == 0 || cr.device < -1 || cr.device >= 4 || strlen(cr.name) > 64 ||
+        if ((cr.tenant[0] && !api_valid_tenant(cr.tenant)) || (cr.has_limit && cr.limit == 0) ||
+            (!cr.has_limit && cr.limit) || cr.device < -1 || cr.device >= 4 || strlen(cr.name) > 64 ||
             (cr.has_owner && (cr.uid == UINT32_MAX || cr.gid == UINT32_MAX)) ||
             cr.compute_pct > 100 || (!cr.has_compute && cr.compute_pct) ||
             (cr.has_mode && cr.has_compute && cr.compute_pct == 0) ||

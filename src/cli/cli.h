@@ -49,6 +49,7 @@ int cmd_setup(int argc, char **argv);
 int cmd_slurm(int argc, char **argv);
 int cmd_k8s(int argc, char **argv);
 int cmd_cdi(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
 
 /* Adds a compute share to a create or update body: --gpu-compute PCT (1-100; with
  * allow_none, "none" removes the share) and --compute-mode hard|elastic (NULL when not given;

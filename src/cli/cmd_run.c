@@ -21,8 +21,9 @@
 static void usage(FILE *f)
 {
     fprintf(f, "Usage: convgpu run --gpu-memory SIZE [--gpu-compute PCT [--compute-mode MODE]]\n"
-               "                   [--priority N] [--no-swap] [--device N] [--name NAME]\n"
-               "                   [--tenant NAME] [--quiet] -- CMD [ARGS...]\n\n"
+               "                   [--priority N] [--no-swap] [--limit profile] [--exclusive]\n"
+               "                   [--device N] [--name NAME] [--tenant NAME] [--quiet]\n"
+               "                   -- CMD [ARGS...]\n\n"
                "Runs CMD as a container with a GPU-memory limit. Allocations within the limit\n"
                "that do not fit in free memory right now wait (the container is suspended)\n"
                "until the scheduling policy resumes it; allocations beyond the limit fail\n"
@@ -37,6 +38,13 @@ static void usage(FILE *f)
                "                        with swap on, a higher priority may move lower ones\n"
                "                        out to host memory (docs/SWAP.md)\n"
                "  --no-swap             never move this container's memory to the host\n"
+               "  --limit profile       the limit from past runs of CMD (convgpu profile): their\n"
+               "                        peak plus a margin; --gpu-memory is then the first run's\n"
+               "                        (a daemon with profile-limits set does this for any run\n"
+               "                        without --gpu-memory)\n"
+               "  --exclusive           a whole GPU: refused when the GPU has other containers,\n"
+               "                        and none joins it while this one runs; the limit is the\n"
+               "                        GPU's capacity unless --gpu-memory gives one\n"
                "  --device N            the GPU (default: the placement policy chooses)\n"
                "  --name NAME           a name for convgpu ps / inspect / rm\n"
                "  --tenant NAME         its tenant (default: your user name; another: root only)\n"
@@ -152,6 +160,8 @@ int cmd_run(int argc, char **argv)
         {"priority", required_argument, NULL, 'p'},
         {"no-swap", no_argument, NULL, 'S'},
         {"device", required_argument, NULL, 'd'},
+        {"limit", required_argument, NULL, 'l'},
+        {"exclusive", no_argument, NULL, 'x'},
         {"name", required_argument, NULL, 'n'},
         {"tenant", required_argument, NULL, 't'},
         {"quiet", no_argument, NULL, 'q'},
@@ -161,7 +171,7 @@ int cmd_run(int argc, char **argv)
     const char *mem = NULL, *name = NULL, *pct = NULL, *mode = NULL, *prio = NULL;
     const char *tenant = NULL;
     long device = -1;
-    bool quiet = false, no_swap = false;
+    bool quiet = false, no_swap = false, exclusive = false, from_profile = false;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
@@ -174,6 +184,15 @@ int cmd_run(int argc, char **argv)
         case 'n': name = optarg; break;
         case 't': tenant = optarg; break;
         case 'q': quiet = true; break;
+        case 'x': exclusive = true; break;
+        case 'l':
+            if (strcmp(optarg, "profile") != 0) {
+                fprintf(stderr, "convgpu run: --limit takes 'profile' (the limit from past runs); "
+                                "a size goes with --gpu-memory\n");
+                return 2;
+            }
+            from_profile = true;
+            break;
         case 'd': {
             char *end;
             errno = 0;
@@ -188,13 +207,11 @@ int cmd_run(int argc, char **argv)
         default: usage(stderr); return 2;
         }
     }
-    if (!mem) {
-        fprintf(stderr, "convgpu run: --gpu-memory SIZE is required (e.g. --gpu-memory 1GiB)\n");
-        return 2;
-    }
-    uint64_t limit;
-    const char *err;
-    if (cg_parse_size(mem, &limit, &err) != 0 || limit == 0) {
+    /* Without --gpu-memory the daemon decides: the profile (--limit profile, or a daemon with
+     * --profile-limits), the GPU's capacity (--exclusive), or a refusal that says what to give. */
+    uint64_t limit = 0;
+    const char *err = NULL;
+    if (mem && (cg_parse_size(mem, &limit, &err) != 0 || limit == 0)) {
         fprintf(stderr, "convgpu run: bad --gpu-memory '%s': %s\n", mem,
                 limit == 0 && !err ? "must be greater than zero" : err);
         return 2;
@@ -205,7 +222,13 @@ int cmd_run(int argc, char **argv)
     }
     char **cmd = argv + optind;
 
-    json_t *body = json_pack("{s:I,s:b}", "gpu_memory", (json_int_t)limit, "auto_remove", 1);
+    json_t *body = json_pack("{s:b,s:s}", "auto_remove", 1, "command", cmd[0]);
+    if (mem)
+        json_object_set_new(body, "gpu_memory", json_integer((json_int_t)limit));
+    if (exclusive)
+        json_object_set_new(body, "exclusive", json_true());
+    if (from_profile)
+        json_object_set_new(body, "profile_limit", json_true());
     if (cli_add_compute(body, "run", pct, mode, false, false) != 0 ||
         cli_add_priority(body, "run", prio, no_swap) != 0) {
         json_decref(body);
@@ -236,8 +259,17 @@ int cmd_run(int argc, char **argv)
                      json_is_string(json_object_get(ans, "compute_mode"))
                          ? json_string_value(json_object_get(ans, "compute_mode"))
                          : "?");
-        fprintf(stderr, "convgpu: container %s (limit %s%s, device %lld)\n", cid, mem, share,
-                (long long)json_integer_value(json_object_get(ans, "device")));
+        char lim[CG_SIZE_BUFLEN], from[96] = "";
+        json_t *prof = json_object_get(ans, "profile");
+        if (prof)
+            snprintf(from, sizeof from, " from profile: peak %s + %lld%%",
+                     cg_format_size((uint64_t)json_integer_value(json_object_get(prof, "peak")),
+                                    lim, sizeof lim),
+                     (long long)json_integer_value(json_object_get(prof, "margin_pct")));
+        cg_format_size((uint64_t)json_integer_value(json_object_get(ans, "limit")), lim, sizeof lim);
+        fprintf(stderr, "convgpu: container %s (limit %s%s%s, device %lld%s)\n", cid, lim, from,
+                share, (long long)json_integer_value(json_object_get(ans, "device")),
+                json_is_true(json_object_get(ans, "exclusive")) ? ", exclusive" : "");
     }
 
     /* The signals a terminal or a supervisor sends are forwarded to the workload, which decides

@@ -23,6 +23,7 @@ static const struct {
     {"tenant", cmd_tenant, "list tenants, or set a tenant's fair-share weight"},
     {"top", cmd_top, "live view of devices, containers and decisions"},
     {"events", cmd_events, "print the daemon's decision events"},
+    {"profile", cmd_profile, "what past runs taught: each job's peak memory, duration, use"},
     {"docker", cmd_docker, "docker run with a GPU-memory limit (the paper's nvidia-docker)"},
     {"setup", cmd_setup, "install the convgpu OCI runtime into Docker or Podman"},
     {"slurm", cmd_slurm, "print this node's Slurm gres.conf/slurm.conf lines (gres-conf)"},

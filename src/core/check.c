@@ -49,6 +49,8 @@ static const char *check_container(const cg_core *core, const cg_container *c)
         return "compute share out of range";
     if (c->compute_pct == 0 && c->compute_mode != CG_COMPUTE_ELASTIC)
         return "no compute share, yet a hard one";
+    if (c->exclusive != (d->exclusive == c->cid))
+        return "exclusive container and its device disagree";
     if (c->priority > CG_PRIORITY_MAX)
         return "priority out of range";
     if (c->used + c->swapped > c->limit)
@@ -146,9 +148,11 @@ static const char *check_device(const cg_core *core, unsigned i, claim *buf,
     const cg_device *d = &core->dev[i];
     cg_bytes assigned = 0, used = 0, incoming = 0;
     unsigned n = 0, nsusp = 0, nvisible = 0, nwait = 0, hard = 0;
+    bool holder = false;
     for (const cg_container *c = core->head; c; c = c->next) {
         if (c->dev != i)
             continue;
+        holder |= c->cid == d->exclusive;
         hard += c->compute_mode == CG_COMPUTE_HARD ? c->compute_pct : 0;
         assigned += c->assigned;
         used += c->used;
@@ -174,6 +178,8 @@ static const char *check_device(const cg_core *core, unsigned i, claim *buf,
         return "device container counts wrong";
     if (incoming != d->swap_incoming)
         return "device's incoming swap bytes differ from its containers";
+    if (d->exclusive != CG_CID_NONE && (n != 1 || !holder))
+        return "an exclusive container shares its device, or is not on it";
     unsigned k = 0;
     for (const cg_container *c = d->shead; c; c = c->snext, k++)
         if (!ctr_waits(c) || !c->waiting || c->dev != i || (c->snext && c->snext->sprev != c))

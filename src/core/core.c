@@ -412,11 +412,13 @@ static int place(const cg_core *core, cg_bytes limit, unsigned hard)
     for (unsigned j = 0; j < core->ndev; j++) {
         const cg_device *d = &core->dev[j];
         big_enough |= d->capacity >= limit;
-        if (d->capacity >= limit && dev_admits(d, hard) &&
+        if (d->capacity >= limit && dev_admits(d, hard) && d->exclusive == CG_CID_NONE &&
             (i < 0 || dev_free(d) > dev_free(&core->dev[i])))
             i = (int)j;
     }
-    return i >= 0 ? i : big_enough ? -(int)CG_ERR_NO_COMPUTE : -(int)CG_ERR_TOO_LARGE;
+    return i >= 0           ? i
+           : big_enough     ? -(int)cg_exclusive_why_unplaced(core, limit, hard)
+                            : -(int)CG_ERR_TOO_LARGE;
 }
 
 /* Creation and restore share everything but the initial assignment: the largest safe amount
@@ -426,6 +428,11 @@ static cg_status create(cg_core *core, const cg_container_spec *spec, cg_time no
 {
     int device = spec->device;
     cg_bytes limit = spec->limit;
+    if (core->ndev && (device < 0 || (unsigned)device < core->ndev)) {
+        cg_status st = cg_exclusive_admit(core, spec, &device, &limit);
+        if (st != CG_OK)
+            return st;
+    }
     if (limit == 0 || (exact && want > limit) || !share_valid(spec->compute_pct, spec->compute_mode) ||
         spec->priority > CG_PRIORITY_MAX)
         return CG_ERR_INVALID;
@@ -496,6 +503,7 @@ static cg_status create(cg_core *core, const cg_container_spec *spec, cg_time no
     }
     if (g)
         set_assigned(d, c, g);
+    cg_exclusive_attach(core, c, spec->exclusive);
     emit(core, CG_EV_ADMIT, CG_WHY_NONE, c, 0, 0, limit, now);
     if (g)
         emit(core, CG_EV_ASSIGN, CG_WHY_NONE, c, 0, 0, g, now);
@@ -569,6 +577,7 @@ cg_status cg_container_remove(cg_core *core, cg_cid cid, cg_time now)
         emit(core, CG_EV_UNASSIGN, CG_WHY_REMOVED, c, 0, 0, c->assigned, now);
     cg_safety_remove(d, c);
     cg_share_detach(core, c);
+    cg_exclusive_detach(core, c);
     d->assigned -= c->assigned;
     d->ncontainers--;
     if (c->prev)
@@ -846,7 +855,7 @@ cg_status cg_device_get(const cg_core *core, unsigned device, cg_device_info *ou
     const cg_device *d = &core->dev[device];
     *out = (cg_device_info){d->total, d->reserve, d->capacity, d->assigned, d->used,
                             dev_free(d), d->context_charge, d->ncontainers, d->nsuspended,
-                            d->hard_pct, d->swap_incoming};
+                            d->hard_pct, d->swap_incoming, d->exclusive};
     return CG_OK;
 }
 
@@ -878,6 +887,7 @@ cg_status cg_container_get(const cg_core *core, cg_cid cid, cg_time now, cg_cont
         .residency = c->swap,
         .swapped = c->swapped,
         .tenant = c->tenant,
+        .exclusive = c->exclusive,
     };
     return CG_OK;
 }

@@ -41,6 +41,8 @@ typedef enum {
     CG_ERR_NO_SWAP,        /* swap is off (no budget) or the container refuses it (no_swap) */
     CG_ERR_SWAP_BUDGET,    /* the host-memory budget for swap would be exceeded */
     CG_ERR_STATE,          /* the container is not in a state that allows this (swap.h) */
+    CG_ERR_BUSY,           /* an exclusive container asked for a device that has containers */
+    CG_ERR_EXCLUSIVE,      /* the device is held by an exclusive container (exclusive.c) */
 } cg_status;
 
 const char *cg_status_str(cg_status s);
@@ -182,7 +184,9 @@ cg_status cg_set_placement_policy(cg_core *core, cg_placement_policy p);
 
 /* What a new container asks for: a device (< 0: the placement policy chooses), a memory limit
  * L and a compute share (compute_pct 0: none; the mode of no share is ELASTIC whatever is
- * given). */
+ * given). An exclusive container takes a whole device (exclusive.c): it is admitted only on a
+ * device with no container, none is placed or admitted beside it while it lives, and a limit of
+ * 0 means the capacity of the device it gets. */
 typedef struct {
     int device;
     cg_bytes limit;
@@ -191,6 +195,7 @@ typedef struct {
     unsigned priority;   /* 0..CG_PRIORITY_MAX, higher goes first (priority.c); else INVALID */
     bool no_swap;        /* never swapped out, by the policy or the operator */
     uint32_t tenant;             /* CG_TENANT_DEFAULT (0) unless the caller names one */
+    bool exclusive;
 } cg_container_spec;
 
 /* Create a container. Assignment at creation: the largest safe amount <= min(L, free).
@@ -213,6 +218,9 @@ cg_status cg_container_restore(cg_core *core, unsigned device, cg_bytes limit, c
 /* The same with a tenant (and whatever else the spec carries; spec->device must be >= 0). */
 cg_status cg_container_restore_spec(cg_core *core, const cg_container_spec *spec,
                                     cg_bytes assigned, cg_time created_at, cg_cid *cid_out);
+/* Makes a restored container exclusive again (exclusive.c): CG_ERR_BUSY, changing nothing, when
+ * another container shares its device. */
+cg_status cg_container_restore_exclusive(cg_core *core, cg_cid cid);
 /* Remove: cancels pending requests (REJECT/REMOVED), returns the assignment, resumes others. */
 cg_status cg_container_remove(cg_core *core, cg_cid cid, cg_time now);
 /* Change the limit (GaiaGPU's elastic limits). Lowering below use -> CG_ERR_BELOW_USE, nothing
@@ -310,6 +318,7 @@ typedef struct {
     cg_residency residency;
     cg_bytes swapped;              /* on the host now */
     uint32_t tenant;
+    bool exclusive;                /* holds its device alone (exclusive.c) */
 } cg_container_info;
 
 typedef struct {
@@ -317,6 +326,7 @@ typedef struct {
     unsigned ncontainers, nsuspended;
     unsigned compute_hard_pct;     /* sum of the admitted hard shares, <= 100 */
     cg_bytes swap_incoming;        /* assignment of its containers on their way out */
+    cg_cid exclusive;              /* the exclusive container holding it, or CG_CID_NONE */
 } cg_device_info;
 
 typedef struct {
@@ -401,7 +411,8 @@ cg_status cg_tenant_get(const cg_core *core, uint32_t tenant, unsigned device,
 
 /* Checks every invariant (conservation, bounds, safety, no all-suspended device, index
  * consistency, no suspended container that could safely be given its whole need, shares in
- * range and the hard shares of each device summing to at most 100). Returns NULL
+ * range and the hard shares of each device summing to at most 100, an exclusive container alone
+ * on its device). Returns NULL
  * when all hold, else a static description of the first violation. Recomputes everything from
  * scratch: O(n log n + k n) for k suspended containers; for tests and debug builds. */
 const char *cg_core_check(const cg_core *core);

@@ -60,6 +60,7 @@ struct cg_container {
     bool waiting;                /* in its device's waiting ("suspended") list */
     uint32_t tenant;
     cg_bytes fair_share, fair_ceiling; /* its tenant's on its device (fairshare.c) */
+    bool exclusive;              /* holds its device alone (exclusive.c) */
     cg_time created_at, suspended_since, total_suspended;
     unsigned nprocs, npending;
     cg_bytes pending_bytes;
@@ -84,6 +85,7 @@ typedef struct {
     cg_bytes assigned, used;
     unsigned ncontainers, nsuspended;
     unsigned hard_pct;                    /* sum of its containers' hard shares, <= 100 */
+    cg_cid exclusive;                     /* its exclusive container, or CG_CID_NONE */
     cg_container *root;                   /* safety index */
     cg_container *shead, *stail;          /* suspended, suspension order */
     cg_container *whead, *wtail;          /* waiting limit raises, arrival order */
@@ -205,10 +207,11 @@ static inline bool dev_admits(const cg_device *d, unsigned hard)
     return hard <= CG_COMPUTE_PCT_MAX - d->hard_pct;
 }
 
-/* Whether a new container (limit, hard share) fits on the device right now. */
+/* Whether a new container (limit, hard share) fits on the device right now; never on a device
+ * an exclusive container holds. */
 static inline bool dev_fits(const cg_device *d, cg_bytes limit, unsigned hard)
 {
-    return dev_free(d) >= limit && dev_admits(d, hard);
+    return dev_free(d) >= limit && dev_admits(d, hard) && d->exclusive == CG_CID_NONE;
 }
 
 /* A device's room for placement: the smaller of its free memory and its capacity scaled by the
@@ -269,6 +272,22 @@ cg_bytes cg_fair_floor(const cg_core *core, uint32_t tenant, unsigned dev, const
                        cg_bytes gift, struct cg_fair_claim *buf);
 /* Frees the tenant records and the scratch (cg_core_free). */
 void cg_fair_release(cg_core *core);
+/* ---- exclusive containers (exclusive.c) ---- */
+
+/* Admission of a new container as far as exclusivity goes, before anything changes. *device is
+ * the device asked for (< 0: placement) and *limit the limit (0 only for an exclusive one). An
+ * exclusive container gets an empty device here (named: CG_ERR_BUSY when it has containers;
+ * placed: the placement policy's choice among the empty devices that hold the limit) and, with
+ * limit 0, that device's capacity; any other container is refused a named device held
+ * exclusively (CG_ERR_EXCLUSIVE), and placement skips such devices through dev_fits. */
+cg_status cg_exclusive_admit(const cg_core *core, const cg_container_spec *spec, int *device,
+                             cg_bytes *limit);
+/* Why placement found no device for a non-exclusive container that some device could hold:
+ * CG_ERR_EXCLUSIVE when every such device is held exclusively, else CG_ERR_NO_COMPUTE. */
+cg_status cg_exclusive_why_unplaced(const cg_core *core, cg_bytes limit, unsigned hard);
+/* Takes or gives back the device of a created or removed container. */
+void cg_exclusive_attach(cg_core *core, cg_container *c, bool exclusive);
+void cg_exclusive_detach(cg_core *core, const cg_container *c);
 
 /* Allocation through the configured hooks; every failure is reported, never fatal. */
 void *cg_mem_alloc(cg_core *core, size_t size);

@@ -16,6 +16,8 @@ const char *cg_status_str(cg_status s)
     case CG_ERR_NO_SWAP: return "swap is off, or the container refuses it";
     case CG_ERR_SWAP_BUDGET: return "the host-memory budget for swap would be exceeded";
     case CG_ERR_STATE: return "not in a state that allows it";
+    case CG_ERR_BUSY: return "device busy: an exclusive container needs it empty";
+    case CG_ERR_EXCLUSIVE: return "device held by an exclusive container";
     }
     return "unknown status";
 }

@@ -6,8 +6,9 @@
  *   GET    /v1/containers                 every container
  *   POST   /v1/containers                 create {"gpu_memory": "1GiB", "name", "id", "device",
  *                                         "auto_remove", "gpu_compute": 1-100|null,
- *                                         "compute_mode": "hard"|"elastic"}; answers the
- *                                         container and the env its processes need
+ *                                         "compute_mode": "hard"|"elastic", "exclusive": BOOL,
+ *                                         "profile_limit": BOOL, "image", "command"}; answers
+ *                                         the container and the env its processes need
  *   GET    /v1/containers/{id}            inspect (processes, pending requests, suspension)
  *   DELETE /v1/containers/{id}            remove; its assignment returns at once
  *   PUT    /v1/containers/{id}/limit      {"gpu_memory": SIZE, "gpu_compute": 1-100|null,
@@ -18,6 +19,9 @@
  *                                         (host pid); auto_remove: removed when it exits
  *   GET    /v1/policy, PUT /v1/policy     {"resume": NAME, "placement": NAME}
  *   GET    /v1/events?since=N             recent decision events (ring buffer), oldest first
+ *   GET    /v1/profiles                   what past runs taught (profile.h), the caller's own
+ *                                         (operators: every tenant's)
+ *   DELETE /v1/profiles/{key}[?tenant=T]  forget a profile (404 when there is none)
  *
  * Every request body is parsed strictly: unknown fields, wrong types and bad sizes are a 400 with
  * a message saying what to send instead, and change nothing. What the body says well but the
@@ -262,6 +266,8 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
     json_object_set_new(o, "priority", json_integer((json_int_t)ci.priority));
     json_object_set_new(o, "swap_out_s", json_real((double)c->swap_out_ns / 1e9));
     json_object_set_new(o, "swap_in_s", json_real((double)c->swap_in_ns / 1e9));
+    json_object_set_new(o, "exclusive", json_boolean(ci.exclusive));
+    json_object_set_new(o, "profile_key", json_string(c->profile_key));
     if (!detail)
         return o;
     json_object_set_new(o, "socket", json_string(c->sock_path));
@@ -545,6 +551,52 @@ static json_t *over_bound(struct daemon *d, uid_t uid, const struct container *r
 
 /* ---- handlers ----------------------------------------------------------------------------- */
 
+/* The capacity of the device a request names, or of the largest device (placement). */
+static uint64_t device_capacity(struct daemon *d, const cg_container_spec *spec)
+{
+    uint64_t cap = 0;
+    for (unsigned i = 0; i < d->ndevices; i++) {
+        cg_device_info di = {0};
+        cg_device_get(d->core, i, &di);
+        if ((spec->device < 0 || (unsigned)spec->device == i) && di.capacity > cap)
+            cap = di.capacity;
+    }
+    return cap;
+}
+
+/* Where a new container's limit comes from (profile.h): its profile when it asks
+ * ("profile_limit") or gives none on a daemon with --profile-limits and a profile exists (1,
+ * *limit set, the event says so), else what it gave (0; exclusive: 0 = the device's capacity).
+ * -1 with msg when it gave none and nothing can choose one; -2 when the store failed. */
+static int limit_from_profile(struct daemon *d, const struct create_request *req,
+                              const char *tenant, const char *key, uint64_t *limit,
+                              uint64_t *peak, unsigned *margin, char *msg, size_t len)
+{
+    bool wanted = req->profile_limit || (!req->has_limit && d->opt.profile_margin_pct);
+    *margin = d->opt.profile_margin_pct ? d->opt.profile_margin_pct : PROFILE_DEFAULT_MARGIN_PCT;
+    if (wanted && key[0]) {
+        cg_container_spec where = {.device = req->device};
+        int rc = profile_limit(d, tenant, key, *margin, device_capacity(d, &where), limit, peak);
+        if (rc < 0) {
+            snprintf(msg, len, "cannot read profile %s/%s: %s", tenant, key, store_error(d->store));
+            return -2;
+        }
+        if (rc == 0)
+            return 1;
+    }
+    if (req->has_limit || req->exclusive)
+        return 0;
+    if (wanted)
+        snprintf(msg, len, "no profile for %s/%s yet: give gpu_memory for its first run "
+                           "(convgpu run --gpu-memory SIZE)", tenant, key[0] ? key : "(no image "
+                           "or command given)");
+    else
+        snprintf(msg, len, "gpu_memory is required (e.g. \"1GiB\")%s",
+                 d->opt.profile_margin_pct ? "" : "; or \"profile_limit\": true to take it "
+                                                   "from past runs");
+    return -1;
+}
+
 static enum MHD_Result create_container(struct daemon *d, struct MHD_Connection *conn,
                                         struct request_ctx *rc, const struct caller *who)
 {
@@ -568,7 +620,8 @@ static enum MHD_Result create_container(struct daemon *d, struct MHD_Connection 
     cg_container_spec spec = {.device = req.device, .limit = req.limit, .compute_pct = pct,
                               .compute_mode = req.has_mode ? req.compute_mode
                                                            : d->opt.default_compute_mode,
-                              .priority = req.priority, .no_swap = req.no_swap};
+                              .priority = req.priority, .no_swap = req.no_swap,
+                              .exclusive = req.exclusive};
     /* The tenant: the owner's user unless named; only root or the daemon's user may name
      * another (docs/OPERATIONS.md). */
     char own[TENANT_NAME_MAX + 1];
@@ -578,19 +631,42 @@ static enum MHD_Result create_container(struct daemon *d, struct MHD_Connection 
                                      "tenant '%s'; yours is '%s'", req.tenant, own);
     if (tenant_intern(d, req.tenant[0] ? req.tenant : own, &spec.tenant) != 0)
         return send_error(conn, 500, "out of memory");
-    json_t *refusal = who->all ? NULL : over_bound(d, uid, NULL, req.limit);
+    char key[PROFILE_KEY_MAX + 1], tenant[PROFILE_TENANT_MAX + 1];
+    profile_key_of(req.image, req.command, key, sizeof key);
+    snprintf(tenant, sizeof tenant, "%s", req.tenant[0] ? req.tenant : own); /* its tenant's runs */
+    uint64_t peak = 0;
+    unsigned margin = 0;
+    int from = limit_from_profile(d, &req, tenant, key, &spec.limit, &peak, &margin, msg,
+                                  sizeof msg);
+    if (from < 0)
+        return send_error(conn, from == -2 ? 503 : 400, "%s", msg);
+    /* An exclusive container without a limit is bounded like one that asks for the device. */
+    json_t *refusal = who->all ? NULL
+                               : over_bound(d, uid, NULL, spec.limit ? spec.limit
+                                                                     : device_capacity(d, &spec));
     if (refusal)
         return send_json(conn, 403, refusal);
     struct container *c = NULL;
-    int rcode = container_create(d, req.id, req.name, &spec, uid, gid,
+    int rcode = container_create(d, req.id, req.name, key, &spec, uid, gid,
                                  req.auto_remove ? cred->pid : 0, req.auto_remove, NULL, &c, msg,
                                  sizeof msg);
     if (rcode != 0)
         return send_error(conn, rcode == -EEXIST || rcode == -EBUSY ? 409
                                 : rcode == -EIO || rcode == -ENOMEM ? 500 : 400,
                           "%s", msg);
+    if (from == 1) {
+        char b1[CG_SIZE_BUFLEN], b2[CG_SIZE_BUFLEN];
+        log_info("container %s: limit %s from profile %s/%s (peak %s + %u%%)", c->id,
+                 cg_format_size(c->limit, b1, sizeof b1), tenant, key,
+                 cg_format_size(peak, b2, sizeof b2), margin);
+        ring_push(d->api, "profile-limit", "profile peak + margin", c->id, c->device, 0, c->limit,
+                  true, c->owner_uid);
+    }
     json_t *o = container_json(d, c, true);
     json_object_set_new(o, "env", container_env_json(d, c));
+    if (from == 1)
+        json_object_set_new(o, "profile", json_pack("{s:I,s:i}", "peak", (json_int_t)peak,
+                                                    "margin_pct", (int)margin));
     return send_json(conn, 201, o);
 }
 
@@ -869,6 +945,63 @@ static enum MHD_Result events(struct daemon *d, struct MHD_Connection *conn,
     return send_json(conn, 200, json_pack("{s:o,s:I}", "events", arr, "next", (json_int_t)a->next_seq));
 }
 
+/* ---- profiles ---------------------------------------------------------------------------- */
+
+static int profile_to_json(void *ctx, const struct profile *p)
+{
+    json_t *o = json_pack("{s:s,s:s,s:I,s:f,s:f,s:b,s:i,s:I,s:I}", "tenant", p->tenant, "key",
+                          p->key, "peak", (json_int_t)p->peak, "duration_s", p->duration_s,
+                          "utilization", p->utilization, "utilization_known",
+                          p->utilization_known, "window", (int)p->window, "runs",
+                          (json_int_t)p->runs, "last", (json_int_t)p->last_unix);
+    return o && json_array_append_new(ctx, o) == 0 ? 0 : -1;
+}
+
+/* GET /v1/profiles, DELETE /v1/profiles/{key}[?tenant=T]. A caller who is not an operator sees
+ * and forgets only its own tenant's (its user name: profile.h); an operator every tenant's, or
+ * one tenant's with ?tenant=. */
+static enum MHD_Result profiles(struct daemon *d, struct MHD_Connection *conn, const char *url,
+                                bool get, bool del, const struct caller *who)
+{
+    char own[TENANT_NAME_MAX + 1];
+    tenant_of_uid(who->cred.uid, own); /* the caller's own tenant */
+    const char *asked = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "tenant");
+    if (asked && (!*asked || strlen(asked) > PROFILE_TENANT_MAX))
+        return send_error(conn, 400, "tenant must be 1-%d characters", PROFILE_TENANT_MAX);
+    if (asked && !who->all && strcmp(asked, own) != 0)
+        return send_error(conn, 403, "only operators see other tenants' profiles");
+    const char *tenant = asked ? asked : who->all ? NULL : own;
+    if (strcmp(url, "/v1/profiles") == 0) {
+        if (!get)
+            return send_error(conn, 405, "use GET on /v1/profiles");
+        json_t *arr = json_array();
+        if (!arr || !d->store || store_profile_each(d->store, tenant, profile_to_json, arr) != 0) {
+            json_decref(arr);
+            return send_error(conn, 503, "cannot read the profiles");
+        }
+        return send_json(conn, 200, arr);
+    }
+    const char *key = url + 13;
+    if (!del)
+        return send_error(conn, 405, "use DELETE on /v1/profiles/KEY");
+    if (!api_valid_profile_key(key))
+        return send_error(conn, 400, "a profile key is 1-255 printable characters without spaces, "
+                                     "quotes or backslashes");
+    unsigned n = 0;
+    int rc = d->store ? store_profile_delete(d->store, tenant, key, &n) : -EIO;
+    if (rc != 0) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "profile %s not removed: the state could not be saved (%s)", key,
+                 d->store ? store_error(d->store) : "no store");
+        return send_not_stored(conn, rc, msg);
+    }
+    if (n == 0)
+        return send_error(conn, 404, "no profile named %s%s%s", key, tenant ? " for tenant " : "",
+                          tenant ? tenant : "");
+    log_info("profile %s removed (%u tenant%s)", key, n, n == 1 ? "" : "s");
+    return send_json(conn, 200, json_pack("{s:s,s:i}", "removed", key, "tenants", (int)n));
+}
+
 static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, const char *url,
                              const char *method, struct request_ctx *rc)
 {
@@ -1007,6 +1140,8 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
         return tenants_route(d, conn, url, get, put, rc, &who);
     if (strcmp(url, "/v1/events") == 0 && get)
         return events(d, conn, &who);
+    if (strcmp(url, "/v1/profiles") == 0 || strncmp(url, "/v1/profiles/", 13) == 0)
+        return profiles(d, conn, url, get, del, &who);
     if (strcmp(url, "/metrics") == 0 && get) {
         char *text = metrics_render(d, who.all ? NULL : &who.cred.uid);
         if (!text)

@@ -130,6 +130,31 @@ bool api_valid_name(const char *s)
     return true;
 }
 
+bool api_valid_profile_key(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 255)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] <= ' ' || s[i] > '~' || s[i] == '"' || s[i] == '\'' || s[i] == '\\')
+            return false;
+    return true;
+}
+
+/* An optional key field: absent, or a valid key; copied into out. */
+static int json_key(json_t *v, const char *field, char *out, size_t len, char *err, size_t errlen)
+{
+    if (!v)
+        return 0;
+    if (!json_is_string(v) || !api_valid_profile_key(json_string_value(v))) {
+        snprintf(err, errlen, "%s must be 1-255 printable characters without spaces, quotes or "
+                              "backslashes", field);
+        return -1;
+    }
+    snprintf(out, len, "%s", json_string_value(v));
+    return 0;
+}
+
 int api_parse_create(const char *body, size_t len, unsigned ndevices, struct create_request *out,
                      char *err, size_t errlen)
 {
@@ -141,7 +166,8 @@ int api_parse_create(const char *body, size_t len, unsigned ndevices, struct cre
     int rc = -1;
     static const char *const allowed[] = {"gpu_memory", "name", "id", "device", "auto_remove",
                                           "uid", "gid", "gpu_compute", "compute_mode",
-                                          "priority", "swap", "tenant", NULL};
+                                          "priority", "swap", "tenant", "exclusive", "profile_limit",
+                                          "image", "command", NULL};
     const char *bad = NULL;
     json_t *prio = json_object_get(j, "priority"), *sw = json_object_get(j, "swap");
     bool has_prio = false;
@@ -151,14 +177,21 @@ int api_parse_create(const char *body, size_t len, unsigned ndevices, struct cre
     json_t *ar = json_object_get(j, "auto_remove");
     json_t *gc = json_object_get(j, "gpu_compute"), *cm = json_object_get(j, "compute_mode");
     json_t *tn = json_object_get(j, "tenant");
+    json_t *ex = json_object_get(j, "exclusive"), *pl = json_object_get(j, "profile_limit");
     if (!only_keys(j, allowed, &bad)) {
         snprintf(err, errlen, "unknown field '%s' (allowed: gpu_memory, name, id, device, "
                               "auto_remove, uid, gid, gpu_compute, compute_mode, priority, swap, "
-                              "tenant)",
-                 bad);
-    } else if (!gm) {
-        fail(err, errlen, "gpu_memory is required (e.g. \"1GiB\")");
-    } else if (json_size(gm, &out->limit, err, errlen) != 0) {
+                              "tenant, exclusive, profile_limit, image, command)", bad);
+    } else if (gm && json_size(gm, &out->limit, err, errlen) != 0) {
+        /* message set */
+    } else if (ex && !json_is_boolean(ex)) {
+        fail(err, errlen, "exclusive must be true or false");
+    } else if (pl && !json_is_boolean(pl)) {
+        fail(err, errlen, "profile_limit must be true or false");
+    } else if (json_key(json_object_get(j, "image"), "image", out->image, sizeof out->image, err,
+                        errlen) != 0 ||
+               json_key(json_object_get(j, "command"), "command", out->command,
+                        sizeof out->command, err, errlen) != 0) {
         /* message set */
     } else if (name && (!json_is_string(name) || !api_valid_name(json_string_value(name)))) {
         fail(err, errlen, "name must be 1-64 characters of [A-Za-z0-9_.-], not starting with . or -");
@@ -203,6 +236,9 @@ int api_parse_create(const char *body, size_t len, unsigned ndevices, struct cre
         if (dev)
             out->device = (int)json_integer_value(dev);
         out->auto_remove = ar && json_is_true(ar);
+        out->has_limit = gm != NULL;
+        out->exclusive = ex && json_is_true(ex);
+        out->profile_limit = pl && json_is_true(pl);
         rc = 0;
     }
     json_decref(j);

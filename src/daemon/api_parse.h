@@ -10,6 +10,8 @@
 #include "core.h"
 
 struct create_request {
+    bool has_limit;  /* "gpu_memory" given; else the profile or the device decides, or the
+                      * daemon refuses (api.c) */
     uint64_t limit;
     char id[65];     /* "" = daemon chooses */
     char name[65];   /* "" = none */
@@ -26,6 +28,10 @@ struct create_request {
     unsigned priority;           /* "priority": 0..9 (0 when absent) */
     bool no_swap;                /* "swap": false */
     char tenant[33];             /* "tenant": "" = the owner's user (tenant.h) */
+    bool exclusive;              /* "exclusive": a whole device (src/core/exclusive.c) */
+    bool profile_limit;          /* "profile_limit": take the limit from the profile */
+    char image[256];             /* "image": the profile key, when an integration knows it */
+    char command[256];           /* "command": its basename is the key when there is no image */
 };
 
 /* PUT /v1/containers/{id}/limit: any of "gpu_memory" (a size), "gpu_compute" (1..100, or null
@@ -58,6 +64,9 @@ bool api_valid_tenant(const char *s);
 struct tenant_request {
     unsigned weight;
 };
+/* A profile key as it enters (an image reference or a command): 1-255 printable ASCII
+ * characters, none of them a space, a quote or a backslash. */
+bool api_valid_profile_key(const char *s);
 
 /* Each returns 0, or -1 with a message in err saying what to send instead. */
 int api_parse_create(const char *body, size_t len, unsigned ndevices, struct create_request *out,

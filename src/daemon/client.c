@@ -346,6 +346,7 @@ void proc_drop(struct daemon *d, struct proc *p, const char *why)
     }
     pending_drop_proc(p);
     if (p->welcomed) {
+        container_used_bytes(c); /* its last use may be the container's peak (profile.h) */
         api_process_event(d, c, p, "exit");
         slot_release(c, p->slot);
     }

@@ -79,6 +79,7 @@ uint64_t container_used_bytes(struct container *c)
     for (uint32_t i = 0; i < high; i++)
         if (c->rec->slots[i].pid)
             pages += slot_used_pages(c, i);
+    profile_note_use(c, pages * CG_LEDGER_PAGE);
     return pages * CG_LEDGER_PAGE;
 }
 
@@ -353,6 +354,40 @@ static void container_destroy_files(struct container *c)
     }
 }
 
+/* Says why exclusivity refused a new container: the busy device and how many containers it
+ * has, or the exclusive container that holds the device asked for. */
+static void exclusive_refusal(struct daemon *d, const cg_container_spec *spec, cg_status st,
+                              char *err, size_t errlen)
+{
+    char b1[CG_SIZE_BUFLEN];
+    for (unsigned i = 0; i < d->ndevices; i++) {
+        cg_device_info di = {0};
+        if ((spec->device >= 0 && i != (unsigned)spec->device) ||
+            cg_device_get(d->core, i, &di) != CG_OK || di.capacity < spec->limit)
+            continue;
+        struct container *h = di.exclusive ? container_by_cid(d, di.exclusive) : NULL;
+        if (st == CG_ERR_BUSY && spec->device >= 0) {
+            snprintf(err, errlen, "device %u is busy: %u container%s; an exclusive container "
+                                  "needs a device with none", i, di.ncontainers,
+                     di.ncontainers == 1 ? "" : "s");
+            return;
+        }
+        if (st == CG_ERR_EXCLUSIVE && h) {
+            snprintf(err, errlen, "device %u is held by exclusive container %s%s%s%s: no other "
+                                  "container is placed on it while that one lives%s", i, h->id,
+                     h->name[0] ? " (" : "", h->name, h->name[0] ? ")" : "",
+                     spec->device >= 0 ? "" : ", and no other device can hold this one");
+            return;
+        }
+    }
+    if (st == CG_ERR_BUSY)
+        snprintf(err, errlen, "no device is free for an exclusive container%s%s: every device "
+                              "that could hold it has containers",
+                 spec->limit ? " of " : "", spec->limit ? cg_format_size(spec->limit, b1, sizeof b1) : "");
+    else
+        snprintf(err, errlen, "the device is held by an exclusive container");
+}
+
 /* Says why the core refused a new container. */
 static void create_refusal(struct daemon *d, const cg_container_spec *spec, cg_status st,
                            char *err, size_t errlen)
@@ -368,6 +403,8 @@ static void create_refusal(struct daemon *d, const cg_container_spec *spec, cg_s
             snprintf(err, errlen, "hard compute share %u%% does not fit on any device that can "
                                   "hold %s: the hard shares on one device sum to at most 100%%",
                      spec->compute_pct, cg_format_size(spec->limit, b1, sizeof b1));
+    } else if (st == CG_ERR_BUSY || st == CG_ERR_EXCLUSIVE) {
+        exclusive_refusal(d, spec, st, err, errlen);
     } else if (st == CG_ERR_TOO_LARGE || st == CG_ERR_NO_DEVICE) {
         snprintf(err, errlen, "limit %s does not fit on %s: %s",
                  cg_format_size(spec->limit, b1, sizeof b1),
@@ -377,7 +414,7 @@ static void create_refusal(struct daemon *d, const cg_container_spec *spec, cg_s
     }
 }
 
-int container_create(struct daemon *d, const char *id, const char *name,
+int container_create(struct daemon *d, const char *id, const char *name, const char *profile_key,
                      const cg_container_spec *spec, uid_t uid, gid_t gid, pid_t owner,
                      bool auto_remove, struct container_restore *restore,
                      struct container **out, char *err, size_t errlen)
@@ -404,7 +441,7 @@ int container_create(struct daemon *d, const char *id, const char *name,
         snprintf(err, errlen, "a container named '%s' already exists", name && *name ? name : id);
         return -EEXIST;
     }
-    if (limit == 0) {
+    if (limit == 0 && !spec->exclusive) { /* an exclusive one gets the device's capacity */
         snprintf(err, errlen, "gpu memory limit must be greater than zero");
         return -EINVAL;
     }
@@ -432,6 +469,7 @@ int container_create(struct daemon *d, const char *id, const char *name,
     snprintf(c->name, sizeof c->name, "%s", name ? name : "");
     const struct tenant *tenant = tenant_by_id(d, spec->tenant);
     snprintf(c->tenant, sizeof c->tenant, "%s", tenant ? tenant->name : "");
+    snprintf(c->profile_key, sizeof c->profile_key, "%s", profile_key ? profile_key : "");
     c->owner_uid = uid;
     c->owner_gid = gid;
     c->owner_pid = owner;
@@ -465,6 +503,9 @@ int container_create(struct daemon *d, const char *id, const char *name,
                       "as an elastic share", id, spec->compute_pct, device);
             cg_container_set_compute(d->core, cid, spec->compute_pct, CG_COMPUTE_ELASTIC, now);
         }
+        if (st == CG_OK && spec->exclusive && cg_container_restore_exclusive(d->core, cid) != CG_OK)
+            log_error("container %s: was exclusive, but device %d has other containers now (an "
+                      "edited state.db?); kept as a shared one", id, device);
     } else {
         st = cg_container_create_spec(d->core, spec, now, &cid);
     }
@@ -472,9 +513,12 @@ int container_create(struct daemon *d, const char *id, const char *name,
     if (st != CG_OK) {
         create_refusal(d, spec, st, err, errlen);
         free(c);
-        return st == CG_ERR_NOMEM ? -ENOMEM : st == CG_ERR_NO_COMPUTE ? -EBUSY : -EINVAL;
+        return st == CG_ERR_NOMEM ? -ENOMEM
+               : st == CG_ERR_NO_COMPUTE || st == CG_ERR_BUSY || st == CG_ERR_EXCLUSIVE ? -EBUSY
+                                                                                        : -EINVAL;
     }
     c->cid = cid;
+    c->profile_since = now;
     cg_container_info ci;
     cg_container_get(d->core, cid, now, &ci);
     c->device = ci.device;
@@ -527,9 +571,10 @@ int container_create(struct daemon *d, const char *id, const char *name,
     if (ci.compute_pct)
         snprintf(share, sizeof share, ", compute %u%% %s", ci.compute_pct,
                  cg_compute_mode_name(ci.compute_mode));
-    log_info("container %s%s%s: created on device %u, limit %s, assigned %s%s", c->id,
-             c->name[0] ? " name=" : "", c->name, c->device, cg_format_size(limit, b1, sizeof b1),
-             cg_format_size(ci.assigned, b2, sizeof b2), share);
+    log_info("container %s%s%s: created on device %u%s, limit %s, assigned %s%s", c->id,
+             c->name[0] ? " name=" : "", c->name, c->device, ci.exclusive ? " (exclusive)" : "",
+             cg_format_size(ci.limit, b1, sizeof b1), cg_format_size(ci.assigned, b2, sizeof b2),
+             share);
     *out = c;
     return 0;
 
@@ -543,6 +588,8 @@ fail_core:
 
 int container_remove(struct daemon *d, struct container *c, const char *why)
 {
+    /* Its end is a run of its profile: recorded before its processes and record go. */
+    profile_record(d, c);
     /* Pending requests are answered CANCELLED by the sink while the core removes. */
     while (c->procs)
         proc_drop(d, c->procs, why);

@@ -25,6 +25,7 @@
 #include "ledger.h"
 #include "proc_start.h"
 #include "loop.h"
+#include "profile.h"
 #include "record.h"
 #include "rundir.h"
 #include "tenant.h"
@@ -128,6 +129,10 @@ struct container {
     uint64_t swap_time_ns;       /* spent moving, since creation */
     bool swap_in_due;            /* the core ordered it in; swap_flush carries it out */
     bool swap_found;             /* restored with the swap gate bit set (swap_restore) */
+    /* Profiles (profile.h): the key its runs are recorded under ("" = none), and since when
+     * compute.busy_ns counts (creation, or the start of the daemon that restored it). */
+    char profile_key[PROFILE_KEY_MAX + 1];
+    uint64_t profile_since;
     struct container *next;
 };
 
@@ -175,6 +180,9 @@ struct daemon_options {
     unsigned default_compute_pct;
     cg_compute_mode default_compute_mode;
     int log_level;
+    /* --profile-limits MARGIN: a container created without a limit takes its profile's peak
+     * plus this many percent (profile.h); 0 = off. */
+    unsigned profile_margin_pct;
     bool policy_explicit;       /* policy or placement given by flag or configuration file */
     cg_fair_mode fair_share;    /* tenants' fair share (docs/SCHEDULING.md) */
 };
@@ -229,12 +237,13 @@ struct container_restore {
     struct cg_record *rec; /* the record, opened (ownership passes to the container) */
     int ledger_fd;         /* the ledger found again in a live process, or -1: a fresh one */
 };
-/* Creates a container with what spec asks (device, memory limit, compute share) (restore:
+/* Creates a container with what spec asks (device, memory limit, compute share, exclusive)
+ * whose runs are recorded under profile_key (NULL or "": none) (restore:
  * re-creates one after a restart; the container takes restore's record and ledger, which are
  * then NULL/-1 in *restore; whatever is left there on failure is the caller's). Returns 0, or
  * -EINVAL/-ENODEV (bad request), -EEXIST (id or name taken), -EBUSY (the hard compute share
- * cannot be admitted), -EIO/-ENOMEM, with err. */
-int container_create(struct daemon *d, const char *id, const char *name,
+ * cannot be admitted, or the device is busy or held exclusively), -EIO/-ENOMEM, with err. */
+int container_create(struct daemon *d, const char *id, const char *name, const char *profile_key,
                      const cg_container_spec *spec, uid_t uid, gid_t gid, pid_t owner,
                      bool auto_remove, struct container_restore *restore,
                      struct container **out, char *err, size_t errlen);

@@ -329,6 +329,12 @@ int compute_tick(struct daemon *d)
     return (int)(left / 1000000) + 1;
 }
 
+bool compute_measuring(struct daemon *d)
+{
+    struct compute *k = get(d);
+    return k && !k->off;
+}
+
 void compute_stop(struct daemon *d)
 {
     struct compute *k = d->compute;

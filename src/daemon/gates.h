@@ -8,6 +8,7 @@
 #ifndef CONVGPUD_GATES_H
 #define CONVGPUD_GATES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct daemon;
@@ -20,6 +21,9 @@ struct daemon;
 /* Milliseconds until the next step is due (for the event loop's timeout), running the step when
  * it is due; -1 when compute control is off (no NVML, or NVML without per-process utilisation). */
 int compute_tick(struct daemon *d);
+/* Whether the daemon measures containers' device time (NVML has per-process utilisation), so
+ * their compute.busy_ns means something (profile.c). */
+bool compute_measuring(struct daemon *d);
 /* Opens every gate (the daemon is stopping: nothing may stay closed behind it). */
 void compute_stop(struct daemon *d);
 

@@ -79,6 +79,10 @@ static void usage(FILE *f)
             "                        (default: half the host's memory when --swap yes)\n"
             "  --aging SECONDS       waiting this long lifts a container one priority class\n"
             "                        (default 60; docs/SCHEDULING.md, Priorities)\n"
+            "  --profile-limits MARGIN|off  a container created without a GPU-memory limit gets\n"
+            "                        its profile's peak (learnt from past runs of the same\n"
+            "                        image or command by the same user) plus MARGIN, 1%%-100%%\n"
+            "                        (default off: a limit is required; convgpu profile)\n"
             "  --log-level LEVEL     error, warn, info (default), debug\n"
             "  --foreground          do not detach (use under systemd, docker, tests)\n"
             "  --version             print the version and exit\n"
@@ -253,6 +257,14 @@ static int apply_option(void *ctx, const char *key, const char *value, char *err
             return -1;
         }
         o->aging_ns = (uint64_t)(s2 * 1e9);
+    } else if (strcmp(key, "profile-limits") == 0) {
+        if (strcmp(value, "off") == 0) {
+            o->profile_margin_pct = 0;
+        } else if (!profile_margin_parse(value, &o->profile_margin_pct)) {
+            snprintf(err, errlen, "profile-limits takes a margin from 1%% to %u%% (e.g. 20%%), "
+                                  "or off, not '%s'", PROFILE_MARGIN_MAX_PCT, value);
+            return -1;
+        }
     } else if (strcmp(key, "log-level") == 0) {
         enum log_level lv;
         if (!log_parse_level(value, &lv)) {
@@ -324,6 +336,7 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
         {"swap", required_argument, NULL, O_SETTING},
         {"swap-limit", required_argument, NULL, O_SETTING},
         {"aging", required_argument, NULL, O_SETTING},
+        {"profile-limits", required_argument, NULL, O_SETTING},
         {"foreground", no_argument, NULL, O_FOREGROUND},
         {"version", no_argument, NULL, O_VERSION},
         {"help", no_argument, NULL, 'h'},
@@ -658,6 +671,7 @@ int main(int argc, char **argv)
         if (now - last_reap > 1000000000ull) {
             restore_reap(&d);
             client_reap_silent(&d);
+            profile_sample(&d);
             last_reap = now;
         }
     }

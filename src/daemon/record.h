@@ -49,7 +49,9 @@ struct cg_record {
     uint64_t ledger_dev;
     uint64_t ledger_ino;
     uint32_t high;         /* slots [0, high) may be in use */
-    uint8_t pad_[28];
+    uint32_t pad0_;
+    uint64_t peak;         /* bytes: the highest use read from the ledger (profile.h) */
+    uint8_t pad_[16];
     struct cg_record_slot slots[CG_LEDGER_SLOTS];
 };
 

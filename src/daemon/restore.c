@@ -147,7 +147,8 @@ int restore_container(void *ctx, const struct stored_container *sc)
     struct container *c = NULL;
     cg_container_spec spec = {.device = sc->device, .limit = sc->limit,
                               .compute_pct = sc->compute_pct, .compute_mode = sc->compute_mode,
-                              .priority = sc->priority, .no_swap = sc->no_swap};
+                              .priority = sc->priority, .no_swap = sc->no_swap,
+                              .exclusive = sc->exclusive};
     /* Its tenant as stored; a row of an older daemon (or an unreadable name): its owner's. */
     char tenant[TENANT_NAME_MAX + 1];
     if (tenant_name_valid(sc->tenant))
@@ -161,7 +162,8 @@ int restore_container(void *ctx, const struct stored_container *sc)
             close(ri.ledger_fd);
         return -1;
     }
-    int rc = container_create(d, sc->id, sc->name, &spec, sc->uid, sc->gid, sc->owner_pid,
+    int rc = container_create(d, sc->id, sc->name, sc->profile_key, &spec, sc->uid, sc->gid,
+                              sc->owner_pid,
                               sc->auto_remove, &ri, &c, err, sizeof err);
     if (rc != 0) {
         record_close(ri.rec);

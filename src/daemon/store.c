@@ -21,9 +21,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api_parse.h"
 #include "core.h"
 #include "daemon.h"
 #include "log.h"
+#include "profile.h"
 
 #define OWED_MAX 1024
 
@@ -47,7 +49,8 @@ static const char *schema =
     "  owner_start INTEGER NOT NULL DEFAULT 0, init_pid INTEGER NOT NULL DEFAULT 0,"
     "  compute_pct INTEGER NOT NULL DEFAULT 0, compute_mode TEXT NOT NULL DEFAULT 'elastic',"
     "  priority INTEGER NOT NULL DEFAULT 0, no_swap INTEGER NOT NULL DEFAULT 0,"
-    "  swap_held INTEGER NOT NULL DEFAULT 0, tenant TEXT NOT NULL DEFAULT '');"
+    "  swap_held INTEGER NOT NULL DEFAULT 0, tenant TEXT NOT NULL DEFAULT '',"
+    "  exclusive INTEGER NOT NULL DEFAULT 0, profile_key TEXT NOT NULL DEFAULT '');"
     "CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);";
 
 /* Columns added after the first release: a state.db written by an older daemon gets them with
@@ -64,6 +67,8 @@ static int add_missing_columns(struct store *s, char *err, size_t errlen)
         {"no_swap", "INTEGER NOT NULL DEFAULT 0"},
         {"swap_held", "INTEGER NOT NULL DEFAULT 0"},
         {"tenant", "TEXT NOT NULL DEFAULT ''"},            /* tenants (issue 21) */
+        {"exclusive", "INTEGER NOT NULL DEFAULT 0"},       /* exclusive containers (issue 21) */
+        {"profile_key", "TEXT NOT NULL DEFAULT ''"},       /* profiles (issue 21) */
     };
     for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
         sqlite3_stmt *st;
@@ -87,6 +92,58 @@ static int add_missing_columns(struct store *s, char *err, size_t errlen)
             return -1;
         }
         log_info("store: upgraded: column %s added", added[i][0]);
+    }
+    return 0;
+}
+
+static void rollback(struct store *s);
+
+/* Schema versions (PRAGMA user_version) for what columns cannot express: 0, every release before
+ * profiles; 1, the profile tables. Each step is one transaction with its version bump, so a
+ * crash leaves the file at one version or the next, never between. */
+static const char *const migrations[] = {
+    /* 0 -> 1: profiles (profile.h). A run's utilisation is NULL when it was not measured, so
+     * AVG() leaves it out. */
+    "CREATE TABLE IF NOT EXISTS profile ("
+    "  tenant TEXT NOT NULL, key TEXT NOT NULL, runs INTEGER NOT NULL,"
+    "  last_unix INTEGER NOT NULL, PRIMARY KEY (tenant, key));"
+    "CREATE TABLE IF NOT EXISTS profile_run ("
+    "  seq INTEGER PRIMARY KEY AUTOINCREMENT, tenant TEXT NOT NULL, key TEXT NOT NULL,"
+    "  peak INTEGER NOT NULL, duration_ns INTEGER NOT NULL, util_permille INTEGER,"
+    "  ended_unix INTEGER NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS profile_run_by_key ON profile_run (tenant, key, seq);",
+};
+
+static int migrate(struct store *s, char *err, size_t errlen)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "cannot read the schema version: %s", sqlite3_errmsg(s->db));
+        return -1;
+    }
+    int version = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+    sqlite3_finalize(st);
+    int latest = (int)(sizeof migrations / sizeof migrations[0]);
+    if (version < 0 || version > latest) {
+        snprintf(err, errlen, "state.db has schema version %d; this convgpud knows 0 to %d "
+                              "(written by a newer version?)", version, latest);
+        return -1;
+    }
+    for (; version < latest; version++) {
+        char bump[48];
+        snprintf(bump, sizeof bump, "PRAGMA user_version=%d", version + 1);
+        char *msg = NULL;
+        if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK ||
+            sqlite3_exec(s->db, migrations[version], NULL, NULL, &msg) != SQLITE_OK ||
+            sqlite3_exec(s->db, bump, NULL, NULL, &msg) != SQLITE_OK ||
+            sqlite3_exec(s->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
+            snprintf(err, errlen, "cannot upgrade the schema to version %d: %s", version + 1,
+                     msg ? msg : sqlite3_errmsg(s->db));
+            sqlite3_free(msg);
+            rollback(s);
+            return -1;
+        }
+        log_info("store: upgraded to schema version %d", version + 1);
     }
     return 0;
 }
@@ -120,7 +177,7 @@ struct store *store_open(const char *path, char *err, size_t errlen)
         store_close(s);
         return NULL;
     }
-    if (add_missing_columns(s, err, errlen) != 0) {
+    if (add_missing_columns(s, err, errlen) != 0 || migrate(s, err, errlen) != 0) {
         store_close(s);
         return NULL;
     }
@@ -234,6 +291,8 @@ void store_row_of(const struct container *c, struct stored_container *r)
     r->no_swap = ci.no_swap;
     r->swap_held = ci.swap_held;
     snprintf(r->tenant, sizeof r->tenant, "%s", c->tenant);
+    r->exclusive = ci.exclusive;
+    snprintf(r->profile_key, sizeof r->profile_key, "%s", c->profile_key);
 }
 
 int store_put_row(struct store *s, const struct stored_container *r)
@@ -248,8 +307,8 @@ int store_put_row(struct store *s, const struct stored_container *r)
     static const char *sql =
         "INSERT INTO containers (id, name, device, limit_bytes, assigned, uid, gid, owner_pid,"
         " auto_remove, created_unix, created_mono, owner_start, init_pid, compute_pct,"
-        " compute_mode, priority, no_swap, swap_held, tenant)"
-        " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)"
+        " compute_mode, priority, no_swap, swap_held, tenant, exclusive, profile_key)"
+        " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)"
         " ON CONFLICT(id) DO UPDATE SET limit_bytes=excluded.limit_bytes,"
         " assigned=excluded.assigned, owner_pid=excluded.owner_pid,"
         " auto_remove=excluded.auto_remove, owner_start=excluded.owner_start,"
@@ -281,6 +340,8 @@ int store_put_row(struct store *s, const struct stored_container *r)
     b |= sqlite3_bind_int(st, 17, r->no_swap);
     b |= sqlite3_bind_int(st, 18, r->swap_held);
     b |= sqlite3_bind_text(st, 19, r->tenant, -1, SQLITE_STATIC);
+    b |= sqlite3_bind_int(st, 20, r->exclusive);
+    b |= sqlite3_bind_text(st, 21, r->profile_key, -1, SQLITE_STATIC);
     if (b != SQLITE_OK) {
         sqlite3_finalize(st);
         return failed(s, SQLITE_ERROR, what);
@@ -324,8 +385,8 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
     if (sqlite3_prepare_v2(s->db,
                            "SELECT id, name, device, limit_bytes, assigned, uid, gid, owner_pid,"
                            " auto_remove, created_unix, created_mono, owner_start, init_pid,"
-                           " compute_pct, compute_mode, priority, no_swap, swap_held, tenant"
-                           " FROM containers ORDER BY seq",
+                           " compute_pct, compute_mode, priority, no_swap, swap_held, tenant,"
+                           " exclusive, profile_key FROM containers ORDER BY seq",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     int rc, result = 0;
@@ -372,6 +433,14 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
         const unsigned char *tenant = sqlite3_column_text(st, 18);
         if (tenant && strlen((const char *)tenant) < sizeof sc.tenant)
             snprintf(sc.tenant, sizeof sc.tenant, "%s", (const char *)tenant);
+        sc.exclusive = sqlite3_column_int(st, 19) != 0;
+        const unsigned char *key = sqlite3_column_text(st, 20);
+        if (key && key[0] && !api_valid_profile_key((const char *)key)) {
+            log_warn("store: container %s: profile key unreadable; its runs are not recorded",
+                     sc.id);
+            key = NULL;
+        }
+        snprintf(sc.profile_key, sizeof sc.profile_key, "%s", key ? (const char *)key : "");
         if (fn(ctx, &sc) != 0)
             result = -1;
     }
@@ -452,4 +521,176 @@ int store_get(struct store *s, const char *key, char *buf, size_t len)
     }
     sqlite3_finalize(st);
     return result;
+}
+
+/* ---- profiles ----------------------------------------------------------------------------- */
+
+/* Binds text parameters 1..n (NULL binds SQL NULL); false when one could not be bound. */
+static bool bind_texts(sqlite3_stmt *st, const char *const *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        if ((v[i] ? sqlite3_bind_text(st, i + 1, v[i], -1, SQLITE_STATIC)
+                  : sqlite3_bind_null(st, i + 1)) != SQLITE_OK)
+            return false;
+    return true;
+}
+
+/* Prepares sql, binds the texts and runs it to its end. */
+static int write_texts(struct store *s, const char *sql, const char *const *v, int n,
+                       const char *what)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return failed(s, rc, what);
+    if (!bind_texts(st, v, n)) {
+        sqlite3_finalize(st);
+        return failed(s, SQLITE_ERROR, what);
+    }
+    return run(s, st, what);
+}
+
+int store_profile_add(struct store *s, const struct profile_run *r)
+{
+    settle_owed(s);
+    const char *what = "cannot record a profile run";
+    const char *const tk[] = {r->tenant, r->key};
+    sqlite3_stmt *st = NULL;
+    int rc = exec(s, "BEGIN IMMEDIATE");
+    if (rc == 0) {
+        int prc = sqlite3_prepare_v2(s->db,
+                                     "INSERT INTO profile_run (tenant, key, peak, duration_ns,"
+                                     " util_permille, ended_unix) VALUES (?1,?2,?3,?4,?5,?6)",
+                                     -1, &st, NULL);
+        if (prc != SQLITE_OK) {
+            rc = failed(s, prc, what);
+        } else {
+            bool ok = bind_texts(st, tk, 2) &&
+                      sqlite3_bind_int64(st, 3, (sqlite3_int64)r->peak) == SQLITE_OK &&
+                      sqlite3_bind_int64(st, 4, (sqlite3_int64)r->duration_ns) == SQLITE_OK &&
+                      (r->util_known ? sqlite3_bind_int(st, 5, (int)r->util_permille)
+                                     : sqlite3_bind_null(st, 5)) == SQLITE_OK &&
+                      sqlite3_bind_int64(st, 6, r->ended_unix) == SQLITE_OK;
+            if (!ok) {
+                sqlite3_finalize(st);
+                rc = failed(s, SQLITE_ERROR, what);
+            } else {
+                rc = run(s, st, what);
+            }
+        }
+    }
+    if (rc == 0) {
+        char sql[256];
+        snprintf(sql, sizeof sql, "INSERT INTO profile (tenant, key, runs, last_unix)"
+                                  " VALUES (?1, ?2, 1, %lld) ON CONFLICT(tenant, key) DO UPDATE"
+                                  " SET runs=runs+1, last_unix=excluded.last_unix",
+                 (long long)r->ended_unix);
+        rc = write_texts(s, sql, tk, 2, what);
+    }
+    if (rc == 0) {
+        char sql[256];
+        snprintf(sql, sizeof sql, "DELETE FROM profile_run WHERE tenant=?1 AND key=?2 AND seq NOT"
+                                  " IN (SELECT seq FROM profile_run WHERE tenant=?1 AND key=?2"
+                                  " ORDER BY seq DESC LIMIT %d)", PROFILE_WINDOW);
+        rc = write_texts(s, sql, tk, 2, what);
+    }
+    if (rc == 0)
+        rc = exec(s, "COMMIT");
+    if (rc != 0)
+        rollback(s);
+    return rc;
+}
+
+/* The aggregate of each profile, filtered by tenant and key when they are not NULL. */
+static const char *profile_query =
+    "SELECT p.tenant, p.key, p.runs, p.last_unix, MAX(r.peak), AVG(r.duration_ns),"
+    " AVG(r.util_permille), COUNT(r.seq) FROM profile p JOIN profile_run r"
+    " ON r.tenant = p.tenant AND r.key = p.key"
+    " WHERE (?1 IS NULL OR p.tenant = ?1) AND (?2 IS NULL OR p.key = ?2)"
+    " GROUP BY p.tenant, p.key ORDER BY p.tenant, p.key";
+
+static void profile_from_row(sqlite3_stmt *st, struct profile *p)
+{
+    memset(p, 0, sizeof *p);
+    const unsigned char *t = sqlite3_column_text(st, 0), *k = sqlite3_column_text(st, 1);
+    snprintf(p->tenant, sizeof p->tenant, "%s", t ? (const char *)t : "");
+    snprintf(p->key, sizeof p->key, "%s", k ? (const char *)k : "");
+    sqlite3_int64 runs = sqlite3_column_int64(st, 2), peak = sqlite3_column_int64(st, 4);
+    p->runs = runs > 0 ? (uint64_t)runs : 0;
+    p->last_unix = sqlite3_column_int64(st, 3);
+    p->peak = peak > 0 ? (uint64_t)peak : 0;
+    double dur = sqlite3_column_double(st, 5);
+    p->duration_s = dur > 0 ? dur / 1e9 : 0;
+    p->utilization_known = sqlite3_column_type(st, 6) != SQLITE_NULL;
+    double util = sqlite3_column_double(st, 6) / 1000.0;
+    p->utilization = p->utilization_known ? (util < 0 ? 0 : util > 1 ? 1 : util) : 0;
+    p->window = (unsigned)sqlite3_column_int(st, 7);
+}
+
+static int each_profile(struct store *s, const char *tenant, const char *key,
+                        int (*fn)(void *ctx, const struct profile *p), void *ctx)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, profile_query, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    const char *const v[] = {tenant, key};
+    if (!bind_texts(st, v, 2)) {
+        sqlite3_finalize(st);
+        return -1;
+    }
+    int rc, result = 0;
+    while (result == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct profile p;
+        profile_from_row(st, &p);
+        result = fn(ctx, &p);
+    }
+    sqlite3_finalize(st);
+    return result != 0 ? result : rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
+}
+
+static int copy_profile(void *ctx, const struct profile *p)
+{
+    *(struct profile *)ctx = *p;
+    return 1; /* the first is the only one: stop */
+}
+
+int store_profile_get(struct store *s, const char *tenant, const char *key, struct profile *out)
+{
+    if (!tenant || !key)
+        return 1;
+    out->window = 0;
+    int rc = each_profile(s, tenant, key, copy_profile, out);
+    if (rc < 0)
+        return -1;
+    return rc == 1 && out->window > 0 ? 0 : 1;
+}
+
+int store_profile_each(struct store *s, const char *tenant,
+                       int (*fn)(void *ctx, const struct profile *p), void *ctx)
+{
+    return each_profile(s, tenant, NULL, fn, ctx);
+}
+
+int store_profile_delete(struct store *s, const char *tenant, const char *key, unsigned *deleted)
+{
+    settle_owed(s);
+    *deleted = 0;
+    const char *const v[] = {key, tenant};
+    const char *what = "cannot delete a profile";
+    int rc = exec(s, "BEGIN IMMEDIATE");
+    if (rc == 0)
+        rc = write_texts(s, "DELETE FROM profile WHERE key=?1 AND (?2 IS NULL OR tenant=?2)", v, 2,
+                         what);
+    if (rc == 0)
+        *deleted = (unsigned)sqlite3_changes(s->db);
+    if (rc == 0)
+        rc = write_texts(s, "DELETE FROM profile_run WHERE key=?1 AND (?2 IS NULL OR tenant=?2)",
+                         v, 2, what);
+    if (rc == 0)
+        rc = exec(s, "COMMIT");
+    if (rc != 0) {
+        rollback(s);
+        *deleted = 0;
+    }
+    return rc;
 }

@@ -1,6 +1,6 @@
 /* store.h — what must survive a daemon restart, kept in SQLite (WAL, synchronous=FULL):
- * containers (id, name, device, limit, compute share, owner, creation order) and settings
- * (policies).
+ * containers (id, name, device, limit, compute share, exclusive, profile key, owner, creation
+ * order), settings (policies) and profiles (the last runs of each job, profile.h).
  * Per-process use survives in the ledger files themselves (see ledger.h).
  *
  * The control API answers success only for a change the store has taken: callers write first
@@ -40,6 +40,8 @@ struct stored_container {
     bool no_swap;
     bool swap_held;                /* out by the operator's order */
     char tenant[33];               /* "" in a row of an older daemon: the owner's user */
+    bool exclusive;                /* holds its device alone */
+    char profile_key[256];         /* its runs' profile key ("" = none) */
 };
 
 struct store *store_open(const char *path, char *err, size_t errlen);
@@ -66,6 +68,19 @@ int store_each_setting(struct store *s, const char *prefix,
                        int (*fn)(void *ctx, const char *key, const char *value), void *ctx);
 /* Copies the value into buf; returns 0 when found, 1 when absent, -1 on error. */
 int store_get(struct store *s, const char *key, char *buf, size_t len);
+/* Profiles (profile.h). A run is added, its profile's count raised and the runs beyond the
+ * window dropped in one transaction. get: 0 found, 1 absent, -1 error. each: every profile, or
+ * those of one tenant (NULL: all), ordered by tenant and key. delete: the profiles named key, of
+ * one tenant (NULL: every tenant), runs and all; *deleted says how many (0: none, nothing
+ * changed). */
+struct profile;
+struct profile_run;
+int store_profile_add(struct store *s, const struct profile_run *run);
+int store_profile_get(struct store *s, const char *tenant, const char *key, struct profile *out);
+int store_profile_each(struct store *s, const char *tenant,
+                       int (*fn)(void *ctx, const struct profile *p), void *ctx);
+int store_profile_delete(struct store *s, const char *tenant, const char *key, unsigned *deleted);
+
 /* What SQLite said about the last failed write ("" when none failed). */
 const char *store_error(const struct store *s);
 

@@ -521,12 +521,48 @@ static void test_state_path(void)
     CHECK(oci_state_path("abc", NULL, buf, 4) == NULL); /* too long for the buffer */
 }
 
+/* Exclusive mode (a whole GPU, alone or with a limit) and the profile's key: the image from
+ * our annotation, else containerd CRI's, and the command. */
+static void test_exclusive_request(void)
+{
+    char err[512];
+    struct oci_request r;
+    json_t *c = cfg("{\"process\":{\"args\":[\"/usr/bin/train\",\"-x\"],"
+                    "\"env\":[\"CONVGPU_EXCLUSIVE=yes\"]},"
+                    "\"annotations\":{\"io.kubernetes.cri.image-name\":\"docker.io/lib/t:1\"}}");
+    CHECK(oci_spec_request(c, &r, err, sizeof err) == 0 && r.wanted && r.exclusive && r.bytes == 0);
+    CHECK(STREQ(r.source, OCI_ENV_EXCLUSIVE) && STREQ(r.image, "docker.io/lib/t:1") &&
+          STREQ(r.command, "/usr/bin/train"));
+    json_decref(c);
+    c = cfg("{\"process\":{\"env\":[\"CONVGPU_EXCLUSIVE=0\",\"CONVGPU_GPU_MEMORY=1GiB\"]},"
+            "\"annotations\":{\"com.convgpu.exclusive\":\"true\",\"com.convgpu.image\":\"ours\","
+            "\"io.kubernetes.cri.image-name\":\"cri\"}}");
+    CHECK(oci_spec_request(c, &r, err, sizeof err) == 0 && r.wanted && !r.exclusive &&
+          r.bytes == (1ull << 30) && STREQ(r.image, "ours") && r.command == NULL);
+    json_decref(c);
+    c = cfg("{\"process\":{},\"annotations\":{\"com.convgpu.exclusive\":\"1\","
+            "\"com.convgpu.gpu-memory\":\"512MiB\"}}");
+    CHECK(oci_spec_request(c, &r, err, sizeof err) == 0 && r.exclusive && r.bytes == (512u << 20));
+    json_decref(c);
+    c = cfg("{\"process\":{\"env\":[\"CONVGPU_EXCLUSIVE=no\"]}}");
+    CHECK(oci_spec_request(c, &r, err, sizeof err) == 0 && !r.wanted);
+    json_decref(c);
+    c = cfg("{\"process\":{},\"annotations\":{\"com.convgpu.exclusive\":\"maybe\"}}");
+    CHECK(oci_spec_request(c, &r, err, sizeof err) == -1 && strstr(err, "com.convgpu.exclusive"));
+    json_decref(c);
+    c = cfg("{\"process\":{},\"annotations\":{\"com.convgpu.exclusive\":\"yes\","
+            "\"com.convgpu.image\":5}}");
+    CHECK(oci_spec_request(c, &r, err, sizeof err) == -1);
+    json_decref(c);
+}
+
 int main(void)
 {
     test_state_path();
     test_args();
     test_request();
     test_compute_request();
+    test_exclusive_request();
     test_inject();
     test_strip_only_ours();
     test_preload();

@@ -30,7 +30,7 @@ typedef struct {
 
 /* How often each interesting thing happened, over the whole run (coverage evidence). */
 static unsigned long n_suspend, n_unsafe, n_resume, n_policy_assign, n_over, n_limit, n_compute,
-    n_no_compute;
+    n_no_compute, n_exclusive, n_no_exclusive;
 
 static void sink(void *ctx, const cg_event *ev)
 {
@@ -115,11 +115,18 @@ static int episode(uint64_t seed, long events)
                     spec.compute_pct = 1 + (unsigned)below(60);
                     spec.compute_mode = below(2) ? CG_COMPUTE_HARD : CG_COMPUTE_ELASTIC;
                 }
+                if (below(10) == 0) { /* a whole device; without a limit: its capacity */
+                    spec.exclusive = true;
+                    spec.limit = below(2) ? 0 : spec.limit;
+                }
                 st = cg_container_create_spec(core, &spec, now, &n);
                 n_no_compute += st == CG_ERR_NO_COMPUTE;
+                n_exclusive += st == CG_OK && spec.exclusive;
+                n_no_exclusive += st == CG_ERR_BUSY || st == CG_ERR_EXCLUSIVE;
                 if (st == CG_OK)
                     live[nlive++] = n;
-                else if (st != CG_ERR_TOO_LARGE && st != CG_ERR_NO_COMPUTE)
+                else if (st != CG_ERR_TOO_LARGE && st != CG_ERR_NO_COMPUTE && st != CG_ERR_BUSY &&
+                         st != CG_ERR_EXCLUSIVE)
                     return fail(seed, e, "create");
             }
         } else if (op < 50) {
@@ -201,7 +208,8 @@ static int episode(uint64_t seed, long events)
         cg_device_info di;
         cg_device_get(core, i, &di);
         if (di.assigned || di.used || di.ncontainers || di.nsuspended || led.assigned[i] ||
-            led.used[i] || di.free != di.capacity || di.compute_hard_pct || led.hard[i])
+            led.used[i] || di.free != di.capacity || di.compute_hard_pct || led.hard[i] ||
+            di.exclusive != CG_CID_NONE)
             return fail(seed, events, "totals not zero at the end");
     }
     if (cg_core_check(core))
@@ -228,8 +236,9 @@ int main(void)
     }
     printf("prop: %ld events in %u episodes, all invariants held\n"
            "  suspends %lu (unsafe %lu), resumes %lu, policy assigns %lu, over-limit %lu, "
-           "limit changes %lu, share changes %lu (refused by admission %lu)\n",
+           "limit changes %lu, share changes %lu (refused by admission %lu), exclusive "
+           "containers %lu (refused %lu, or refused beside one)\n",
            done, episodes, n_suspend, n_unsafe, n_resume, n_policy_assign, n_over, n_limit,
-           n_compute, n_no_compute);
+           n_compute, n_no_compute, n_exclusive, n_no_exclusive);
     return 0;
 }

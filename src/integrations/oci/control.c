@@ -30,12 +30,33 @@ static void api_error(long status, json_t *ans, const char *terr, const char *wh
              msg ? msg : "unexpected answer", status);
 }
 
+/* The daemon's rule for a profile key (api_valid_profile_key). */
+static bool key_sendable(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n > 255)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] <= ' ' || s[i] > '~' || s[i] == '"' || s[i] == '\'' || s[i] == '\\')
+            return false;
+    return true;
+}
+
 static long post(const char *id, const struct oci_request *req, json_t **ans, char *terr,
                  size_t tlen)
 {
     char did[DAEMON_ID_MAX + 1];
-    json_t *body = json_pack("{s:I,s:s,s:b}", "gpu_memory", (json_int_t)req->bytes, "id",
-                             daemon_id(id, did), "auto_remove", 0);
+    json_t *body = json_pack("{s:s,s:b}", "id", daemon_id(id, did), "auto_remove", 0);
+    if (body && req->bytes) /* none: exclusive, the GPU's capacity */
+        json_object_set_new(body, "gpu_memory", json_integer((json_int_t)req->bytes));
+    if (body && req->exclusive)
+        json_object_set_new(body, "exclusive", json_true());
+    /* The profile's key (src/daemon/profile.h): one the daemon would refuse is not sent, so
+     * an odd image or command name costs the container its profile, not its start. */
+    if (body && key_sendable(req->image))
+        json_object_set_new(body, "image", json_string(req->image));
+    if (body && key_sendable(req->command))
+        json_object_set_new(body, "command", json_string(req->command));
     if (body && strlen(id) > DAEMON_ID_MAX && strlen(id) <= 64)
         json_object_set_new(body, "name", json_string(id));
     if (body && req->device >= 0)

@@ -146,19 +146,36 @@ int oci_spec_request(json_t *config, struct oci_request *req, char *err, size_t 
         mode_source = OCI_ENV_COMPUTE_MODE;
     else if ((mode = annotation(config, OCI_ANN_COMPUTE_MODE, &bad)))
         mode_source = OCI_ANN_COMPUTE_MODE;
+    const char *excl = NULL, *excl_source = OCI_ENV_EXCLUSIVE;
+    if (!(env && (excl = env_get(env, OCI_ENV_EXCLUSIVE)))) {
+        excl = annotation(config, OCI_ANN_EXCLUSIVE, &bad);
+        excl_source = OCI_ANN_EXCLUSIVE;
+    }
     if (bad)
         return fail(err, errlen, "%s", "config.json: an annotation is not a string");
-    if (!text && (share || mode))
+    if (excl && (strcmp(excl, "yes") == 0 || strcmp(excl, "true") == 0 || strcmp(excl, "1") == 0))
+        req->exclusive = true;
+    else if (excl && strcmp(excl, "no") != 0 && strcmp(excl, "false") != 0 && strcmp(excl, "0") != 0)
+        return fail(err, errlen, "bad %s '%s': yes or no", excl_source, excl);
+    if (!text && !req->exclusive && (share || mode))
         return fail(err, errlen, "the container asks for a compute share (%s) but no GPU memory: "
                                  "give " OCI_ENV_MEMORY " or the annotation " OCI_ANN_MEMORY
                                  " as well",
                     share ? req->compute_source : mode_source);
-    if (!text)
+    if (!text && !req->exclusive)
         return 0; /* asks for nothing */
+    if (!text)
+        req->source = excl_source;
     if (!json_is_object(process))
         return fail(err, errlen, "the container asks for GPU memory (%s) but its config.json has "
                                  "no \"process\" section to run it with",
                     req->source);
+    req->image = annotation(config, OCI_ANN_IMAGE, &bad);
+    if (!req->image)
+        req->image = annotation(config, OCI_ANN_CRI_IMAGE, &bad);
+    req->command = json_string_value(json_array_get(json_object_get(process, "args"), 0));
+    if (bad)
+        return fail(err, errlen, "%s", "config.json: an annotation is not a string");
     /* The container's socket is made for the user its processes run as (without a user
      * namespace, the uid in config.json is the host uid). */
     json_t *user = json_object_get(process, "user");
@@ -171,7 +188,7 @@ int oci_spec_request(json_t *config, struct oci_request *req, char *err, size_t 
         req->gid = (uint32_t)json_integer_value(gid);
     }
     const char *why = NULL;
-    if (cg_parse_size(text, &req->bytes, &why) != 0 || req->bytes == 0) {
+    if (text && (cg_parse_size(text, &req->bytes, &why) != 0 || req->bytes == 0)) {
         snprintf(err, errlen, "bad GPU-memory size '%s' in %s: %s (use e.g. 512MiB, 1GiB or "
                               "a number of bytes)",
                  text, req->source, why ? why : "must be greater than zero");

@@ -31,6 +31,14 @@
 #define OCI_ENV_COMPUTE_MODE "CONVGPU_COMPUTE_MODE"
 #define OCI_ANN_COMPUTE "com.convgpu.gpu-compute"
 #define OCI_ANN_COMPUTE_MODE "com.convgpu.compute-mode"
+/* A whole GPU (exclusive mode), from the environment, else the annotation: yes/true/1 or
+ * no/false/0. */
+#define OCI_ENV_EXCLUSIVE "CONVGPU_EXCLUSIVE"
+#define OCI_ANN_EXCLUSIVE "com.convgpu.exclusive"
+/* The image, which names the container's profile (src/daemon/profile.h): ours, else the one
+ * containerd's CRI writes; without either the profile is the command's name. */
+#define OCI_ANN_IMAGE "com.convgpu.image"
+#define OCI_ANN_CRI_IMAGE "io.kubernetes.cri.image-name"
 
 struct oci_request {
     bool wanted;          /* the container asks for GPU memory */
@@ -43,12 +51,16 @@ struct oci_request {
     const char *compute_source;
     bool has_mode;        /* a mode was given (else the daemon's default-compute-mode) */
     cg_compute_mode compute_mode;
+    bool exclusive;       /* a whole GPU; bytes may then be 0: the GPU's capacity */
+    const char *image;    /* the profile key when an annotation names the image, else NULL */
+    const char *command;  /* process.args[0], else NULL */
 };
 
 /* Reads the request from process.env and annotations. Returns 0 (check req->wanted), or -1 when
  * the request is malformed (bad size, zero, bad device, no process section, a share that is not
  * a whole percent 1-100, an unknown mode, a mode without a share, a share without a GPU-memory
- * request); err says why. */
+ * or exclusive request, an exclusive value that is not yes/no); err says why. The strings in
+ * req point into config. */
 int oci_spec_request(json_t *config, struct oci_request *req, char *err, size_t errlen);
 
 struct oci_inject {

@@ -1,0 +1,124 @@
+/* profile.c — learning a job's peak memory, duration and utilisation from its past runs (see
+ * profile.h). The rows live in state.db (store.c); this file decides what a run is and what a
+ * profile's limit is. */
+#include "profile.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "daemon.h"
+#include "gates.h"
+#include "log.h"
+#include "size.h"
+#include "store.h"
+
+bool profile_margin_parse(const char *text, unsigned *pct)
+{
+    if (!text)
+        return false;
+    unsigned v = 0;
+    size_t n = 0;
+    for (; text[n] >= '0' && text[n] <= '9'; n++) {
+        v = v * 10 + (unsigned)(text[n] - '0');
+        if (v > PROFILE_MARGIN_MAX_PCT)
+            return false; /* also bounds the arithmetic */
+    }
+    if (n == 0 || v == 0 || (text[n] == '%' ? text[n + 1] != '\0' : text[n] != '\0'))
+        return false;
+    *pct = v;
+    return true;
+}
+
+void profile_key_of(const char *image, const char *command, char *out, size_t len)
+{
+    if (image && *image) {
+        snprintf(out, len, "%s", image);
+        return;
+    }
+    const char *base = command ? strrchr(command, '/') : NULL;
+    snprintf(out, len, "%s", base ? base + 1 : command ? command : "");
+}
+
+void profile_note_use(struct container *c, uint64_t used)
+{
+    if (c->rec && used > c->rec->peak)
+        c->rec->peak = used;
+}
+
+void profile_sample(struct daemon *d)
+{
+    for (struct container *c = d->containers; c; c = c->next)
+        if (c->rec)
+            container_used_bytes(c); /* notes the reading */
+}
+
+int profile_record(struct daemon *d, struct container *c)
+{
+    if (!d->store || !c->rec || !c->profile_key[0])
+        return 0;
+    container_used_bytes(c); /* the last reading */
+    if (c->rec->peak == 0) {
+        log_debug("container %s: never used the GPU; no profile run recorded", c->id);
+        return 0;
+    }
+    uint64_t now = loop_now_ns();
+    struct profile_run run = {
+        .peak = c->rec->peak,
+        .duration_ns = now > c->created_mono ? now - c->created_mono : 0,
+        .util_known = compute_measuring(d),
+        .ended_unix = (int64_t)time(NULL),
+    };
+    /* Device time was counted from profile_since (creation, or this daemon's start for a
+     * container it restored), so the mean is over that span, not the whole run. */
+    uint64_t span = now > c->profile_since ? now - c->profile_since : 0;
+    if (run.util_known && span > 0) {
+        uint64_t pm = c->compute.busy_ns >= span ? 1000 : c->compute.busy_ns * 1000 / span;
+        run.util_permille = (uint32_t)pm;
+    }
+    snprintf(run.tenant, sizeof run.tenant, "%s", c->tenant); /* the container's tenant */
+    snprintf(run.key, sizeof run.key, "%s", c->profile_key);
+    int rc = store_profile_add(d->store, &run);
+    char b1[CG_SIZE_BUFLEN];
+    if (rc != 0)
+        log_error("container %s: its run (peak %s) is not in profile %s/%s: %s", c->id,
+                  cg_format_size(run.peak, b1, sizeof b1), run.tenant, run.key,
+                  store_error(d->store));
+    else
+        log_info("container %s: profile %s/%s: run recorded (peak %s, %.1f s, utilisation %s)",
+                 c->id, run.tenant, run.key, cg_format_size(run.peak, b1, sizeof b1),
+                 (double)run.duration_ns / 1e9, run.util_known ? "measured" : "unknown");
+    return rc;
+}
+
+int profile_get(struct daemon *d, const char *tenant, const char *key, uint64_t *peak,
+                double *duration_s, double *utilization)
+{
+    struct profile p;
+    int rc = d->store ? store_profile_get(d->store, tenant, key, &p) : 1;
+    if (rc != 0)
+        return rc;
+    if (peak)
+        *peak = p.peak;
+    if (duration_s)
+        *duration_s = p.duration_s;
+    if (utilization)
+        *utilization = p.utilization;
+    return 0;
+}
+
+int profile_limit(struct daemon *d, const char *tenant, const char *key, unsigned margin_pct,
+                  uint64_t capacity, uint64_t *limit, uint64_t *peak)
+{
+    uint64_t p = 0;
+    int rc = profile_get(d, tenant, key, &p, NULL, NULL);
+    if (rc != 0 || p == 0)
+        return rc < 0 ? -1 : 1;
+    /* peak < 2^62 (a device's size) and margin <= 100: no overflow. */
+    const uint64_t mib = 1ull << 20;
+    uint64_t l = p + (p / 100 * margin_pct + (p % 100) * margin_pct / 100);
+    l = (l + mib - 1) / mib * mib;
+    *limit = l < capacity ? l : capacity;
+    *peak = p;
+    return 0;
+}
