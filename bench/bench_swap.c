@@ -8,6 +8,11 @@
  *  1. The allocation path when nothing is swapped: cuMemAlloc_v2 + cuMemFree_v2 against the
  *     same allocation backed by VMM (cuMemAddressReserve + cuMemCreate + cuMemMap +
  *     cuMemSetAccess; cuMemUnmap + cuMemRelease + cuMemAddressFree), each call pair timed.
+ *     Then each of those calls timed alone (op=call_NAME), with the calls the interposer adds
+ *     around them (cuCtxGetCurrent, cuCtxGetDevice, cuMemGetAllocationGranularity, the
+ *     cuCtxSynchronize a free implies), and the allocation with its reservation kept from the
+ *     last one (alloc_vmm_reuse: create + map + set access; free_vmm_reuse: unmap + release),
+ *     which is what a cache of reservations leaves to pay.
  *  2. Bandwidth: device-to-host and host-to-device copies of CHUNKS allocations into warm
  *     pinned host memory (copy_out, copy_in: the reference), a copy into device memory written
  *     for the first time (copy_in_fresh: what any new allocation costs on the emulator, whose
@@ -77,6 +82,8 @@ static PFN_cuDeviceGet p_cuDeviceGet;
 static PFN_cuDevicePrimaryCtxRetain p_cuDevicePrimaryCtxRetain;
 static PFN_cuCtxSetCurrent p_cuCtxSetCurrent;
 static PFN_cuCtxSynchronize p_cuCtxSynchronize;
+static PFN_cuCtxGetCurrent p_cuCtxGetCurrent;
+static PFN_cuCtxGetDevice p_cuCtxGetDevice;
 static PFN_cuMemAlloc_v2 p_cuMemAlloc_v2;
 static PFN_cuMemFree_v2 p_cuMemFree_v2;
 static PFN_cuMemAllocHost_v2 p_cuMemAllocHost_v2;
@@ -207,6 +214,69 @@ static double report_gbps(const char *op, struct series *s)
     return med;
 }
 
+/* Each call of the VMM allocation path timed alone, interleaved with the same path keeping its
+ * reservation (a cache of address ranges), and the calls the interposer adds around it. */
+enum { C_GETCUR, C_GETDEV, C_GRAN, C_RESERVE, C_CREATE, C_MAP, C_ACCESS, C_SYNC, C_UNMAP,
+       C_RELEASE, C_AFREE, C_REUSE_ALLOC, C_REUSE_FREE, C_N };
+
+static void call_costs(int rounds, size_t size)
+{
+    static const char *names[C_N] = {"call_ctx_get_current", "call_ctx_get_device",
+                                     "call_granularity", "call_address_reserve", "call_create",
+                                     "call_map", "call_set_access", "call_ctx_synchronize",
+                                     "call_unmap", "call_release", "call_address_free",
+                                     "alloc_vmm_reuse", "free_vmm_reuse"};
+    struct series s[C_N];
+    for (int k = 0; k < C_N; k++)
+        s[k] = (struct series){calloc((size_t)rounds, sizeof(double)), 0};
+    struct chunk kept = {.size = size};
+    CHECK(p_cuMemAddressReserve(&kept.va, size, 0, 0, 0));
+    for (int r = 0; r < rounds; r++) {
+        CUcontext cur;
+        CUdevice d;
+        size_t g;
+        double t[12];
+        struct chunk c = {.size = size};
+        t[0] = now_ns();
+        CHECK(p_cuCtxGetCurrent(&cur));
+        t[1] = now_ns();
+        CHECK(p_cuCtxGetDevice(&d));
+        t[2] = now_ns();
+        CHECK(p_cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+        t[3] = now_ns();
+        CHECK(p_cuMemAddressReserve(&c.va, size, 0, 0, 0));
+        t[4] = now_ns();
+        CHECK(p_cuMemCreate(&c.h, size, &prop, 0));
+        t[5] = now_ns();
+        CHECK(p_cuMemMap(c.va, size, 0, c.h, 0));
+        t[6] = now_ns();
+        CHECK(p_cuMemSetAccess(c.va, size, &access_rw, 1));
+        t[7] = now_ns();
+        CHECK(p_cuCtxSynchronize());
+        t[8] = now_ns();
+        CHECK(p_cuMemUnmap(c.va, size));
+        t[9] = now_ns();
+        CHECK(p_cuMemRelease(c.h));
+        t[10] = now_ns();
+        CHECK(p_cuMemAddressFree(c.va, size));
+        t[11] = now_ns();
+        for (int k = 0; k <= C_AFREE; k++)
+            put(&s[k], t[k + 1] - t[k]);
+        t[0] = now_ns();
+        map_in(&kept);
+        t[1] = now_ns();
+        map_out(&kept);
+        t[2] = now_ns();
+        put(&s[C_REUSE_ALLOC], t[1] - t[0]);
+        put(&s[C_REUSE_FREE], t[2] - t[1]);
+    }
+    CHECK(p_cuMemAddressFree(kept.va, size));
+    for (int k = 0; k < C_N; k++) {
+        report_ns(names[k], &s[k]);
+        free(s[k].v);
+    }
+}
+
 static size_t parse_bytes(const char *s)
 {
     char *end;
@@ -249,7 +319,7 @@ int main(int argc, char **argv)
         return 1;
     }
     SYM(cuInit); SYM(cuDeviceGet); SYM(cuDevicePrimaryCtxRetain); SYM(cuCtxSetCurrent);
-    SYM(cuCtxSynchronize); SYM(cuMemAlloc_v2); SYM(cuMemFree_v2); SYM(cuMemAllocHost_v2);
+    SYM(cuCtxSynchronize); SYM(cuCtxGetCurrent); SYM(cuCtxGetDevice); SYM(cuMemAlloc_v2); SYM(cuMemFree_v2); SYM(cuMemAllocHost_v2);
     SYM(cuMemFreeHost); SYM(cuMemcpyDtoH_v2); SYM(cuMemcpyHtoD_v2); SYM(cuMemsetD32_v2);
     SYM(cuMemGetAllocationGranularity); SYM(cuMemAddressReserve); SYM(cuMemAddressFree);
     SYM(cuMemCreate); SYM(cuMemRelease); SYM(cuMemMap); SYM(cuMemUnmap); SYM(cuMemSetAccess);
@@ -300,6 +370,7 @@ int main(int argc, char **argv)
     report_ns("free_plain", &pf);
     report_ns("alloc_vmm", &va);
     report_ns("free_vmm", &vf);
+    call_costs(rounds, size);
 
     /* 2. bandwidth */
     int brounds = rounds < 20 ? rounds : 20;

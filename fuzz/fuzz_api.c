@@ -1,9 +1,11 @@
 /* fuzz_api.c — libFuzzer harness for the control API's request bodies (create, update, start,
- * policy). Every input must be accepted into a valid struct or refused with a message. */
+ * policy, tenant, interference). Every input must be accepted into a valid struct or refused
+ * with a message. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api_interference.h"
 #include "api_parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -62,6 +64,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (tr.weight < 1 || tr.weight > CG_TENANT_WEIGHT_MAX)
             abort();
     } else if (!err[0]) {
+        abort();
+    }
+    static struct interference_row rows[INTERFERENCE_MAX_ROWS];
+    size_t nrows = 0;
+    err[0] = '\0';
+    if (api_parse_interference(body, size, rows, &nrows, err, sizeof err) == 0) {
+        if (nrows < 1 || nrows > INTERFERENCE_MAX_ROWS)
+            abort();
+        for (size_t i = 0; i < nrows; i++)
+            if (!cg_profile_key_valid(rows[i].foreground) ||
+                !cg_profile_key_valid(rows[i].background) || !(rows[i].slowdown > 0) ||
+                !(rows[i].slowdown < INTERFERENCE_SLOWDOWN_MAX) || rows[i].runs < 1 ||
+                rows[i].runs > INTERFERENCE_RUNS_MAX)
+                abort();
+    } else if (!err[0] || nrows != 0) {
         abort();
     }
     free(body);

@@ -21,6 +21,8 @@ int cmd_policy(int argc, char **argv);
 int cmd_tenant(int argc, char **argv);
 /* The tenants table of GET /v1/tenants (cmd_tenant.c; top shows it too). */
 void cli_print_tenants(json_t *ans);
+/* A JSON answer as `--json` prints it (indented by 2). */
+void cli_print_json(json_t *j);
 int cmd_events(int argc, char **argv);
 int cg_sim_main(int argc, char **argv);
 
@@ -50,6 +52,7 @@ int cmd_slurm(int argc, char **argv);
 int cmd_k8s(int argc, char **argv);
 int cmd_cdi(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
+int cmd_topo(int argc, char **argv);
 
 /* Adds a compute share to a create or update body: --gpu-compute PCT (1-100; with
  * allow_none, "none" removes the share) and --compute-mode hard|elastic (NULL when not given;
@@ -59,6 +62,11 @@ int cli_add_compute(json_t *body, const char *cmd, const char *pct, const char *
 /* Adds "priority" (0-9, digits only) and "swap": false (no_swap) to a create/update body; 0, or
  * 2 after a message naming `cmd`. */
 int cli_add_priority(json_t *body, const char *cmd, const char *priority, bool no_swap);
+/* A container's GPUs as "0,1" (its "devices"; "device" from an older daemon) into out;
+ * returns how many. */
+size_t cli_format_devices(json_t *container, char *out, size_t len);
+/* "0,2,3": distinct GPU indexes below CG_MAX_DEVICES, as a JSON array; NULL when malformed. */
+json_t *cli_parse_index_list(const char *text);
 
 /* True when argv holds -h or --help before any "--". */
 bool cli_wants_help(int argc, char **argv);

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "core.h"
 #include "http.h"
 #include "size.h"
 
@@ -70,7 +71,7 @@ static int call(const char *method, const char *path, json_t *body, json_t **ans
     return 0;
 }
 
-static void print_json(json_t *j)
+void cli_print_json(json_t *j)
 {
     char *s = json_dumps(j, JSON_INDENT(2));
     if (s) {
@@ -120,6 +121,19 @@ void cli_print_devices(json_t *ans)
     }
 }
 
+size_t cli_format_devices(json_t *container, char *out, size_t len)
+{
+    json_t *dl = json_object_get(container, "devices");
+    size_t n = json_array_size(dl), at = 0;
+    out[0] = '\0';
+    for (size_t k = 0; k < n && at + 24 < len; k++)
+        at += (size_t)snprintf(out + at, len - at, "%s%lld", k ? "," : "",
+                               (long long)json_integer_value(json_array_get(dl, k)));
+    if (n == 0) /* a daemon before several GPUs */
+        snprintf(out, len, "%lld", (long long)json_integer_value(json_object_get(container, "device")));
+    return n ? n : 1;
+}
+
 void cli_print_containers(json_t *ans)
 {
     printf("%-14s %-16s %-12s %3s %9s %9s %9s %-16s %5s %4s %-12s %6s %9s\n", "ID", "NAME",
@@ -139,10 +153,11 @@ void cli_print_containers(json_t *ans)
         else
             snprintf(state, sizeof state, "%s", s ? s : "?");
         const char *tenant = json_string_value(json_object_get(c, "tenant"));
-        printf("%-14.14s %-16.16s %-12.12s %3lld %9s %9s %9s %-16s %5lld %4lld %-12s %6s %9s\n",
+        char gpus[32]; /* several GPUs: "0,1"; the limit shown is per GPU */
+        cli_format_devices(c, gpus, sizeof gpus);
+        printf("%-14.14s %-16.16s %-12.12s %3s %9s %9s %9s %-16s %5lld %4lld %-12s %6s %9s\n",
                json_string_value(json_object_get(c, "id")),
-               json_string_value(json_object_get(c, "name")), tenant ? tenant : "",
-               (long long)json_integer_value(json_object_get(c, "device")),
+               json_string_value(json_object_get(c, "name")), tenant ? tenant : "", gpus,
                sz(json_object_get(c, "limit"), a), sz(json_object_get(c, "assigned"), b),
                sz(json_object_get(c, "used"), u), state,
                (long long)json_integer_value(json_object_get(c, "processes")),
@@ -169,7 +184,7 @@ int cmd_devices(int argc, char **argv)
     if (rc)
         return rc;
     if (has_flag(argc, argv, "--json")) {
-        print_json(ans);
+        cli_print_json(ans);
     } else {
         cli_print_devices(ans);
     }
@@ -196,7 +211,7 @@ int cmd_ps(int argc, char **argv)
     if (rc)
         return rc;
     if (has_flag(argc, argv, "--json")) {
-        print_json(ans);
+        cli_print_json(ans);
     } else {
         cli_print_containers(ans);
     }
@@ -243,7 +258,7 @@ int cmd_inspect(int argc, char **argv)
                            "GET", &ans);
     if (rc)
         return rc < 0 ? 0 : rc;
-    print_json(ans);
+    cli_print_json(ans);
     json_decref(ans);
     return 0;
 }
@@ -252,17 +267,19 @@ int cmd_create(int argc, char **argv)
 {
     static const char *use = "convgpu create --gpu-memory SIZE [--gpu-compute PCT "
                              "[--compute-mode hard|elastic]] [--priority N] [--no-swap] "
-                             "[--name NAME] [--device N] [--tenant NAME]";
+                             "[--name NAME] [--device N | --gpus N [--devices LIST]] "
+                             "[--tenant NAME]";
     if (cli_wants_help(argc, argv)) {
         printf("Usage: %s\n\nRegisters a container and prints its id and the environment its\n"
                "processes need (export it, or use convgpu run instead). --gpu-compute and\n"
                "--compute-mode give it a compute share, --priority and --no-swap its place\n"
-               "when memory is short, as in convgpu run. --tenant puts it in a tenant other\n"
-               "than your user's (root only).\n", use);
+               "when memory is short, as in convgpu run. --gpus and --devices give it several\n"
+               "GPUs (the limit and share on each), as in convgpu run. --tenant puts it in a\n"
+               "tenant other than your user's (root only).\n", use);
         return 0;
     }
     const char *mem = NULL, *name = NULL, *dev = NULL, *pct = NULL, *mode = NULL, *prio = NULL;
-    const char *tenant = NULL;
+    const char *tenant = NULL, *gpus = NULL, *devs = NULL;
     bool no_swap = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--no-swap") == 0) {
@@ -274,6 +291,8 @@ int cmd_create(int argc, char **argv)
                             : strcmp(argv[i], "--name") == 0         ? &name
                             : strcmp(argv[i], "--tenant") == 0       ? &tenant
                             : strcmp(argv[i], "--device") == 0       ? &dev
+                            : strcmp(argv[i], "--gpus") == 0         ? &gpus
+                            : strcmp(argv[i], "--devices") == 0      ? &devs
                             : strcmp(argv[i], "--gpu-compute") == 0  ? &pct
                             : strcmp(argv[i], "--compute-mode") == 0 ? &mode
                                                                      : NULL;
@@ -309,6 +328,28 @@ int cmd_create(int argc, char **argv)
             return 2;
         }
         json_object_set_new(body, "device", json_integer(v));
+    }
+    if (gpus) {
+        char *end;
+        errno = 0;
+        long v = strtol(gpus, &end, 10);
+        if (errno || *end || end == gpus || v < 1 || v > CG_MAX_DEVICES) {
+            fprintf(stderr, "convgpu create: --gpus takes a number of GPUs, 1 to %d\n",
+                    CG_MAX_DEVICES);
+            json_decref(body);
+            return 2;
+        }
+        json_object_set_new(body, "gpus", json_integer(v));
+    }
+    if (devs) {
+        json_t *list = cli_parse_index_list(devs);
+        if (!list) {
+            fprintf(stderr, "convgpu create: --devices takes GPU indexes such as 0,2 (each "
+                            "once)\n");
+            json_decref(body);
+            return 2;
+        }
+        json_object_set_new(body, "devices", list);
     }
     json_t *ans = NULL;
     int rc = call("POST", "/v1/containers", body, &ans, 201);
@@ -453,7 +494,8 @@ int cmd_policy(int argc, char **argv)
     if (cli_wants_help(argc, argv)) {
         printf("Usage: %s\n\nWithout arguments prints the policies. RESUME picks who gets memory\n"
                "when it returns: fifo, best-fit, recent, random, aging-fit. --placement picks\n"
-               "the GPU for new containers: first-fit, least-loaded, binpack.\n", use);
+               "the GPU for new containers: first-fit, least-loaded, binpack, load-balance,\n"
+               "standalone.\n", use);
         return 0;
     }
     json_t *body = json_object();

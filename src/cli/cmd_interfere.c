@@ -5,12 +5,19 @@
  * measurement, so a machine that drifts (load, clocks) touches all of them alike; the report
  * takes medians. Reports: a table, and optionally CSV and an SVG heatmap (interfere_report.c).
  *
+ * Profiles: each workload has a profile key (--key, else its command's first word's basename).
+ * Its runs alone are created with that key, so they become runs of its profile as any job's do
+ * (the daemon's profile.h); the pairs are created with "profile": false, so a run slowed down on
+ * purpose never enters the profile of the job alone. --save stores the slowdowns by key in the
+ * daemon (PUT /v1/interference, the daemon's api_interference.h) once everything is measured.
+ *
  * A background starts first and runs for the whole of the foreground's run: started again each
  * time it ends, killed (its whole process group) once the foreground ends. Signals are blocked
  * and taken with sigwaitinfo, so an interrupt stops both workloads and removes their containers
  * before convgpu exits. */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +29,7 @@
 #include "cli.h"
 #include "http.h"
 #include "interfere.h"
+#include "profile_key.h"
 #include "size.h"
 
 static void usage(FILE *f)
@@ -29,13 +37,16 @@ static void usage(FILE *f)
     fprintf(f,
             "Usage: convgpu interfere --gpu-memory SIZE [--runs K] [--gpu-compute PCT\n"
             "                         [--compute-mode MODE]] [--device N] [--csv FILE]\n"
-            "                         [--svg FILE] [--log FILE] [--quiet] -- CMD...\n\n"
+            "                         [--svg FILE] [--log FILE] [--quiet] [--key NAME]...\n"
+            "                         [--save] -- CMD...\n\n"
             "Measures how workloads sharing one GPU slow each other down. Each CMD is one\n"
             "argument, a shell command line (sh -c). Each runs alone, then beside every\n"
             "workload (itself included) running as a background, each in its own container\n"
             "on one GPU; the table gives the foreground's wall time beside the background\n"
             "over its wall time alone (median of K rounds; rounds interleave everything).\n"
-            "A background is started again whenever it ends before the foreground does.\n\n"
+            "A background is started again whenever it ends before the foreground does.\n"
+            "The runs alone are recorded in each workload's profile (convgpu profile); the\n"
+            "pairs are not.\n\n"
             "  --gpu-memory SIZE     every container's limit (each pair holds two)\n"
             "  --runs K              rounds, 1-%d (default 3)\n"
             "  --gpu-compute PCT     every container's compute share, 1-100 (default none)\n"
@@ -45,9 +56,14 @@ static void usage(FILE *f)
             "  --csv FILE            write the pairs as CSV\n"
             "  --svg FILE            write the slowdown matrix as an SVG heatmap\n"
             "  --log FILE            append the workloads' output to FILE (default: discarded)\n"
-            "  --quiet               no progress lines on stderr\n\n"
-            "Exit status: 0 measured; 1 a workload failed or the daemon refused a container;\n"
-            "2 bad arguments; 128+n interrupted by signal n (containers removed).\n",
+            "  --quiet               no progress lines on stderr\n"
+            "  --key NAME            a workload's profile key, once per workload in order\n"
+            "                        (default: the basename of its command's first word)\n"
+            "  --save                store the slowdowns by key in the daemon (convgpu\n"
+            "                        profile interference shows them)\n\n"
+            "Exit status: 0 measured; 1 a workload failed, the daemon refused a container or\n"
+            "the matrix could not be saved; 2 bad arguments; 128+n interrupted by signal n\n"
+            "(containers removed).\n",
             INTERFERE_MAX_RUNS);
 }
 
@@ -61,12 +77,16 @@ struct job {
     int interrupted;   /* the signal that stopped the measurement */
 };
 
-/* A container for one workload run. Returns its create answer (id, env), NULL on a refusal. */
-static json_t *container_new(struct job *j)
+/* A container for one workload run, under its profile key; recorded in the profile only when
+ * `record` (a run alone). Returns its create answer (id, env), NULL on a refusal. */
+static json_t *container_new(struct job *j, const char *key, bool record)
 {
     json_t *body = json_deep_copy(j->body);
-    if (!body)
+    if (!body || json_object_set_new(body, "image", json_string(key)) != 0 ||
+        (!record && json_object_set_new(body, "profile", json_false()) != 0)) {
+        json_decref(body);
         return NULL;
+    }
     if (j->device >= 0)
         json_object_set_new(body, "device", json_integer(j->device));
     json_t *ans = NULL;
@@ -158,9 +178,9 @@ static void report_failure(const char *what, const char *cmd, int status)
 }
 
 /* One run of cmd alone: its wall time in *secs. 0, or 1 on a failure (reported). */
-static int run_alone(struct job *j, const char *cmd, double *secs)
+static int run_alone(struct job *j, const char *cmd, const char *key, double *secs)
 {
-    json_t *c = container_new(j);
+    json_t *c = container_new(j, key, true);
     if (!c)
         return 1;
     double t0 = now_s();
@@ -184,10 +204,11 @@ static int run_alone(struct job *j, const char *cmd, double *secs)
 }
 
 /* One run of fg beside bg: fg's wall time in *secs. 0, or 1 on a failure (reported). */
-static int run_pair(struct job *j, const char *fg_cmd, const char *bg_cmd, double *secs)
+static int run_pair(struct job *j, const char *fg_cmd, const char *bg_cmd, const char *fg_key,
+                    const char *bg_key, double *secs)
 {
-    json_t *cb = container_new(j);
-    json_t *cf = cb ? container_new(j) : NULL;
+    json_t *cb = container_new(j, bg_key, false);
+    json_t *cf = cb ? container_new(j, fg_key, false) : NULL;
     int rc = 1;
     if (!cf) {
         container_remove(cb);
@@ -243,7 +264,7 @@ static int measure(struct job *j, interfere_results *r)
 {
     for (unsigned k = 0; k < r->runs; k++) {
         for (unsigned i = 0; i < r->n; i++) {
-            if (run_alone(j, r->cmd[i], &r->alone[i][k]) != 0)
+            if (run_alone(j, r->cmd[i], r->key[i], &r->alone[i][k]) != 0)
                 return 1;
             if (!j->quiet)
                 fprintf(stderr, "round %u/%u: W%u alone %.3f s\n", k + 1, r->runs, i + 1,
@@ -251,13 +272,97 @@ static int measure(struct job *j, interfere_results *r)
         }
         for (unsigned i = 0; i < r->n; i++)
             for (unsigned b = 0; b < r->n; b++) {
-                if (run_pair(j, r->cmd[i], r->cmd[b], &r->together[i][b][k]) != 0)
+                if (run_pair(j, r->cmd[i], r->cmd[b], r->key[i], r->key[b],
+                             &r->together[i][b][k]) != 0)
                     return 1;
                 if (!j->quiet)
                     fprintf(stderr, "round %u/%u: W%u beside W%u %.3f s\n", k + 1, r->runs,
                             i + 1, b + 1, r->together[i][b][k]);
             }
     }
+    return 0;
+}
+
+/* The key of a workload given none: its command line's first word's basename ("" when it has
+ * none, which no key rule accepts). */
+static void default_key(const char *cmd, char *out, size_t len)
+{
+    while (*cmd == ' ' || *cmd == '\t' || *cmd == '\n')
+        cmd++;
+    size_t n = strcspn(cmd, " \t\n");
+    const char *base = cmd;
+    for (size_t i = 0; i < n; i++)
+        if (cmd[i] == '/')
+            base = cmd + i + 1;
+    n -= (size_t)(base - cmd);
+    snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), base);
+}
+
+/* Every workload's key: given (as many as workloads) or derived; valid and distinct, since the
+ * runs alone of two workloads under one key would make one profile of two jobs. 0, or 2 after
+ * a message. */
+static int choose_keys(const char *const *given, int ngiven, int n, char *const *cmd,
+                       char keys[][CG_PROFILE_KEY_MAX + 1])
+{
+    if (ngiven && ngiven != n) {
+        fprintf(stderr, "convgpu interfere: %d --key for %d workload%s: give one per workload, "
+                        "in order, or none\n", ngiven, n, n == 1 ? "" : "s");
+        return 2;
+    }
+    for (int i = 0; i < n; i++) {
+        if (ngiven)
+            snprintf(keys[i], CG_PROFILE_KEY_MAX + 1, "%s", given[i]);
+        else
+            default_key(cmd[i], keys[i], CG_PROFILE_KEY_MAX + 1);
+        if ((ngiven && strlen(given[i]) > CG_PROFILE_KEY_MAX) || !cg_profile_key_valid(keys[i])) {
+            fprintf(stderr, "convgpu interfere: workload %d: bad profile key '%s': 1-%d printable "
+                            "characters without spaces, quotes or backslashes%s\n", i + 1,
+                    ngiven ? given[i] : keys[i], CG_PROFILE_KEY_MAX,
+                    ngiven ? "" : " (give --key NAME for each workload)");
+            return 2;
+        }
+        for (int k = 0; k < i; k++)
+            if (strcmp(keys[k], keys[i]) == 0) {
+                fprintf(stderr, "convgpu interfere: workloads %d and %d have the same profile key "
+                                "'%s': give --key NAME for each workload\n", k + 1, i + 1, keys[i]);
+                return 2;
+            }
+    }
+    return 0;
+}
+
+/* PUT /v1/interference: every ordered pair's slowdown by key. 0, or 1 after a message. */
+static int save(const interfere_results *r)
+{
+    json_t *rows = json_array();
+    for (unsigned i = 0; rows && i < r->n; i++)
+        for (unsigned b = 0; b < r->n; b++) {
+            double s = interfere_slowdown(r, i, b);
+            if (!isfinite(s) || s <= 0 || s >= 1000) {
+                fprintf(stderr, "convgpu interfere: W%u beside W%u: slowdown %g cannot be saved "
+                                "(above 0 and below 1000)\n", i + 1, b + 1, s);
+                json_decref(rows);
+                return 1;
+            }
+            json_array_append_new(rows, json_pack("{s:s,s:s,s:f,s:i}", "foreground", r->key[i],
+                                                  "background", r->key[b], "slowdown", s, "runs",
+                                                  (int)r->runs));
+        }
+    json_t *ans = NULL;
+    char err[512];
+    long st = rows ? cli_request("PUT", "/v1/interference", json_pack("{s:o}", "rows", rows),
+                                 &ans, err, sizeof err)
+                   : 0;
+    if (st != 200) {
+        fprintf(stderr, "convgpu interfere: the matrix was not saved: ");
+        cli_report_error(st, ans, rows ? err : "out of memory");
+        json_decref(ans);
+        return 1;
+    }
+    printf("saved %lld slowdowns as tenant %s's (convgpu profile interference)\n",
+           (long long)json_integer_value(json_object_get(ans, "stored")),
+           json_string_value(json_object_get(ans, "tenant")));
+    json_decref(ans);
     return 0;
 }
 
@@ -269,8 +374,14 @@ int cmd_interfere(int argc, char **argv)
         {"device", required_argument, NULL, 'd'},     {"csv", required_argument, NULL, 'C'},
         {"svg", required_argument, NULL, 'S'},        {"log", required_argument, NULL, 'l'},
         {"quiet", no_argument, NULL, 'q'},            {"help", no_argument, NULL, 'h'},
+        {"key", required_argument, NULL, 'k'},        {"save", no_argument, NULL, 's'},
         {NULL, 0, NULL, 0},
     };
+    const char *given[INTERFERE_MAX_WORKLOADS];
+    static char keys[INTERFERE_MAX_WORKLOADS][CG_PROFILE_KEY_MAX + 1];
+    const char *key_of[INTERFERE_MAX_WORKLOADS];
+    int ngiven = 0;
+    bool to_save = false;
     const char *mem = NULL, *pct = NULL, *mode = NULL, *csv = NULL, *svg = NULL;
     static struct job j;
     static interfere_results res;
@@ -289,6 +400,15 @@ int cmd_interfere(int argc, char **argv)
         case 'S': svg = optarg; break;
         case 'l': j.log = optarg; break;
         case 'q': j.quiet = true; break;
+        case 's': to_save = true; break;
+        case 'k':
+            if (ngiven == INTERFERE_MAX_WORKLOADS) {
+                fprintf(stderr, "convgpu interfere: more than %d --key\n",
+                        INTERFERE_MAX_WORKLOADS);
+                return 2;
+            }
+            given[ngiven++] = optarg;
+            break;
         case 'r':
             if (parse_count(optarg, 1, INTERFERE_MAX_RUNS, &runs) != 0) {
                 fprintf(stderr, "convgpu interfere: bad --runs '%s': a whole number 1-%d\n",
@@ -332,6 +452,10 @@ int cmd_interfere(int argc, char **argv)
                     i - optind + 1);
             return 2;
         }
+    if (choose_keys(given, ngiven, n, argv + optind, keys) != 0)
+        return 2;
+    for (int i = 0; i < n; i++)
+        key_of[i] = keys[i];
     j.body = json_pack("{s:I,s:b}", "gpu_memory", (json_int_t)limit, "auto_remove", 1);
     if (!j.body || cli_add_compute(j.body, "interfere", pct, mode, false, false) != 0) {
         json_decref(j.body);
@@ -340,6 +464,7 @@ int cmd_interfere(int argc, char **argv)
     res.n = (unsigned)n;
     res.runs = (unsigned)runs;
     res.cmd = argv + optind;
+    res.key = key_of;
 
     sigemptyset(&j.waited);
     sigaddset(&j.waited, SIGCHLD);
@@ -367,5 +492,7 @@ int cmd_interfere(int argc, char **argv)
         fprintf(stderr, "convgpu interfere: cannot write %s: %s\n", svg, strerror(errno));
         rc = 1;
     }
+    if (to_save && save(&res) != 0)
+        rc = 1;
     return rc;
 }

@@ -1,6 +1,8 @@
 /* cmd_profile.c — `convgpu profile`: what the daemon learnt from past runs (the peak GPU memory,
  * mean duration and utilisation of each job, by tenant and image or command), and `convgpu
- * profile rm KEY` to forget one. The daemon's side is src/daemon/profile.h. */
+ * profile rm KEY` to forget one. The daemon's side is src/daemon/profile.h. `convgpu profile
+ * interference` shows (or with rm clears) the slowdowns `convgpu interfere --save` stored by
+ * key, the daemon's src/daemon/api_interference.h. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +15,9 @@
 static void usage(FILE *f)
 {
     fprintf(f, "Usage: convgpu profile [--json]\n"
-               "       convgpu profile rm KEY [--tenant NAME]\n\n"
+               "       convgpu profile rm KEY [--tenant NAME]\n"
+               "       convgpu profile interference [--json] [--tenant NAME]\n"
+               "       convgpu profile interference rm [--tenant NAME]\n\n"
                "Lists what the daemon learnt from containers that ended: for each tenant (the\n"
                "owner's user name) and key (the image, else the command's name), the highest\n"
                "peak GPU memory of its last 16 runs, their mean duration and mean compute\n"
@@ -22,7 +26,13 @@ static void usage(FILE *f)
                "margin as its limit (docs/SCHEDULING.md, \"Profiles and exclusive GPUs\").\n\n"
                "  --json          the API's answer as JSON\n"
                "  rm KEY          forget profile KEY (your own; an operator: every tenant's,\n"
-               "                  or --tenant NAME's)\n");
+               "                  or --tenant NAME's)\n"
+               "  interference    the slowdowns `convgpu interfere --save` stored: each\n"
+               "                  foreground key's wall time beside a background key over its\n"
+               "                  time alone, the rounds it is the median of, and when it was\n"
+               "                  measured (your own; an operator: every tenant's, or\n"
+               "                  --tenant NAME's)\n"
+               "  interference rm clear those slowdowns (same tenants as above)\n");
 }
 
 /* KEY as one path segment: percent-encoded except unreserved characters, so an image
@@ -105,6 +115,71 @@ static int remove_profile(int argc, char **argv)
     return 0;
 }
 
+static void print_interference(json_t *arr)
+{
+    printf("%-12s %-24s %-24s %9s %5s  %s\n", "TENANT", "FOREGROUND", "BACKGROUND", "SLOWDOWN",
+           "RUNS", "MEASURED");
+    size_t i;
+    json_t *r;
+    json_array_foreach(arr, i, r) {
+        char when[32] = "-";
+        time_t t = (time_t)json_integer_value(json_object_get(r, "measured"));
+        struct tm tm;
+        if (localtime_r(&t, &tm))
+            strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+        printf("%-12.12s %-24.24s %-24.24s %9.3f %5lld  %s\n",
+               json_string_value(json_object_get(r, "tenant")),
+               json_string_value(json_object_get(r, "foreground")),
+               json_string_value(json_object_get(r, "background")),
+               json_number_value(json_object_get(r, "slowdown")),
+               (long long)json_integer_value(json_object_get(r, "runs")), when);
+    }
+}
+
+/* `convgpu profile interference [rm] [--json] [--tenant NAME]`. */
+static int interference(int argc, char **argv)
+{
+    bool as_json = false, clear = false;
+    const char *tenant = NULL;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0 && !clear)
+            as_json = true;
+        else if (strcmp(argv[i], "rm") == 0 && i == 2)
+            clear = true;
+        else if (strcmp(argv[i], "--tenant") == 0 && i + 1 < argc && !tenant)
+            tenant = argv[++i];
+        else {
+            fprintf(stderr, "convgpu profile interference: unexpected '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (tenant && (!*tenant || strlen(tenant) > 32)) {
+        fprintf(stderr, "convgpu profile interference: a tenant is 1-32 characters\n");
+        return 2;
+    }
+    char etenant[3 * 32 + 1] = "", path[256];
+    if (tenant)
+        encode(tenant, etenant, sizeof etenant);
+    snprintf(path, sizeof path, "/v1/interference%s%s", tenant ? "?tenant=" : "", etenant);
+    json_t *ans = NULL;
+    char err[512];
+    long st = cli_request(clear ? "DELETE" : "GET", path, NULL, &ans, err, sizeof err);
+    if (st != 200) {
+        cli_report_error(st, ans, err);
+        json_decref(ans);
+        return 1;
+    }
+    if (clear)
+        printf("%lld removed\n", (long long)json_integer_value(json_object_get(ans, "removed")));
+    else if (as_json)
+        cli_print_json(ans);
+    else
+        print_interference(ans);
+    json_decref(ans);
+    return 0;
+}
+
 int cmd_profile(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
@@ -113,6 +188,8 @@ int cmd_profile(int argc, char **argv)
     }
     if (argc >= 2 && strcmp(argv[1], "rm") == 0)
         return remove_profile(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "interference") == 0)
+        return interference(argc, argv);
     bool as_json = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) {
@@ -131,14 +208,10 @@ int cmd_profile(int argc, char **argv)
         json_decref(ans);
         return 1;
     }
-    if (as_json) {
-        char *s = json_dumps(ans, JSON_INDENT(2));
-        if (s)
-            puts(s);
-        free(s);
-    } else {
+    if (as_json)
+        cli_print_json(ans);
+    else
         print_table(ans);
-    }
     json_decref(ans);
     return 0;
 }

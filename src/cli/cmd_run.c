@@ -22,7 +22,8 @@ static void usage(FILE *f)
 {
     fprintf(f, "Usage: convgpu run --gpu-memory SIZE [--gpu-compute PCT [--compute-mode MODE]]\n"
                "                   [--priority N] [--no-swap] [--limit profile] [--exclusive]\n"
-               "                   [--device N] [--name NAME] [--tenant NAME] [--quiet]\n"
+               "                   [--device N | --gpus N [--devices LIST]] [--name NAME]\n"
+               "                   [--tenant NAME] [--quiet]\n"
                "                   -- CMD [ARGS...]\n\n"
                "Runs CMD as a container with a GPU-memory limit. Allocations within the limit\n"
                "that do not fit in free memory right now wait (the container is suspended)\n"
@@ -46,6 +47,11 @@ static void usage(FILE *f)
                "                        and none joins it while this one runs; the limit is the\n"
                "                        GPU's capacity unless --gpu-memory gives one\n"
                "  --device N            the GPU (default: the placement policy chooses)\n"
+               "  --gpus N              N GPUs, the limit and share on each; the container takes\n"
+               "                        its whole limit on each when it starts, and is refused\n"
+               "                        when N GPUs do not have it free (default 1)\n"
+               "  --devices LIST        which GPUs, e.g. 0,2 (CUDA device k is the k-th listed;\n"
+               "                        default: the daemon picks the best-connected ones)\n"
                "  --name NAME           a name for convgpu ps / inspect / rm\n"
                "  --tenant NAME         its tenant (default: your user name; another: root only)\n"
                "  --quiet               do not print the container id\n");
@@ -75,6 +81,30 @@ int cli_add_compute(json_t *body, const char *cmd, const char *pct, const char *
     if (mode)
         json_object_set_new(body, "compute_mode", json_string(mode));
     return 0;
+}
+
+json_t *cli_parse_index_list(const char *text)
+{
+    json_t *arr = json_array();
+    const char *p = text;
+    while (arr && *p) {
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (errno || end == p || v < 0 || v >= CG_MAX_DEVICES || (*end && *end != ',') ||
+            (*end == ',' && !end[1]) || p[0] == '-' || p[0] == '+' || p[0] == ' ')
+            goto bad;
+        for (size_t i = 0; i < json_array_size(arr); i++)
+            if (json_integer_value(json_array_get(arr, i)) == v)
+                goto bad;
+        json_array_append_new(arr, json_integer(v));
+        p = *end ? end + 1 : end;
+    }
+    if (arr && json_array_size(arr) > 0)
+        return arr;
+bad:
+    json_decref(arr);
+    return NULL;
 }
 
 int cli_add_priority(json_t *body, const char *cmd, const char *priority, bool no_swap)
@@ -160,6 +190,8 @@ int cmd_run(int argc, char **argv)
         {"priority", required_argument, NULL, 'p'},
         {"no-swap", no_argument, NULL, 'S'},
         {"device", required_argument, NULL, 'd'},
+        {"gpus", required_argument, NULL, 'g'},
+        {"devices", required_argument, NULL, 'D'},
         {"limit", required_argument, NULL, 'l'},
         {"exclusive", no_argument, NULL, 'x'},
         {"name", required_argument, NULL, 'n'},
@@ -170,7 +202,8 @@ int cmd_run(int argc, char **argv)
     };
     const char *mem = NULL, *name = NULL, *pct = NULL, *mode = NULL, *prio = NULL;
     const char *tenant = NULL;
-    long device = -1;
+    long device = -1, gpus = 0;
+    json_t *devices = NULL;
     bool quiet = false, no_swap = false, exclusive = false, from_profile = false;
     int c;
     optind = 1;
@@ -203,9 +236,40 @@ int cmd_run(int argc, char **argv)
             }
             break;
         }
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'g': {
+            char *end;
+            errno = 0;
+            gpus = strtol(optarg, &end, 10);
+            if (errno || *end || end == optarg || gpus < 1 || gpus > CG_MAX_DEVICES) {
+                fprintf(stderr, "convgpu run: --gpus takes a number of GPUs, 1 to %d\n",
+                        CG_MAX_DEVICES);
+                json_decref(devices);
+                return 2;
+            }
+            break;
         }
+        case 'D':
+            json_decref(devices);
+            if (!(devices = cli_parse_index_list(optarg))) {
+                fprintf(stderr, "convgpu run: --devices takes GPU indexes such as 0,2 (each "
+                                "once)\n");
+                return 2;
+            }
+            break;
+        case 'h': json_decref(devices); usage(stdout); return 0;
+        default: json_decref(devices); usage(stderr); return 2;
+        }
+    }
+    if (devices && (device >= 0 || (gpus && (size_t)gpus != json_array_size(devices)))) {
+        fprintf(stderr, "convgpu run: --devices lists the GPUs: not with --device, and with "
+                        "--gpus only as many as it says\n");
+        json_decref(devices);
+        return 2;
+    }
+    if (gpus > 1 && device >= 0) {
+        fprintf(stderr, "convgpu run: --device names one GPU; name several with --devices\n");
+        json_decref(devices);
+        return 2;
     }
     /* Without --gpu-memory the daemon decides: the profile (--limit profile, or a daemon with
      * --profile-limits), the GPU's capacity (--exclusive), or a refusal that says what to give. */
@@ -214,15 +278,19 @@ int cmd_run(int argc, char **argv)
     if (mem && (cg_parse_size(mem, &limit, &err) != 0 || limit == 0)) {
         fprintf(stderr, "convgpu run: bad --gpu-memory '%s': %s\n", mem,
                 limit == 0 && !err ? "must be greater than zero" : err);
+        json_decref(devices);
         return 2;
     }
     if (optind >= argc) {
         fprintf(stderr, "convgpu run: no command given (convgpu run --gpu-memory 1GiB -- CMD ...)\n");
+        json_decref(devices);
         return 2;
     }
     char **cmd = argv + optind;
 
     json_t *body = json_pack("{s:b,s:s}", "auto_remove", 1, "command", cmd[0]);
+    if (devices)
+        json_object_set_new(body, "devices", devices); /* the body owns it from here */
     if (mem)
         json_object_set_new(body, "gpu_memory", json_integer((json_int_t)limit));
     if (exclusive)
@@ -240,6 +308,9 @@ int cmd_run(int argc, char **argv)
         json_object_set_new(body, "tenant", json_string(tenant));
     if (device >= 0)
         json_object_set_new(body, "device", json_integer(device));
+    if (gpus)
+        json_object_set_new(body, "gpus", json_integer(gpus));
+
     json_t *ans = NULL;
     char terr[512];
     long st = cli_request("POST", "/v1/containers", body, &ans, terr, sizeof terr);
@@ -267,8 +338,10 @@ int cmd_run(int argc, char **argv)
                                     lim, sizeof lim),
                      (long long)json_integer_value(json_object_get(prof, "margin_pct")));
         cg_format_size((uint64_t)json_integer_value(json_object_get(ans, "limit")), lim, sizeof lim);
-        fprintf(stderr, "convgpu: container %s (limit %s%s%s, device %lld%s)\n", cid, lim, from,
-                share, (long long)json_integer_value(json_object_get(ans, "device")),
+        char devs[256];
+        size_t ngpus = cli_format_devices(ans, devs, sizeof devs);
+        fprintf(stderr, "convgpu: container %s (limit %s%s%s%s, device%s %s%s)\n", cid, lim,
+                ngpus > 1 ? " per GPU" : "", from, share, ngpus > 1 ? "s" : "", devs,
                 json_is_true(json_object_get(ans, "exclusive")) ? ", exclusive" : "");
     }
 

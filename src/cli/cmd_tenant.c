@@ -64,14 +64,10 @@ static int tenant_list(int argc, char **argv)
     int rc = request("GET", "/v1/tenants", NULL, &ans);
     if (rc)
         return rc;
-    if (as_json) {
-        char *s = json_dumps(ans, JSON_INDENT(2));
-        if (s)
-            puts(s);
-        free(s);
-    } else {
+    if (as_json)
+        cli_print_json(ans);
+    else
         cli_print_tenants(ans);
-    }
     json_decref(ans);
     return 0;
 }

@@ -13,6 +13,7 @@ typedef struct {
     unsigned n;                 /* workloads */
     unsigned runs;              /* rounds measured */
     char *const *cmd;           /* n shell command lines */
+    const char *const *key;     /* n profile keys (distinct) */
     double alone[INTERFERE_MAX_WORKLOADS][INTERFERE_MAX_RUNS]; /* seconds */
     double together[INTERFERE_MAX_WORKLOADS][INTERFERE_MAX_WORKLOADS][INTERFERE_MAX_RUNS];
 } interfere_results;
@@ -24,8 +25,9 @@ double interfere_slowdown(const interfere_results *r, unsigned fg, unsigned bg);
 
 void interfere_print_table(FILE *f, const interfere_results *r);
 /* A header, then one line per ordered pair: foreground,background (W1..Wn),runs,
- * alone_median_s,together_median_s,slowdown,foreground_command,background_command (RFC 4180
- * quoting). Written to PATH.tmp and renamed. Returns 0, or -1 when it could not be written. */
+ * alone_median_s,together_median_s,slowdown,foreground_command,background_command,
+ * foreground_key,background_key (RFC 4180 quoting). Written to PATH.tmp and renamed. Returns 0,
+ * or -1 when it could not be written. */
 int interfere_write_csv(const char *path, const interfere_results *r);
 /* A heatmap, foreground rows x background columns, the slowdown written in each cell and a
  * legend naming the commands. Plain SVG 1.1. Returns 0 or -1. */

@@ -41,12 +41,12 @@ static void range(const double *v, unsigned n, double *lo, double *hi)
 
 void interfere_print_table(FILE *f, const interfere_results *r)
 {
-    fprintf(f, "workloads (wall time alone, median of %u [min..max]):\n", r->runs);
+    fprintf(f, "workloads (wall time alone, median of %u [min..max]; key: command):\n", r->runs);
     for (unsigned i = 0; i < r->n; i++) {
         double lo, hi;
         range(r->alone[i], r->runs, &lo, &hi);
-        fprintf(f, "  W%-3u %8.3f s [%.3f..%.3f]  %s\n", i + 1,
-                interfere_median(r->alone[i], r->runs), lo, hi, r->cmd[i]);
+        fprintf(f, "  W%-3u %8.3f s [%.3f..%.3f]  %s: %s\n", i + 1,
+                interfere_median(r->alone[i], r->runs), lo, hi, r->key[i], r->cmd[i]);
     }
     fprintf(f, "\nslowdown of the foreground (row) with the background (column) beside it:\n      ");
     for (unsigned j = 0; j < r->n; j++)
@@ -96,7 +96,7 @@ int interfere_write_csv(const char *path, const interfere_results *r)
     if (!f)
         return -1;
     fprintf(f, "foreground,background,runs,alone_median_s,together_median_s,slowdown,"
-               "foreground_command,background_command\n");
+               "foreground_command,background_command,foreground_key,background_key\n");
     for (unsigned i = 0; i < r->n; i++)
         for (unsigned j = 0; j < r->n; j++) {
             fprintf(f, "W%u,W%u,%u,%.6f,%.6f,%.6f,", i + 1, j + 1, r->runs,
@@ -105,6 +105,10 @@ int interfere_write_csv(const char *path, const interfere_results *r)
             csv_field(f, r->cmd[i]);
             fputc(',', f);
             csv_field(f, r->cmd[j]);
+            fputc(',', f);
+            csv_field(f, r->key[i]);
+            fputc(',', f);
+            csv_field(f, r->key[j]);
             fputc('\n', f);
         }
     return close_rename(f, tmp, path);

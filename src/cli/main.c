@@ -19,6 +19,7 @@ static const struct {
     {"swap", cmd_swap, "move a container's GPU memory to host memory (docs/SWAP.md)"},
     {"unswap", cmd_unswap, "bring a swapped-out container's GPU memory back"},
     {"devices", cmd_devices, "list GPUs: capacity, assigned, used, context charge"},
+    {"topo", cmd_topo, "how the GPUs are wired (NVLink, PCIe), as nvidia-smi topo -m"},
     {"policy", cmd_policy, "show or change the resume and placement policies"},
     {"tenant", cmd_tenant, "list tenants, or set a tenant's fair-share weight"},
     {"top", cmd_top, "live view of devices, containers and decisions"},

@@ -137,6 +137,45 @@ typedef enum nvmlClockType_enum {
     NVML_CLOCK_COUNT
 } nvmlClockType_t;
 
+/* Topology (nvmlDeviceGetTopologyCommonAncestor and friends): the PCIe path between two GPUs,
+ * nearest first; the values are spaced as NVIDIA spaces them. */
+typedef enum nvmlGpuLevel_enum {
+    NVML_TOPOLOGY_INTERNAL = 0,
+    NVML_TOPOLOGY_SINGLE = 10,
+    NVML_TOPOLOGY_MULTIPLE = 20,
+    NVML_TOPOLOGY_HOSTBRIDGE = 30,
+    NVML_TOPOLOGY_NODE = 40,
+    NVML_TOPOLOGY_SYSTEM = 50
+} nvmlGpuTopologyLevel_t;
+
+typedef enum nvmlGpuP2PStatus_enum {
+    NVML_P2P_STATUS_OK = 0,
+    NVML_P2P_STATUS_CHIPSET_NOT_SUPPORED = 1,
+    NVML_P2P_STATUS_CHIPSET_NOT_SUPPORTED = 1,
+    NVML_P2P_STATUS_GPU_NOT_SUPPORTED = 2,
+    NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED = 3,
+    NVML_P2P_STATUS_DISABLED_BY_REGKEY = 4,
+    NVML_P2P_STATUS_NOT_SUPPORTED = 5,
+    NVML_P2P_STATUS_UNKNOWN = 6
+} nvmlGpuP2PStatus_t;
+
+typedef enum nvmlGpuP2PCapsIndex_enum {
+    NVML_P2P_CAPS_INDEX_READ = 0,
+    NVML_P2P_CAPS_INDEX_WRITE = 1,
+    NVML_P2P_CAPS_INDEX_NVLINK = 2,
+    NVML_P2P_CAPS_INDEX_ATOMICS = 3,
+    NVML_P2P_CAPS_INDEX_PROP = 4,
+    NVML_P2P_CAPS_INDEX_UNKNOWN = 5
+} nvmlGpuP2PCapsIndex_t;
+
+typedef enum nvmlEnableState_enum {
+    NVML_FEATURE_DISABLED = 0,
+    NVML_FEATURE_ENABLED = 1
+} nvmlEnableState_t;
+
+/* Link indexes an NVLink query may name (NVML_NVLINK_MAX_LINKS). */
+#define NVML_NVLINK_MAX_LINKS 18
+
 #endif /* CONVGPU_NVML_DECLS_ONLY */
 
 /* NVML_DECL(name, (params)) declares the exported function and PFN_name. */
@@ -184,6 +223,20 @@ CG_NVML_DECL(nvmlDeviceGetTemperature, (nvmlDevice_t device, nvmlTemperatureSens
 CG_NVML_DECL(nvmlDeviceGetPowerUsage, (nvmlDevice_t device, unsigned int *power));
 CG_NVML_DECL(nvmlDeviceGetClockInfo, (nvmlDevice_t device, nvmlClockType_t type,
                                       unsigned int *clock));
+
+CG_NVML_DECL(nvmlDeviceGetTopologyCommonAncestor, (nvmlDevice_t device1, nvmlDevice_t device2,
+                                                  nvmlGpuTopologyLevel_t *pathInfo));
+CG_NVML_DECL(nvmlDeviceGetTopologyNearestGpus, (nvmlDevice_t device, nvmlGpuTopologyLevel_t level,
+                                               unsigned int *count, nvmlDevice_t *deviceArray));
+CG_NVML_DECL(nvmlSystemGetTopologyGpuSet, (unsigned int cpuNumber, unsigned int *count,
+                                           nvmlDevice_t *deviceArray));
+CG_NVML_DECL(nvmlDeviceGetP2PStatus, (nvmlDevice_t device1, nvmlDevice_t device2,
+                                      nvmlGpuP2PCapsIndex_t p2pIndex,
+                                      nvmlGpuP2PStatus_t *p2pStatus));
+CG_NVML_DECL(nvmlDeviceGetNvLinkState, (nvmlDevice_t device, unsigned int link,
+                                        nvmlEnableState_t *isActive));
+CG_NVML_DECL(nvmlDeviceGetNvLinkRemotePciInfo_v2, (nvmlDevice_t device, unsigned int link,
+                                                   nvmlPciInfo_t *pci));
 
 /* nvmlErrorString is the one entry point that does not return nvmlReturn_t. */
 const char *nvmlErrorString(nvmlReturn_t result);

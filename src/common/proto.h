@@ -56,7 +56,7 @@ struct cg_msg_welcome {
     uint32_t slot;
     uint32_t generation;
     uint32_t device;
-    uint32_t reserved;
+    uint32_t devices;      /* GPUs of the container (socket k: device ordinal k); 0 means 1 */
     uint64_t limit;
     uint64_t granularity;
     uint64_t context_charge;

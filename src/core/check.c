@@ -31,6 +31,26 @@ static bool safe(claim *v, size_t n, cg_bytes free)
     return true;
 }
 
+/* A gang member (gang.c) holds its whole limit, never waits and never leaves its device, and
+ * no two members of one gang share a device. */
+static const char *check_gang_member(const cg_container *c)
+{
+    if ((c->gang != CG_CID_NONE) != c->reserved)
+        return "a gang member that is not reserved, or the reverse";
+    if (!c->reserved)
+        return NULL;
+    if (c->assigned != c->limit)
+        return "a gang member's assignment is not its limit";
+    if (c->waiting || c->npending || c->limit_waiting)
+        return "a gang member waits";
+    if (!c->no_swap || c->swap != CG_RESIDENT)
+        return "a gang member may be swapped";
+    for (const cg_container *o = c->next; o; o = o->next)
+        if (o->gang == c->gang && o->dev == c->dev)
+            return "two members of one gang on one device";
+    return NULL;
+}
+
 static const char *check_container(const cg_core *core, const cg_container *c)
 {
     const cg_device *d = &core->dev[c->dev];
@@ -44,6 +64,8 @@ static const char *check_container(const cg_core *core, const cg_container *c)
         return "use above assignment";
     if (c->limit_waiting && c->limit_waiting <= c->limit)
         return "waiting limit raise is not a raise";
+    if (c->util_pct > CG_COMPUTE_PCT_MAX)
+        return "application utilisation above 100%";
     if (c->compute_pct > CG_COMPUTE_PCT_MAX ||
         (c->compute_mode != CG_COMPUTE_ELASTIC && c->compute_mode != CG_COMPUTE_HARD))
         return "compute share out of range";
@@ -147,7 +169,8 @@ static const char *check_device(const cg_core *core, unsigned i, claim *buf,
 {
     const cg_device *d = &core->dev[i];
     cg_bytes assigned = 0, used = 0, incoming = 0;
-    unsigned n = 0, nsusp = 0, nvisible = 0, nwait = 0, hard = 0;
+    unsigned n = 0, nsusp = 0, nvisible = 0, nwait = 0, hard = 0, nswap = 0;
+    unsigned by_prio[CG_PRIORITY_MAX + 1] = {0};
     bool holder = false;
     for (const cg_container *c = core->head; c; c = c->next) {
         if (c->dev != i)
@@ -159,6 +182,9 @@ static const char *check_device(const cg_core *core, unsigned i, claim *buf,
         buf[n++] = (claim){c->limit - c->assigned, c->assigned};
         nsusp += ctr_waits(c);
         nvisible += ctr_waits(c) && !ctr_hidden(c);
+        nswap += c->swap != CG_RESIDENT;
+        if (c->waiting && c->priority <= CG_PRIORITY_MAX)
+            by_prio[c->priority]++;
         nwait += c->limit_waiting > 0;
         incoming += c->swap_expect;
         if (c->swap == CG_SWAPPED_OUT && !c->held && c->assigned - c->used >= c->swapped)
@@ -176,6 +202,11 @@ static const char *check_device(const cg_core *core, unsigned i, claim *buf,
         return "hard compute shares on a device exceed 100%";
     if (n != d->ncontainers || nsusp != d->nsuspended)
         return "device container counts wrong";
+    if (nswap != d->nswap_state)
+        return "device's count of containers out or moving is wrong";
+    for (unsigned p = 0; p <= CG_PRIORITY_MAX; p++)
+        if (by_prio[p] != d->nwait_prio[p])
+            return "device's waiting containers by priority are counted wrong";
     if (incoming != d->swap_incoming)
         return "device's incoming swap bytes differ from its containers";
     if (d->exclusive != CG_CID_NONE && (n != 1 || !holder))
@@ -234,6 +265,8 @@ const char *cg_core_check(const cg_core *core)
             return "creation list broken or out of order";
         const char *e = check_container(core, c);
         if (e)
+            return e;
+        if ((e = check_gang_member(c)))
             return e;
     }
     if (n != core->ncontainers || core->by_cid.len != n)

@@ -183,6 +183,7 @@ static void suspend_begin(cg_device *d, cg_container *c, cg_time now)
         d->shead = c;
     d->stail = c;
     d->nsuspended++;
+    d->nwait_prio[c->priority]++;
 }
 
 static void suspend_end(cg_device *d, cg_container *c, cg_time now)
@@ -199,6 +200,7 @@ static void suspend_end(cg_device *d, cg_container *c, cg_time now)
     c->sprev = c->snext = NULL;
     c->waiting = false;
     d->nsuspended--;
+    d->nwait_prio[c->priority]--;
 }
 
 void cg_wait_update(cg_core *core, cg_container *c, cg_time now)
@@ -401,9 +403,10 @@ cg_placement_policy cg_get_placement_policy(const cg_core *core) { return core->
 /* ---- containers -------------------------------------------------------------------------- */
 
 /* A device for a new container, or a negative status. */
-static int place(const cg_core *core, cg_bytes limit, unsigned hard)
+static int place(const cg_core *core, const cg_container_spec *spec, unsigned hard)
 {
-    int i = core->place->pick(core, limit, hard);
+    cg_bytes limit = spec->limit;
+    int i = core->place->pick(core, spec, hard);
     if (i >= 0)
         return i;
     /* No device has the whole limit free: wait where the most is free (lowest index on ties),
@@ -422,10 +425,14 @@ static int place(const cg_core *core, cg_bytes limit, unsigned hard)
 }
 
 /* Creation and restore share everything but the initial assignment: the largest safe amount
- * up to min(L, free) for a new container, exactly `want` for a restored one. */
-static cg_status create(cg_core *core, const cg_container_spec *spec, cg_time now, bool exact,
-                        cg_bytes want, cg_cid *cid_out)
+ * up to min(L, free) for a new container, exactly `want` for a restored one, the whole limit for
+ * a gang member (or nothing: CG_ERR_NOT_FREE), and for a trial the same answer with nothing
+ * kept (gang.c asks every device before it creates on any). */
+cg_status cg_create(cg_core *core, const cg_container_spec *spec, cg_time now,
+                    enum cg_create_kind kind, cg_bytes want, cg_cid *cid_out)
 {
+    bool exact = kind == CG_CREATE_RESTORE;
+    bool whole = kind == CG_CREATE_RESERVE || kind == CG_CREATE_TRIAL;
     int device = spec->device;
     cg_bytes limit = spec->limit;
     if (core->ndev && (device < 0 || (unsigned)device < core->ndev)) {
@@ -434,7 +441,7 @@ static cg_status create(cg_core *core, const cg_container_spec *spec, cg_time no
             return st;
     }
     if (limit == 0 || (exact && want > limit) || !share_valid(spec->compute_pct, spec->compute_mode) ||
-        spec->priority > CG_PRIORITY_MAX)
+        spec->priority > CG_PRIORITY_MAX || spec->util_pct > CG_COMPUTE_PCT_MAX)
         return CG_ERR_INVALID;
     if (core->ndev == 0 || (device >= 0 && (unsigned)device >= core->ndev))
         return CG_ERR_NO_DEVICE;
@@ -447,7 +454,7 @@ static cg_status create(cg_core *core, const cg_container_spec *spec, cg_time no
             return CG_ERR_TOO_LARGE;
         if (!dev_admits(&core->dev[di], hard))
             return CG_ERR_NO_COMPUTE;
-    } else if ((di = place(core, limit, hard)) < 0) {
+    } else if ((di = place(core, spec, hard)) < 0) {
         return (cg_status)-di;
     }
     cg_device *d = &core->dev[di];
@@ -468,6 +475,8 @@ static cg_status create(cg_core *core, const cg_container_spec *spec, cg_time no
     c->created_at = now;
     c->priority = spec->priority;
     c->no_swap = spec->no_swap;
+    c->util_pct = spec->util_pct;
+    c->app = spec->app;
     c->prev = core->tail;
     if (core->tail)
         core->tail->next = c;
@@ -487,8 +496,9 @@ static cg_status create(cg_core *core, const cg_container_spec *spec, cg_time no
         cap = cg_fair_cap(core, c, cap);
     }
     cg_bytes g = cg_safety_largest(d, c, exact && want < cap ? want : cap);
-    if (exact && g != want) {
-        /* Not restorable as recorded: undo the insertion, nothing else changed. */
+    if ((exact && g != want) || (whole && (g != limit || kind == CG_CREATE_TRIAL))) {
+        /* Not restorable as recorded, not wholly assignable, or only a trial: undo the
+         * insertion (and the newcomer's effect on its tenants' shares); nothing else changed. */
         cg_safety_remove(d, c);
         core->tail = c->prev;
         if (c->prev)
@@ -499,7 +509,14 @@ static cg_status create(cg_core *core, const cg_container_spec *spec, cg_time no
         d->ncontainers--;
         cg_hash_del(&core->by_cid, c->cid, 0);
         cg_mem_free(core, c, sizeof *c);
-        return CG_ERR_INVALID;
+        core->next_cid--;
+        if (!exact)
+            cg_fair_recompute(core, (unsigned)di);
+        return exact ? CG_ERR_INVALID : g != limit ? CG_ERR_NOT_FREE : CG_OK;
+    }
+    if (whole) {
+        c->reserved = true;
+        c->no_swap = true;
     }
     if (g)
         set_assigned(d, c, g);
@@ -520,14 +537,14 @@ cg_status cg_container_create_spec(cg_core *core, const cg_container_spec *spec,
 {
     if (!spec)
         return CG_ERR_INVALID;
-    return create(core, spec, now, false, 0, cid_out);
+    return cg_create(core, spec, now, CG_CREATE_NEW, 0, cid_out);
 }
 
 cg_status cg_container_create(cg_core *core, int device, cg_bytes limit, cg_time now,
                               cg_cid *cid_out)
 {
     cg_container_spec spec = {.device = device, .limit = limit};
-    return create(core, &spec, now, false, 0, cid_out);
+    return cg_create(core, &spec, now, CG_CREATE_NEW, 0, cid_out);
 }
 
 cg_status cg_container_restore(cg_core *core, unsigned device, cg_bytes limit, cg_bytes assigned,
@@ -542,7 +559,7 @@ cg_status cg_container_restore_spec(cg_core *core, const cg_container_spec *spec
 {
     if (!spec || spec->device < 0 || (unsigned)spec->device >= core->ndev)
         return CG_ERR_NO_DEVICE;
-    return create(core, spec, created_at, true, assigned, cid_out);
+    return cg_create(core, spec, created_at, CG_CREATE_RESTORE, assigned, cid_out);
 }
 
 cg_status cg_container_remove(cg_core *core, cg_cid cid, cg_time now)
@@ -597,6 +614,41 @@ cg_status cg_container_remove(cg_core *core, cg_cid cid, cg_time now)
     return CG_OK;
 }
 
+/* A gang member's limit moves with its assignment (A = L, gang.c): a raise takes the difference
+ * from free memory at once, within its tenant's ceiling, or nothing changes; a lowering returns
+ * it. Either keeps the device safe: the member's need stays 0. */
+static cg_status set_reserved_limit(cg_core *core, cg_container *c, cg_bytes limit, cg_time now)
+{
+    cg_device *d = &core->dev[c->dev];
+    cg_bytes old = c->limit;
+    if (limit == old)
+        return CG_OK;
+    if (limit > old) {
+        if (dev_free(d) < limit - old)
+            return CG_ERR_NOT_FREE;
+        set_limit(d, c, limit);
+        cg_fair_recompute(core, c->dev);
+        if (cg_fair_cap(core, c, limit) < limit) {
+            set_limit(d, c, old);
+            cg_fair_recompute(core, c->dev);
+            return CG_ERR_NOT_FREE;
+        }
+        set_assigned(d, c, limit);
+        emit(core, CG_EV_LIMIT, CG_WHY_LIMIT_CHANGED, c, 0, 0, limit, now);
+        emit(core, CG_EV_ASSIGN, CG_WHY_LIMIT_CHANGED, c, 0, 0, limit - old, now);
+        return CG_OK;
+    }
+    cg_safety_remove(d, c);
+    c->limit = limit;
+    c->assigned = limit;
+    d->assigned -= old - limit;
+    cg_safety_insert(d, c);
+    emit(core, CG_EV_LIMIT, CG_WHY_LIMIT_CHANGED, c, 0, 0, limit, now);
+    emit(core, CG_EV_UNASSIGN, CG_WHY_LIMIT_CHANGED, c, 0, 0, old - limit, now);
+    reschedule(core, c->dev, now);
+    return CG_OK;
+}
+
 cg_status cg_container_set_limit(cg_core *core, cg_cid cid, cg_bytes limit, cg_time now,
                                  bool *pending_out)
 {
@@ -612,6 +664,8 @@ cg_status cg_container_set_limit(cg_core *core, cg_cid cid, cg_bytes limit, cg_t
         return CG_ERR_BELOW_USE;
     if (pending_out)
         *pending_out = false;
+    if (c->reserved)
+        return set_reserved_limit(core, c, limit, now);
     if (c->limit_waiting)
         wait_unlink(d, c);      /* a later set_limit replaces a waiting one */
     if (limit > c->limit) {
@@ -888,6 +942,10 @@ cg_status cg_container_get(const cg_core *core, cg_cid cid, cg_time now, cg_cont
         .swapped = c->swapped,
         .tenant = c->tenant,
         .exclusive = c->exclusive,
+        .gang = c->gang,
+        .reserved = c->reserved,
+        .util_pct = c->util_pct,
+        .app = c->app,
     };
     return CG_OK;
 }

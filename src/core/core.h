@@ -43,6 +43,7 @@ typedef enum {
     CG_ERR_STATE,          /* the container is not in a state that allows this (swap.h) */
     CG_ERR_BUSY,           /* an exclusive container asked for a device that has containers */
     CG_ERR_EXCLUSIVE,      /* the device is held by an exclusive container (exclusive.c) */
+    CG_ERR_NOT_FREE,       /* a container on several devices (gang.c) needs memory free now */
 } cg_status;
 
 const char *cg_status_str(cg_status s);
@@ -60,6 +61,8 @@ typedef enum {
     CG_PLACE_FIRST_FIT = 0,  /* first device whose free memory holds the limit */
     CG_PLACE_LEAST_LOADED,   /* most free memory (GSaaS Algorithm 1) */
     CG_PLACE_BINPACK,        /* fullest device that still holds the limit */
+    CG_PLACE_LOAD_BALANCE,   /* least summed utilisation (seed 003; place_load_balance.c) */
+    CG_PLACE_STANDALONE,     /* equal applications together (seed 003; place_standalone.c) */
     CG_PLACE__COUNT
 } cg_placement_policy;
 
@@ -72,7 +75,7 @@ typedef enum { CG_COMPUTE_ELASTIC = 0, CG_COMPUTE_HARD, CG_COMPUTE__COUNT } cg_c
 #define CG_COMPUTE_PCT_MAX 100u
 
 /* Names used on command lines and in the API: "fifo", "best-fit", "recent", "random", ...;
- * "first-fit", "least-loaded", "binpack"; "elastic", "hard". Lookups return false for unknown
+ * "first-fit", "least-loaded", "binpack", "load-balance", "standalone"; "elastic", "hard". Lookups return false for unknown
  * names. */
 const char *cg_resume_policy_name(cg_resume_policy p);
 bool cg_resume_policy_parse(const char *name, cg_resume_policy *out);
@@ -83,6 +86,8 @@ bool cg_compute_mode_parse(const char *name, cg_compute_mode *out);
 /* A share as people write it: a whole number of percent, 1..100, digits only (an optional
  * trailing '%'); "0", "101", "-5", "30.5", "abc", "" and "+30" are refused. */
 bool cg_compute_pct_parse(const char *text, unsigned *out);
+/* "N%" or "N", a whole number 1..max (max <= 1000), into *out; false, *out untouched, otherwise. */
+bool cg_pct_parse(const char *text, unsigned max, unsigned *out);
 
 /* What the core decided. Sent to the sink synchronously, inside the call that caused it. */
 typedef enum {
@@ -196,6 +201,12 @@ typedef struct {
     bool no_swap;        /* never swapped out, by the policy or the operator */
     uint32_t tenant;             /* CG_TENANT_DEFAULT (0) unless the caller names one */
     bool exclusive;
+    /* What placement knows of the application (seed 003), from its profile; 0: unknown.
+     * util_pct: its measured GPU utilisation alone, 0..100 (load-balance placement); above 100
+     * creation answers CG_ERR_INVALID, changing nothing;
+     * app: its profile key's hash (standalone placement puts equal applications together). */
+    unsigned util_pct;
+    uint64_t app;
 } cg_container_spec;
 
 /* Create a container. Assignment at creation: the largest safe amount <= min(L, free).
@@ -319,6 +330,10 @@ typedef struct {
     cg_bytes swapped;              /* on the host now */
     uint32_t tenant;
     bool exclusive;                /* holds its device alone (exclusive.c) */
+    cg_cid gang;                   /* the first member of its gang (gang.c), or CG_CID_NONE */
+    bool reserved;                 /* its assignment is its limit, always (gang.c) */
+    unsigned util_pct;             /* as created (cg_container_spec); 0: unknown */
+    uint64_t app;                  /* as created (cg_container_spec); 0: unknown */
 } cg_container_info;
 
 typedef struct {
@@ -359,8 +374,8 @@ cg_placement_policy cg_get_placement_policy(const cg_core *core);
  *   static    share = capacity x weight / sum of the weights of the tenants ACTIVE on the device
  *             (those with a container there);
  *   adaptive  seed 001's Eq. 1 over the active tenants (job count, and profiled peak memory and
- *             duration once a tenant has CG_FAIR_PROFILE_RUNS runs), times the weight; static
- *             until cg_fair_share_update has given profiles.
+ *             duration once a tenant has CG_FAIR_PROFILE_RUNS runs), times the weight; by job
+ *             count alone until cg_fair_share_update has given profiles.
  * ceiling = max(share, the largest limit among the tenant's containers there, the least total
  * that lets all of them finish in the safe order), so a tenant's own claims can always be met
  * (deadlock freedom). A raise that would break the tenant's safety under its ceiling does not
@@ -409,6 +424,34 @@ typedef struct {
 cg_status cg_tenant_get(const cg_core *core, uint32_t tenant, unsigned device,
                         cg_tenant_info *out);
 
+/* ---- containers on several devices (gang.c; docs/SCHEDULING.md, "Several GPUs") ----
+ *
+ * A container that uses n devices is n core containers ("members"), one per device, created
+ * together from one spec: the limit and the compute share are per device. Each member is
+ * RESERVED: it is admitted only with its whole limit free and assigned (A = L) and keeps A = L
+ * while it lives (a raise of its limit happens at once or not at all, CG_ERR_NOT_FREE). Why:
+ * the per-device banker's argument orders the containers of one device, but a member waiting on
+ * device 0 while holding memory on device 1 could close a cycle of waits across devices that no
+ * per-device order sees. A reserved member never waits (every request within its limit fits its
+ * assignment) and has need 0, so it goes first in every device's safe order; it holds, but never
+ * waits, and without hold-and-wait no cycle can form. The price: a gang takes its memory at
+ * creation, not as it allocates. Members are never swapped (no_swap), keep the spec's priority
+ * and tenant, and are removed one by one with cg_container_remove (the caller removes them all).
+ *
+ * Create a gang on `devices` (n distinct indexes), or, when devices is NULL, on the n devices
+ * cg_place_devices chooses. All or nothing: CG_ERR_NOT_FREE when a device lacks the free memory
+ * (or its tenant's fair share the room) for the whole limit, CG_ERR_NO_DEVICE for a bad or
+ * repeated index or too few devices, the other statuses of cg_container_create_spec; nothing
+ * changes and no event is emitted on failure (but for CG_ERR_NOMEM part way, where the members
+ * made so far are removed again: ADMIT/ASSIGN then UNASSIGN/REMOVE). cids_out[i] is the member
+ * on devices[i]; the first is the gang's id (cg_container_info.gang). */
+cg_status cg_gang_create(cg_core *core, const cg_container_spec *spec, unsigned n,
+                         const unsigned *devices, cg_time now, cg_cid *cids_out);
+/* A daemon restart: re-links members restored with cg_container_restore_spec (assigned = limit),
+ * first member first. CG_ERR_INVALID, nothing changed, when one is unknown, already in a gang,
+ * not fully assigned, swapped, or two share a device. */
+cg_status cg_gang_restore(cg_core *core, const cg_cid *cids, unsigned n);
+
 /* Checks every invariant (conservation, bounds, safety, no all-suspended device, index
  * consistency, no suspended container that could safely be given its whole need, shares in
  * range and the hard shares of each device summing to at most 100, an exclusive container alone
@@ -420,5 +463,60 @@ const char *cg_core_check(const cg_core *core);
 /* Bytes of memory the core holds now, itself included (the benchmarks divide it by the number
  * of containers and processes). */
 size_t cg_core_footprint(const cg_core *core);
+
+/* ---- topology and multi-device placement (topology.c; docs/SCHEDULING.md, "Topology and
+ * multi-GPU placement") ----
+ *
+ * How two devices of the node talk, modelled on NVML's nvmlGpuTopologyLevel_t with NVLink in
+ * front, nearest first. Each level has a cost (cg_link_cost) that placement adds up over the
+ * pairs of a multi-device container:
+ *   NVLINK      1   a direct NVLink (nvidia-smi NV#): several times PCIe's bandwidth
+ *   SINGLE      3   one PCIe switch between them (PIX)
+ *   MULTIPLE    4   several PCIe switches, no host bridge (PXB)
+ *   HOSTBRIDGE  5   through a PCIe host bridge, the CPU's root complex (PHB)
+ *   NODE        6   across host bridges inside one NUMA node (NODE)
+ *   SYSTEM     10   across the sockets' interconnect (SYS): peer-to-peer is often off, traffic
+ *                   bounces through host memory
+ * A pair never set is SYSTEM: a topology nobody told the core about promises nothing, so every
+ * pair costs the same and the choice is the placement policy's alone, as before topology. */
+typedef enum {
+    CG_LINK_NVLINK = 0,
+    CG_LINK_SINGLE,
+    CG_LINK_MULTIPLE,
+    CG_LINK_HOSTBRIDGE,
+    CG_LINK_NODE,
+    CG_LINK_SYSTEM,
+    CG_LINK__COUNT
+} cg_link;
+
+/* "nvlink", "single", "multiple", "hostbridge", "node", "system"; NULL / false when unknown. */
+const char *cg_link_name(cg_link l);
+bool cg_link_parse(const char *name, cg_link *out);
+/* The cost above; 0 for an unknown level. */
+unsigned cg_link_cost(cg_link l);
+
+/* Sets the link between devices a and b, both ways. a == b, a device not added, or an unknown
+ * level: CG_ERR_INVALID and nothing changes. */
+cg_status cg_topology_set(cg_core *core, unsigned a, unsigned b, cg_link level);
+/* The link between a and b; SYSTEM when never set or when a or b is not a device (and for
+ * a == b, which is no link). */
+cg_link cg_topology_get(const cg_core *core, unsigned a, unsigned b);
+
+/* Chooses n distinct devices for a container that takes spec->limit (and spec's hard compute
+ * share) on each: every chosen device has the limit free right now, admits the hard share and
+ * is held by no exclusive container (an exclusive spec: only devices with no container, a
+ * limit of 0 meaning any). Among the sets that fit, the one with the least sum of pairwise link
+ * costs; ties go to the placement policy's preference (binpack: fuller devices first,
+ * least-loaded: emptier first, first-fit and the others: lower index first), then to the lowest
+ * indexes. n == 1 is GaiaGPU's rule for a fraction of a GPU, whatever the policy: the fullest
+ * device that still fits (least fragmentation). Exhaustive over the fitting combinations when
+ * there are at most CG_PLACE_EXHAUSTIVE_MAX of them, else greedy (topology.c says how). out[]
+ * (room for n) gets the devices in ascending order. spec->device is not consulted.
+ * n == 0 or n > CG_MAX_DEVICES, a malformed spec: CG_ERR_INVALID. Fewer than n devices on the
+ * node, or fewer than n that fit now: CG_ERR_NO_DEVICE; fewer than n whose capacity could ever
+ * hold the limit: CG_ERR_TOO_LARGE. It only chooses: nothing is created or changed. */
+#define CG_PLACE_EXHAUSTIVE_MAX 20000u
+cg_status cg_place_devices(const cg_core *core, const cg_container_spec *spec, unsigned n,
+                           unsigned *out);
 
 #endif

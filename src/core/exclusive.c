@@ -19,8 +19,9 @@
 #include "internal.h"
 
 /* The empty device the placement policy would choose for `limit`: on an empty device free
- * memory and room are the capacity, so first-fit takes the lowest index, least-loaded the
- * largest device and binpack the smallest that holds the limit. -1 when none is empty and big
+ * memory and room are the capacity, so first-fit takes the lowest index, least-loaded (and
+ * load-balance and standalone, whose loads are all 0 there) the largest device and binpack the
+ * smallest that holds the limit. -1 when none is empty and big
  * enough; *busy says whether a big enough device exists at all. */
 static int pick_empty(const cg_core *core, cg_bytes limit, bool *busy)
 {
@@ -36,7 +37,9 @@ static int pick_empty(const cg_core *core, cg_bytes limit, bool *busy)
         }
         if (best < 0)
             best = (int)i;
-        else if (core->cfg.placement == CG_PLACE_LEAST_LOADED &&
+        else if ((core->cfg.placement == CG_PLACE_LEAST_LOADED ||
+                  core->cfg.placement == CG_PLACE_LOAD_BALANCE ||
+                  core->cfg.placement == CG_PLACE_STANDALONE) &&
                  d->capacity > core->dev[best].capacity)
             best = (int)i;
         else if (core->cfg.placement == CG_PLACE_BINPACK && d->capacity < core->dev[best].capacity)

@@ -162,7 +162,6 @@ static void compute_device(const cg_core *core, unsigned dev, claim *buf, size_t
     /* Pass 1: totals over the groups (the active tenants). */
     uint64_t wsum = 0, gsum = 0;
     double psum = 0, tsum = 0;
-    bool any_profile = false;
     for (size_t i = 0, j; i < n; i = j) {
         for (j = i; j < n && buf[j].tenant == buf[i].tenant; j++)
             ;
@@ -170,14 +169,15 @@ static void compute_device(const cg_core *core, unsigned dev, claim *buf, size_t
         wsum += t ? t->weight : 1;
         gsum += j - i;
         if (profiled(t)) {
-            any_profile = true;
             psum += t->profile.peak_bytes;
             tsum += t->profile.duration_s;
         }
     }
-    bool adaptive = core->fair == CG_FAIR_ADAPTIVE && any_profile;
+    bool adaptive = core->fair == CG_FAIR_ADAPTIVE;
     /* Eq. 1 for each group i: C0 g_i/sum g + C1 p_i/sum p + C2 t_i/sum t, with C0 = 1 and the
-     * others 0 for a group without enough profiled runs, else all 1/m (m = 3); then weighted.
+     * others 0 for a group without enough profiled runs (so with no profile anywhere the
+     * shares follow the job counts, the paper's "first few executions"), else all 1/m (m = 3);
+     * then weighted.
      * Pass 2 sums the weighted Set_i, pass 3 hands out the shares and ceilings. */
     double wset_sum = 0;
     for (int pass = 2; pass <= 3; pass++)

@@ -61,6 +61,10 @@ struct cg_container {
     uint32_t tenant;
     cg_bytes fair_share, fair_ceiling; /* its tenant's on its device (fairshare.c) */
     bool exclusive;              /* holds its device alone (exclusive.c) */
+    cg_cid gang;                 /* its gang's first member, or CG_CID_NONE (gang.c) */
+    bool reserved;               /* a gang member: assigned == limit always (gang.c) */
+    unsigned util_pct;           /* its application's utilisation alone, 0..100; 0: unknown */
+    uint64_t app;                /* its application's profile-key hash; 0: unknown */
     cg_time created_at, suspended_since, total_suspended;
     unsigned nprocs, npending;
     cg_bytes pending_bytes;
@@ -90,6 +94,10 @@ typedef struct {
     cg_container *shead, *stail;          /* suspended, suspension order */
     cg_container *whead, *wtail;          /* waiting limit raises, arrival order */
     cg_bytes swap_incoming;               /* sum of swap_reserved of its MOVING_OUT containers */
+    /* What lets a resume round skip its class-by-class scans (priority.c): its containers
+     * that are not RESIDENT, and its waiting containers by priority. */
+    unsigned nswap_state;
+    unsigned nwait_prio[CG_PRIORITY_MAX + 1];
 } cg_device;
 
 /* A resume policy picks, among the device's suspended containers not yet considered in this
@@ -100,14 +108,28 @@ struct cg_resume_ops {
                           cg_time now);
 };
 
-/* A placement policy picks a device index for a new container of `limit` bytes and a hard
- * share of `hard` percent (0 for an elastic share or none) among the devices that fit it
- * (dev_fits); -1 when none does (the core then falls back). Policies that compare devices
- * compare their room (dev_room), which weighs compute as well as memory. */
+/* A placement policy picks a device index for a new container (spec: its limit, and what is
+ * known of its application: util_pct, app) with a hard share of `hard` percent (0 for an
+ * elastic share or none) among the devices that fit it (dev_fits(d, spec->limit, hard)); -1
+ * when none does (the core then falls back). Policies that compare devices compare their room
+ * (dev_room), which weighs compute as well as memory. */
 struct cg_place_ops {
     const char *name;
-    int (*pick)(const cg_core *core, cg_bytes limit, unsigned hard);
+    int (*pick)(const cg_core *core, const cg_container_spec *spec, unsigned hard);
 };
+
+/* The load a container puts on its device for load-balance and standalone placement
+ * (place_load.c): its application's utilisation alone when known, else its hard share (the
+ * time it is promised), else 0 — a container nothing is known of is taken as idle, so
+ * unprofiled containers spread by room as least-loaded spreads them. */
+unsigned cg_container_load(const cg_container *c);
+/* Every device's summed load, into sums[0..ndev). O(containers). */
+void cg_place_loads(const cg_core *core, unsigned sums[CG_MAX_DEVICES]);
+/* Among the devices that fit (limit, hard), the one with the least load in `sums`, ties to the
+ * most room, then the lowest index; -1 when none fits (load-balance's rule, standalone's last
+ * resort). */
+int cg_place_least_load(const cg_core *core, const unsigned sums[CG_MAX_DEVICES], cg_bytes limit,
+                        unsigned hard);
 
 struct cg_core {
     cg_config cfg;
@@ -128,6 +150,8 @@ struct cg_core {
     cg_hash by_tenant;                    /* (tenant, 0) -> cg_tenant, for those with a record */
     struct cg_fair_claim *fair_buf;       /* scratch for the ceilings, >= ncontainers entries */
     size_t fair_cap;
+    /* The link between two devices (topology.c): cg_link + 1, 0 when never set (SYSTEM). */
+    uint8_t link[CG_MAX_DEVICES][CG_MAX_DEVICES];
 };
 
 static inline cg_bytes dev_free(const cg_device *d) { return d->capacity - d->assigned; }
@@ -253,6 +277,20 @@ struct cg_fair_claim {
 };
 
 static inline bool cg_fair_on(const cg_core *core) { return core->fair != CG_FAIR_NONE; }
+
+/* Every change of a container's residency goes through here (the device counts them). */
+static inline void ctr_set_swap(cg_core *core, cg_container *c, cg_residency s)
+{
+    cg_device *d = &core->dev[c->dev];
+    d->nswap_state += (s != CG_RESIDENT) - (c->swap != CG_RESIDENT);
+    c->swap = s;
+}
+
+/* The live container `cid`, or NULL. */
+static inline cg_container *cg_find(const cg_core *core, cg_cid cid)
+{
+    return cid == CG_CID_NONE ? NULL : (cg_container *)cg_hash_get(&core->by_cid, cid, 0);
+}
 /* Room for the scratch of `n` containers; false (nothing changed) when memory is short. Only
  * needed with fair share on; creation calls it before changing anything. */
 bool cg_fair_reserve(cg_core *core, size_t n);
@@ -280,6 +318,16 @@ void cg_fair_release(cg_core *core);
  * placed: the placement policy's choice among the empty devices that hold the limit) and, with
  * limit 0, that device's capacity; any other container is refused a named device held
  * exclusively (CG_ERR_EXCLUSIVE), and placement skips such devices through dev_fits. */
+/* Container creation (core.c), for cg_container_create_spec/restore and gang.c. */
+enum cg_create_kind {
+    CG_CREATE_NEW,      /* the largest safe assignment up to min(limit, free) */
+    CG_CREATE_RESTORE,  /* exactly `want`, else CG_ERR_INVALID */
+    CG_CREATE_RESERVE,  /* the whole limit, else CG_ERR_NOT_FREE; the container is reserved */
+    CG_CREATE_TRIAL,    /* RESERVE's answer, with nothing created */
+};
+cg_status cg_create(cg_core *core, const cg_container_spec *spec, cg_time now,
+                    enum cg_create_kind kind, cg_bytes want, cg_cid *cid_out);
+
 cg_status cg_exclusive_admit(const cg_core *core, const cg_container_spec *spec, int *device,
                              cg_bytes *limit);
 /* Why placement found no device for a non-exclusive container that some device could hold:

@@ -18,6 +18,7 @@ const char *cg_status_str(cg_status s)
     case CG_ERR_STATE: return "not in a state that allows it";
     case CG_ERR_BUSY: return "device busy: an exclusive container needs it empty";
     case CG_ERR_EXCLUSIVE: return "device held by an exclusive container";
+    case CG_ERR_NOT_FREE: return "the whole limit is not free now on every device asked for";
     }
     return "unknown status";
 }

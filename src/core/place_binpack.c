@@ -4,8 +4,9 @@
  * lowest index. */
 #include "internal.h"
 
-static int pick(const cg_core *core, cg_bytes limit, unsigned hard)
+static int pick(const cg_core *core, const cg_container_spec *spec, unsigned hard)
 {
+    cg_bytes limit = spec->limit;
     int best = -1;
     for (unsigned i = 0; i < core->ndev; i++)
         if (dev_fits(&core->dev[i], limit, hard) &&

@@ -14,6 +14,12 @@
 
 unsigned cg_top_priority(const cg_device *d)
 {
+    if (d->nswap_state == 0) { /* none hidden: the counts say it */
+        for (unsigned p = CG_PRIORITY_MAX; p > 0; p--)
+            if (d->nwait_prio[p])
+                return p;
+        return 0;
+    }
     unsigned top = 0;
     for (const cg_container *c = d->shead; c; c = c->snext)
         if (!ctr_hidden(c) && c->priority > top)
@@ -42,6 +48,17 @@ void cg_resume_round(cg_core *core, unsigned dev, cg_time now,
     cg_device *d = &core->dev[dev];
     uint64_t round = ++core->round;
     unsigned top = cg_top_priority(d);
+    if (d->nswap_state == 0 && d->nwait_prio[top] == d->nsuspended) {
+        /* One class, nothing out or moving: the round is the policy's pass alone. */
+        uint64_t pass = ++core->pass;
+        cg_container *c;
+        while (dev_free(d) > 0 && (c = core->resume->pick(core, d, dev_free(d), pass, now))) {
+            c->pass = pass;
+            c->round = round;
+            offer(core, c, now);
+        }
+        return;
+    }
     /* An out container whose assignment already holds what is on the host (its processes'
      * host copies shrank when one exited) comes back without needing free memory. */
     for (cg_container *c = d->shead, *n; c; c = n) {
@@ -88,6 +105,10 @@ cg_status cg_container_set_priority(cg_core *core, cg_cid cid, unsigned priority
         return CG_ERR_INVALID;
     if (priority == c->priority)
         return CG_OK;
+    if (c->waiting) {
+        core->dev[c->dev].nwait_prio[c->priority]--;
+        core->dev[c->dev].nwait_prio[priority]++;
+    }
     c->priority = priority;
     cg_emit(core, CG_EV_PRIORITY, CG_WHY_NONE, c, 0, 0, priority, now);
     cg_reschedule(core, c->dev, now);

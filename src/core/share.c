@@ -42,13 +42,18 @@ bool cg_compute_mode_parse(const char *name, cg_compute_mode *out)
 
 bool cg_compute_pct_parse(const char *text, unsigned *out)
 {
+    return cg_pct_parse(text, CG_COMPUTE_PCT_MAX, out);
+}
+
+bool cg_pct_parse(const char *text, unsigned max, unsigned *out)
+{
     if (!text)
         return false;
     unsigned v = 0;
     size_t n = 0;
     for (; text[n] >= '0' && text[n] <= '9'; n++) {
         v = v * 10 + (unsigned)(text[n] - '0');
-        if (v > CG_COMPUTE_PCT_MAX)
+        if (v > max)
             return false;      /* also bounds the loop's arithmetic */
     }
     if (n == 0 || (text[n] == '%' ? text[n + 1] != '\0' : text[n] != '\0') || v == 0)

@@ -60,7 +60,7 @@ static bool budget_allows(const cg_core *core, cg_bytes more)
 static void order_out(cg_core *core, cg_container *c, cg_reason why, cg_reqid req, cg_time now)
 {
     cg_device *d = &core->dev[c->dev];
-    c->swap = CG_MOVING_OUT;
+    ctr_set_swap(core, c, CG_MOVING_OUT);
     c->swap_reserved = c->assigned;
     c->swap_expect = expected_free(core, c);
     core->swap_host += c->swap_reserved;
@@ -98,6 +98,8 @@ cg_status cg_container_set_no_swap(cg_core *core, cg_cid cid, bool no_swap)
     cg_status st = find_in(core, cid, CG_RESIDENT, &c);
     if (st != CG_OK)
         return st;
+    if (c->reserved && !no_swap)
+        return CG_ERR_STATE;   /* a gang member stays on its device (gang.c) */
     c->no_swap = no_swap;
     return CG_OK;
 }
@@ -135,7 +137,7 @@ cg_status cg_swap_out_done(cg_core *core, cg_cid cid, cg_time now)
     core->swap_host = core->swap_host - c->swap_reserved + c->swapped;
     d->swap_incoming -= c->swap_expect;
     c->swap_reserved = c->swap_expect = 0;
-    c->swap = CG_SWAPPED_OUT;
+    ctr_set_swap(core, c, CG_SWAPPED_OUT);
     cg_assign_less(core, c, c->used, CG_WHY_SWAPPED, now);
     cg_wait_update(core, c, now);
     cg_reschedule(core, c->dev, now);
@@ -156,7 +158,7 @@ void cg_swap_in_if_room(cg_core *core, cg_container *c, cg_time now)
     core->dev[c->dev].used += back;
     c->swapped = 0;
     c->swap_reserved = back;   /* the host copies live until the processes report */
-    c->swap = CG_MOVING_IN;
+    ctr_set_swap(core, c, CG_MOVING_IN);
     cg_emit(core, CG_EV_SWAP_IN, CG_WHY_POLICY, c, 0, 0, back, now);
     cg_drain_own(core, c, CG_WHY_POLICY, now);   /* its waiting requests may fit now */
     cg_wait_update(core, c, now);
@@ -170,7 +172,7 @@ cg_status cg_swap_in_done(cg_core *core, cg_cid cid, cg_time now)
         return st;
     core->swap_host -= c->swap_reserved;
     c->swap_reserved = 0;
-    c->swap = CG_RESIDENT;
+    ctr_set_swap(core, c, CG_RESIDENT);
     c->returned = true;
     c->resident_since = now;
     cg_drain_own(core, c, CG_WHY_FITS_ASSIGNMENT, now);
@@ -202,7 +204,7 @@ void cg_swap_forget_container(cg_core *core, cg_container *c)
     }
     c->swap_reserved = c->swap_expect = 0;
     c->swapped = 0;
-    c->swap = CG_RESIDENT;
+    ctr_set_swap(core, c, CG_RESIDENT);
     c->held = false;
 }
 
@@ -328,7 +330,7 @@ cg_status cg_swap_restore(cg_core *core, cg_cid cid, cg_residency state, bool he
          * was recorded after it shrank. */
         if (c->no_swap)
             return CG_ERR_NO_SWAP;
-        c->swap = CG_SWAPPED_OUT;
+        ctr_set_swap(core, c, CG_SWAPPED_OUT);
         c->held = held;
         core->swap_host += c->swapped;
         cg_wait_update(core, c, now);
@@ -345,7 +347,7 @@ cg_status cg_swap_restore(cg_core *core, cg_cid cid, cg_residency state, bool he
         /* The use was restored charged again; the host copies are still there. */
         if (c->swapped)
             return CG_ERR_INVALID;
-        c->swap = CG_MOVING_IN;
+        ctr_set_swap(core, c, CG_MOVING_IN);
         return CG_OK;
     }
     return CG_ERR_INVALID;

@@ -7,7 +7,9 @@
  *   POST   /v1/containers                 create {"gpu_memory": "1GiB", "name", "id", "device",
  *                                         "auto_remove", "gpu_compute": 1-100|null,
  *                                         "compute_mode": "hard"|"elastic", "exclusive": BOOL,
- *                                         "profile_limit": BOOL, "image", "command"}; answers
+ *                                         "profile_limit": BOOL, "image", "command",
+ *                                         "profile": BOOL (false: the run is not recorded)};
+ *                                         answers
  *                                         the container and the env its processes need
  *   GET    /v1/containers/{id}            inspect (processes, pending requests, suspension)
  *   DELETE /v1/containers/{id}            remove; its assignment returns at once
@@ -22,6 +24,8 @@
  *   GET    /v1/profiles                   what past runs taught (profile.h), the caller's own
  *                                         (operators: every tenant's)
  *   DELETE /v1/profiles/{key}[?tenant=T]  forget a profile (404 when there is none)
+ *   GET, PUT, DELETE /v1/interference[?tenant=T]  measured slowdowns of pairs of profile keys
+ *                                         (api_interference.h)
  *
  * Every request body is parsed strictly: unknown fields, wrong types and bad sizes are a 400 with
  * a message saying what to send instead, and change nothing. What the body says well but the
@@ -36,6 +40,8 @@
  * a missing one does. What such a caller may create or raise is bounded per user
  * (user-memory-quota, user-max-containers: 403 naming the bound). */
 #include "api.h"
+#include "adaptive.h"
+#include "gang.h"
 #include "swap.h"
 
 #include <errno.h>
@@ -55,12 +61,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api_interference.h"
 #include "api_parse.h"
 #include "log.h"
 #include "metrics.h"
 #include "proc_start.h"
 #include "size.h"
 #include "store.h"
+#include "topology.h"
 
 #define API_VERSION 1
 #define MAX_BODY (64 * 1024)
@@ -171,7 +179,7 @@ static json_t *device_json(struct daemon *d, unsigned i)
     cg_device_info di = {0};
     cg_device_get(d->core, i, &di);
     uint64_t used = device_used_bytes(d, i);
-    return json_pack("{s:I,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f}", "index",
+    json_t *o = json_pack("{s:I,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f}", "index",
                      (json_int_t)i, "name", d->devices[i].name, "uuid", d->devices[i].uuid,
                      "total", (json_int_t)di.total, "reserve", (json_int_t)di.reserve,
                      "capacity", (json_int_t)di.capacity, "assigned", (json_int_t)di.assigned,
@@ -180,6 +188,9 @@ static json_t *device_json(struct daemon *d, unsigned i)
                      "suspended", (json_int_t)di.nsuspended, "compute_hard_share",
                      (json_int_t)di.compute_hard_pct, "compute_utilization",
                      (double)d->devices[i].compute_util_permille / 1000.0);
+    if (o)
+        topology_json_add(d, i, o);
+    return o;
 }
 
 /* The part of every container's environment that is the node's, not the container's: the
@@ -192,6 +203,8 @@ static void node_env(const struct daemon *d, json_t *env)
         json_object_set_new(env, "LD_LIBRARY_PATH", json_string(d->emu_dir));
         json_object_set_new(env, "CONVGPU_EMU_DEVICES", json_string(d->opt.emulate));
         json_object_set_new(env, "CONVGPU_EMU_STATE", json_string(d->emu_state));
+        if (d->opt.topology[0])
+            json_object_set_new(env, "CONVGPU_EMU_TOPOLOGY", json_string(d->opt.topology));
         const char *ctx = getenv("CONVGPU_EMU_CONTEXT");
         if (ctx)
             json_object_set_new(env, "CONVGPU_EMU_CONTEXT", json_string(ctx));
@@ -215,10 +228,18 @@ static json_t *container_env_json(struct daemon *d, struct container *c)
     json_t *env = json_object();
     node_env(d, env);
     json_object_set_new(env, "CONVGPU_SOCKET", json_string(c->sock_path));
-    const char *uuid = d->devices[c->device].uuid;
-    char idx[16];
-    snprintf(idx, sizeof idx, "%u", c->device);
-    json_object_set_new(env, "CUDA_VISIBLE_DEVICES", json_string(uuid[0] ? uuid : idx));
+    /* Its GPUs in member order: CUDA ordinal k is member k (gang.c). */
+    char list[CG_MAX_DEVICES * (DEVICE_NAME_MAX + 1)] = "";
+    size_t at = 0;
+    for (unsigned k = 0; k < c->nmembers; k++) {
+        const struct container *m = k ? c->members[k] : c;
+        const char *uuid = d->devices[m->device].uuid;
+        int w = uuid[0] ? snprintf(list + at, sizeof list - at, "%s%s", k ? "," : "", uuid)
+                        : snprintf(list + at, sizeof list - at, "%s%u", k ? "," : "", m->device);
+        if (w > 0 && (size_t)w < sizeof list - at)
+            at += (size_t)w;
+    }
+    json_object_set_new(env, "CUDA_VISIBLE_DEVICES", json_string(list));
     return env;
 }
 
@@ -268,6 +289,32 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
     json_object_set_new(o, "swap_in_s", json_real((double)c->swap_in_ns / 1e9));
     json_object_set_new(o, "exclusive", json_boolean(ci.exclusive));
     json_object_set_new(o, "profile_key", json_string(c->profile_key));
+    /* What placement knew of its application when it was created (profile_placement_hint). */
+    char app[24];
+    snprintf(app, sizeof app, "%016llx", (unsigned long long)ci.app);
+    json_object_set_new(o, "placement_hint",
+                        json_pack("{s:i,s:s}", "utilization_pct", (int)ci.util_pct, "app", app));
+    /* Its GPUs (gang.c): "device", "limit", "assigned" and "used" above are its first GPU's;
+     * "members" has every GPU's, the first included. */
+    json_object_set_new(o, "gpus", json_integer((json_int_t)c->nmembers));
+    json_t *devs = json_array();
+    for (unsigned k = 0; k < c->nmembers; k++)
+        json_array_append_new(devs, json_integer((json_int_t)(k ? c->members[k] : c)->device));
+    json_object_set_new(o, "devices", devs);
+    if (c->nmembers > 1) {
+        json_t *members = json_array();
+        for (unsigned k = 0; k < c->nmembers; k++) {
+            struct container *m = c->members[k];
+            cg_container_info mi = {0};
+            cg_container_get(d->core, m->cid, now, &mi);
+            json_array_append_new(
+                members, json_pack("{s:i,s:s,s:I,s:I,s:I,s:i,s:s}", "index", (int)k, "id", m->id,
+                                   "device", (json_int_t)m->device, "limit", (json_int_t)mi.limit,
+                                   "used", (json_int_t)container_used_bytes(m), "processes",
+                                   (int)mi.nprocesses, "socket", m->sock_path));
+        }
+        json_object_set_new(o, "members", members);
+    }
     if (!detail)
         return o;
     json_object_set_new(o, "socket", json_string(c->sock_path));
@@ -472,10 +519,10 @@ static bool sees_event(const struct caller *who, const struct event_rec *r)
 static struct container *find_for(struct daemon *d, const struct caller *who, const char *key)
 {
     for (struct container *c = d->containers; c; c = c->next)
-        if (sees(who, c) && strcmp(c->id, key) == 0)
+        if (!c->leader && sees(who, c) && strcmp(c->id, key) == 0)
             return c;
     for (struct container *c = d->containers; c; c = c->next)
-        if (sees(who, c) && c->name[0] && strcmp(c->name, key) == 0)
+        if (!c->leader && sees(who, c) && c->name[0] && strcmp(c->name, key) == 0)
             return c;
     return NULL;
 }
@@ -494,7 +541,7 @@ static void holdings(struct daemon *d, uid_t uid, const struct container *except
             continue;
         cg_container_info ci = {0};
         cg_container_get(d->core, c->cid, loop_now_ns(), &ci);
-        (*n)++;
+        *n += !c->leader; /* a gang is one container; its members' limits count below */
         *bytes += ci.limit_waiting > ci.limit ? ci.limit_waiting : ci.limit;
     }
 }
@@ -640,16 +687,18 @@ static enum MHD_Result create_container(struct daemon *d, struct MHD_Connection 
                                   sizeof msg);
     if (from < 0)
         return send_error(conn, from == -2 ? 503 : 400, "%s", msg);
+    profile_placement_hint(d, tenant, key, &spec.util_pct, &spec.app);
     /* An exclusive container without a limit is bounded like one that asks for the device. */
     json_t *refusal = who->all ? NULL
-                               : over_bound(d, uid, NULL, spec.limit ? spec.limit
-                                                                     : device_capacity(d, &spec));
+                               : over_bound(d, uid, NULL,
+                                            (spec.limit ? spec.limit : device_capacity(d, &spec)) *
+                                                req.gpus);
     if (refusal)
         return send_json(conn, 403, refusal);
     struct container *c = NULL;
-    int rcode = container_create(d, req.id, req.name, key, &spec, uid, gid,
-                                 req.auto_remove ? cred->pid : 0, req.auto_remove, NULL, &c, msg,
-                                 sizeof msg);
+    int rcode = gang_create(d, req.id, req.name, req.no_profile ? "" : key, &spec, req.gpus,
+                            req.has_devices ? req.devices : NULL, uid, gid,
+                            req.auto_remove ? cred->pid : 0, req.auto_remove, &c, msg, sizeof msg);
     if (rcode != 0)
         return send_error(conn, rcode == -EEXIST || rcode == -EBUSY ? 409
                                 : rcode == -EIO || rcode == -ENOMEM ? 500 : 400,
@@ -701,7 +750,7 @@ static enum MHD_Result update(struct daemon *d, struct MHD_Connection *conn,
                           : NULL;
     if (refusal)
         return send_json(conn, 403, refusal);
-    int rcode = container_update(d, c, &ch, &pending, msg, sizeof msg);
+    int rcode = gang_update(d, c, &ch, &pending, msg, sizeof msg);
     if (rcode == -ENOSPC || rcode == -EIO)
         return send_not_stored(conn, rcode, msg);
     if (rcode != 0)
@@ -770,10 +819,20 @@ static json_t *tenant_json(struct daemon *d, const struct tenant *t)
                                               (json_int_t)ti.used, "share", (json_int_t)ti.share,
                                               "ceiling", (json_int_t)ti.ceiling));
     }
-    return json_pack("{s:s,s:i,s:i,s:i,s:I,s:I,s:I,s:I,s:o}", "name", t->name, "weight",
-                     (int)t->weight, "containers", (int)n, "waiting", (int)waiting, "assigned",
-                     (json_int_t)assigned, "used", (json_int_t)used, "share", (json_int_t)share,
-                     "ceiling", (json_int_t)ceiling, "devices", devs);
+    json_t *o = json_pack("{s:s,s:i,s:i,s:i,s:I,s:I,s:I,s:I,s:o}", "name", t->name, "weight",
+                          (int)t->weight, "containers", (int)n, "waiting", (int)waiting,
+                          "assigned", (json_int_t)assigned, "used", (json_int_t)used, "share",
+                          (json_int_t)share, "ceiling", (json_int_t)ceiling, "devices", devs);
+    /* In adaptive mode: the figures Eq. 1 weighs it by (adaptive.h), or null when it has no
+     * profiled running job and only its job count counts. */
+    if (o && cg_get_fair_share(d->core) == CG_FAIR_ADAPTIVE)
+        json_object_set_new(o, "adaptive",
+                            t->adaptive.runs == 0
+                                ? json_null()
+                                : json_pack("{s:i,s:I,s:f}", "runs", (int)t->adaptive.runs,
+                                            "peak", (json_int_t)t->adaptive.peak_bytes,
+                                            "duration_s", t->adaptive.duration_s));
+    return o;
 }
 
 /* A caller bound per user sees its own tenant and those of its containers. */
@@ -984,7 +1043,7 @@ static enum MHD_Result profiles(struct daemon *d, struct MHD_Connection *conn, c
     const char *key = url + 13;
     if (!del)
         return send_error(conn, 405, "use DELETE on /v1/profiles/KEY");
-    if (!api_valid_profile_key(key))
+    if (!cg_profile_key_valid(key))
         return send_error(conn, 400, "a profile key is 1-255 printable characters without spaces, "
                                      "quotes or backslashes");
     unsigned n = 0;
@@ -999,6 +1058,7 @@ static enum MHD_Result profiles(struct daemon *d, struct MHD_Connection *conn, c
         return send_error(conn, 404, "no profile named %s%s%s", key, tenant ? " for tenant " : "",
                           tenant ? tenant : "");
     log_info("profile %s removed (%u tenant%s)", key, n, n == 1 ? "" : "s");
+    adaptive_touch(d); /* a running job may have lost the profile it was weighed by */
     return send_json(conn, 200, json_pack("{s:s,s:i}", "removed", key, "tenants", (int)n));
 }
 
@@ -1024,7 +1084,7 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
         if (get) {
             json_t *arr = json_array();
             for (struct container *c = d->containers; c; c = c->next)
-                if (sees(&who, c))
+                if (!c->leader && sees(&who, c))
                     json_array_append_new(arr, container_json(d, c, false));
             return send_json(conn, 200, arr);
         }
@@ -1142,6 +1202,14 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
         return events(d, conn, &who);
     if (strcmp(url, "/v1/profiles") == 0 || strncmp(url, "/v1/profiles/", 13) == 0)
         return profiles(d, conn, url, get, del, &who);
+    if (strcmp(url, "/v1/interference") == 0) {
+        unsigned status = 500;
+        json_t *ans = api_interference(d, method, rc->body, rc->len, who.cred.uid, who.all,
+                                       MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND,
+                                                                   "tenant"),
+                                       &status);
+        return ans ? send_json(conn, status, ans) : send_error(conn, 500, "out of memory");
+    }
     if (strcmp(url, "/metrics") == 0 && get) {
         char *text = metrics_render(d, who.all ? NULL : &who.cred.uid);
         if (!text)

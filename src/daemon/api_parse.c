@@ -130,28 +130,60 @@ bool api_valid_name(const char *s)
     return true;
 }
 
-bool api_valid_profile_key(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > 255)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (s[i] <= ' ' || s[i] > '~' || s[i] == '"' || s[i] == '\'' || s[i] == '\\')
-            return false;
-    return true;
-}
-
 /* An optional key field: absent, or a valid key; copied into out. */
 static int json_key(json_t *v, const char *field, char *out, size_t len, char *err, size_t errlen)
 {
     if (!v)
         return 0;
-    if (!json_is_string(v) || !api_valid_profile_key(json_string_value(v))) {
+    if (!json_is_string(v) || !cg_profile_key_valid(json_string_value(v))) {
         snprintf(err, errlen, "%s must be 1-255 printable characters without spaces, quotes or "
                               "backslashes", field);
         return -1;
     }
     snprintf(out, len, "%s", json_string_value(v));
+    return 0;
+}
+
+/* "gpus" and "devices" into out->gpus / out->devices (see api_parse.h). */
+static int json_gpus(json_t *gpus, json_t *devs, json_t *device, unsigned ndevices,
+                     struct create_request *out, char *err, size_t errlen)
+{
+    out->gpus = 1;
+    if (gpus && (!json_is_integer(gpus) || json_integer_value(gpus) < 1 ||
+                 json_integer_value(gpus) > (json_int_t)ndevices)) {
+        snprintf(err, errlen, "gpus must be an integer from 1 to %u (this node's GPUs)", ndevices);
+        return -1;
+    }
+    if (gpus)
+        out->gpus = (unsigned)json_integer_value(gpus);
+    if (!devs)
+        return 0;
+    if (device) {
+        fail(err, errlen, "give device or devices, not both");
+        return -1;
+    }
+    size_t n = json_is_array(devs) ? json_array_size(devs) : 0;
+    if (n == 0 || n > ndevices || (gpus && n != out->gpus)) {
+        snprintf(err, errlen, "devices must be an array of 1 to %u GPU indexes%s", ndevices,
+                 gpus ? ", as many as gpus" : "");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *v = json_array_get(devs, i);
+        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+            json_integer_value(v) >= (json_int_t)ndevices) {
+            snprintf(err, errlen, "devices[%zu] must be a GPU index below %u", i, ndevices);
+            return -1;
+        }
+        out->devices[i] = (unsigned)json_integer_value(v);
+        for (size_t k = 0; k < i; k++)
+            if (out->devices[k] == out->devices[i]) {
+                snprintf(err, errlen, "devices names GPU %u twice", out->devices[i]);
+                return -1;
+            }
+    }
+    out->gpus = (unsigned)n;
+    out->has_devices = true;
     return 0;
 }
 
@@ -167,7 +199,8 @@ int api_parse_create(const char *body, size_t len, unsigned ndevices, struct cre
     static const char *const allowed[] = {"gpu_memory", "name", "id", "device", "auto_remove",
                                           "uid", "gid", "gpu_compute", "compute_mode",
                                           "priority", "swap", "tenant", "exclusive", "profile_limit",
-                                          "image", "command", NULL};
+                                          "image", "command", "gpus", "devices", "profile",
+                                          NULL};
     const char *bad = NULL;
     json_t *prio = json_object_get(j, "priority"), *sw = json_object_get(j, "swap");
     bool has_prio = false;
@@ -178,16 +211,23 @@ int api_parse_create(const char *body, size_t len, unsigned ndevices, struct cre
     json_t *gc = json_object_get(j, "gpu_compute"), *cm = json_object_get(j, "compute_mode");
     json_t *tn = json_object_get(j, "tenant");
     json_t *ex = json_object_get(j, "exclusive"), *pl = json_object_get(j, "profile_limit");
+    json_t *pf = json_object_get(j, "profile");
     if (!only_keys(j, allowed, &bad)) {
         snprintf(err, errlen, "unknown field '%s' (allowed: gpu_memory, name, id, device, "
                               "auto_remove, uid, gid, gpu_compute, compute_mode, priority, swap, "
-                              "tenant, exclusive, profile_limit, image, command)", bad);
+                              "tenant, exclusive, profile_limit, image, command, gpus, "
+                              "devices, profile)", bad);
+    } else if (json_gpus(json_object_get(j, "gpus"), json_object_get(j, "devices"), dev,
+                         ndevices, out, err, errlen) != 0) {
+        /* message set */
     } else if (gm && json_size(gm, &out->limit, err, errlen) != 0) {
         /* message set */
     } else if (ex && !json_is_boolean(ex)) {
         fail(err, errlen, "exclusive must be true or false");
     } else if (pl && !json_is_boolean(pl)) {
         fail(err, errlen, "profile_limit must be true or false");
+    } else if (pf && !json_is_boolean(pf)) {
+        fail(err, errlen, "profile must be true or false (false: the run is not recorded)");
     } else if (json_key(json_object_get(j, "image"), "image", out->image, sizeof out->image, err,
                         errlen) != 0 ||
                json_key(json_object_get(j, "command"), "command", out->command,
@@ -239,6 +279,7 @@ int api_parse_create(const char *body, size_t len, unsigned ndevices, struct cre
         out->has_limit = gm != NULL;
         out->exclusive = ex && json_is_true(ex);
         out->profile_limit = pl && json_is_true(pl);
+        out->no_profile = pf && json_is_false(pf);
         rc = 0;
     }
     json_decref(j);
@@ -327,7 +368,8 @@ int api_parse_policy(const char *body, size_t len, struct policy_request *out, c
                  cg_resume_policy_name(CG_RESUME_AGING_FIT));
     } else if (p && (!json_is_string(p) ||
                      !cg_placement_policy_parse(json_string_value(p), &out->placement))) {
-        fail(err, errlen, "unknown placement policy (first-fit, least-loaded, binpack)");
+        fail(err, errlen, "unknown placement policy (first-fit, least-loaded, binpack, "
+                          "load-balance, standalone)");
     } else {
         out->has_resume = r != NULL;
         out->has_placement = p != NULL;

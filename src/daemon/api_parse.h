@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "profile_key.h"
 #include "core.h"
 
 struct create_request {
@@ -32,6 +33,14 @@ struct create_request {
     bool profile_limit;          /* "profile_limit": take the limit from the profile */
     char image[256];             /* "image": the profile key, when an integration knows it */
     char command[256];           /* "command": its basename is the key when there is no image */
+    /* "gpus": 1..the node's GPUs (1 when absent), the limit and share being per GPU; "devices":
+     * the GPUs' indexes, distinct, as many as "gpus" (absent: placement chooses; not with
+     * "device"). */
+    unsigned gpus;
+    bool has_devices;
+    unsigned devices[CG_MAX_DEVICES];
+    bool no_profile;             /* "profile": false: its run is not recorded (a measurement
+                                  * that runs it slowed down on purpose); the key still reads */
 };
 
 /* PUT /v1/containers/{id}/limit: any of "gpu_memory" (a size), "gpu_compute" (1..100, or null
@@ -64,9 +73,6 @@ bool api_valid_tenant(const char *s);
 struct tenant_request {
     unsigned weight;
 };
-/* A profile key as it enters (an image reference or a command): 1-255 printable ASCII
- * characters, none of them a space, a quote or a backslash. */
-bool api_valid_profile_key(const char *s);
 
 /* Each returns 0, or -1 with a message in err saying what to send instead. */
 int api_parse_create(const char *body, size_t len, unsigned ndevices, struct create_request *out,

@@ -120,6 +120,7 @@ static int handle_hello(struct daemon *d, struct proc *p, const struct cg_msg_he
     m.welcome.slot = slot;
     m.welcome.generation = c->rec->slots[slot].generation;
     m.welcome.device = c->device;
+    m.welcome.devices = (c->leader ? c->leader : c)->nmembers;
     m.welcome.limit = c->limit;
     m.welcome.granularity = c->ledger->granularity;
     m.welcome.context_charge = c->ledger->context_charge;

@@ -26,6 +26,7 @@
 #include "api.h"
 #include "api_parse.h"
 #include "daemon.h"
+#include "adaptive.h"
 #include "swap.h"
 #include "log.h"
 #include "size.h"
@@ -50,7 +51,7 @@ struct container *container_find(struct daemon *d, const char *key)
 {
     for (struct container *c = d->containers; c; c = c->next)
         if (strcmp(c->id, key) == 0)
-            return c;
+            return c->leader ? c->leader : c; /* a gang member's id names its gang */
     for (struct container *c = d->containers; c; c = c->next)
         if (c->name[0] && strcmp(c->name, key) == 0)
             return c;
@@ -270,6 +271,12 @@ static int make_ledger(struct container *c, int found_fd, char *err, size_t errl
  * anything already there that is not a directory of ours is removed first. */
 static int make_dir(struct container *c, char *err, size_t errlen)
 {
+    if (c->leader) { /* a gang member's socket sits beside its leader's (gang.c) */
+        c->dir_fd = fcntl(c->leader->dir_fd, F_DUPFD_CLOEXEC, 0);
+        if (c->dir_fd < 0)
+            snprintf(err, errlen, "cannot open %s: %s", c->dir, strerror(errno));
+        return c->dir_fd < 0 ? -1 : 0;
+    }
     int cfd = c->d->rd.containers_fd;
     for (int attempt = 0; attempt < 2; attempt++) {
         if (mkdirat(cfd, c->id, 0711) != 0 && errno != EEXIST)
@@ -294,21 +301,32 @@ static int make_dir(struct container *c, char *err, size_t errlen)
  * renamed into place: the name never points at anything but this socket, owned by that user.
  * The path goes through /proc/self/fd, so it resolves to the directory we hold whatever
  * happens to the path, and it is short whatever the runtime directory's length. */
+static void socket_name(const struct container *c, char *out, size_t len)
+{
+    if (c->member_index)
+        snprintf(out, len, "container.%u.sock", c->member_index);
+    else
+        snprintf(out, len, "container.sock");
+}
+
 static int make_socket(struct container *c, char *err, size_t errlen)
 {
-    if (snprintf(c->sock_path, sizeof c->sock_path, "%s/container.sock", c->dir) >=
+    char name[32], tmp[40];
+    socket_name(c, name, sizeof name);
+    snprintf(tmp, sizeof tmp, "%s.new", name);
+    if (snprintf(c->sock_path, sizeof c->sock_path, "%s/%s", c->dir, name) >=
         (int)sizeof ((struct sockaddr_un *)0)->sun_path) {
-        snprintf(err, errlen, "socket path too long for clients: %s/container.sock", c->dir);
+        snprintf(err, errlen, "socket path too long for clients: %s/%s", c->dir, name);
         return -1;
     }
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/container.sock.new", c->dir_fd);
+    snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/%s", c->dir_fd, tmp);
     int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         snprintf(err, errlen, "socket: %s", strerror(errno));
         return -1;
     }
-    unlinkat(c->dir_fd, "container.sock.new", 0);
+    unlinkat(c->dir_fd, tmp, 0);
     mode_t old = umask(0177);
     int rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
     umask(old);
@@ -317,18 +335,18 @@ static int make_socket(struct container *c, char *err, size_t errlen)
         close(fd);
         return -1;
     }
-    if (fchownat(c->dir_fd, "container.sock.new", c->owner_uid, c->owner_gid,
+    if (fchownat(c->dir_fd, tmp, c->owner_uid, c->owner_gid,
                  AT_SYMLINK_NOFOLLOW) != 0 && geteuid() == 0) {
         snprintf(err, errlen, "cannot give the socket to uid %u: %s", (unsigned)c->owner_uid,
                  strerror(errno));
         close(fd);
-        unlinkat(c->dir_fd, "container.sock.new", 0);
+        unlinkat(c->dir_fd, tmp, 0);
         return -1;
     }
-    if (renameat(c->dir_fd, "container.sock.new", c->dir_fd, "container.sock") != 0) {
+    if (renameat(c->dir_fd, tmp, c->dir_fd, name) != 0) {
         snprintf(err, errlen, "cannot publish %s: %s", c->sock_path, strerror(errno));
         close(fd);
-        unlinkat(c->dir_fd, "container.sock.new", 0);
+        unlinkat(c->dir_fd, tmp, 0);
         return -1;
     }
     c->listen_fd = fd;
@@ -347,7 +365,12 @@ static void container_destroy_files(struct container *c)
         close(c->owner_pidfd);
     record_close(c->rec);
     record_unlink(c->d->rd.records_fd, c->id);
-    if (c->dir_fd >= 0) {
+    if (c->dir_fd >= 0 && c->leader) { /* the directory is its leader's: only the socket goes */
+        char name[32];
+        socket_name(c, name, sizeof name);
+        unlinkat(c->dir_fd, name, 0);
+        close(c->dir_fd);
+    } else if (c->dir_fd >= 0) {
         close(c->dir_fd);
         if (rundir_remove(c->d->rd.containers_fd, c->id) != 0)
             log_warn("container %s: cannot remove %s: %s", c->id, c->dir, strerror(errno));
@@ -414,33 +437,42 @@ static void create_refusal(struct daemon *d, const cg_container_spec *spec, cg_s
     }
 }
 
-int container_create(struct daemon *d, const char *id, const char *name, const char *profile_key,
-                     const cg_container_spec *spec, uid_t uid, gid_t gid, pid_t owner,
-                     bool auto_remove, struct container_restore *restore,
-                     struct container **out, char *err, size_t errlen)
+int container_names_check(struct daemon *d, const char *id, const char *name, char *err,
+                          size_t errlen)
 {
-    int device = spec->device;
-    uint64_t limit = spec->limit;
-    char gen[CONTAINER_ID_MAX + 1];
-    if (id && *id) {
-        if (!api_valid_name(id)) {
-            snprintf(err, errlen, "invalid container id '%s' (1-64 of [A-Za-z0-9_.-])", id);
-            return -EINVAL;
-        }
-    } else {
-        do
-            random_id(gen);
-        while (container_find(d, gen));
-        id = gen;
+    if (id && *id && !api_valid_name(id)) {
+        snprintf(err, errlen, "invalid container id '%s' (1-64 of [A-Za-z0-9_.-])", id);
+        return -EINVAL;
     }
     if (name && *name && !api_valid_name(name)) {
         snprintf(err, errlen, "invalid container name '%s' (1-64 of [A-Za-z0-9_.-])", name);
         return -EINVAL;
     }
-    if (container_find(d, id) || (name && *name && container_find(d, name))) {
+    if ((id && *id && container_find(d, id)) || (name && *name && container_find(d, name))) {
         snprintf(err, errlen, "a container named '%s' already exists", name && *name ? name : id);
         return -EEXIST;
     }
+    return 0;
+}
+
+int container_create(struct daemon *d, const char *id, const char *name, const char *profile_key,
+                     const cg_container_spec *spec, uid_t uid, gid_t gid, pid_t owner,
+                     bool auto_remove, struct container_restore *restore,
+                     const struct container_member *member,
+                     struct container **out, char *err, size_t errlen)
+{
+    int device = spec->device;
+    uint64_t limit = spec->limit;
+    char gen[CONTAINER_ID_MAX + 1];
+    if (!id || !*id) {
+        do
+            random_id(gen);
+        while (container_find(d, gen));
+        id = gen;
+    }
+    int rc = container_names_check(d, id, name, err, errlen);
+    if (rc != 0)
+        return rc;
     if (limit == 0 && !spec->exclusive) { /* an exclusive one gets the device's capacity */
         snprintf(err, errlen, "gpu memory limit must be greater than zero");
         return -EINVAL;
@@ -477,13 +509,22 @@ int container_create(struct daemon *d, const char *id, const char *name, const c
     c->init_pid = restore ? restore->init_pid : 0;
     c->no_swap = spec->no_swap;
     c->created_unix = (int64_t)time(NULL);
+    c->nmembers = 1;
+    if (member) {
+        c->leader = member->leader;
+        c->member_index = member->index;
+        c->no_swap = true; /* a gang member never leaves its device (gang.c) */
+    }
 
     uint64_t now = loop_now_ns();
     cg_cid cid;
     cg_status st;
     c->created_mono = restore ? restore->created_mono : now;
     d->creating = c;
-    if (restore && device >= 0) {
+    if (member && member->cid != CG_CID_NONE) {
+        cid = member->cid; /* admitted with its gang (cg_gang_create) */
+        st = CG_OK;
+    } else if (restore && device >= 0) {
         /* The share was admitted when it was set; the recorded assignment is restored first,
          * then the share (a share that no longer fits, from an edited state.db, is kept as
          * elastic rather than lost). */
@@ -524,7 +565,10 @@ int container_create(struct daemon *d, const char *id, const char *name, const c
     c->device = ci.device;
     c->limit = ci.limit;
 
-    snprintf(c->dir, sizeof c->dir, "%s/containers/%s", d->rd.path, c->id);
+    if (c->leader)
+        snprintf(c->dir, sizeof c->dir, "%s", c->leader->dir);
+    else
+        snprintf(c->dir, sizeof c->dir, "%s/containers/%s", d->rd.path, c->id);
     bool found = false;
     int found_ledger = -1;
     if (restore) { /* from here on the container owns them, failing or not */
@@ -575,6 +619,7 @@ int container_create(struct daemon *d, const char *id, const char *name, const c
              c->name[0] ? " name=" : "", c->name, c->device, ci.exclusive ? " (exclusive)" : "",
              cg_format_size(ci.limit, b1, sizeof b1), cg_format_size(ci.assigned, b2, sizeof b2),
              share);
+    adaptive_touch(d); /* a new running job: the adaptive fair share looks again */
     *out = c;
     return 0;
 
@@ -588,6 +633,9 @@ fail_core:
 
 int container_remove(struct daemon *d, struct container *c, const char *why)
 {
+    /* A gang goes member by member, the leader last (its directory holds their sockets). */
+    while (c->nmembers > 1)
+        container_remove(d, c->members[--c->nmembers], why);
     /* Its end is a run of its profile: recorded before its processes and record go. */
     profile_record(d, c);
     /* Pending requests are answered CANCELLED by the sink while the core removes. */
@@ -615,8 +663,11 @@ int container_remove(struct daemon *d, struct container *c, const char *why)
         }
     }
     log_info("container %s: removed (%s)", c->id, why);
-    api_container_removed(d, c);
+    adaptive_touch(d); /* one job fewer, and maybe one run more in its profile */
+    if (!c->leader)
+        api_container_removed(d, c);
     container_destroy_files(c);
+    free(c->members);
     free(c);
     /* Others on the device may have been resumed by the removal. */
     decide_flush(d);
@@ -670,6 +721,7 @@ int container_update(struct daemon *d, struct container *c, const struct contain
     cg_container_info ci;
     char b1[CG_SIZE_BUFLEN];
     cg_status st = precheck(d, c, ch, &ci, err, errlen);
+    bool prechecked = st != CG_OK; /* err already says why */
     bool stored = false;
     if (st == CG_OK && d->store) {
         /* The limit asked for: a raise that must wait is applied later without another write,
@@ -704,17 +756,18 @@ int container_update(struct daemon *d, struct container *c, const struct contain
     if (st == CG_OK && ch->has_priority)
         st = cg_container_set_priority(d->core, c->cid, ch->priority, loop_now_ns());
     if (st != CG_OK) {
+        if (!prechecked)
+            snprintf(err, errlen, "cannot change container %s: %s", c->id, cg_status_str(st));
         if (stored) {
             /* Only reached when the checks above missed a refusal: put the stored row back. A
              * limit the core took before the share was refused stays, and so does its row. */
-            snprintf(err, errlen, "cannot change container %s: %s", c->id, cg_status_str(st));
             if (store_put_container(d->store, c) != 0)
                 log_error("container %s: state.db keeps a change the core refused (limit %s): %s",
                           c->id, cg_format_size(ch->limit, b1, sizeof b1), store_error(d->store));
         }
         c->dirty = true;
         decide_flush(d);
-        return st == CG_ERR_NO_COMPUTE ? -EBUSY : -EINVAL;
+        return st == CG_ERR_NO_COMPUTE || st == CG_ERR_NOT_FREE ? -EBUSY : -EINVAL;
     }
     if (cg_container_get(d->core, c->cid, loop_now_ns(), &ci) == CG_OK)
         c->limit = ci.limit;

@@ -133,7 +133,23 @@ struct container {
      * compute.busy_ns counts (creation, or the start of the daemon that restored it). */
     char profile_key[PROFILE_KEY_MAX + 1];
     uint64_t profile_since;
+    /* Several GPUs (gang.c): the container the user sees is the LEADER, its member 0; member k
+     * (1..n-1) is a container of its own on another device, with its own cid, record, ledger and
+     * socket (container.<k>.sock in the leader's directory), created, changed and removed only
+     * through the leader. A container on one GPU has nmembers 1 and members[0] itself. */
+    struct container *leader;          /* NULL for a leader */
+    unsigned member_index;             /* k; 0 for a leader */
+    unsigned nmembers;                 /* a leader's: 1..CG_MAX_DEVICES */
+    struct container **members;        /* a leader's, nmembers of them, [0] = itself */
     struct container *next;
+};
+
+/* What makes a new container a gang's member k (gang.c). `cid`: the core's member, already
+ * admitted by cg_gang_create (CG_CID_NONE when restoring: the row's assignment is restored). */
+struct container_member {
+    struct container *leader;
+    unsigned index;
+    cg_cid cid;
 };
 
 struct device {
@@ -144,11 +160,13 @@ struct device {
     /* The device's utilisation in its last measured interval, 1/1000: filled from NVML by
      * gates.c; 0 where NVML has no per-process utilisation. */
     uint32_t compute_util_permille;
+    uint8_t nvlinks[CG_MAX_DEVICES];  /* active NVLinks to each other device (topology.c) */
 };
 
 struct daemon_options {
     char runtime_dir[PATH_MAX];
     char emulate[128];          /* "" = real GPUs through NVML */
+    char topology[PATH_MAX];    /* the emulated GPUs' topology file, absolute; "" = none */
     cg_resume_policy policy;
     cg_placement_policy placement;
     uint64_t reserve;           /* bytes kept back on every device */
@@ -185,6 +203,7 @@ struct daemon_options {
     unsigned profile_margin_pct;
     bool policy_explicit;       /* policy or placement given by flag or configuration file */
     cg_fair_mode fair_share;    /* tenants' fair share (docs/SCHEDULING.md) */
+    uint64_t fair_interval_ns;  /* adaptive: seconds between updates (0: the default) */
 };
 
 struct daemon {
@@ -213,6 +232,8 @@ struct daemon {
     struct compute *compute;    /* measurements and the compute controller (gates.c) */
     struct store *store;
     struct tenants tenants;     /* tenant.h */
+    uint64_t adaptive_due;      /* adaptive.h: when the next update is due (0: now) */
+    uint64_t adaptive_last;     /* when the last one ran (0: never) */
     struct container *containers; /* creation order */
     uint64_t next_key;
     uint64_t next_req;
@@ -246,8 +267,13 @@ struct container_restore {
 int container_create(struct daemon *d, const char *id, const char *name, const char *profile_key,
                      const cg_container_spec *spec, uid_t uid, gid_t gid, pid_t owner,
                      bool auto_remove, struct container_restore *restore,
+                     const struct container_member *member,
                      struct container **out, char *err, size_t errlen);
 int container_remove(struct daemon *d, struct container *c, const char *why);
+/* Whether a new container may take this id and name (both optional): 0, or -EINVAL (not a
+ * name) / -EEXIST (taken), with err. */
+int container_names_check(struct daemon *d, const char *id, const char *name, char *err,
+                          size_t errlen);
 struct container *container_find(struct daemon *d, const char *id_or_name);
 /* Removes the container when process pid exits (pidfd, else polled by the reaper); replaces an
  * earlier owner. start: the start time recorded for pid (0: read it now); a pid that now names

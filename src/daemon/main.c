@@ -23,10 +23,14 @@
 #include "watchdog.h"
 #include "gates.h"
 #include "daemon.h"
+#include "gang.h"
 #include "swap.h"
+#include "adaptive.h"
 #include "log.h"
 #include "size.h"
 #include "store.h"
+#include "topology.h"
+#include "topology_file.h"
 
 static void usage(FILE *f)
 {
@@ -43,12 +47,18 @@ static void usage(FILE *f)
             "  --runtime-dir DIR     sockets, ledgers and state (default /run/convgpu,\n"
             "                        or $CONVGPU_RUNTIME_DIR)\n"
             "  --emulate SPEC        run on the emulated GPU: 5GiB, 4x8GiB, 8GiB,16GiB\n"
+            "  --topology FILE       with --emulate: how the emulated GPUs are wired (NVLink,\n"
+            "                        PCIe switches, sockets; docs/OPERATIONS.md); real GPUs'\n"
+            "                        wiring is read from NVML\n"
             "  --policy NAME         resume policy: fifo (default), best-fit, recent, random,\n"
             "                        aging-fit\n"
-            "  --placement NAME      device placement: first-fit (default), least-loaded, binpack\n"
+            "  --placement NAME      device placement: first-fit (default), least-loaded, binpack,\n"
+            "                        load-balance, standalone (by profiled utilisation/application)\n"
             "  --fair-share MODE     tenants' fair share of each device: none (default), static\n"
             "                        (capacity x weight / active weights), adaptive (seed 001's\n"
-            "                        Eq. 1; static until profiles are known)\n"
+            "                        Eq. 1 over job counts and the running jobs' profiles)\n"
+            "  --fair-interval SECONDS  adaptive: how often the profiles are re-read (default\n"
+            "                        30; also at every container's start and end)\n"
             "  --reserve SIZE        memory kept back on every device (default 0)\n"
             "  --context-charge SIZE per-process context charge (default: measured per device)\n"
             "  --granularity SIZE    allocation rounding (default 2MiB)\n"
@@ -110,6 +120,20 @@ static int apply_option(void *ctx, const char *key, const char *value, char *err
             return -1;
         }
         snprintf(o->emulate, sizeof o->emulate, "%s", value);
+    } else if (strcmp(key, "topology") == 0) {
+        /* Parsed here so that a bad file stops the daemon before anything starts; the emulated
+         * NVML reads it again from the absolute path. */
+        static cg_topo scratch;
+        char reason[PATH_MAX + 256], full[PATH_MAX];
+        if (cg_topo_load(value, &scratch, reason, sizeof reason) != 0) {
+            snprintf(err, errlen, "topology: %s", reason);
+            return -1;
+        }
+        if (!realpath(value, full) || strlen(full) >= sizeof o->topology) {
+            snprintf(err, errlen, "topology: %s: cannot resolve the path", value);
+            return -1;
+        }
+        snprintf(o->topology, sizeof o->topology, "%s", full);
     } else if (strcmp(key, "policy") == 0) {
         o->policy_explicit = true;
         if (!cg_resume_policy_parse(value, &o->policy)) {
@@ -125,7 +149,8 @@ static int apply_option(void *ctx, const char *key, const char *value, char *err
     } else if (strcmp(key, "placement") == 0) {
         o->policy_explicit = true;
         if (!cg_placement_policy_parse(value, &o->placement)) {
-            snprintf(err, errlen, "unknown placement '%s' (first-fit, least-loaded, binpack)", value);
+            snprintf(err, errlen, "unknown placement '%s' (first-fit, least-loaded, binpack, load-balance, "
+                                  "standalone)", value);
             return -1;
         }
     } else if (strcmp(key, "reserve") == 0 || strcmp(key, "context-charge") == 0 ||
@@ -248,6 +273,16 @@ static int apply_option(void *ctx, const char *key, const char *value, char *err
         }
         o->swap_limit = v;
         o->swap_limit_set = true;
+    } else if (strcmp(key, "fair-interval") == 0) {
+        char *end;
+        errno = 0;
+        double s1 = strtod(value, &end);
+        if (errno || *end || end == value || !(s1 >= 1 && s1 <= ADAPTIVE_INTERVAL_MAX_S)) {
+            snprintf(err, errlen, "fair-interval takes seconds from 1 to %d, not '%s'",
+                     ADAPTIVE_INTERVAL_MAX_S, value);
+            return -1;
+        }
+        o->fair_interval_ns = (uint64_t)(s1 * 1e9);
     } else if (strcmp(key, "aging") == 0) {
         char *end;
         errno = 0;
@@ -308,6 +343,45 @@ static int load_config(struct daemon_options *o, const char *path, bool required
     return 0;
 }
 
+/* The devices an --emulate list gives ("2x8GiB,16GiB": 3), counted only to check a topology
+ * file against them; the emulator validates the list itself. */
+static unsigned emulated_count(const char *spec)
+{
+    unsigned n = 0;
+    for (const char *p = spec; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char *x = memchr(p, 'x', len);
+        unsigned long k = x ? strtoul(p, NULL, 10) : 1;
+        n += k > CG_MAX_DEVICES ? CG_MAX_DEVICES : (unsigned)k;
+        p += len + (end != NULL);
+    }
+    return n;
+}
+
+/* --topology models the emulated node only, and must name no GPU it lacks. */
+static int check_topology(const struct daemon_options *o)
+{
+    if (!o->emulate[0]) {
+        fprintf(stderr, "convgpud: --topology describes the emulated GPUs' wiring and needs "
+                        "--emulate; real GPUs' wiring is read from NVML\n");
+        return -1;
+    }
+    static cg_topo t;
+    char why[PATH_MAX + 256];
+    if (cg_topo_load(o->topology, &t, why, sizeof why) != 0) {
+        fprintf(stderr, "convgpud: --topology: %s\n", why);
+        return -1;
+    }
+    unsigned n = emulated_count(o->emulate);
+    if (t.ngpus > n) {
+        fprintf(stderr, "convgpud: --topology: %s names GPU %u, but --emulate %s gives %u\n",
+                o->topology, t.ngpus - 1, o->emulate, n);
+        return -1;
+    }
+    return 0;
+}
+
 /* Returns 0 to run, 1 to exit 0 (help, version), 2 on bad usage. */
 static int parse_args(int argc, char **argv, struct daemon_options *o)
 {
@@ -316,6 +390,7 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
         {"config", required_argument, NULL, O_CONFIG},
         {"runtime-dir", required_argument, NULL, O_SETTING},
         {"emulate", required_argument, NULL, O_SETTING},
+        {"topology", required_argument, NULL, O_SETTING},
         {"policy", required_argument, NULL, O_SETTING},
         {"placement", required_argument, NULL, O_SETTING},
         {"fair-share", required_argument, NULL, O_SETTING},
@@ -336,6 +411,7 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
         {"swap", required_argument, NULL, O_SETTING},
         {"swap-limit", required_argument, NULL, O_SETTING},
         {"aging", required_argument, NULL, O_SETTING},
+        {"fair-interval", required_argument, NULL, O_SETTING},
         {"profile-limits", required_argument, NULL, O_SETTING},
         {"foreground", no_argument, NULL, O_FOREGROUND},
         {"version", no_argument, NULL, O_VERSION},
@@ -401,6 +477,8 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
         fprintf(stderr, "convgpud: unexpected argument '%s' (see --help)\n", argv[optind]);
         return 2;
     }
+    if (o->topology[0] && check_topology(o) != 0)
+        return 2;
     log_set_level((enum log_level)o->log_level);
     return 0;
 }
@@ -542,6 +620,11 @@ int main(int argc, char **argv)
         }
         setenv("CONVGPU_EMU_DEVICES", d.opt.emulate, 1);
         setenv("CONVGPU_EMU_STATE", d.emu_state, 1);
+        /* The daemon's own (emulated) NVML reads the same wiring its containers see. */
+        if (d.opt.topology[0])
+            setenv("CONVGPU_EMU_TOPOLOGY", d.opt.topology, 1);
+        else
+            unsetenv("CONVGPU_EMU_TOPOLOGY");
         const char *g = getenv("CONVGPU_EMU_GRANULARITY");
         uint64_t gv;
         const char *e;
@@ -586,6 +669,7 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    topology_read(&d);
 
     snprintf(sub, sizeof sub, "%s/state.db", d.opt.runtime_dir);
     d.store = store_open(sub, err, sizeof err);
@@ -611,6 +695,7 @@ int main(int argc, char **argv)
     }
     tenant_load(&d);
     store_each_container(d.store, restore_container, &d);
+    gang_relink(&d);
 
     d.control_fd = open_control_socket(&d);
     if (d.control_fd < 0)
@@ -651,7 +736,9 @@ int main(int argc, char **argv)
     uint64_t last_reap = loop_now_ns();
     while (!d.stop) {
         int t = api_timeout_ms(&d), tm = metrics_timeout_ms(&d), tw = watchdog_tick(&d);
-        int tc = compute_tick(&d), ts = swap_tick(&d);
+        int tc = compute_tick(&d), ts = swap_tick(&d), ta = adaptive_tick(&d);
+        if (ta >= 0 && (t < 0 || ta < t))
+            t = ta;
         if (tw >= 0 && (t < 0 || tw < t))
             t = tw;
         if (ts >= 0 && (t < 0 || ts < t))

@@ -243,8 +243,10 @@ char *metrics_render(struct daemon *d, const uid_t *only_uid)
             unsigned nproc = 0;
             for (struct proc *p = c->procs; p; p = p->next)
                 nproc += p->welcomed;
+            /* A gang's GPUs are one container's series, told apart by device (gang.c). */
+            const struct container *who = c->leader ? c->leader : c;
             out(&b, "%s{container=\"%s\",name=\"%s\",device=\"%u\"", ctr_metrics[k].name,
-                esc(c->id, e2, sizeof e2), esc(c->name, e3, sizeof e3), c->device);
+                esc(who->id, e2, sizeof e2), esc(who->name, e3, sizeof e3), c->device);
             if (k == 6) /* the share carries its mode: "hard", "elastic" or "" (no share) */
                 out(&b, ",mode=\"%s\"",
                     ci.compute_pct ? cg_compute_mode_name(ci.compute_mode) : "");

@@ -15,19 +15,7 @@
 
 bool profile_margin_parse(const char *text, unsigned *pct)
 {
-    if (!text)
-        return false;
-    unsigned v = 0;
-    size_t n = 0;
-    for (; text[n] >= '0' && text[n] <= '9'; n++) {
-        v = v * 10 + (unsigned)(text[n] - '0');
-        if (v > PROFILE_MARGIN_MAX_PCT)
-            return false; /* also bounds the arithmetic */
-    }
-    if (n == 0 || v == 0 || (text[n] == '%' ? text[n + 1] != '\0' : text[n] != '\0'))
-        return false;
-    *pct = v;
-    return true;
+    return cg_pct_parse(text, PROFILE_MARGIN_MAX_PCT, pct);
 }
 
 void profile_key_of(const char *image, const char *command, char *out, size_t len)
@@ -105,6 +93,24 @@ int profile_get(struct daemon *d, const char *tenant, const char *key, uint64_t 
     if (utilization)
         *utilization = p.utilization;
     return 0;
+}
+
+void profile_placement_hint(struct daemon *d, const char *tenant, const char *key,
+                            unsigned *util_pct, uint64_t *app)
+{
+    *util_pct = 0;
+    *app = 0;
+    if (!key || !key[0])
+        return;
+    uint64_t h = 1469598103934665603ull; /* FNV-1a: the same key, the same application */
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    *app = h ? h : 1;
+    double u = 0;
+    if (profile_get(d, tenant, key, NULL, NULL, &u) == 0 && u > 0) {
+        long pct = (long)(u * 100.0 + 0.5);
+        *util_pct = pct < 1 ? 1 : pct > 100 ? 100 : (unsigned)pct;
+    }
 }
 
 int profile_limit(struct daemon *d, const char *tenant, const char *key, unsigned margin_pct,

@@ -23,7 +23,8 @@
  * runs, and its rows are plain numbers an operator can check with sqlite3.
  *
  * Not recorded: a container no process ever used (peak 0: nothing learnt), one without a key
- * (created through the API with neither "image" nor "command"), and one whose owner died while
+ * (created through the API with neither "image" nor "command"), one created with "profile":
+ * false (convgpu interfere's pairs: slowed down on purpose), and one whose owner died while
  * the daemon was down (its end was not seen). A daemon's stop ends no container.
  *
  * The tenant is the container's (tenant.h: its owner's user unless named). */
@@ -91,6 +92,13 @@ int profile_record(struct daemon *d, struct container *c);
  * there is no profile; -1 when the store could not be read. */
 int profile_get(struct daemon *d, const char *tenant, const char *key, uint64_t *peak,
                 double *duration_s, double *utilization);
+
+/* What placement knows of a new container's application (seed 003; the core's load-balance and
+ * standalone placements): its profile's mean utilisation as a whole percent (0: never
+ * measured, or no profile) and its key's hash (0: no key). Never fails: a store that cannot be
+ * read leaves the utilisation unknown. */
+void profile_placement_hint(struct daemon *d, const char *tenant, const char *key,
+                            unsigned *util_pct, uint64_t *app);
 
 /* The limit a container asking for its profile gets: peak + margin_pct%, rounded up to whole
  * MiB and clamped to `capacity`. Returns 0 with *limit and *peak, 1 when there is no profile

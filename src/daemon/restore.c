@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "gang.h"
 #include "log.h"
 #include "swap.h"
 
@@ -118,6 +119,16 @@ int restore_container(void *ctx, const struct stored_container *sc)
         store_delete_container(d->store, sc->id);
         return 0;
     }
+    /* A gang member comes back beside its leader (restored before it); without one it is
+     * gone with it. */
+    struct container *leader = sc->gang[0] ? container_find(d, sc->gang) : NULL;
+    if (sc->gang[0] && (!leader || strcmp(leader->id, sc->gang) != 0)) {
+        log_info("container %s: member %u of %s, which is gone; removed", sc->id, sc->member,
+                 sc->gang);
+        remove_leftovers(d, sc->id);
+        store_delete_container(d->store, sc->id);
+        return 0;
+    }
     char err[256];
     bool found = false;
     struct cg_record *rec = record_open(d->rd.records_fd, sc->id, true, &found, err, sizeof err);
@@ -162,9 +173,10 @@ int restore_container(void *ctx, const struct stored_container *sc)
             close(ri.ledger_fd);
         return -1;
     }
+    struct container_member member = {.leader = leader, .index = sc->member};
     int rc = container_create(d, sc->id, sc->name, sc->profile_key, &spec, sc->uid, sc->gid,
-                              sc->owner_pid,
-                              sc->auto_remove, &ri, &c, err, sizeof err);
+                              sc->owner_pid, sc->auto_remove, &ri, leader ? &member : NULL, &c,
+                              err, sizeof err);
     if (rc != 0) {
         record_close(ri.rec);
         if (ri.ledger_fd >= 0)
@@ -174,6 +186,13 @@ int restore_container(void *ctx, const struct stored_container *sc)
         return -1;
     }
     c->created_unix = sc->created_unix;
+    if (leader && gang_restore_member(d, c, sc->gang, sc->member) != 0) {
+        log_error("container %s: cannot rejoin %s as its member %u; removed", c->id, sc->gang,
+                  sc->member);
+        c->leader = NULL; /* not a member after all: its own directory is none to remove */
+        container_remove(d, c, "its gang's place was taken");
+        return 0;
+    }
     if (ledger_found) /* the ledger's copies of freed slots follow the record */
         for (uint32_t i = 0; i < high; i++)
             if (!c->rec->slots[i].pid && atomic_load(&c->ledger->slots[i].pid))
@@ -235,11 +254,14 @@ int restore_container(void *ctx, const struct stored_container *sc)
 
 void restore_reap(struct daemon *d)
 {
-    for (struct container *c = d->containers, *cn; c; c = cn) {
-        cn = c->next;
+    /* A removal takes a gang's members too, which may be the next ones: start over. */
+    for (struct container *c = d->containers; c;) {
         if (container_owner_gone(c)) {
             log_info("container %s: owner pid %d exited; removing", c->id, (int)c->owner_pid);
             container_remove(d, c, "owner exited");
+            c = d->containers;
+        } else {
+            c = c->next;
         }
     }
     for (struct container *c = d->containers; c; c = c->next) {

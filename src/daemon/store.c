@@ -26,6 +26,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "profile.h"
+#include "api_interference.h"
 
 #define OWED_MAX 1024
 
@@ -50,7 +51,8 @@ static const char *schema =
     "  compute_pct INTEGER NOT NULL DEFAULT 0, compute_mode TEXT NOT NULL DEFAULT 'elastic',"
     "  priority INTEGER NOT NULL DEFAULT 0, no_swap INTEGER NOT NULL DEFAULT 0,"
     "  swap_held INTEGER NOT NULL DEFAULT 0, tenant TEXT NOT NULL DEFAULT '',"
-    "  exclusive INTEGER NOT NULL DEFAULT 0, profile_key TEXT NOT NULL DEFAULT '');"
+    "  exclusive INTEGER NOT NULL DEFAULT 0, profile_key TEXT NOT NULL DEFAULT '',"
+    "  gang TEXT NOT NULL DEFAULT '', member INTEGER NOT NULL DEFAULT 0);"
     "CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);";
 
 /* Columns added after the first release: a state.db written by an older daemon gets them with
@@ -69,6 +71,8 @@ static int add_missing_columns(struct store *s, char *err, size_t errlen)
         {"tenant", "TEXT NOT NULL DEFAULT ''"},            /* tenants (issue 21) */
         {"exclusive", "INTEGER NOT NULL DEFAULT 0"},       /* exclusive containers (issue 21) */
         {"profile_key", "TEXT NOT NULL DEFAULT ''"},       /* profiles (issue 21) */
+        {"gang", "TEXT NOT NULL DEFAULT ''"},              /* several GPUs (issue 22) */
+        {"member", "INTEGER NOT NULL DEFAULT 0"},
     };
     for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
         sqlite3_stmt *st;
@@ -99,8 +103,8 @@ static int add_missing_columns(struct store *s, char *err, size_t errlen)
 static void rollback(struct store *s);
 
 /* Schema versions (PRAGMA user_version) for what columns cannot express: 0, every release before
- * profiles; 1, the profile tables. Each step is one transaction with its version bump, so a
- * crash leaves the file at one version or the next, never between. */
+ * profiles; 1, the profile tables; 2, the interference table. Each step is one transaction with
+ * its version bump, so a crash leaves the file at one version or the next, never between. */
 static const char *const migrations[] = {
     /* 0 -> 1: profiles (profile.h). A run's utilisation is NULL when it was not measured, so
      * AVG() leaves it out. */
@@ -112,6 +116,12 @@ static const char *const migrations[] = {
     "  peak INTEGER NOT NULL, duration_ns INTEGER NOT NULL, util_permille INTEGER,"
     "  ended_unix INTEGER NOT NULL);"
     "CREATE INDEX IF NOT EXISTS profile_run_by_key ON profile_run (tenant, key, seq);",
+    /* 1 -> 2: measured interference (api_interference.h): one row per tenant and ordered pair
+     * of profile keys, replaced when the pair is measured again. */
+    "CREATE TABLE IF NOT EXISTS interference ("
+    "  tenant TEXT NOT NULL, foreground TEXT NOT NULL, background TEXT NOT NULL,"
+    "  slowdown REAL NOT NULL, runs INTEGER NOT NULL, measured_unix INTEGER NOT NULL,"
+    "  PRIMARY KEY (tenant, foreground, background));",
 };
 
 static int migrate(struct store *s, char *err, size_t errlen)
@@ -209,6 +219,17 @@ static int failed(struct store *s, int rc, const char *what)
 }
 
 /* Runs a prepared write to its end and finalizes it. */
+static int run(struct store *s, sqlite3_stmt *st, const char *what);
+
+/* Runs a statement whose parameters bound (`bound`), else finalizes it and says so. */
+static int run_bound(struct store *s, sqlite3_stmt *st, bool bound, const char *what)
+{
+    if (bound)
+        return run(s, st, what);
+    sqlite3_finalize(st);
+    return failed(s, SQLITE_ERROR, what);
+}
+
 static int run(struct store *s, sqlite3_stmt *st, const char *what)
 {
     int rc = sqlite3_step(st);
@@ -293,6 +314,10 @@ void store_row_of(const struct container *c, struct stored_container *r)
     snprintf(r->tenant, sizeof r->tenant, "%s", c->tenant);
     r->exclusive = ci.exclusive;
     snprintf(r->profile_key, sizeof r->profile_key, "%s", c->profile_key);
+    if (c->leader) {
+        snprintf(r->gang, sizeof r->gang, "%s", c->leader->id);
+        r->member = c->member_index;
+    }
 }
 
 int store_put_row(struct store *s, const struct stored_container *r)
@@ -307,8 +332,10 @@ int store_put_row(struct store *s, const struct stored_container *r)
     static const char *sql =
         "INSERT INTO containers (id, name, device, limit_bytes, assigned, uid, gid, owner_pid,"
         " auto_remove, created_unix, created_mono, owner_start, init_pid, compute_pct,"
-        " compute_mode, priority, no_swap, swap_held, tenant, exclusive, profile_key)"
-        " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)"
+        " compute_mode, priority, no_swap, swap_held, tenant, exclusive, profile_key, gang,"
+        " member)"
+        " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,"
+        "?22,?23)"
         " ON CONFLICT(id) DO UPDATE SET limit_bytes=excluded.limit_bytes,"
         " assigned=excluded.assigned, owner_pid=excluded.owner_pid,"
         " auto_remove=excluded.auto_remove, owner_start=excluded.owner_start,"
@@ -342,6 +369,8 @@ int store_put_row(struct store *s, const struct stored_container *r)
     b |= sqlite3_bind_text(st, 19, r->tenant, -1, SQLITE_STATIC);
     b |= sqlite3_bind_int(st, 20, r->exclusive);
     b |= sqlite3_bind_text(st, 21, r->profile_key, -1, SQLITE_STATIC);
+    b |= sqlite3_bind_text(st, 22, r->gang, -1, SQLITE_STATIC);
+    b |= sqlite3_bind_int(st, 23, (int)r->member);
     if (b != SQLITE_OK) {
         sqlite3_finalize(st);
         return failed(s, SQLITE_ERROR, what);
@@ -386,7 +415,7 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
                            "SELECT id, name, device, limit_bytes, assigned, uid, gid, owner_pid,"
                            " auto_remove, created_unix, created_mono, owner_start, init_pid,"
                            " compute_pct, compute_mode, priority, no_swap, swap_held, tenant,"
-                           " exclusive, profile_key FROM containers ORDER BY seq",
+                           " exclusive, profile_key, gang, member FROM containers ORDER BY seq",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     int rc, result = 0;
@@ -435,12 +464,24 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
             snprintf(sc.tenant, sizeof sc.tenant, "%s", (const char *)tenant);
         sc.exclusive = sqlite3_column_int(st, 19) != 0;
         const unsigned char *key = sqlite3_column_text(st, 20);
-        if (key && key[0] && !api_valid_profile_key((const char *)key)) {
+        if (key && key[0] && !cg_profile_key_valid((const char *)key)) {
             log_warn("store: container %s: profile key unreadable; its runs are not recorded",
                      sc.id);
             key = NULL;
         }
         snprintf(sc.profile_key, sizeof sc.profile_key, "%s", key ? (const char *)key : "");
+        const unsigned char *gang = sqlite3_column_text(st, 21);
+        sqlite3_int64 member = sqlite3_column_int64(st, 22);
+        if (gang && gang[0] && (strlen((const char *)gang) >= sizeof sc.gang || member < 1 ||
+                                member >= CG_MAX_DEVICES)) {
+            log_warn("store: container %s: gang membership unreadable; restored on its own",
+                     sc.id);
+            gang = NULL;
+        }
+        if (gang && gang[0]) {
+            snprintf(sc.gang, sizeof sc.gang, "%s", (const char *)gang);
+            sc.member = (unsigned)member;
+        }
         if (fn(ctx, &sc) != 0)
             result = -1;
     }
@@ -571,12 +612,7 @@ int store_profile_add(struct store *s, const struct profile_run *r)
                       (r->util_known ? sqlite3_bind_int(st, 5, (int)r->util_permille)
                                      : sqlite3_bind_null(st, 5)) == SQLITE_OK &&
                       sqlite3_bind_int64(st, 6, r->ended_unix) == SQLITE_OK;
-            if (!ok) {
-                sqlite3_finalize(st);
-                rc = failed(s, SQLITE_ERROR, what);
-            } else {
-                rc = run(s, st, what);
-            }
+            rc = run_bound(s, st, ok, what);
         }
     }
     if (rc == 0) {
@@ -692,5 +728,104 @@ int store_profile_delete(struct store *s, const char *tenant, const char *key, u
         rollback(s);
         *deleted = 0;
     }
+    return rc;
+}
+
+/* ---- interference (api_interference.h) ---------------------------------------------------- */
+
+int store_interference_put(struct store *s, const char *tenant,
+                           const struct interference_row *rows, size_t n, unsigned max_rows,
+                           bool *over)
+{
+    settle_owed(s);
+    *over = false;
+    const char *what = "cannot store the interference rows";
+    int rc = exec(s, "BEGIN IMMEDIATE");
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        sqlite3_stmt *st;
+        int prc = sqlite3_prepare_v2(s->db,
+                                     "INSERT INTO interference (tenant, foreground, background,"
+                                     " slowdown, runs, measured_unix) VALUES (?1,?2,?3,?4,?5,?6)"
+                                     " ON CONFLICT(tenant, foreground, background) DO UPDATE SET"
+                                     " slowdown=excluded.slowdown, runs=excluded.runs,"
+                                     " measured_unix=excluded.measured_unix",
+                                     -1, &st, NULL);
+        if (prc != SQLITE_OK) {
+            rc = failed(s, prc, what);
+            break;
+        }
+        const char *const v[] = {tenant, rows[i].foreground, rows[i].background};
+        bool ok = bind_texts(st, v, 3) &&
+                  sqlite3_bind_double(st, 4, rows[i].slowdown) == SQLITE_OK &&
+                  sqlite3_bind_int64(st, 5, (sqlite3_int64)rows[i].runs) == SQLITE_OK &&
+                  sqlite3_bind_int64(st, 6, rows[i].measured_unix) == SQLITE_OK;
+        rc = run_bound(s, st, ok, what);
+    }
+    if (rc == 0) {
+        /* A tenant's rows are bounded: every request is, but new keys could grow it forever. */
+        sqlite3_stmt *st;
+        int prc = sqlite3_prepare_v2(s->db, "SELECT COUNT(*) FROM interference WHERE tenant=?1",
+                                     -1, &st, NULL);
+        if (prc != SQLITE_OK) {
+            rc = failed(s, prc, what);
+        } else {
+            const char *const v[] = {tenant};
+            int src = bind_texts(st, v, 1) ? sqlite3_step(st) : SQLITE_ERROR;
+            if (src != SQLITE_ROW)
+                rc = failed(s, src, what);
+            else if (sqlite3_column_int64(st, 0) > (sqlite3_int64)max_rows)
+                *over = true;
+            sqlite3_finalize(st);
+        }
+    }
+    if (rc == 0 && !*over)
+        rc = exec(s, "COMMIT");
+    if (rc != 0 || *over)
+        rollback(s);
+    return rc;
+}
+
+int store_interference_each(struct store *s, const char *tenant,
+                            int (*fn)(void *ctx, const char *tenant,
+                                      const struct interference_row *row),
+                            void *ctx)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT tenant, foreground, background, slowdown, runs,"
+                                  " measured_unix FROM interference WHERE (?1 IS NULL OR"
+                                  " tenant=?1) ORDER BY tenant, foreground, background",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    const char *const v[] = {tenant};
+    if (!bind_texts(st, v, 1)) {
+        sqlite3_finalize(st);
+        return -1;
+    }
+    int rc, result = 0;
+    while (result == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct interference_row row = {0};
+        const unsigned char *t = sqlite3_column_text(st, 0), *f = sqlite3_column_text(st, 1),
+                            *b = sqlite3_column_text(st, 2);
+        snprintf(row.foreground, sizeof row.foreground, "%s", f ? (const char *)f : "");
+        snprintf(row.background, sizeof row.background, "%s", b ? (const char *)b : "");
+        row.slowdown = sqlite3_column_double(st, 3);
+        sqlite3_int64 runs = sqlite3_column_int64(st, 4);
+        row.runs = runs > 0 ? (unsigned)runs : 0;
+        row.measured_unix = sqlite3_column_int64(st, 5);
+        result = fn(ctx, t ? (const char *)t : "", &row);
+    }
+    sqlite3_finalize(st);
+    return result != 0 ? result : rc == SQLITE_DONE ? 0 : -1;
+}
+
+int store_interference_delete(struct store *s, const char *tenant, unsigned *deleted)
+{
+    settle_owed(s);
+    *deleted = 0;
+    const char *const v[] = {tenant};
+    int rc = write_texts(s, "DELETE FROM interference WHERE (?1 IS NULL OR tenant=?1)", v, 1,
+                         "cannot delete the interference rows");
+    if (rc == 0)
+        *deleted = (unsigned)sqlite3_changes(s->db);
     return rc;
 }

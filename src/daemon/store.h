@@ -1,6 +1,7 @@
 /* store.h — what must survive a daemon restart, kept in SQLite (WAL, synchronous=FULL):
  * containers (id, name, device, limit, compute share, exclusive, profile key, owner, creation
- * order), settings (policies) and profiles (the last runs of each job, profile.h).
+ * order), settings (policies), profiles (the last runs of each job, profile.h) and measured
+ * interference (api_interference.h).
  * Per-process use survives in the ledger files themselves (see ledger.h).
  *
  * The control API answers success only for a change the store has taken: callers write first
@@ -42,6 +43,8 @@ struct stored_container {
     char tenant[33];               /* "" in a row of an older daemon: the owner's user */
     bool exclusive;                /* holds its device alone */
     char profile_key[256];         /* its runs' profile key ("" = none) */
+    char gang[65];                 /* a gang member's leader's id ("" = not a member; gang.c) */
+    unsigned member;               /* its index in the gang, 1..; 0 for a leader */
 };
 
 struct store *store_open(const char *path, char *err, size_t errlen);
@@ -80,6 +83,22 @@ int store_profile_get(struct store *s, const char *tenant, const char *key, stru
 int store_profile_each(struct store *s, const char *tenant,
                        int (*fn)(void *ctx, const struct profile *p), void *ctx);
 int store_profile_delete(struct store *s, const char *tenant, const char *key, unsigned *deleted);
+
+/* Measured interference (api_interference.h), rows of one tenant each. put: the rows
+ * inserted, or replacing the tenant's rows for the same (foreground, background), in one
+ * transaction; when the tenant would then hold more than max_rows rows nothing is changed,
+ * *over is set and 0 returned. each: every tenant's rows (tenant NULL) or one tenant's, ordered
+ * by tenant, foreground, background; fn's non-zero stops and is returned; -1 when they cannot be
+ * read. delete: one tenant's rows (NULL: every tenant's); *deleted says how many. */
+struct interference_row;
+int store_interference_put(struct store *s, const char *tenant,
+                           const struct interference_row *rows, size_t n, unsigned max_rows,
+                           bool *over);
+int store_interference_each(struct store *s, const char *tenant,
+                            int (*fn)(void *ctx, const char *tenant,
+                                      const struct interference_row *row),
+                            void *ctx);
+int store_interference_delete(struct store *s, const char *tenant, unsigned *deleted);
 
 /* What SQLite said about the last failed write ("" when none failed). */
 const char *store_error(const struct store *s);

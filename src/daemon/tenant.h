@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core.h"
+
 #define TENANT_NAME_MAX 32
 
 struct daemon;
@@ -28,6 +30,7 @@ struct tenant {
     char name[TENANT_NAME_MAX + 1];
     uint32_t id;
     unsigned weight;
+    cg_tenant_profile adaptive;    /* what the adaptive fair share was last given (runs 0: none) */
 };
 
 struct tenants {

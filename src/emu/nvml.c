@@ -28,6 +28,7 @@ nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
         char err[EMU_ERR_MAX];
         emu_config want, got;
         if (emu_config_from_env(&want, err, sizeof err) != 0 ||
+            emu_nvml_topology_load(want.ndev, err, sizeof err) != 0 ||
             emu_shared_attach(&g_nvml.sh, &want, &got, 0, err, sizeof err) != 0) {
             fprintf(stderr, "convgpu-emu: nvmlInit: %s\n", err);
             rc = NVML_ERROR_DRIVER_NOT_LOADED;

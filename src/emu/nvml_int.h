@@ -32,4 +32,8 @@ nvmlReturn_t emu_nvml_ready(emu_config *cfg);
 /* Validates a handle against the current configuration; its physical index into *idx. */
 nvmlReturn_t emu_nvml_device(nvmlDevice_t d, emu_config *cfg, unsigned *idx);
 
+/* Reads CONVGPU_EMU_TOPOLOGY (nvml_topology.c) for a node of ndev GPUs, at the first nvmlInit;
+ * 0, or -1 with the reason (file and line) in err. */
+int emu_nvml_topology_load(unsigned ndev, char *err, size_t errlen);
+
 #endif

@@ -3,13 +3,14 @@
 #include "client.h"
 #include "config.h"
 #include "log.h"
+#include "hooks.h"
 #include "proto.h"
 
 #include <time.h>
 
-static bool session(struct cg_session *s)
+static bool session(unsigned m, struct cg_session *s)
 {
-    return cg_session_get(s) || cg_session_open(cg_cfg.daemon_timeout_s, s);
+    return cg_session_get_on(m, s) || cg_session_open_on(m, cg_cfg.daemon_timeout_s, s);
 }
 
 static bool round_up(uint64_t bytes, uint64_t g, uint64_t *out)
@@ -25,18 +26,69 @@ uint64_t cg_charge_size(uint64_t bytes)
 {
     struct cg_session s;
     uint64_t r;
-    if (!round_up(bytes, cg_session_get(&s) ? s.granularity : CG_LEDGER_PAGE, &r))
+    if (!round_up(bytes, cg_session_get_on(0, &s) ? s.granularity : CG_LEDGER_PAGE, &r))
         return 0;
     return r;
 }
 
-int cg_charge(uint64_t bytes, uint64_t *charged)
+/* ---- which GPU ------------------------------------------------------------------------------ */
+
+static _Atomic(void *) c_ctx_device;
+
+unsigned cg_member_of_ordinal(int dev)
+{
+    unsigned n = cg_client_members();
+    if (n <= 1)
+        return 0; /* one GPU: every allocation is its (as before several GPUs existed) */
+    return dev >= 0 && (unsigned)dev < n ? (unsigned)dev : CG_MEMBER_NONE;
+}
+
+unsigned cg_member_several(void)
+{
+    PFN_cuCtxGetDevice f = (PFN_cuCtxGetDevice)cg_lib_sym(CG_LIB_CUDA, &c_ctx_device,
+                                                          "cuCtxGetDevice");
+    CUdevice dev;
+    if (!f || f(&dev) != CUDA_SUCCESS)
+        return 0; /* no context: the driver's default device, ordinal 0 */
+    return cg_member_of_ordinal(dev);
+}
+
+unsigned cg_alloc_member(void)
+{
+    struct cg_session s;
+    /* Member 0's WELCOME says how many GPUs there are. */
+    if (cg_client_members() == 0 && !session(0, &s))
+        return CG_MEMBER_UNREACHABLE;
+    return cg_member();
+}
+
+unsigned cg_member_of_node_device(unsigned index)
+{
+    struct cg_session s;
+    unsigned n = cg_client_members();
+    if (n == 0)
+        return cg_session_get_on(0, &s) ? CG_MEMBER_NONE : 0;
+    for (unsigned m = 0; m < n && m < CG_IP_MEMBERS; m++)
+        if ((cg_session_get_on(m, &s) || cg_session_open_on(m, 0, &s)) &&
+            s.ledger->device == index)
+            return m;
+    return CG_MEMBER_NONE;
+}
+
+/* ---- charging ------------------------------------------------------------------------------- */
+
+int cg_charge_on(unsigned m, uint64_t bytes, uint64_t *charged)
 {
     *charged = 0;
     if (bytes == 0)
         return 0;
+    if (m == CG_MEMBER_NONE) {
+        cg_log(CG_LOG_WARN, "an allocation of %llu bytes on a GPU the container does not have: "
+                            "refused", (unsigned long long)bytes);
+        return -1;
+    }
     struct cg_session s;
-    if (!session(&s)) {
+    if (m == CG_MEMBER_UNREACHABLE || !session(m, &s)) {
         cg_log(CG_LOG_WARN, "no daemon: refusing an allocation of %llu bytes",
                (unsigned long long)bytes);
         return -1;
@@ -48,7 +100,7 @@ int cg_charge(uint64_t bytes, uint64_t *charged)
         *charged = pages * CG_LEDGER_PAGE;
         return 0;
     }
-    int st = cg_client_request(pages * CG_LEDGER_PAGE);
+    int st = cg_client_request(m, pages * CG_LEDGER_PAGE);
     if (st == CG_ALLOC_GRANTED) {
         *charged = pages * CG_LEDGER_PAGE;
         return 0;
@@ -61,42 +113,33 @@ int cg_charge(uint64_t bytes, uint64_t *charged)
     return -1;
 }
 
-bool cg_context_charged(void)
+bool cg_context_charged_on(unsigned m)
 {
     struct cg_session s;
-    return cg_session_get(&s) &&
+    return cg_session_get_on(m, &s) &&
            cg_ledger_used(atomic_load_explicit(&s.slot->word, memory_order_acquire)) != 0;
 }
 
-void cg_uncharge(uint64_t charged)
+void cg_uncharge_on(unsigned m, uint64_t charged)
 {
     struct cg_session s;
-    if (charged == 0 || !cg_session_get(&s))
+    if (charged == 0 || !cg_session_get_on(m, &s))
         return;
     cg_ledger_uncharge(s.slot, charged / CG_LEDGER_PAGE);
     if (atomic_load_explicit(&s.ledger->waiters, memory_order_acquire) != 0)
-        cg_client_notify_freed();
+        cg_client_notify_freed(m);
 }
 
-bool cg_meminfo(uint64_t *free_bytes, uint64_t *total_bytes)
+bool cg_meminfo_on(unsigned m, uint64_t *free_bytes, uint64_t *total_bytes)
 {
     struct cg_session s;
-    /* Information calls do not wait for a daemon that is down. */
-    if (!cg_session_get(&s) && !cg_session_open(0, &s))
+    if (m == CG_MEMBER_NONE || (!cg_session_get_on(m, &s) && !cg_session_open_on(m, 0, &s)))
         return false;
     uint64_t limit = atomic_load_explicit(&s.ledger->limit, memory_order_acquire);
     uint64_t used = cg_ledger_used_bytes(s.ledger);
     *total_bytes = limit;
     *free_bytes = used >= limit ? 0 : limit - used;
     return true;
-}
-
-int cg_container_device(void)
-{
-    struct cg_session s;
-    if (!cg_session_get(&s))
-        return -1;
-    return (int)s.ledger->device;
 }
 
 bool cg_driver_retry(int *attempt)

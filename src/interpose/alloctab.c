@@ -69,9 +69,10 @@ static int put(const struct cg_alloc *ep)
     return 0;
 }
 
-int cg_alloc_put(uint32_t space, uint64_t key, uint64_t bytes, void *pool)
+int cg_alloc_put(uint32_t space, uint64_t key, uint64_t bytes, void *pool, unsigned member)
 {
-    return put(&(struct cg_alloc){.key = key, .bytes = bytes, .pool = pool, .space = space});
+    return put(&(struct cg_alloc){.key = key, .bytes = bytes, .pool = pool, .space = space,
+                                  .member = member});
 }
 
 int cg_alloc_put_swap(uint64_t key, uint64_t bytes, uint64_t swap)

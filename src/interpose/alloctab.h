@@ -18,11 +18,11 @@ struct cg_alloc {
     void *pool;     /* stream-ordered allocations: their pool */
     uint64_t swap;  /* swappable allocations: their record (swap.h); 0 = none */
     uint32_t space; /* 0 = empty entry */
-    uint32_t pad_;
+    uint32_t member; /* the container's GPU it was charged to (client.h) */
 };
 
 /* 0, or -1 when the table cannot grow (the caller then undoes the allocation). */
-int cg_alloc_put(uint32_t space, uint64_t key, uint64_t bytes, void *pool);
+int cg_alloc_put(uint32_t space, uint64_t key, uint64_t bytes, void *pool, unsigned member);
 /* The same for a swappable allocation (`swap`: its record in swap.c). */
 int cg_alloc_put_swap(uint64_t key, uint64_t bytes, uint64_t swap);
 /* Removes and returns the entry; false when unknown. */

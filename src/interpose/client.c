@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -43,21 +44,34 @@ struct waiter {
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv; /* CLOCK_MONOTONIC; initialised by cg_client_setup */
 
-/* Under mu. */
-static int conn_fd = -1;
-static uint64_t conn_gen;
-static bool reader_active, connecting, warned_down;
-static struct waiter *waiters;
-static uint64_t next_id = 1;
-static bool have_slot;
-static uint32_t my_slot, my_gen;
-static dev_t ledger_dev;
-static ino_t ledger_ino;
+/* One connection per GPU of the container (member k: socket k, CUDA ordinal k; a container on
+ * one GPU uses conns[0] alone). Everything but the published session is under mu. */
+struct conn {
+    int fd;                   /* -1: none */
+    uint64_t gen;
+    bool reader_active, connecting, warned_down;
+    struct waiter *waiters;
+    bool have_slot;
+    uint32_t my_slot, my_gen;
+    dev_t ledger_dev;
+    ino_t ledger_ino;
+    /* The session, published for lock-free readers: granularity, then ledger, then slot
+     * (release). */
+    _Atomic(struct cg_ledger *) s_ledger;
+    _Atomic(struct cg_ledger_slot *) s_slot;
+    _Atomic uint64_t s_gran;
+};
 
-/* The session, published for lock-free readers: granularity, then ledger, then slot (release). */
-static _Atomic(struct cg_ledger *) s_ledger;
-static _Atomic(struct cg_ledger_slot *) s_slot;
-static _Atomic uint64_t s_gran;
+static struct conn conns[CG_IP_MEMBERS];
+static uint64_t next_id = 1;
+/* The container's GPUs, from member 0's WELCOME: 0 until then (read inline, client.h). */
+_Atomic unsigned cg_client_nmembers;
+
+static void conns_reset(void)
+{
+    for (unsigned m = 0; m < CG_IP_MEMBERS; m++)
+        conns[m].fd = -1;
+}
 
 static struct timespec deadline_in(double s)
 {
@@ -91,6 +105,7 @@ static bool passed(const struct timespec *d)
 
 int cg_client_setup(void)
 {
+    conns_reset();
     pthread_condattr_t a;
     if (pthread_condattr_init(&a) != 0)
         return -1;
@@ -100,15 +115,30 @@ int cg_client_setup(void)
     return r == 0 ? 0 : -1;
 }
 
-bool cg_session_get(struct cg_session *s)
+bool cg_session_get_on(unsigned m, struct cg_session *s)
 {
-    struct cg_ledger_slot *slot = atomic_load_explicit(&s_slot, memory_order_acquire);
+    if (m >= CG_IP_MEMBERS)
+        return false;
+    struct conn *k = &conns[m];
+    struct cg_ledger_slot *slot = atomic_load_explicit(&k->s_slot, memory_order_acquire);
     if (!slot)
         return false;
     s->slot = slot;
-    s->ledger = atomic_load_explicit(&s_ledger, memory_order_relaxed);
-    s->granularity = atomic_load_explicit(&s_gran, memory_order_relaxed);
+    s->ledger = atomic_load_explicit(&k->s_ledger, memory_order_relaxed);
+    s->granularity = atomic_load_explicit(&k->s_gran, memory_order_relaxed);
     return true;
+}
+
+/* Member m's socket: the leader's path with ".sock" turned into ".<m>.sock" (the daemon binds
+ * them side by side, gang.c); false when it does not fit. */
+static bool member_socket(unsigned m, char *out, size_t len)
+{
+    size_t n = strlen(cg_cfg.socket);
+    if (m == 0)
+        return snprintf(out, len, "%s", cg_cfg.socket) < (int)len;
+    if (n < 5 || strcmp(cg_cfg.socket + n - 5, ".sock") != 0)
+        return false;
+    return snprintf(out, len, "%.*s.%u.sock", (int)(n - 5), cg_cfg.socket, m) < (int)len;
 }
 
 /* ---- connecting ------------------------------------------------------------------------------ */
@@ -123,14 +153,18 @@ static int send_msg(int fd, const union cg_msg *m)
 }
 
 /* One attempt: connect, HELLO, wait for WELCOME and the ledger fd. No lock held. */
-static int connect_once(bool reconnect, uint32_t slot, uint32_t gen, const struct timespec *deadline,
-                        struct cg_msg_welcome *welcome, int *ledger_fd)
+static int connect_once(unsigned member, bool reconnect, uint32_t slot, uint32_t gen,
+                        const struct timespec *deadline, struct cg_msg_welcome *welcome,
+                        int *ledger_fd)
 {
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    if (!member_socket(member, addr.sun_path, sizeof addr.sun_path)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
     int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -1;
-    struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    memcpy(addr.sun_path, cg_cfg.socket, strlen(cg_cfg.socket) + 1);
     if (connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0)
         goto fail;
 
@@ -198,17 +232,17 @@ fail:
 }
 
 /* Maps the ledger (or keeps the mapping of the same file) and publishes the session. Under mu. */
-static int install(int fd, const struct cg_msg_welcome *w, int lfd)
+static int install(struct conn *k, int fd, const struct cg_msg_welcome *w, int lfd)
 {
     struct stat st;
-    struct cg_ledger *old = atomic_load_explicit(&s_ledger, memory_order_relaxed);
+    struct cg_ledger *old = atomic_load_explicit(&k->s_ledger, memory_order_relaxed);
     struct cg_ledger *l = old;
     if (fstat(lfd, &st) < 0 || (uint64_t)st.st_size < CG_LEDGER_SIZE) {
         cg_log(CG_LOG_ERROR, "the ledger the daemon sent is unusable");
         close(lfd);
         return -1;
     }
-    if (!old || st.st_dev != ledger_dev || st.st_ino != ledger_ino) {
+    if (!old || st.st_dev != k->ledger_dev || st.st_ino != k->ledger_ino) {
         void *m = mmap(NULL, CG_LEDGER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, lfd, 0);
         if (m == MAP_FAILED) {
             cg_log(CG_LOG_ERROR, "cannot map the ledger: %s", strerror(errno));
@@ -224,74 +258,77 @@ static int install(int fd, const struct cg_msg_welcome *w, int lfd)
         }
         /* A previous mapping (a different file, after a daemon restart) is left in place on
          * purpose: another thread may be in the middle of a CAS on it. */
-        ledger_dev = st.st_dev;
-        ledger_ino = st.st_ino;
+        k->ledger_dev = st.st_dev;
+        k->ledger_ino = st.st_ino;
     }
     close(lfd);
     if (w->slot >= CG_LEDGER_SLOTS || w->slot >= l->nslots) {
         cg_log(CG_LOG_ERROR, "daemon gave slot %u beyond the ledger", w->slot);
         return -1;
     }
-    if (have_slot && w->slot != my_slot)
+    if (k->have_slot && w->slot != k->my_slot)
         cg_log(CG_LOG_WARN, "daemon moved this process from slot %u to %u: earlier use is no "
-                            "longer counted here", my_slot, w->slot);
-    have_slot = true;
-    my_slot = w->slot;
-    my_gen = w->generation;
+                            "longer counted here", k->my_slot, w->slot);
+    k->have_slot = true;
+    k->my_slot = w->slot;
+    k->my_gen = w->generation;
     uint64_t g = w->granularity < CG_LEDGER_PAGE ? CG_LEDGER_PAGE : w->granularity;
-    atomic_store_explicit(&s_gran, g, memory_order_relaxed);
-    atomic_store_explicit(&s_ledger, l, memory_order_release);
-    atomic_store_explicit(&s_slot, &l->slots[w->slot], memory_order_release);
-    conn_fd = fd;
-    conn_gen++;
-    if (warned_down)
+    atomic_store_explicit(&k->s_gran, g, memory_order_relaxed);
+    atomic_store_explicit(&k->s_ledger, l, memory_order_release);
+    atomic_store_explicit(&k->s_slot, &l->slots[w->slot], memory_order_release);
+    if (k == &conns[0])
+        atomic_store_explicit(&cg_client_nmembers, w->devices ? w->devices : 1u,
+                              memory_order_release);
+    k->fd = fd;
+    k->gen++;
+    if (k->warned_down)
         cg_log(CG_LOG_WARN, "daemon reachable again");
-    warned_down = false;
+    k->warned_down = false;
     cg_log(CG_LOG_DEBUG, "session: slot %u gen %u limit %llu granularity %llu", w->slot,
            w->generation, (unsigned long long)w->limit, (unsigned long long)g);
     return 0;
 }
 
-static void drop_connection(const char *why)
+static void drop_connection(struct conn *k, const char *why)
 {
-    if (conn_fd < 0)
+    if (k->fd < 0)
         return;
-    cg_log(CG_LOG_INFO, "daemon connection lost (%s)", why);
-    shutdown(conn_fd, SHUT_RDWR); /* wakes a reader still blocked on it */
-    close(conn_fd);
-    conn_fd = -1;
+    cg_log(CG_LOG_INFO, "daemon connection %u lost (%s)", (unsigned)(k - conns), why);
+    shutdown(k->fd, SHUT_RDWR); /* wakes a reader still blocked on it */
+    close(k->fd);
+    k->fd = -1;
     pthread_cond_broadcast(&cv);
 }
 
 /* Under mu: returns 0 once connected, -1 when `deadline` passed first. */
-static int wait_connected(const struct timespec *deadline)
+static int wait_connected(struct conn *k, const struct timespec *deadline)
 {
     long backoff_ms = 10;
-    while (conn_fd < 0) {
-        if (connecting) {
+    while (k->fd < 0) {
+        if (k->connecting) {
             if (passed(deadline))
                 return -1;
             pthread_cond_timedwait(&cv, &mu, deadline);
             continue;
         }
-        connecting = true;
-        bool rc = have_slot;
-        uint32_t slot = my_slot, gen = my_gen;
+        k->connecting = true;
+        bool rc = k->have_slot;
+        uint32_t slot = k->my_slot, gen = k->my_gen;
         pthread_mutex_unlock(&mu);
         struct cg_msg_welcome w;
         int lfd = -1, err = 0;
-        int fd = connect_once(rc, slot, gen, deadline, &w, &lfd);
+        int fd = connect_once((unsigned)(k - conns), rc, slot, gen, deadline, &w, &lfd);
         if (fd < 0)
             err = errno;
         pthread_mutex_lock(&mu);
-        connecting = false;
+        k->connecting = false;
         pthread_cond_broadcast(&cv);
         if (fd >= 0) {
-            if (install(fd, &w, lfd) == 0)
+            if (install(k, fd, &w, lfd) == 0)
                 return 0;
             close(fd);
-        } else if (!warned_down) {
-            warned_down = true;
+        } else if (!k->warned_down) {
+            k->warned_down = true;
             cg_log(CG_LOG_WARN, "daemon unreachable at %s (%s); waiting up to %.0fs",
                    cg_cfg.socket, strerror(err), cg_cfg.daemon_timeout_s);
         }
@@ -307,25 +344,27 @@ static int wait_connected(const struct timespec *deadline)
     return 0;
 }
 
-bool cg_session_open(double wait_s, struct cg_session *s)
+bool cg_session_open_on(unsigned m, double wait_s, struct cg_session *s)
 {
-    if (cg_session_get(s))
+    if (cg_session_get_on(m, s))
         return true;
+    if (m >= CG_IP_MEMBERS)
+        return false;
     pthread_mutex_lock(&mu);
     struct timespec deadline = deadline_in(wait_s);
-    wait_connected(&deadline);
+    wait_connected(&conns[m], &deadline);
     pthread_mutex_unlock(&mu);
-    return cg_session_get(s);
+    return cg_session_get_on(m, s);
 }
 
 /* ---- requests -------------------------------------------------------------------------------- */
 
 /* Under mu, as the one reader: receive one message without the lock and dispatch it. */
-static void read_one(void)
+static void read_one(struct conn *k)
 {
-    reader_active = true;
-    int fd = conn_fd;
-    uint64_t gen = conn_gen;
+    k->reader_active = true;
+    int fd = k->fd;
+    uint64_t gen = k->gen;
     pthread_mutex_unlock(&mu);
     unsigned char buf[CG_MSG_MAX];
     ssize_t n;
@@ -334,23 +373,23 @@ static void read_one(void)
     while (n < 0 && errno == EINTR);
     int err = errno;
     pthread_mutex_lock(&mu);
-    reader_active = false;
+    k->reader_active = false;
     pthread_cond_broadcast(&cv);
-    if (gen != conn_gen)
+    if (gen != k->gen)
         return; /* that connection was replaced meanwhile */
     if (n <= 0) {
-        drop_connection(n == 0 ? "daemon closed it" : strerror(err));
+        drop_connection(k, n == 0 ? "daemon closed it" : strerror(err));
         return;
     }
     union cg_msg m;
     const char *why;
     if (cg_proto_decode(buf, (size_t)n, &m, &why) < 0) {
         cg_log(CG_LOG_WARN, "undecodable message from the daemon: %s", why);
-        drop_connection("protocol error");
+        drop_connection(k, "protocol error");
         return;
     }
     if (m.hdr.type == CG_MSG_ALLOC_REPLY) {
-        for (struct waiter *w = waiters; w; w = w->next)
+        for (struct waiter *w = k->waiters; w; w = w->next)
             if (w->id == m.hdr.id && !w->done) {
                 w->status = (int)m.alloc_reply.status;
                 w->done = true;
@@ -364,47 +403,50 @@ static void read_one(void)
     }
 }
 
-int cg_client_request(uint64_t bytes)
+int cg_client_request(unsigned member, uint64_t bytes)
 {
+    if (member >= CG_IP_MEMBERS)
+        return CG_ALLOC_INVALID;
+    struct conn *k = &conns[member];
     pthread_mutex_lock(&mu);
     struct waiter w = {.id = next_id++, .bytes = bytes, .status = CG_REQ_TIMEOUT};
-    w.next = waiters;
-    waiters = &w;
+    w.next = k->waiters;
+    k->waiters = &w;
     for (;;) {
         if (w.done)
             break;
-        if (conn_fd < 0) {
+        if (k->fd < 0) {
             if (!w.down) {
                 w.down = true;
                 w.deadline = deadline_in(cg_cfg.daemon_timeout_s);
             }
-            if (wait_connected(&w.deadline) < 0)
+            if (wait_connected(k, &w.deadline) < 0)
                 break;
             continue;
         }
         w.down = false;
-        if (w.sent_gen != conn_gen) {
+        if (w.sent_gen != k->gen) {
             union cg_msg m;
             cg_proto_init(&m, CG_MSG_ALLOC, w.id);
             m.alloc.bytes = w.bytes;
-            if (send_msg(conn_fd, &m) == 0) {
-                w.sent_gen = conn_gen;
+            if (send_msg(k->fd, &m) == 0) {
+                w.sent_gen = k->gen;
             } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
                 pthread_mutex_unlock(&mu); /* the daemon is behind; let it drain */
                 nanosleep(&(struct timespec){0, 1000000}, NULL);
                 pthread_mutex_lock(&mu);
             } else {
-                drop_connection(strerror(errno));
+                drop_connection(k, strerror(errno));
             }
             continue;
         }
-        if (!reader_active) {
-            read_one();
+        if (!k->reader_active) {
+            read_one(k);
             continue;
         }
         pthread_cond_wait(&cv, &mu);
     }
-    struct waiter **pp = &waiters;
+    struct waiter **pp = &k->waiters;
     while (*pp != &w)
         pp = &(*pp)->next;
     *pp = w.next;
@@ -413,13 +455,16 @@ int cg_client_request(uint64_t bytes)
     return w.status;
 }
 
-void cg_client_notify_freed(void)
+void cg_client_notify_freed(unsigned member)
 {
+    if (member >= CG_IP_MEMBERS)
+        return;
+    struct conn *k = &conns[member];
     pthread_mutex_lock(&mu);
-    if (conn_fd >= 0) {
+    if (k->fd >= 0) {
         union cg_msg m;
         cg_proto_init(&m, CG_MSG_FREED, 0);
-        (void)send_msg(conn_fd, &m); /* a lost notice only delays; the daemon re-decides anyway */
+        (void)send_msg(k->fd, &m); /* a lost notice only delays; the daemon re-decides anyway */
     }
     pthread_mutex_unlock(&mu);
 }
@@ -440,21 +485,25 @@ void cg_client_fork_parent(void)
  * the parent's slot. Only async-signal-safe calls here (no malloc). */
 void cg_client_fork_child(void)
 {
-    if (conn_fd >= 0)
-        close(conn_fd);
-    conn_fd = -1;
-    conn_gen++;
-    reader_active = connecting = warned_down = false;
-    waiters = NULL;
-    have_slot = false;
-    my_slot = my_gen = 0;
-    struct cg_ledger *l = atomic_load_explicit(&s_ledger, memory_order_relaxed);
-    atomic_store_explicit(&s_slot, NULL, memory_order_relaxed);
-    atomic_store_explicit(&s_ledger, NULL, memory_order_relaxed);
-    if (l)
-        munmap(l, CG_LEDGER_SIZE);
-    ledger_dev = 0;
-    ledger_ino = 0;
+    for (unsigned m = 0; m < CG_IP_MEMBERS; m++) {
+        struct conn *k = &conns[m];
+        if (k->fd >= 0)
+            close(k->fd);
+        k->fd = -1;
+        k->gen++;
+        k->reader_active = k->connecting = k->warned_down = false;
+        k->waiters = NULL;
+        k->have_slot = false;
+        k->my_slot = k->my_gen = 0;
+        struct cg_ledger *l = atomic_load_explicit(&k->s_ledger, memory_order_relaxed);
+        atomic_store_explicit(&k->s_slot, NULL, memory_order_relaxed);
+        atomic_store_explicit(&k->s_ledger, NULL, memory_order_relaxed);
+        if (l)
+            munmap(l, CG_LEDGER_SIZE);
+        k->ledger_dev = 0;
+        k->ledger_ino = 0;
+    }
+    atomic_store_explicit(&cg_client_nmembers, 0u, memory_order_relaxed);
     pthread_mutex_unlock(&mu);
     /* Threads of the parent may have been waiting on cv; they do not exist here. */
     pthread_condattr_t a;

@@ -34,16 +34,16 @@ static void undo_create(uint32_t space, void *handle)
 
 /* After the driver call of a charged creation: keeps the charge with the new handle, or gives
  * it back. */
-static CUresult keep(uint32_t space, CUresult r, void *handle, uint64_t charged)
+static CUresult keep(uint32_t space, CUresult r, void *handle, uint64_t charged, unsigned m)
 {
     if (r != CUDA_SUCCESS) {
-        cg_uncharge(charged);
+        cg_uncharge_on(m, charged);
         return r;
     }
-    if (cg_alloc_put(space, (uint64_t)(uintptr_t)handle, charged, NULL) == 0)
+    if (cg_alloc_put(space, (uint64_t)(uintptr_t)handle, charged, NULL, m) == 0)
         return CUDA_SUCCESS;
     undo_create(space, handle);
-    cg_uncharge(charged);
+    cg_uncharge_on(m, charged);
     return CUDA_ERROR_OUT_OF_MEMORY;
 }
 
@@ -52,9 +52,9 @@ static CUresult keep(uint32_t space, CUresult r, void *handle, uint64_t charged)
 static CUresult release(CUresult r, const struct cg_alloc *a)
 {
     if (r != CUDA_SUCCESS)
-        cg_alloc_put(a->space, a->key, a->bytes, a->pool);
+        cg_alloc_put(a->space, a->key, a->bytes, a->pool, a->member);
     else
-        cg_uncharge(a->bytes);
+        cg_uncharge_on(a->member, a->bytes);
     return r;
 }
 
@@ -66,7 +66,8 @@ CG_EXPORT CUresult cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTO
     if (CG_LIKELY(!cg_enabled()) || !pHandle || !d || d->Width == 0)
         return real(pHandle, d);
     uint64_t charged;
-    if (cg_charge(cg_array_bytes(d->Width, d->Height, 0, 0,
+    unsigned m = cg_alloc_member();
+    if (cg_charge_on(m, cg_array_bytes(d->Width, d->Height, 0, 0,
                                  element_bytes(d->Format, d->NumChannels), 1),
                   &charged) < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -74,7 +75,7 @@ CG_EXPORT CUresult cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTO
     int attempt = 0;
     while ((r = real(pHandle, d)) == CUDA_ERROR_OUT_OF_MEMORY && cg_driver_retry(&attempt))
         ;
-    return keep(CG_SPACE_ARRAY, r, r == CUDA_SUCCESS ? *pHandle : NULL, charged);
+    return keep(CG_SPACE_ARRAY, r, r == CUDA_SUCCESS ? *pHandle : NULL, charged, m);
 }
 
 CG_EXPORT CUresult cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *d)
@@ -86,7 +87,8 @@ CG_EXPORT CUresult cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_DESCR
         !cg_array_holds_memory(d->Flags))
         return real(pHandle, d);
     uint64_t charged;
-    if (cg_charge(cg_array_bytes(d->Width, d->Height, d->Depth, d->Flags,
+    unsigned m = cg_alloc_member();
+    if (cg_charge_on(m, cg_array_bytes(d->Width, d->Height, d->Depth, d->Flags,
                                  element_bytes(d->Format, d->NumChannels), 1),
                   &charged) < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -94,7 +96,7 @@ CG_EXPORT CUresult cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_DESCR
     int attempt = 0;
     while ((r = real(pHandle, d)) == CUDA_ERROR_OUT_OF_MEMORY && cg_driver_retry(&attempt))
         ;
-    return keep(CG_SPACE_ARRAY, r, r == CUDA_SUCCESS ? *pHandle : NULL, charged);
+    return keep(CG_SPACE_ARRAY, r, r == CUDA_SUCCESS ? *pHandle : NULL, charged, m);
 }
 
 CG_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
@@ -110,7 +112,8 @@ CG_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
         !cg_array_holds_memory(d->Flags))
         return real(pHandle, d, numMipmapLevels);
     uint64_t charged;
-    if (cg_charge(cg_array_bytes(d->Width, d->Height, d->Depth, d->Flags,
+    unsigned m = cg_alloc_member();
+    if (cg_charge_on(m, cg_array_bytes(d->Width, d->Height, d->Depth, d->Flags,
                                  element_bytes(d->Format, d->NumChannels), numMipmapLevels),
                   &charged) < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -119,7 +122,7 @@ CG_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
     while ((r = real(pHandle, d, numMipmapLevels)) == CUDA_ERROR_OUT_OF_MEMORY &&
            cg_driver_retry(&attempt))
         ;
-    return keep(CG_SPACE_MIPMAP, r, r == CUDA_SUCCESS ? *pHandle : NULL, charged);
+    return keep(CG_SPACE_MIPMAP, r, r == CUDA_SUCCESS ? *pHandle : NULL, charged, m);
 }
 
 CG_EXPORT CUresult cuArrayDestroy(CUarray hArray)

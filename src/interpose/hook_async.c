@@ -32,7 +32,8 @@ static CUresult alloc_async(int id, CUdeviceptr *dptr, size_t n, CUmemoryPool po
         pool = (CUmemoryPool)cg_pool_current();
     int by_reserve = pool && cg_pool_by_reserve(pool);
     uint64_t charged;
-    if (cg_charge(n, &charged) < 0)
+    unsigned m = cg_alloc_member();
+    if (cg_charge_on(m, n, &charged) < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     CUresult r;
     int attempt = 0;
@@ -40,27 +41,27 @@ static CUresult alloc_async(int id, CUdeviceptr *dptr, size_t n, CUmemoryPool po
            cg_driver_retry(&attempt))
         ;
     if (r != CUDA_SUCCESS) {
-        cg_uncharge(charged);
+        cg_uncharge_on(m, charged);
         return r;
     }
     if (!by_reserve) {
-        if (cg_alloc_put(CG_SPACE_PTR, *dptr, charged, NULL) == 0)
+        if (cg_alloc_put(CG_SPACE_PTR, *dptr, charged, NULL, m) == 0)
             return CUDA_SUCCESS;
         free_async(ptsz, *dptr, s);
-        cg_uncharge(charged);
+        cg_uncharge_on(m, charged);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     /* The pool is charged as a whole; the entry only remembers which pool to settle on free. */
-    if (cg_alloc_put(CG_SPACE_PTR, *dptr, 0, pool) < 0) {
+    if (cg_alloc_put(CG_SPACE_PTR, *dptr, 0, pool, m) < 0) {
         free_async(ptsz, *dptr, s);
-        cg_pool_settle(pool, charged);
+        cg_pool_settle(pool, m, charged);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    if (cg_pool_settle(pool, charged) < 0) {
+    if (cg_pool_settle(pool, m, charged) < 0) {
         struct cg_alloc a;
         cg_alloc_take(CG_SPACE_PTR, *dptr, &a);
         free_async(ptsz, *dptr, s);
-        cg_pool_settle(pool, 0);
+        cg_pool_settle(pool, m, 0);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     return CUDA_SUCCESS;
@@ -106,12 +107,12 @@ static CUresult free_charged(PFN_cuMemFreeAsync real, CUdeviceptr dptr, CUstream
         return real(dptr, s);
     CUresult r = a.swap ? cg_swap_free_gated(a.swap) : real(dptr, s);
     if (r != CUDA_SUCCESS) {
-        cg_alloc_put(a.space, a.key, a.bytes, a.pool);
+        cg_alloc_put(a.space, a.key, a.bytes, a.pool, a.member);
         return r;
     }
-    cg_uncharge(a.bytes);
+    cg_uncharge_on(a.member, a.bytes);
     if (a.pool)
-        cg_pool_settle(a.pool, 0);
+        cg_pool_settle(a.pool, a.member, 0);
     return r;
 }
 
@@ -138,7 +139,7 @@ CG_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
         return CUDA_ERROR_NOT_INITIALIZED;
     CUresult r = real(pool, minBytesToKeep);
     if (r == CUDA_SUCCESS && cg_enabled())
-        cg_pool_settle(pool, 0);
+        cg_pool_settle(pool, 0, 0);
     return r;
 }
 

@@ -9,14 +9,21 @@
 #include "config.h"
 #include "hooks.h"
 
-static CUresult reserve_context(void)
+static CUresult reserve_context(CUdevice dev)
 {
-    if (CG_LIKELY(!cg_enabled()) || cg_context_charged())
+    if (CG_LIKELY(!cg_enabled()))
+        return CUDA_SUCCESS;
+    unsigned m = cg_alloc_member(); /* learns the container's GPUs; then the context's own */
+    if (m < CG_IP_MEMBERS)
+        m = cg_member_of_ordinal(dev);
+    if (m == CG_MEMBER_NONE)
+        return CUDA_SUCCESS; /* not one of its GPUs: its allocations are refused there */
+    if (cg_context_charged_on(m))
         return CUDA_SUCCESS;
     uint64_t charged;
-    if (cg_charge(1, &charged) < 0)
+    if (cg_charge_on(m, 1, &charged) < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    cg_uncharge(charged);
+    cg_uncharge_on(m, charged);
     return CUDA_SUCCESS;
 }
 
@@ -25,7 +32,7 @@ CG_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
     PFN_cuDevicePrimaryCtxRetain real = CG_REAL(cuDevicePrimaryCtxRetain);
     if (CG_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
-    CUresult r = pctx ? reserve_context() : CUDA_SUCCESS;
+    CUresult r = pctx ? reserve_context(dev) : CUDA_SUCCESS;
     return r == CUDA_SUCCESS ? real(pctx, dev) : r;
 }
 
@@ -34,7 +41,7 @@ CG_EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice 
     PFN_cuCtxCreate_v2 real = CG_REAL(cuCtxCreate_v2);
     if (CG_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
-    CUresult r = pctx ? reserve_context() : CUDA_SUCCESS;
+    CUresult r = pctx ? reserve_context(dev) : CUDA_SUCCESS;
     return r == CUDA_SUCCESS ? real(pctx, flags, dev) : r;
 }
 
@@ -44,7 +51,7 @@ CG_EXPORT CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *params, 
     PFN_cuCtxCreate_v3 real = CG_REAL(cuCtxCreate_v3);
     if (CG_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
-    CUresult r = pctx ? reserve_context() : CUDA_SUCCESS;
+    CUresult r = pctx ? reserve_context(dev) : CUDA_SUCCESS;
     return r == CUDA_SUCCESS ? real(pctx, params, n, flags, dev) : r;
 }
 
@@ -54,6 +61,6 @@ CG_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, un
     PFN_cuCtxCreate_v4 real = CG_REAL(cuCtxCreate_v4);
     if (CG_UNLIKELY(!real))
         return CUDA_ERROR_NOT_INITIALIZED;
-    CUresult r = pctx ? reserve_context() : CUDA_SUCCESS;
+    CUresult r = pctx ? reserve_context(dev) : CUDA_SUCCESS;
     return r == CUDA_SUCCESS ? real(pctx, params, flags, dev) : r;
 }

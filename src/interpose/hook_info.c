@@ -17,7 +17,7 @@ CG_EXPORT CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
         return r;
     cg_pool_shrink_all(); /* pools may have released memory at a synchronisation */
     uint64_t f, t;
-    if (cg_meminfo(&f, &t)) {
+    if (cg_meminfo_on(cg_member(), &f, &t)) {
         if (free)
             *free = (size_t)f;
         if (total)
@@ -35,22 +35,23 @@ CG_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
     uint64_t f, t;
     if (CG_LIKELY(!cg_enabled()) || r != CUDA_SUCCESS || !bytes)
         return r;
-    if (cg_meminfo(&f, &t))
+    if (cg_meminfo_on(cg_member_of_ordinal(dev), &f, &t))
         *bytes = (size_t)t;
     return r;
 }
 
-/* NVML sees every GPU of the node; only the container's own device is virtualised. */
+/* NVML sees every GPU of the node; only the container's own devices are virtualised, each
+ * with its own limit (its member's, client.h). */
 static _Atomic(void *) c_index;
 
-static int is_ours(nvmlDevice_t dev)
+static unsigned member_of(nvmlDevice_t dev)
 {
     PFN_nvmlDeviceGetIndex f =
         (PFN_nvmlDeviceGetIndex)cg_lib_sym(CG_LIB_NVML, &c_index, "nvmlDeviceGetIndex");
     unsigned idx;
     if (!f || f(dev, &idx) != NVML_SUCCESS)
-        return 1;
-    return cg_container_device() < 0 || (unsigned)cg_container_device() == idx;
+        return CG_MEMBER_NONE;
+    return cg_member_of_node_device(idx);
 }
 
 CG_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
@@ -60,8 +61,8 @@ CG_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t
         return NVML_ERROR_UNINITIALIZED;
     nvmlReturn_t r = real(device, memory);
     uint64_t f, t;
-    if (CG_LIKELY(!cg_enabled()) || r != NVML_SUCCESS || !memory || !is_ours(device) ||
-        !cg_meminfo(&f, &t))
+    if (CG_LIKELY(!cg_enabled()) || r != NVML_SUCCESS || !memory ||
+        !cg_meminfo_on(member_of(device), &f, &t))
         return r;
     memory->total = t;
     memory->free = f;
@@ -76,8 +77,8 @@ CG_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemor
         return NVML_ERROR_UNINITIALIZED;
     nvmlReturn_t r = real(device, memory);
     uint64_t f, t;
-    if (CG_LIKELY(!cg_enabled()) || r != NVML_SUCCESS || !memory || !is_ours(device) ||
-        !cg_meminfo(&f, &t))
+    if (CG_LIKELY(!cg_enabled()) || r != NVML_SUCCESS || !memory ||
+        !cg_meminfo_on(member_of(device), &f, &t))
         return r;
     memory->total = t;
     memory->reserved = 0; /* the driver's own reservation is part of the container's use */

@@ -12,19 +12,20 @@
 
 /* Records a successful allocation; if it cannot be recorded it cannot be charged back later,
  * so it is undone and reported as out of memory rather than leaked from the account. */
-static CUresult keep(CUdeviceptr p, uint64_t charged)
+static CUresult keep(CUdeviceptr p, uint64_t charged, unsigned m)
 {
-    if (cg_alloc_put(CG_SPACE_PTR, p, charged, NULL) == 0)
+    if (cg_alloc_put(CG_SPACE_PTR, p, charged, NULL, m) == 0)
         return CUDA_SUCCESS;
     PFN_cuMemFree_v2 f = CG_REAL(cuMemFree_v2);
     if (f)
         f(p);
-    cg_uncharge(charged);
+    cg_uncharge_on(m, charged);
     return CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 /* In a container that swaps: served from VMM (swap.h), behind the gate, since while the
- * container is out no new device memory may appear under it. */
+ * container is out no new device memory may appear under it. Only a container on one GPU
+ * swaps (a container on several never does, gang.c), so its account is member 0's. */
 static CUresult alloc_swappable(CUdeviceptr *dptr, size_t bytesize, uint64_t charged)
 {
     struct cg_gate_ticket t = cg_gate_pass();
@@ -36,13 +37,13 @@ static CUresult alloc_swappable(CUdeviceptr *dptr, size_t bytesize, uint64_t cha
         ;
     cg_gate_leave(t);
     if (r != CUDA_SUCCESS) {
-        cg_uncharge(charged);
+        cg_uncharge_on(0, charged);
         return r;
     }
     if (cg_alloc_put_swap(*dptr, charged, id) == 0)
         return CUDA_SUCCESS;
     cg_swap_free_gated(id);
-    cg_uncharge(charged);
+    cg_uncharge_on(0, charged);
     return CUDA_ERROR_OUT_OF_MEMORY;
 }
 
@@ -54,7 +55,8 @@ CG_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
     if (CG_LIKELY(!cg_enabled()) || !dptr || bytesize == 0)
         return real(dptr, bytesize);
     uint64_t charged;
-    if (cg_charge(bytesize, &charged) < 0)
+    unsigned m = cg_alloc_member();
+    if (cg_charge_on(m, bytesize, &charged) < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     if (cg_swap_wanted())
         return alloc_swappable(dptr, bytesize, charged);
@@ -63,10 +65,10 @@ CG_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
     while ((r = real(dptr, bytesize)) == CUDA_ERROR_OUT_OF_MEMORY && cg_driver_retry(&attempt))
         ;
     if (r != CUDA_SUCCESS) {
-        cg_uncharge(charged);
+        cg_uncharge_on(m, charged);
         return r;
     }
-    return keep(*dptr, charged);
+    return keep(*dptr, charged, m);
 }
 
 CG_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
@@ -77,7 +79,8 @@ CG_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigne
     if (CG_LIKELY(!cg_enabled()) || !dptr || bytesize == 0)
         return real(dptr, bytesize, flags);
     uint64_t charged;
-    if (cg_charge(bytesize, &charged) < 0)
+    unsigned m = cg_alloc_member();
+    if (cg_charge_on(m, bytesize, &charged) < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     CUresult r;
     int attempt = 0;
@@ -85,10 +88,10 @@ CG_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigne
            cg_driver_retry(&attempt))
         ;
     if (r != CUDA_SUCCESS) {
-        cg_uncharge(charged);
+        cg_uncharge_on(m, charged);
         return r;
     }
-    return keep(*dptr, charged);
+    return keep(*dptr, charged, m);
 }
 
 /* Pitched: the driver picks the pitch. Reserve for the usual 512-byte alignment, then true up
@@ -102,6 +105,7 @@ CG_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t 
     if (CG_LIKELY(!cg_enabled()) || !dptr || !pPitch || WidthInBytes == 0 || Height == 0)
         return real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     uint64_t est, charged;
+    unsigned m = cg_alloc_member();
     if (WidthInBytes > SIZE_MAX - 511 ||
         __builtin_mul_overflow((uint64_t)((WidthInBytes + 511) & ~(size_t)511), Height, &est))
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -110,14 +114,14 @@ CG_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t 
          * multiple of every texture pitch alignment) and serve pitch x height from VMM. */
         if (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16)
             return CUDA_ERROR_INVALID_VALUE;
-        if (cg_charge(est, &charged) < 0)
+        if (cg_charge_on(m, est, &charged) < 0)
             return CUDA_ERROR_OUT_OF_MEMORY;
         CUresult r = alloc_swappable(dptr, (size_t)est, charged);
         if (r == CUDA_SUCCESS)
             *pPitch = (WidthInBytes + 511) & ~(size_t)511;
         return r;
     }
-    if (cg_charge(est, &charged) < 0)
+    if (cg_charge_on(m, est, &charged) < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     CUresult r;
     int attempt = 0;
@@ -126,7 +130,7 @@ CG_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t 
            cg_driver_retry(&attempt))
         ;
     if (r != CUDA_SUCCESS) {
-        cg_uncharge(charged);
+        cg_uncharge_on(m, charged);
         return r;
     }
     uint64_t took, actual;
@@ -135,19 +139,19 @@ CG_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t 
     actual = cg_charge_size(took);
     if (actual > charged) {
         uint64_t more;
-        if (actual == 0 || cg_charge(actual - charged, &more) < 0) {
+        if (actual == 0 || cg_charge_on(m, actual - charged, &more) < 0) {
             PFN_cuMemFree_v2 f = CG_REAL(cuMemFree_v2);
             if (f)
                 f(*dptr);
-            cg_uncharge(charged);
+            cg_uncharge_on(m, charged);
             return CUDA_ERROR_OUT_OF_MEMORY;
         }
         charged += more;
     } else if (actual < charged) {
-        cg_uncharge(charged - actual);
+        cg_uncharge_on(m, charged - actual);
         charged = actual;
     }
-    return keep(*dptr, charged);
+    return keep(*dptr, charged, m);
 }
 
 CG_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
@@ -163,11 +167,11 @@ CG_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
         if (a.swap)
             cg_alloc_put_swap(a.key, a.bytes, a.swap);
         else
-            cg_alloc_put(a.space, a.key, a.bytes, a.pool);
+            cg_alloc_put(a.space, a.key, a.bytes, a.pool, a.member);
         return r;
     }
-    cg_uncharge(a.bytes);
+    cg_uncharge_on(a.member, a.bytes);
     if (a.pool) /* a stream-ordered allocation freed synchronously */
-        cg_pool_settle(a.pool, 0);
+        cg_pool_settle(a.pool, a.member, 0);
     return r;
 }

@@ -17,7 +17,10 @@ CG_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size
         prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
         return real(handle, size, prop, flags);
     uint64_t charged;
-    if (cg_charge(size, &charged) < 0)
+    unsigned m = cg_alloc_member(); /* which GPU: the one the allocation is placed on */
+    if (m < CG_IP_MEMBERS)
+        m = cg_member_of_ordinal(prop->location.id);
+    if (cg_charge_on(m, size, &charged) < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     CUresult r;
     int attempt = 0;
@@ -25,14 +28,14 @@ CG_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size
            cg_driver_retry(&attempt))
         ;
     if (r != CUDA_SUCCESS) {
-        cg_uncharge(charged);
+        cg_uncharge_on(m, charged);
         return r;
     }
-    if (cg_alloc_put(CG_SPACE_HANDLE, *handle, charged, NULL) < 0) {
+    if (cg_alloc_put(CG_SPACE_HANDLE, *handle, charged, NULL, m) < 0) {
         PFN_cuMemRelease rel = CG_REAL(cuMemRelease);
         if (rel)
             rel(*handle);
-        cg_uncharge(charged);
+        cg_uncharge_on(m, charged);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     return CUDA_SUCCESS;
@@ -50,9 +53,9 @@ CG_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
         return real(handle);
     CUresult r = real(handle);
     if (r != CUDA_SUCCESS) {
-        cg_alloc_put(a.space, a.key, a.bytes, a.pool);
+        cg_alloc_put(a.space, a.key, a.bytes, a.pool, a.member);
         return r;
     }
-    cg_uncharge(a.bytes);
+    cg_uncharge_on(a.member, a.bytes);
     return r;
 }

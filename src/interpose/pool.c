@@ -16,6 +16,7 @@ struct account {
     void *pool;
     uint64_t charged; /* bytes charged to our slot on this pool's behalf */
     int mode;
+    unsigned member;  /* the container's GPU it is charged to: its device's (client.h) */
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -76,7 +77,8 @@ bool cg_pool_by_reserve(void *pool)
             pthread_mutex_unlock(&mu);
             return false;
         }
-        pools[i] = (struct account){.pool = pool, .charged = 0, .mode = mode};
+        pools[i] = (struct account){.pool = pool, .charged = 0, .mode = mode,
+                                    .member = cg_member()};
         cg_log(CG_LOG_DEBUG, "pool %p charged %s", pool,
                mode == MODE_RESERVE ? "by reserved memory" : "per allocation");
     }
@@ -85,17 +87,18 @@ bool cg_pool_by_reserve(void *pool)
     return r;
 }
 
-int cg_pool_settle(void *pool, uint64_t extra)
+int cg_pool_settle(void *pool, unsigned m, uint64_t extra)
 {
     if (!pool)
         return 0;
     pthread_mutex_lock(&mu);
     int i = find(pool);
-    if (i < 0 || pools[i].mode != MODE_RESERVE) {
+    if (i < 0 || pools[i].mode != MODE_RESERVE || (extra && pools[i].member != m)) {
         pthread_mutex_unlock(&mu);
-        cg_uncharge(extra);
+        cg_uncharge_on(m, extra);
         return 0;
     }
+    m = pools[i].member;
     pools[i].charged += extra;
     for (;;) {
         uint64_t reserved;
@@ -107,19 +110,19 @@ int cg_pool_settle(void *pool, uint64_t extra)
         if (want <= have) {
             pools[i].charged = want;
             pthread_mutex_unlock(&mu);
-            cg_uncharge(have - want);
+            cg_uncharge_on(m, have - want);
             return 0;
         }
         /* The pool grew by more than we reserved: charge the rest without holding the lock. */
         pthread_mutex_unlock(&mu);
         uint64_t more;
-        if (cg_charge(want - have, &more) < 0)
+        if (cg_charge_on(m, want - have, &more) < 0)
             return -1;
         pthread_mutex_lock(&mu);
         i = find(pool);
         if (i < 0) { /* destroyed meanwhile */
             pthread_mutex_unlock(&mu);
-            cg_uncharge(more);
+            cg_uncharge_on(m, more);
             return 0;
         }
         pools[i].charged += more;
@@ -128,7 +131,8 @@ int cg_pool_settle(void *pool, uint64_t extra)
 
 void cg_pool_shrink_all(void)
 {
-    uint64_t give = 0;
+    uint64_t give[MAX_POOLS] = {0};
+    unsigned member[MAX_POOLS] = {0};
     pthread_mutex_lock(&mu);
     for (int i = 0; i < MAX_POOLS; i++) {
         uint64_t reserved;
@@ -136,12 +140,14 @@ void cg_pool_shrink_all(void)
             continue;
         uint64_t want = cg_charge_size(reserved);
         if (want < pools[i].charged) {
-            give += pools[i].charged - want;
+            give[i] = pools[i].charged - want;
+            member[i] = pools[i].member;
             pools[i].charged = want;
         }
     }
     pthread_mutex_unlock(&mu);
-    cg_uncharge(give);
+    for (int i = 0; i < MAX_POOLS; i++)
+        cg_uncharge_on(member[i], give[i]);
 }
 
 void cg_pool_forget(void *pool)
@@ -149,12 +155,14 @@ void cg_pool_forget(void *pool)
     pthread_mutex_lock(&mu);
     int i = find(pool);
     uint64_t give = 0;
+    unsigned m = 0;
     if (i >= 0) {
         give = pools[i].charged;
+        m = pools[i].member;
         memset(&pools[i], 0, sizeof pools[i]);
     }
     pthread_mutex_unlock(&mu);
-    cg_uncharge(give);
+    cg_uncharge_on(m, give);
 }
 
 void cg_pool_fork_prepare(void)

@@ -14,9 +14,10 @@
 void *cg_pool_current(void);
 /* True when `pool` is charged by its reserved memory. */
 bool cg_pool_by_reserve(void *pool);
-/* Adds `extra` (already charged for this pool) to its account, then trues the account up to the
- * pool's reserved memory. -1 when the pool grew beyond what could be charged. */
-int cg_pool_settle(void *pool, uint64_t extra);
+/* Adds `extra` (already charged for this pool, to member m) to its account, then trues the
+ * account up to the pool's reserved memory (m does not matter when extra is 0). -1 when the
+ * pool grew beyond what could be charged. */
+int cg_pool_settle(void *pool, unsigned m, uint64_t extra);
 /* Returns freed reserved memory of every pool to the account (never charges, never blocks). */
 void cg_pool_shrink_all(void);
 /* The pool was destroyed: return its whole charge. */

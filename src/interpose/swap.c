@@ -4,7 +4,14 @@
  * Records live in an mmap'd array (not the program's malloc, and a fork child drops it with
  * munmap), found by index; one mutex guards it, held for O(1) work on the allocation path and
  * for the whole copy by the swap thread, which only runs while the gate holds every other
- * caller back. */
+ * caller back.
+ *
+ * Freed reservations are kept for the next allocation of the same size (the reservation
+ * cache, below): a free still unmaps and releases the physical memory, so the device and the
+ * daemon's accounts drop exactly as before; only the address range, which holds nothing, is
+ * kept, and the next allocation of that size maps into it instead of paying
+ * cuMemAddressReserve, as its free does not pay cuMemAddressFree. A cached range is in the
+ * cache or in one record, never both, both moves made under mu. */
 #include "swap.h"
 #include "account.h"
 #include "client.h"
@@ -13,10 +20,12 @@
 #include "table.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -43,10 +52,27 @@ static struct rec *recs;
 static uint32_t cap, used_n, free_head; /* free_head: index + 1, 0 = none */
 static bool thread_started;
 
+/* The reservation cache (mu guards it): unmapped address ranges, oldest first. Bounded by a
+ * count and by the address space it holds (CONVGPU_SWAP_RESERVE_CACHE=COUNT[,MIB]: 0 turns it
+ * off; read once, at the first swappable allocation). */
+#define RESV_SLOTS 256
+#define RESV_DEFAULT_COUNT 64
+#define RESV_DEFAULT_BYTES (64ull << 30)
+struct resv {
+    CUdeviceptr va;
+    size_t size;
+};
+static struct resv resv[RESV_SLOTS];
+static uint32_t resv_n, resv_max;
+static uint64_t resv_bytes, resv_max_bytes;
+static bool resv_configured;
+
 /* ---- the driver functions we call ourselves (the real ones: ours would charge again) ------ */
 
 static _Atomic(void *) c_getcur, c_setcur, c_getdev, c_gran, c_reserve, c_afree, c_map, c_unmap,
     c_access, c_sync, c_dtoh, c_htod;
+/* Each device's granularity (index: the ordinal), 0 until asked once: it never changes. */
+static _Atomic size_t gran_of[32];
 #define SYM(cache, name) ((PFN_##name)cg_lib_sym(CG_LIB_CUDA, &cache, #name))
 
 static CUmemAllocationProp prop_for(CUdevice dev)
@@ -134,6 +160,84 @@ static void put_rec(uint32_t i)
     memset(&recs[i], 0, sizeof recs[i]);
     recs[i].next_free = free_head;
     free_head = i + 1;
+}
+
+/* ---- the reservation cache ------------------------------------------------------------------- */
+
+/* The bounds, from the environment or the defaults (mu held). */
+static void resv_configure(void)
+{
+    if (resv_configured)
+        return;
+    resv_configured = true;
+    resv_max = RESV_DEFAULT_COUNT;
+    resv_max_bytes = RESV_DEFAULT_BYTES;
+    const char *v = getenv("CONVGPU_SWAP_RESERVE_CACHE");
+    if (!v || !*v)
+        return;
+    char *end;
+    errno = 0;
+    unsigned long n = strtoul(v, &end, 10), mib = RESV_DEFAULT_BYTES >> 20;
+    bool bad = end == v;
+    if (*end == ',') {
+        bad |= end[1] < '0' || end[1] > '9';
+        mib = strtoul(end + 1, &end, 10);
+    }
+    if (bad || errno || *end || n > RESV_SLOTS || mib > (UINT64_MAX >> 20)) {
+        cg_log(CG_LOG_WARN, "ignoring CONVGPU_SWAP_RESERVE_CACHE=%s (want COUNT[,MIB], "
+                            "COUNT at most %d)", v, RESV_SLOTS);
+        return;
+    }
+    resv_max = (uint32_t)n;
+    resv_max_bytes = (uint64_t)mib << 20;
+}
+
+/* A cached range of exactly `size` bytes, the most recently kept (mu held). */
+static bool resv_take(size_t size, CUdeviceptr *va)
+{
+    for (uint32_t i = resv_n; i-- > 0;) {
+        if (resv[i].size != size)
+            continue;
+        *va = resv[i].va;
+        memmove(&resv[i], &resv[i + 1], (resv_n - i - 1) * sizeof *resv);
+        resv_n--;
+        resv_bytes -= size;
+        cg_log(CG_LOG_DEBUG, "swap: reservation 0x%" PRIx64 " (%zu bytes) reused, %u cached",
+               (uint64_t)*va, size, resv_n);
+        return true;
+    }
+    return false;
+}
+
+/* Keeps an unmapped range for reuse, making room by giving back the oldest ones; what does
+ * not fit goes back to the driver. Takes and drops mu. */
+static void resv_put(CUdeviceptr va, size_t size)
+{
+    PFN_cuMemAddressFree afree = SYM(c_afree, cuMemAddressFree);
+    struct resv out[RESV_SLOTS + 1];
+    uint32_t nout = 0;
+    pthread_mutex_lock(&mu);
+    resv_configure();
+    if (resv_max == 0 || size > resv_max_bytes) {
+        out[nout++] = (struct resv){va, size};
+    } else {
+        while (resv_n > 0 && (resv_n >= resv_max || resv_bytes + size > resv_max_bytes)) {
+            out[nout++] = resv[0];
+            resv_bytes -= resv[0].size;
+            memmove(&resv[0], &resv[1], (--resv_n) * sizeof *resv);
+        }
+        resv[resv_n++] = (struct resv){va, size};
+        resv_bytes += size;
+        cg_log(CG_LOG_DEBUG, "swap: reservation 0x%" PRIx64 " (%zu bytes) kept, %u cached "
+                             "(%" PRIu64 " bytes)", (uint64_t)va, size, resv_n, resv_bytes);
+    }
+    pthread_mutex_unlock(&mu);
+    for (uint32_t i = 0; i < nout; i++) {
+        cg_log(CG_LOG_DEBUG, "swap: reservation 0x%" PRIx64 " (%zu bytes) given back",
+               (uint64_t)out[i].va, out[i].size);
+        if (afree)
+            afree(out[i].va, out[i].size);
+    }
 }
 
 /* ---- the swap thread --------------------------------------------------------------------------- */
@@ -232,7 +336,7 @@ static uint64_t swap_out(struct cg_ledger *l)
         moved += r->charged;
     }
     pthread_mutex_unlock(&mu);
-    cg_uncharge(moved);
+    cg_uncharge_on(0, moved); /* only a container on one GPU swaps */
     return moved;
 }
 
@@ -253,7 +357,7 @@ static bool swap_in(void)
             continue;
         /* Charged first, as any allocation: the daemon may make us wait for the memory. */
         uint64_t charged;
-        if (cg_charge(r->charged, &charged) < 0) {
+        if (cg_charge_on(0, r->charged, &charged) < 0) {
             all = false;
             continue;
         }
@@ -269,7 +373,7 @@ static bool swap_in(void)
         if (rc != CUDA_SUCCESS) {
             cg_log(CG_LOG_WARN, "swap-in of %zu bytes failed (%d): will try again", r->size,
                    (int)rc);
-            cg_uncharge(charged);
+            cg_uncharge_on(0, charged);
             all = false;
             continue;
         }
@@ -381,20 +485,45 @@ CUresult cg_swap_alloc(CUdeviceptr *dptr, size_t bytes, uint64_t charged, uint64
         rc = CUDA_ERROR_INVALID_CONTEXT;
     if (rc == CUDA_SUCCESS)
         rc = getdev(&r.dev);
-    CUmemAllocationProp prop = prop_for(r.dev);
     size_t g = 0;
-    if (rc == CUDA_SUCCESS)
+    bool known = rc == CUDA_SUCCESS && r.dev >= 0 &&
+                 (size_t)r.dev < sizeof gran_of / sizeof *gran_of;
+    if (known)
+        g = atomic_load_explicit(&gran_of[r.dev], memory_order_relaxed);
+    if (rc == CUDA_SUCCESS && g == 0) {
+        CUmemAllocationProp prop = prop_for(r.dev);
         rc = gran(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+        if (rc == CUDA_SUCCESS && known)
+            atomic_store_explicit(&gran_of[r.dev], g, memory_order_relaxed);
+    }
     if (rc != CUDA_SUCCESS)
         return rc;
     if (g == 0 || bytes > SIZE_MAX - (g - 1))
         return CUDA_ERROR_OUT_OF_MEMORY;
     r.size = (bytes + g - 1) / g * g;
-    if ((rc = reserve(&r.va, r.size, 0, 0, 0)) != CUDA_SUCCESS)
-        return rc;
-    if ((rc = map_in(&r)) != CUDA_SUCCESS) {
-        afree(r.va, r.size);
-        return rc;
+    pthread_mutex_lock(&mu);
+    resv_configure();
+    bool cached = resv_take(r.size, &r.va);
+    pthread_mutex_unlock(&mu);
+    if (cached && (rc = map_in(&r)) != CUDA_SUCCESS) {
+        if (rc == CUDA_ERROR_OUT_OF_MEMORY) { /* the range is fine, the device is full */
+            resv_put(r.va, r.size);
+            return rc;
+        }
+        /* The driver no longer knows the range (every context was destroyed, which takes
+         * the process's reservations with it): forget it, without freeing what may by now
+         * be someone else's range, and take a new one as if it had never been cached. */
+        cg_log(CG_LOG_DEBUG, "swap: cached reservation 0x%" PRIx64 " unusable (%d): dropped",
+               (uint64_t)r.va, (int)rc);
+        cached = false;
+    }
+    if (!cached) {
+        if ((rc = reserve(&r.va, r.size, 0, 0, 0)) != CUDA_SUCCESS)
+            return rc;
+        if ((rc = map_in(&r)) != CUDA_SUCCESS) {
+            afree(r.va, r.size);
+            return rc;
+        }
     }
     r.live = 1;
     pthread_mutex_lock(&mu);
@@ -403,8 +532,10 @@ CUresult cg_swap_alloc(CUdeviceptr *dptr, size_t bytes, uint64_t charged, uint64
         recs[i] = r;
     pthread_mutex_unlock(&mu);
     if (i < 0) {
-        map_out(&r);
-        afree(r.va, r.size);
+        if (map_out(&r) == CUDA_SUCCESS)
+            resv_put(r.va, r.size);
+        else
+            afree(r.va, r.size);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     *dptr = r.va;
@@ -428,11 +559,16 @@ CUresult cg_swap_free(uint64_t id)
     pthread_mutex_unlock(&mu);
     /* As cuMemFree: the device's work that may still use it finishes first. */
     sync();
+    bool unmapped = true;
     if (r.host)
         munmap(r.host, r.size); /* freed while out: only its host copy and address remain */
     else
-        map_out(&r);
-    afree(r.va, r.size);
+        unmapped = map_out(&r) == CUDA_SUCCESS;
+    /* Only a range with nothing mapped in it may serve another allocation. */
+    if (unmapped)
+        resv_put(r.va, r.size);
+    else
+        afree(r.va, r.size);
     return CUDA_SUCCESS;
 }
 
@@ -450,6 +586,9 @@ void cg_swap_fork_child(void)
         munmap(recs, (size_t)cap * sizeof *recs);
     recs = NULL;
     cap = used_n = free_head = 0;
+    /* The cached ranges are the parent's address space as the driver knows it, not ours. */
+    resv_n = 0;
+    resv_bytes = 0;
     thread_started = false;
     atomic_store_explicit(&cg_swap_armed, 0, memory_order_relaxed);
     atomic_store_explicit(&cg_swap_inflight, 0, memory_order_relaxed);

@@ -7,7 +7,8 @@
  * work is done, copies every such allocation to host memory, unmaps and releases its device
  * memory and lowers the slot's use; the reservation stays, so the address stays the
  * application's. Coming back, it charges the slot again, maps new device memory at the same
- * address and copies the data back.
+ * address and copies the data back. Freed, its physical memory is released as any free's, and
+ * its reservation may serve the next allocation of the same size (swap.c, the cache).
  *
  * Invariants: a record is resident (device memory mapped, no host copy) or out (host copy, no
  * device memory), never both nor neither outside the swap thread's critical section; while any
@@ -40,7 +41,8 @@ bool cg_swap_wanted(void);
 CUresult cg_swap_alloc(CUdeviceptr *dptr, size_t bytes, uint64_t charged, uint64_t *id);
 
 /* Frees a swappable allocation: waits for the device's work (as cuMemFree does), unmaps,
- * releases, gives the reservation back. */
+ * releases, and keeps the reservation for the next allocation of its size (a bounded cache,
+ * swap.c) or gives it back. */
 CUresult cg_swap_free(uint64_t id);
 
 void cg_swap_fork_prepare(void);

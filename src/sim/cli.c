@@ -14,8 +14,18 @@
  * Table IV (docs/SCHEDULING.md, "Calibration"). */
 #define SIM_PAPER_PS_K 1.75
 
+/* Seed 001's conditions: a 12 GB Titan Xp (Table 2), and ps:2, the interference of its
+ * Figure 18 setting (a CNN container keeps about half the GPU busy; LAMMPS's profile averages
+ * 23.8%): docs/SCHEDULING.md, "Seed 001's Figures 15 and 16". */
+#define SIM_APP_PS_K 2.0
+#define SIM_FAIR_INTERVAL_S 60.0
+
 typedef struct {
-    sim_workload workload;
+    sim_workload workload;       /* the first of `workloads` (its defaults apply) */
+    bool workloads[SIM_WORKLOAD__COUNT];
+    bool shares[SIM_SHARE__COUNT];
+    bool share_set;
+    double fair_interval;
     sim_runtime runtime;
     bool policies[CG_RESUME__COUNT], placements[CG_PLACE__COUNT];
     bool policy_set, placement_set, containers_set, gpus_set, interference_set;
@@ -42,6 +52,16 @@ static const char usage[] =
     "  --workload paper|gsaas|alexnet  job mix (paper); gsaas: 1-4 GiB jobs, Poisson arrivals;\n"
     "                              alexnet: seed 001's Figure 18, 2.6 GiB CNN containers every\n"
     "                              5 s on one 11 GiB GPU, allocating in 4 steps, ps:2, N = 1..8\n"
+    "  --workload homogeneous|heterogeneous|lammps|gromacs|qmcpack|cnn-mnist[,...]\n"
+    "                              seed 001's Figures 15/16: 4 users (40/30/20/10% of the jobs,\n"
+    "                              one every 10 s) of its application profiles on one 12 GiB GPU,\n"
+    "                              ps:2, fifo, N = 40; homogeneous: one application per seed,\n"
+    "                              heterogeneous: one per user; a list runs each\n"
+    "  --fair-share default|none|static|adaptive[,...]|all\n"
+    "                              sharing conditions (none): default = nvidia-docker, each\n"
+    "                              container takes the whole GPU; the others: the core's fair-share\n"
+    "                              mode, containers limited to their application's peak\n"
+    "  --fair-interval S           adaptive: seconds between profile updates (60)\n"
     "  --swap-limit SIZE|off       let the core swap containers out, within this host budget\n"
     "                              (off, the default: suspend only)\n"
     "  --swap-bandwidth GB/s       how fast a move runs (12)\n"
@@ -51,7 +71,8 @@ static const char usage[] =
     "  --runtime linear|log        paper run time from size: linear 5..45 s (default), or log\n"
     "                              (equal steps per doubling, the model before issue 21)\n"
     "  --policy NAME[,NAME]|all    resume policies: fifo, best-fit, recent, random, aging-fit (all)\n"
-    "  --placement NAME|all        first-fit, least-loaded, binpack (paper: first-fit; gsaas: all)\n"
+    "  --placement NAME|all        first-fit, least-loaded, binpack, load-balance, standalone\n"
+    "                              (paper: first-fit; gsaas: all)\n"
     "  --containers N|A..B[/S]     containers per run; A..B steps by 2 unless /S is given\n"
     "                              (paper: 4..38; gsaas: 200)\n"
     "  --seeds K                   runs per point, seeds 1..K (6)\n"
@@ -62,9 +83,15 @@ static const char usage[] =
     "  --format table|csv          output (table); csv header:\n"
     "                              policy,containers,seed,finished_s,avg_suspended_s,max_suspended_s,\n"
     "                              mem_util,avg_turnaround_s,urgent_turnaround_s,swaps\n"
+    "                              (+ workload,share,mem_footprint,fair_updates with seed 001's\n"
+    "                              workloads or --fair-share)\n"
     "  --svg DIR                   also write DIR/finished.svg and DIR/suspended.svg\n"
     "  --experiment NAME|list      a named preset of these options and its CSV output (list:\n"
-    "                              the table); options given beside it override the preset\n"
+    "                              the table); options given beside it override the preset;\n"
+    "                              coexec-table4 (seed 003's Table 4) and gsaas-partitions (seed\n"
+    "                              002's Table 3, Figure 13) run engines of their own and take\n"
+    "                              only --svg DIR, and gsaas-partitions --seeds K (10) and\n"
+    "                              --jobs N (400)\n"
     "  --help                      this text\n";
 
 static int bad(const char *what, const char *arg)
@@ -130,6 +157,44 @@ static bool parse_policies(const char *s, bool *policies)
     }
 }
 
+/* A comma-separated list of names, each known to `parse_one`, none empty; marks them in `set`. */
+static bool parse_list(const char *s, bool *set, bool (*parse_one)(const char *, unsigned *))
+{
+    char buf[160];
+    if (strlen(s) >= sizeof buf)
+        return false;
+    strcpy(buf, s);
+    for (char *p = buf, *comma;; p = comma + 1) {
+        unsigned v;
+        comma = strchr(p, ',');
+        if (comma)
+            *comma = 0;
+        if (!parse_one(p, &v))
+            return false;
+        set[v] = true;
+        if (!comma)
+            return true;
+    }
+}
+
+static bool one_workload(const char *name, unsigned *out)
+{
+    sim_workload w;
+    if (!sim_workload_parse(name, &w))
+        return false;
+    *out = (unsigned)w;
+    return true;
+}
+
+static bool one_share(const char *name, unsigned *out)
+{
+    sim_share sh;
+    if (!sim_share_parse(name, &sh))
+        return false;
+    *out = (unsigned)sh;
+    return true;
+}
+
 static bool parse_gpus(const char *s, options *o)
 {
     const char *x = strchr(s, 'x');
@@ -156,7 +221,9 @@ static bool parse_gpus(const char *s, options *o)
 static int parse(int argc, char **argv, options *o)
 {
     *o = (options){.workload = SIM_PAPER, .seeds = 6, .context = 66 * SIM_MIB,
-                   .swap_bandwidth = 12e9, .steps = 1};
+                   .swap_bandwidth = 12e9, .steps = 1, .fair_interval = SIM_FAIR_INTERVAL_S};
+    o->workloads[SIM_PAPER] = true;
+    o->shares[SIM_SHARE_NONE] = true;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         char name[32];
@@ -179,14 +246,33 @@ static int parse(int argc, char **argv, options *o)
         else
             return bad("option needs a value", a);
         if (strcmp(name, "--workload") == 0) {
-            if (strcmp(v, "paper") == 0)
-                o->workload = SIM_PAPER;
-            else if (strcmp(v, "gsaas") == 0)
-                o->workload = SIM_GSAAS;
-            else if (strcmp(v, "alexnet") == 0)
-                o->workload = SIM_ALEXNET;
-            else
-                return bad("unknown workload (paper, gsaas or alexnet)", v);
+            memset(o->workloads, 0, sizeof o->workloads);
+            if (!parse_list(v, o->workloads, one_workload))
+                return bad("unknown workload (paper, gsaas, alexnet, or seed 001's homogeneous, "
+                           "heterogeneous, lammps, gromacs, qmcpack, cnn-mnist)", v);
+            unsigned nw = 0, napp = 0;
+            for (unsigned w = SIM_WORKLOAD__COUNT; w-- > 0;)
+                if (o->workloads[w]) {
+                    o->workload = (sim_workload)w;
+                    nw++;
+                    napp += sim_workload_is_app((sim_workload)w);
+                }
+            if (nw > 1 && napp != nw)
+                return bad("only seed 001's workloads combine in a list", v);
+        } else if (strcmp(name, "--fair-share") == 0) {
+            memset(o->shares, 0, sizeof o->shares);
+            if (strcmp(v, "all") == 0)
+                memset(o->shares, 1, sizeof o->shares);
+            else if (!parse_list(v, o->shares, one_share))
+                return bad("unknown sharing condition (default, none, static, adaptive, all)", v);
+            o->share_set = true;
+        } else if (strcmp(name, "--fair-interval") == 0) {
+            char *end;
+            errno = 0;
+            double sec = strtod(v, &end);
+            if (errno || end == v || *end || !(sec > 0 && sec <= 1e6))
+                return bad("bad fair-share interval (seconds, above 0)", v);
+            o->fair_interval = sec;
         } else if (strcmp(name, "--swap-limit") == 0) {
             uint64_t c;
             if (strcmp(v, "off") == 0)
@@ -275,31 +361,34 @@ static int parse(int argc, char **argv, options *o)
         }
     }
     bool paper = o->workload == SIM_PAPER, alex = o->workload == SIM_ALEXNET;
+    bool app = sim_workload_is_app(o->workload);
     if (!o->steps_set && alex)
         o->steps = 4;
-    if (!o->policy_set)
+    if (!o->policy_set && app)
+        o->policies[CG_RESUME_FIFO] = true;
+    else if (!o->policy_set)
         memset(o->policies, 1, sizeof o->policies);
     if (!o->placement_set) {
-        if (paper || alex)
+        if (paper || alex || app)
             o->placements[CG_PLACE_FIRST_FIT] = true;
         else
             memset(o->placements, 1, sizeof o->placements);
     }
     if (!o->containers_set) {
-        o->n_from = alex ? 1 : paper ? 4 : 200;
-        o->n_to = alex ? 8 : paper ? 38 : 200;
+        o->n_from = alex ? 1 : paper ? 4 : app ? 40 : 200;
+        o->n_to = alex ? 8 : paper ? 38 : app ? 40 : 200;
         o->n_step = alex ? 1 : 2;
     }
     if (!o->gpus_set) {
-        o->ngpus = paper || alex ? 1 : 4;
-        o->gpu_total = alex ? 11 * SIM_GIB : paper ? 5 * SIM_GIB : 8 * SIM_GIB;
+        o->ngpus = paper || alex || app ? 1 : 4;
+        o->gpu_total = alex ? 11 * SIM_GIB : paper ? 5 * SIM_GIB : app ? 12 * SIM_GIB : 8 * SIM_GIB;
     }
     if (!o->interference_set)
-        o->ps_k = alex ? 2.0 : paper ? SIM_PAPER_PS_K : 0;
+        o->ps_k = alex ? 2.0 : paper ? SIM_PAPER_PS_K : app ? SIM_APP_PS_K : 0;
     /* Every container of the workload must fit a GPU, and hold its own context charge. */
-    cg_bytes biggest = alex ? 2662 * SIM_MIB : paper ? 4096 * SIM_MIB : 4 * SIM_GIB;
-    if (biggest > o->gpu_total)
-        return bad("the workload's largest container does not fit a GPU of", argv[0]);
+    for (unsigned w = 0; w < SIM_WORKLOAD__COUNT; w++)
+        if (o->workloads[w] && sim_workload_largest((sim_workload)w) > o->gpu_total)
+            return bad("the workload's largest container does not fit a GPU of", argv[0]);
     if (o->context >= 128 * SIM_MIB)
         return bad("context charge must be below the smallest container (128MiB)", argv[0]);
     return 0;
@@ -349,22 +438,36 @@ static void print_paper_tables(const options *o, const sim_point *pts, size_t np
     }
 }
 
+/* Whether the run speaks of seed 001's conditions: the output gains their columns. */
+static bool extended(const options *o)
+{
+    for (unsigned w = 0; w < SIM_WORKLOAD__COUNT; w++)
+        if (o->workloads[w] && sim_workload_is_app((sim_workload)w))
+            return true;
+    return o->share_set;
+}
+
 static void print_generic_table(const options *o, const sim_point *pts, size_t npts)
 {
+    bool ext = extended(o);
     printf("%u GPU(s) x %.1f GiB, %s workload, %u seed(s), swap %s\n", o->ngpus,
-           (double)o->gpu_total / SIM_GIB,
-           o->workload == SIM_PAPER ? "paper" : o->workload == SIM_ALEXNET ? "alexnet" : "gsaas",
-           o->seeds, o->swap_limit ? "on" : "off");
-    printf("%-14s %-11s %6s %11s %9s %13s %13s %8s %12s %13s %7s\n", "placement", "policy", "N",
+           (double)o->gpu_total / SIM_GIB, sim_workload_name(o->workload), o->seeds,
+           o->swap_limit ? "on" : "off");
+    printf("%-14s %-11s %6s %11s %9s %13s %13s %8s %12s %13s %7s", "placement", "policy", "N",
            "finished_s", "jobs/h", "avg_susp_s", "max_susp_s", "util", "avg_turn_s",
            "urgent_turn_s", "swaps");
+    printf(ext ? " %9s %-9s %s\n" : "\n", "footprint", "share", "workload");
     for (size_t i = 0; i < npts; i++) {
         const sim_point *q = &pts[i];
-        printf("%-14s %-11s %6u %11.1f %9.1f %13.1f %13.1f %7.1f%% %12.1f %13.1f %7.1f\n",
+        printf("%-14s %-11s %6u %11.1f %9.1f %13.1f %13.1f %7.1f%% %12.1f %13.1f %7.1f",
                cg_placement_policy_name(q->placement), cg_resume_policy_name(q->policy),
                q->containers, q->finished, q->finished > 0 ? 3600.0 * q->containers / q->finished : 0,
                q->avg_suspended, q->max_suspended, 100 * q->mem_util, q->avg_turnaround,
                q->urgent_turnaround, q->swaps);
+        if (ext)
+            printf(" %8.1f%% %-9s %s", 100 * q->mem_footprint, sim_share_name(q->share),
+                   sim_workload_name(q->workload));
+        printf("\n");
     }
 }
 
@@ -373,6 +476,8 @@ static void list_experiments(void)
     for (size_t i = 0; i < sim_nexperiments; i++) {
         const sim_experiment *e = &sim_experiments[i];
         printf("%-16s %s\n%-16s convgpu sim", e->name, e->summary, "");
+        if (e->run)
+            printf(" --experiment %s", e->name);
         for (const char *const *a = e->args; *a; a++)
             printf(" %s", *a);
         printf("\n");
@@ -439,6 +544,8 @@ int cg_sim_main(int argc, char **argv)
     int nargs;
     const sim_experiment *exp;
     int rc = expand_experiment(argc, argv, &nargs, args, &exp);
+    if (rc == 1 && exp->run)
+        return exp->run(nargs, args);
     if (rc == 1)
         rc = 0;
     else if (rc)
@@ -451,8 +558,11 @@ int cg_sim_main(int argc, char **argv)
         o.csv = !exp->report;
     unsigned npol = count(o.policies, CG_RESUME__COUNT);
     unsigned nplace = count(o.placements, CG_PLACE__COUNT);
+    unsigned nwork = count(o.workloads, SIM_WORKLOAD__COUNT);
+    unsigned nshare = count(o.shares, SIM_SHARE__COUNT);
+    bool ext = extended(&o);
     size_t nn = (o.n_to - o.n_from) / o.n_step + 1;
-    size_t npts = (size_t)npol * nplace * nn;
+    size_t npts = (size_t)npol * nplace * nn * nwork * nshare;
     sim_point *pts = calloc(npts, sizeof *pts);
     if (!pts) {
         fprintf(stderr, "convgpu sim: out of memory\n");
@@ -462,27 +572,36 @@ int cg_sim_main(int argc, char **argv)
     bool tag_place = nplace > 1 || !o.placements[CG_PLACE_FIRST_FIT];
     if (o.csv)
         printf("policy,containers,seed,finished_s,avg_suspended_s,max_suspended_s,mem_util,"
-               "avg_turnaround_s,urgent_turnaround_s,swaps\n");
-    /* Points in (placement, N, policy) order: the tables print a row per N. */
+               "avg_turnaround_s,urgent_turnaround_s,swaps%s\n",
+               ext ? ",workload,share,mem_footprint,fair_updates" : "");
+    /* Points in (workload, placement, N, share, policy) order: the tables print a row per N. */
     size_t k = 0;
+    for (unsigned w = 0; w < SIM_WORKLOAD__COUNT; w++)
     for (unsigned pl = 0; pl < CG_PLACE__COUNT; pl++) {
-        if (!o.placements[pl])
+        if (!o.workloads[w] || !o.placements[pl])
             continue;
-        for (unsigned n = o.n_from; n <= o.n_to; n += o.n_step) {
+        for (unsigned n = o.n_from; n <= o.n_to; n += o.n_step)
+        for (unsigned sh = 0; sh < SIM_SHARE__COUNT; sh++) {
+            if (!o.shares[sh])
+                continue;
             for (unsigned p = 0; p < CG_RESUME__COUNT; p++) {
                 if (!o.policies[p])
                     continue;
                 sim_point *q = &pts[k++];
-                *q = (sim_point){(cg_resume_policy)p, (cg_placement_policy)pl, n, 0, 0, 0, 0, 0, 0, 0};
+                *q = (sim_point){.policy = (cg_resume_policy)p,
+                                 .placement = (cg_placement_policy)pl, .containers = n,
+                                 .workload = (sim_workload)w, .share = (sim_share)sh};
                 for (unsigned s = 1; s <= o.seeds; s++) {
-                    sim_params sp = {o.workload, (cg_resume_policy)p, (cg_placement_policy)pl,
-                                     o.ngpus, o.gpu_total, o.context, o.ps_k, n, s,
-                                     o.runtime, o.swap_limit, o.swap_bandwidth, o.steps,
-                                     o.urgent_every};
+                    sim_params sp = {(sim_workload)w, (cg_resume_policy)p,
+                                     (cg_placement_policy)pl, o.ngpus, o.gpu_total, o.context,
+                                     o.ps_k, n, s, o.runtime, o.swap_limit, o.swap_bandwidth,
+                                     o.steps, o.urgent_every, (sim_share)sh, o.fair_interval,
+                                     false};
                     sim_result r;
                     if (sim_run(&sp, &r) != 0) {
-                        fprintf(stderr, "convgpu sim: run failed (policy %s, N %u, seed %u)\n",
-                                cg_resume_policy_name(sp.policy), n, s);
+                        fprintf(stderr, "convgpu sim: run failed (%s workload, %s, policy %s, "
+                                        "N %u, seed %u)\n", sim_workload_name(sp.workload),
+                                sim_share_name(sp.share), cg_resume_policy_name(sp.policy), n, s);
                         free(pts);
                         return 1;
                     }
@@ -493,21 +612,28 @@ int cg_sim_main(int argc, char **argv)
                     q->avg_turnaround += r.avg_turnaround / o.seeds;
                     q->urgent_turnaround += r.urgent_turnaround / o.seeds;
                     q->swaps += (double)r.swaps / o.seeds;
+                    q->mem_footprint += r.mem_footprint / o.seeds;
+                    q->fair_updates += (double)r.fair_updates / o.seeds;
                     if (o.csv) {
                         if (tag_place)
                             printf("%s+%s", cg_resume_policy_name(sp.policy),
                                    cg_placement_policy_name(sp.placement));
                         else
                             printf("%s", cg_resume_policy_name(sp.policy));
-                        printf(",%u,%u,%.3f,%.3f,%.3f,%.4f,%.3f,%.3f,%u\n", n, s, r.finished,
+                        printf(",%u,%u,%.3f,%.3f,%.3f,%.4f,%.3f,%.3f,%u", n, s, r.finished,
                                r.avg_suspended, r.max_suspended, r.mem_util, r.avg_turnaround,
                                r.urgent_turnaround, r.swaps);
+                        if (ext)
+                            printf(",%s,%s,%.4f,%u", sim_workload_name(sp.workload),
+                                   sim_share_name(sp.share), r.mem_footprint, r.fair_updates);
+                        printf("\n");
                     }
                 }
             }
         }
     }
-    bool paper_view = o.workload == SIM_PAPER && nplace == 1 && o.ngpus == 1;
+    bool paper_view = o.workload == SIM_PAPER && nplace == 1 && o.ngpus == 1 && nwork == 1 &&
+                      nshare == 1 && o.shares[SIM_SHARE_NONE];
     if (exp && exp->report && exp->report(pts, npts, stdout) != 0) {
         free(pts);
         return bad("the options leave out a policy the experiment compares", exp->name);
@@ -519,7 +645,16 @@ int cg_sim_main(int argc, char **argv)
             print_generic_table(&o, pts, npts);
     }
     rc = 0;
-    if (o.svg_dir) {
+    if (o.svg_dir && exp && exp->plot) {
+        if (mkdir(o.svg_dir, 0777) != 0 && errno != EEXIST) {
+            fprintf(stderr, "convgpu sim: cannot create %s: %s\n", o.svg_dir, strerror(errno));
+            rc = 1;
+        } else if (exp->plot(pts, npts, o.svg_dir) != 0) {
+            fprintf(stderr, "convgpu sim: cannot write the plots in %s: %s\n", o.svg_dir,
+                    strerror(errno));
+            rc = 1;
+        }
+    } else if (o.svg_dir) {
         /* Plots want points grouped by policy, in N order. */
         sim_point *by = malloc(npts * sizeof *by);
         char path[4096];
@@ -530,11 +665,14 @@ int cg_sim_main(int argc, char **argv)
             return 1;
         }
         size_t m = 0;
-        for (unsigned pl = 0; pl < CG_PLACE__COUNT; pl++)
-            for (unsigned p = 0; p < CG_RESUME__COUNT; p++)
-                for (size_t i = 0; i < npts; i++)
-                    if (pts[i].policy == p && pts[i].placement == pl)
-                        by[m++] = pts[i];
+        for (unsigned w = 0; w < SIM_WORKLOAD__COUNT; w++)
+            for (unsigned sh = 0; sh < SIM_SHARE__COUNT; sh++)
+                for (unsigned pl = 0; pl < CG_PLACE__COUNT; pl++)
+                    for (unsigned p = 0; p < CG_RESUME__COUNT; p++)
+                        for (size_t i = 0; i < npts; i++)
+                            if (pts[i].policy == p && pts[i].placement == pl &&
+                                pts[i].share == sh && pts[i].workload == w)
+                                by[m++] = pts[i];
         static const struct { const char *file, *title, *ylabel; bool fin; } plots[] = {
             {"finished.svg", "Finished time of all containers", "Finished time (s)", true},
             {"suspended.svg", "Average suspended time per container", "Suspended time (s)",

@@ -1,6 +1,7 @@
 /* svg.c — line plots like the paper's Figures 7 and 8: y (seconds) against the number of
  * containers, one coloured line per resume policy, the paper's measurements dashed in the same
- * colour, with a title, labelled and ticked axes and a legend. Plain SVG 1.1, no scripts. */
+ * colour, with a title, labelled and ticked axes and a legend; and grouped bars like seed 001's
+ * Figures 15 and 16, ours filled, the paper's hollow beside them. Plain SVG 1.1, no scripts. */
 #include <math.h>
 #include <stdio.h>
 
@@ -16,6 +17,25 @@ static double tick_step(double span, int want)
     double raw = span / want, mag = pow(10, floor(log10(raw)));
     double r = raw / mag;
     return (r < 1.5 ? 1 : r < 3.5 ? 2 : r < 7.5 ? 5 : 10) * mag;
+}
+
+/* The document's head, its title, and the horizontal grid with the y tick labels. */
+static void frame(FILE *f, const char *title, double W, double H, double L, double pw, double T,
+                  double ph, double ytop, double ystep)
+{
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+               "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"13\">\n"
+               "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+               "<text x=\"%.0f\" y=\"28\" text-anchor=\"middle\" font-size=\"16\" "
+               "font-weight=\"bold\">%s</text>\n",
+            W, H, W, H, L + pw / 2, title);
+#define GRID_Y(v) (T + ph * (1.0 - (v) / ytop))
+    for (double y = 0; y <= ytop + ystep / 2; y += ystep)
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n"
+                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
+                L, GRID_Y(y), L + pw, GRID_Y(y), L - 6, GRID_Y(y) + 4, y);
+#undef GRID_Y
 }
 
 static double value(const sim_point *p, bool finished)
@@ -47,18 +67,8 @@ int sim_svg_write(const char *path, const char *title, const char *ylabel,
         return -1;
 #define X(v) (L + pw * ((double)(v) - xmin) / (double)(xmax - xmin))
 #define Y(v) (T + ph * (1.0 - (v) / ytop))
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-               "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"13\">\n"
-               "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-               "<text x=\"%.0f\" y=\"28\" text-anchor=\"middle\" font-size=\"16\" "
-               "font-weight=\"bold\">%s</text>\n",
-            W, H, W, H, L + pw / 2, title);
-    /* Grid, ticks and tick labels. */
-    for (double y = 0; y <= ytop + ystep / 2; y += ystep)
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n"
-                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
-                L, Y(y), L + pw, Y(y), L - 6, Y(y) + 4, y);
+    /* Title, grid, ticks and tick labels. */
+    frame(f, title, W, H, L, pw, T, ph, ytop, ystep);
     unsigned xstep = (xmax - xmin) > 20 ? 4 : (xmax - xmin) > 8 ? 2 : 1;
     for (unsigned x = xmin; x <= xmax; x += xstep)
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n"
@@ -73,7 +83,8 @@ int sim_svg_write(const char *path, const char *title, const char *ylabel,
     unsigned legend = 0;
     for (size_t i = 0; i < npts;) {
         size_t j = i;
-        while (j < npts && pts[j].policy == pts[i].policy && pts[j].placement == pts[i].placement)
+        while (j < npts && pts[j].policy == pts[i].policy && pts[j].placement == pts[i].placement &&
+               pts[j].share == pts[i].share && pts[j].workload == pts[i].workload)
             j++;
         const char *c = colours[pts[i].policy % NCOLOURS];
         fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", c);
@@ -107,6 +118,66 @@ int sim_svg_write(const char *path, const char *title, const char *ylabel,
         i = j;
     }
 #undef X
+#undef Y
+    fprintf(f, "</svg>\n");
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+int sim_svg_bars(const char *path, const char *title, const char *ylabel, size_t ngroups,
+                 const char *const *groups, size_t nseries, const char *const *series,
+                 const double *values, const double *paper)
+{
+    const double W = 760, H = 480, L = 70, R = 190, T = 50, B = 60;
+    double pw = W - L - R, ph = H - T - B;
+    double ymax = 0;
+    for (size_t i = 0; i < ngroups * nseries; i++) {
+        ymax = fmax(ymax, values[i]);
+        if (paper)
+            ymax = fmax(ymax, paper[i]);
+    }
+    double ystep = tick_step(ymax > 0 ? ymax : 1, 6);
+    double ytop = ceil((ymax > 0 ? ymax : 1) / ystep) * ystep;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+#define Y(v) (T + ph * (1.0 - (v) / ytop))
+    frame(f, title, W, H, L, pw, T, ph, ytop, ystep);
+    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
+               "stroke=\"black\"/>\n"
+               "<text transform=\"translate(20 %.1f) rotate(-90)\" text-anchor=\"middle\">%s</text>\n",
+            L, T, pw, ph, T + ph / 2, ylabel);
+    /* Each group: a slot per series, holding our bar and, when the paper gives one, its bar. */
+    double gw = ngroups ? pw / ngroups : pw, slot = gw * 0.8 / (nseries ? nseries : 1);
+    double bw = paper ? slot * 0.45 : slot * 0.8;
+    for (size_t g = 0; g < ngroups; g++) {
+        double x0 = L + gw * g + gw * 0.1;
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+                L + gw * (g + 0.5), T + ph + 20, groups[g]);
+        for (size_t k = 0; k < nseries; k++) {
+            const char *c = colours[k % NCOLOURS];
+            double v = values[g * nseries + k], x = x0 + slot * k;
+            fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                       "fill=\"%s\"/>\n", x, Y(v), bw, T + ph - Y(v), c);
+            if (paper && paper[g * nseries + k] >= 0) {
+                double pv = paper[g * nseries + k];
+                fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                           "fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" "
+                           "stroke-dasharray=\"4,3\"/>\n",
+                        x + bw, Y(pv), bw, T + ph - Y(pv), c);
+            }
+        }
+    }
+    for (size_t k = 0; k < nseries; k++) {
+        double ly = T + 10 + 20.0 * k;
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"18\" height=\"10\" fill=\"%s\"/>"
+                   "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+                L + pw + 15, ly - 5, colours[k % NCOLOURS], L + pw + 40, ly + 4, series[k]);
+    }
+    if (paper)
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"18\" height=\"10\" fill=\"none\" "
+                   "stroke=\"black\" stroke-dasharray=\"4,3\"/><text x=\"%.1f\" y=\"%.1f\">"
+                   "the paper</text>\n",
+                L + pw + 15, T + 5 + 20.0 * nseries, L + pw + 40, T + 14 + 20.0 * nseries);
 #undef Y
     fprintf(f, "</svg>\n");
     return fclose(f) == 0 ? 0 : -1;

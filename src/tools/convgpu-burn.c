@@ -14,7 +14,9 @@
  * amount of device work, whose wall time says how much of the device it got). With --kernel-us 0 and --launches N it measures
  * launch cost instead: `launch_ns_median=...` over N launches (each launch timed alone). With
  * --progress FILE it keeps FILE holding the number of kernels completed so far (rewritten every
- * 50 ms), for tests that watch it run. */
+ * 50 ms), for tests that watch it run. With --alloc BYTES it holds a device allocation of that
+ * size throughout (in a container that may swap, from then on every launch counts itself in
+ * flight: bench/swap-alloc.sh measures what that costs). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
@@ -52,6 +54,7 @@ static struct {
     end_capture_fn end_capture;
     instantiate_fn instantiate;
     PFN_cuGraphLaunch graph_launch;
+    PFN_cuMemAlloc_v2 mem_alloc;
 } cu;
 
 static struct {
@@ -61,7 +64,8 @@ static struct {
     unsigned depth, threads, graph, window_ms;
     unsigned long long launches;
     unsigned long long kernels; /* per thread; 0: run for --seconds or --until */
-} opt = {1000, 10, NULL, NULL, NULL, 2, 1, 0, 1000, 0, 0};
+    unsigned long long alloc;   /* bytes held on the device throughout; 0: none */
+} opt = {1000, 10, NULL, NULL, NULL, 2, 1, 0, 1000, 0, 0, 0};
 
 static CUcontext ctx;
 static CUfunction spin;
@@ -112,6 +116,7 @@ static void load_driver(void)
     SYM(end_capture, "cuStreamEndCapture");
     SYM(instantiate, "cuGraphInstantiateWithFlags");
     SYM(graph_launch, "cuGraphLaunch");
+    SYM(mem_alloc, "cuMemAlloc_v2");
 #undef SYM
     if (!cu.init || !cu.device_get || !cu.retain || !cu.set_current || !cu.load ||
         !cu.get_function || !cu.stream_create || !cu.launch || !cu.event_create ||
@@ -268,6 +273,7 @@ static void usage(FILE *f)
             "  --window-ms W   window length for --report (default 1000)\n"
             "  --progress FILE keep FILE holding the kernels completed so far\n"
             "  --launches N    measure launch cost over N launches of a 0 us kernel instead\n"
+            "  --alloc BYTES   hold a device allocation of BYTES throughout\n"
             "  --help\n");
 }
 
@@ -292,7 +298,7 @@ int main(int argc, char **argv)
         {"report", required_argument, NULL, 'r'},    {"window-ms", required_argument, NULL, 'w'},
         {"launches", required_argument, NULL, 'n'},  {"help", no_argument, NULL, 'h'},
         {"progress", required_argument, NULL, 'p'},  {"kernels", required_argument, NULL, 'K'},
-        {NULL, 0, NULL, 0}};
+        {"alloc", required_argument, NULL, 'a'},     {NULL, 0, NULL, 0}};
     int c;
     unsigned long long v;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -313,6 +319,7 @@ int main(int argc, char **argv)
         case 'w': bad = parse_num(optarg, 10, 3600000, &v); opt.window_ms = (unsigned)v; break;
         case 'n': bad = parse_num(optarg, 1, 100000000, &opt.launches); break;
         case 'K': bad = parse_num(optarg, 1, 1000000000, &opt.kernels); break;
+        case 'a': bad = parse_num(optarg, 1, 1ull << 40, &opt.alloc); break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -334,6 +341,14 @@ int main(int argc, char **argv)
     CUmodule m;
     CK(cu.load(&m, spin_ptx));
     CK(cu.get_function(&spin, m, "spin"));
+    CUdeviceptr held;
+    if (opt.alloc) {
+        if (!cu.mem_alloc) {
+            fprintf(stderr, "convgpu-burn: the driver has no cuMemAlloc_v2\n");
+            return 1;
+        }
+        CK(cu.mem_alloc(&held, (size_t)opt.alloc));
+    }
     if (opt.launches)
         return launch_cost();
     uint64_t t0 = mono_ns();

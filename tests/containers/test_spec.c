@@ -92,6 +92,16 @@ static void test_request(void)
     CHECK(r.device == 1 && STREQ(r.source, OCI_ENV_MEMORY));
     json_decref(c);
 
+    /* Several GPUs: the variable, else the annotation; one GPU when neither says. */
+    c = cfg("{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_GPUS=2\"]},"
+            "\"annotations\":{\"com.convgpu.gpus\":\"3\"}}");
+    CHECK(oci_spec_request(c, &r, err, sizeof err) == 0 && r.wanted && r.gpus == 2);
+    json_decref(c);
+    c = cfg("{\"process\":{},\"annotations\":{\"com.convgpu.gpu-memory\":\"1GiB\","
+            "\"com.convgpu.gpus\":\"4\"}}");
+    CHECK(oci_spec_request(c, &r, err, sizeof err) == 0 && r.gpus == 4);
+    json_decref(c);
+
     c = cfg("{\"process\":{},\"annotations\":{\"com.nvidia.memory.limit\":\"536870912\"}}");
     CHECK(oci_spec_request(c, &r, err, sizeof err) == 0 && r.wanted && r.bytes == (512u << 20));
     CHECK(STREQ(r.source, OCI_ANN_PAPER) && r.device == -1);
@@ -108,6 +118,14 @@ static void test_request(void)
         "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=\"]}}",
         "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=99999999999TiB\"]}}",
         "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_GPU_DEVICE=x\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_GPUS=0\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_GPUS=65\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_GPUS=2x\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_GPUS=+2\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_GPUS=2\","
+        "\"CONVGPU_GPU_DEVICE=1\"]}}",
+        "{\"process\":{},\"annotations\":{\"com.convgpu.gpu-memory\":\"1GiB\","
+        "\"com.convgpu.gpus\":2}}",
         "{\"annotations\":{\"com.convgpu.gpu-memory\":\"1GiB\"}}", /* no process section */
         "{\"process\":{\"env\":\"CONVGPU_GPU_MEMORY=1GiB\"}}",
         "{\"process\":{},\"annotations\":{\"com.convgpu.gpu-memory\":5}}",

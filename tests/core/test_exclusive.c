@@ -7,13 +7,7 @@
 #include <string.h>
 
 #include "core.h"
-#include "check.h"
-
-#define CHECK_CORE(core)                                                                     \
-    do {                                                                                     \
-        const char *why_ = cg_core_check(core);                                              \
-        CHECK(why_ == NULL, "%s", why_ ? why_ : "");                                         \
-    } while (0)
+#include "core_test.h"
 
 static unsigned nevents;
 static void count(void *ctx, const cg_event *ev)
@@ -37,13 +31,6 @@ static cg_status create(cg_core *core, int device, cg_bytes limit, bool exclusiv
 {
     cg_container_spec spec = {.device = device, .limit = limit, .exclusive = exclusive};
     return cg_container_create_spec(core, &spec, 0, cid);
-}
-
-static cg_container_info info(const cg_core *core, cg_cid cid)
-{
-    cg_container_info ci = {0};
-    CHECK(cg_container_get(core, cid, 0, &ci) == CG_OK, "cid %u", cid);
-    return ci;
 }
 
 static cg_cid holder(const cg_core *core, unsigned dev)

@@ -7,37 +7,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-static int failures;
-static const char *exe;
-
-/* Runs exe with args; returns exit status, fills out (stdout) and err (stderr size). */
-static int run(const char *args, char *out, size_t cap, long *errlen)
-{
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s %s 2>/tmp/convgpu-test-sim.err", exe, args);
-    FILE *p = popen(cmd, "r");
-    if (!p)
-        return -1;
-    size_t n = fread(out, 1, cap - 1, p);
-    out[n] = 0;
-    int st = pclose(p);
-    FILE *e = fopen("/tmp/convgpu-test-sim.err", "r");
-    *errlen = 0;
-    if (e) {
-        fseek(e, 0, SEEK_END);
-        *errlen = ftell(e);
-        fclose(e);
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static void expect(int cond, const char *what)
-{
-    if (!cond) {
-        fprintf(stderr, "FAIL %s\n", what);
-        failures++;
-    }
-}
+#include "sim_exec.h"
 
 static int lines(const char *s)
 {
@@ -172,11 +142,9 @@ static void swap_reclaims(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: test_sim PATH-TO-convgpu-sim\n");
-        return 2;
-    }
-    exe = argv[1];
+    int start = sim_exec_start(argc, argv, "test-sim");
+    if (start != 0)
+        return start;
     swap_priorities();
     swap_reclaims();
     static char a[1 << 20], b[1 << 20];
@@ -219,8 +187,9 @@ int main(int argc, char **argv)
     expect(run("--workload gsaas --containers 30 --seeds 2 --format csv --policy fifo "
                "--placement binpack", a, sizeof a, &el) == 0 && strstr(a, "\nfifo+binpack,30,2,"),
            "placement tagged in csv");
-    expect(run("--containers 4..8 --seeds 1 --svg /tmp/convgpu-test-svg", a, sizeof a, &el) == 0,
-           "svg run");
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "--containers 4..8 --seeds 1 --svg %s/svg", dir);
+    expect(run(cmd, a, sizeof a, &el) == 0, "svg run");
     expect(run("--format csv --containers 6 --seeds 1 --policy fifo,best-fit", a, sizeof a, &el) ==
                0 && lines(a) == 3 && strstr(a, "\nfifo,6,1,") && strstr(a, "\nbest-fit,6,1,"),
            "policy list");
@@ -231,12 +200,10 @@ int main(int argc, char **argv)
            "convgpu-paper: per-run CSV, options beside it override the preset");
     challenge();
     paper_waiting();
-    FILE *f = fopen("/tmp/convgpu-test-svg/finished.svg", "r");
+    snprintf(cmd, sizeof cmd, "%s/svg/finished.svg", dir);
+    FILE *f = fopen(cmd, "r");
     expect(f && fread(b, 1, 200, f) > 0 && strstr(b, "<svg"), "finished.svg written");
     if (f)
         fclose(f);
-    if (failures)
-        return 1;
-    printf("sim contract tests passed\n");
-    return 0;
+    return sim_exec_end("sim contract tests passed");
 }

@@ -7,17 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "core_test.h"
 #include "core.h"
 
 #define GiB (1ull << 30)
 #define SEC 1000000000ull
-
-#define CHECK_CORE(core)                                                                           \
-    do {                                                                                           \
-        const char *why_ = cg_core_check(core);                                                    \
-        CHECK(why_ == NULL, "invariant: %s", why_ ? why_ : "");                                    \
-    } while (0)
 
 typedef struct {
     cg_event ev[512];
@@ -51,19 +45,6 @@ static const cg_event *last(const recorder *r, cg_event_kind kind, cg_cid cid)
     return NULL;
 }
 
-static int fail_at = -1; /* allocation number that fails (-1: none) */
-static int nalloc;
-static void *test_alloc(void *ctx, size_t n)
-{
-    (void)ctx;
-    return nalloc++ == fail_at ? NULL : malloc(n);
-}
-static void test_free(void *ctx, void *p)
-{
-    (void)ctx;
-    free(p);
-}
-
 static cg_core *mk(recorder *rec, cg_resume_policy pol, cg_bytes cap, cg_bytes swap_limit)
 {
     cg_config cfg = {.resume = pol, .seed = 7, .sink = record, .sink_ctx = rec,
@@ -90,13 +71,6 @@ static cg_outcome ask(cg_core *core, cg_cid cid, cg_pid pid, cg_reqid id, cg_byt
     cg_outcome o = CG_REJECTED;
     CHECK(cg_request(core, cid, pid, id, b, now, &o) == CG_OK, "request %" PRIu64, id);
     return o;
-}
-
-static cg_container_info info(const cg_core *core, cg_cid cid)
-{
-    cg_container_info ci = {0};
-    CHECK(cg_container_get(core, cid, 0, &ci) == CG_OK, "get %u", cid);
-    return ci;
 }
 
 /* a (priority pa, no_swap as given) holds 6 of 10 GiB; b (priority pb) asks for 6: it waits. */

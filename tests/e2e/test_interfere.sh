@@ -33,7 +33,7 @@ print(" ".join(rows[(f, b)]["slowdown"] for f, b in (a.split(":") for a in sys.a
 PY
 }
 check "the CSV has a header and the 4 ordered pairs" test "$(wc -l <"$TMP/m.csv")" = 5
-check "the CSV quotes the commands" grep -q "^W1,W2,3,.*,\"$BURN --kernels 60 --kernel-us 50000\",\"$SAMPLE --size 16MiB --quiet\"$" "$TMP/m.csv"
+check "the CSV quotes the commands and their keys" grep -q "^W1,W2,3,.*,\"$BURN --kernels 60 --kernel-us 50000\",\"$SAMPLE --size 16MiB --quiet\",\"convgpu-burn\",\"convgpu-sample\"$" "$TMP/m.csv"
 read -r s11 s12 < <(read_csv W1:W1 W1:W2)
 echo "slowdown W1 beside W1: $s11, W1 beside W2: $s12"
 # Two kernel-bound workloads on a time-shared device: each gets about half of its time.

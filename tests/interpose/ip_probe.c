@@ -13,7 +13,11 @@
  *                     again (exit 2 if that one is refused)
  *   arrays            creates arrays and mipmapped arrays of each kind; prints the fall of
  *                     cuMemGetInfo's free for each ("array NAME drop=BYTES") and after all are
- *                     destroyed ("array destroyed drop=BYTES") */
+ *                     destroyed ("array destroyed drop=BYTES")
+ *   gpus FILE SIZE... on CUDA device k (its primary context current) allocates the k-th SIZE
+ *                     and prints "gpu K alloc rc=R" and that device's cuMemGetInfo and NVML
+ *                     memory ("gpu K free=F total=T nvml_total=N"); creates FILE, waits until
+ *                     it is removed, frees everything (exit 2 if an allocation was refused) */
 #include "cuda_types.h"
 #include "nvml_types.h"
 #include "size.h"
@@ -394,6 +398,69 @@ static int cmd_arrays(void)
     return bad;
 }
 
+/* The NVML total of the device CUDA calls ordinal k, matched by UUID (NVML numbers the node's
+ * devices; CUDA only the visible ones). */
+static unsigned long long nvml_total_of(CUdevice dev)
+{
+    char uuid[16], want[64];
+    if (P(cuDeviceGetUuid_v2)((CUuuid *)uuid, dev) != CUDA_SUCCESS)
+        return 0;
+    const unsigned char *u = (const unsigned char *)uuid;
+    snprintf(want, sizeof want,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+             u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+             u[15]);
+    void *nvml = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!nvml)
+        return 0;
+    PFN_nvmlInit_v2 ini = (PFN_nvmlInit_v2)dlsym(nvml, "nvmlInit_v2");
+    typedef nvmlReturn_t (*by_uuid_fn)(const char *uuid, nvmlDevice_t *device);
+    by_uuid_fn byuuid = (by_uuid_fn)dlsym(nvml, "nvmlDeviceGetHandleByUUID");
+    PFN_nvmlDeviceGetMemoryInfo mem = (PFN_nvmlDeviceGetMemoryInfo)dlsym(nvml, "nvmlDeviceGetMemoryInfo");
+    nvmlDevice_t d;
+    nvmlMemory_t m;
+    if (!ini || !byuuid || !mem || ini() != NVML_SUCCESS || byuuid(want, &d) != NVML_SUCCESS ||
+        mem(d, &m) != NVML_SUCCESS)
+        return 0;
+    return m.total;
+}
+
+static int cmd_gpus(const char *file, int n, char **sizes)
+{
+    init();
+    CUdeviceptr p[16] = {0};
+    int refused = 0;
+    if (n > 16)
+        DIE("at most 16 GPUs");
+    for (int k = 0; k < n; k++) {
+        CUdevice dev;
+        CUcontext ctx;
+        if (P(cuDeviceGet)(&dev, k) != CUDA_SUCCESS ||
+            P(cuDevicePrimaryCtxRetain)(&ctx, dev) != CUDA_SUCCESS ||
+            P(cuCtxSetCurrent)(ctx) != CUDA_SUCCESS)
+            DIE("no context on device %d", k);
+        CUresult r = alloc(&p[k], parse(sizes[k]));
+        printf("gpu %d alloc rc=%d\n", k, (int)r);
+        if (r == CUDA_ERROR_OUT_OF_MEMORY)
+            refused = 1;
+        else if (r != CUDA_SUCCESS)
+            return 1;
+        size_t f = 0, t = 0;
+        P(cuMemGetInfo_v2)(&f, &t);
+        printf("gpu %d free=%zu total=%zu nvml_total=%llu\n", k, f, t, nvml_total_of(dev));
+    }
+    FILE *fp = fopen(file, "w");
+    if (fp)
+        fclose(fp);
+    struct stat sb;
+    while (stat(file, &sb) == 0)
+        usleep(20 * 1000);
+    for (int k = 0; k < n; k++)
+        if (p[k] && P(cuMemFree_v2)(p[k]) != CUDA_SUCCESS) /* from any context: one address space */
+            return 1;
+    return refused ? 2 : 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -460,5 +527,7 @@ int main(int argc, char **argv)
         return cmd_fork(parse(argv[2]));
     if (strcmp(c, "arrays") == 0)
         return cmd_arrays();
+    if (strcmp(c, "gpus") == 0 && argc >= 4)
+        return cmd_gpus(argv[2], argc - 3, argv + 3);
     DIE("unknown command %s", c);
 }

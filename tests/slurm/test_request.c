@@ -1,5 +1,6 @@
 /* test_request.c — the SPANK plugin's option checks (src/integrations/slurm/request.c): what
- * srun/sbatch accept for --gpu-mem and --gpu-compute, what they refuse and what they say, and
+ * srun/sbatch accept for --gpu-mem, --gpu-compute and --gpu-count, what they refuse and what they
+ * say, and
  * the container id of each kind of step. Needs no Slurm: it runs wherever the project builds. */
 #include <stdio.h>
 #include <string.h>
@@ -50,6 +51,30 @@ static void gpu_compute(void)
     }
 }
 
+static void gpu_count(void)
+{
+    char err[256];
+    unsigned n = 7;
+    EXPECT(slurm_parse_gpu_count("2", &n, err, sizeof err) == 0 && n == 2);
+    EXPECT(slurm_parse_gpu_count("1", &n, err, sizeof err) == 0 && n == 1);
+    EXPECT(slurm_parse_gpu_count("64", &n, err, sizeof err) == 0 && n == 64);
+    EXPECT(slurm_parse_gpu_count("08", &n, err, sizeof err) == 0 && n == 8);
+    const char *bad[] = {"0", "65", "-1", "+2", "2.0", "2x", " 2", "2 ", "", "two",
+                         "4294967298", "0064", "1e1", NULL};
+    for (int i = 0; bad[i]; i++) {
+        n = 7;
+        err[0] = '\0';
+        EXPECT(slurm_parse_gpu_count(bad[i], &n, err, sizeof err) == -1);
+        EXPECT(n == 7); /* untouched on refusal */
+        /* The message names the option, the value as given and the range. */
+        char want[80];
+        snprintf(want, sizeof want, "--gpu-count=%s:", bad[i]);
+        EXPECT(strstr(err, want) != NULL);
+        EXPECT(strstr(err, "1 to 64") != NULL);
+    }
+    EXPECT(slurm_parse_gpu_count(NULL, &n, err, sizeof err) == -1 && n == 7);
+}
+
 static void combination(void)
 {
     char err[256];
@@ -59,6 +84,16 @@ static void combination(void)
     EXPECT(slurm_check_request(&mem, err, sizeof err) == 0);
     EXPECT(slurm_check_request(&both, err, sizeof err) == 0);
     EXPECT(slurm_check_request(&share_only, err, sizeof err) == -1);
+    EXPECT(strstr(err, "needs --gpu-mem") != NULL);
+    struct slurm_gpu_request gang = {.bytes = 1, .gpus = 2},
+                             gang_share = {.bytes = 1, .compute_pct = 5, .gpus = 4},
+                             count_only = {.gpus = 2}, count_share = {.compute_pct = 5, .gpus = 2};
+    EXPECT(slurm_check_request(&gang, err, sizeof err) == 0);
+    EXPECT(slurm_check_request(&gang_share, err, sizeof err) == 0);
+    err[0] = '\0';
+    EXPECT(slurm_check_request(&count_only, err, sizeof err) == -1);
+    EXPECT(strstr(err, "--gpu-count needs --gpu-mem") != NULL);
+    EXPECT(slurm_check_request(&count_share, err, sizeof err) == -1);
     EXPECT(strstr(err, "needs --gpu-mem") != NULL);
 }
 
@@ -82,6 +117,7 @@ int main(void)
 {
     gpu_mem();
     gpu_compute();
+    gpu_count();
     combination();
     ids();
     if (fails)

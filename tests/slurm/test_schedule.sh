@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # test_schedule.sh — slurmctld schedules GPU memory: each node's GRES come from its convgpud
-# (`convgpu slurm gres-conf`), job_submit.lua turns --gpu-mem/--gpu-compute into GRES requests,
-# so a job that asks more than a node has free waits in the queue with Reason=Resources and
-# starts when the other ends; more than any node has is refused at submission; a job cannot
-# request the GRES behind --gpu-mem's back.
+# (`convgpu slurm gres-conf`), job_submit.lua turns --gpu-mem/--gpu-compute/--gpu-count into GRES
+# requests (N GPUs: N times the memory and share), so a job that asks more than a node has free
+# waits in the queue with Reason=Resources and starts when the other ends; more than any node has
+# is refused at submission; a job cannot request the GRES behind --gpu-mem's back.
 . "$(dirname "$(readlink -f "$0")")/cluster.sh"
 
 SAMPLE=$BUILD/bin/convgpu-sample
@@ -46,6 +46,15 @@ check "slurmctld counts the node's GRES" \
 job=$(sbatch --parsable -w n1 --gpu-mem=1.5GiB --gpu-compute=30 -o /dev/null --wrap true)
 check "--gpu-mem=1.5GiB --gpu-compute=30 asks gres gpumem:1536 and gpucompute:30" \
     bash -c "squeue -h -j $job -o %b | grep -q 'gres:gpumem:1536,gres:gpucompute:30'"
+# --gpu-count=N: N GPUs on the node, each with the whole limit and share, so N times the GRES.
+# Held (-H), so that it stays in the queue while squeue is asked.
+gang=$(sbatch --parsable -H -w n1 --gpu-mem=1.5GiB --gpu-compute=30 --gpu-count=2 -o /dev/null \
+    --wrap true)
+check "--gpu-mem=1.5GiB --gpu-compute=30 --gpu-count=2 asks gres gpumem:3072 and gpucompute:60" \
+    bash -c "squeue -h -j $gang -o %b | grep -q 'gres:gpumem:3072,gres:gpucompute:60'"
+scancel "$gang"
+refused "--gpu-count=3 of 1.5GiB (4.5GiB) on 4GiB nodes is refused at submission" \
+    "not available" sbatch --gpu-mem=1.5GiB --gpu-count=3 --wrap true
 refused "a job naming the gres itself beside --gpu-mem is refused" "give --gpu-mem" \
     sbatch --gpu-mem=1GiB --gres=gpumem:10 --wrap true
 refused "more than any node has is refused at submission" "not available" \

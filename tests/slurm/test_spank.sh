@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # test_spank.sh — the SPANK plugin on a real two-node Slurm cluster (cluster.sh) with a convgpud
-# on the emulated GPU of each node: the options' checks at submission, a step within its limit,
+# on two emulated GPUs of each node: the options' checks at submission, a step within its limit,
 # a step past it (out of memory), the container's owner and limit while the step runs, its
 # removal when the step ends, when it is cancelled and when its slurmstepd is killed, a step on
-# both nodes, and a job that asks for nothing.
+# both nodes, a step on two GPUs of a node (--gpu-count), and a job that asks for nothing.
 . "$(dirname "$(readlink -f "$0")")/cluster.sh"
 
 SAMPLE=$BUILD/bin/convgpu-sample
+PROBE=$BUILD/bin/ip_probe
 NOBODY=65534
+MiB=$((1 << 20))
+NODE_GPU=2x2GiB # every node's convgpud, also when the test restarts one
 start_cluster 2
 
 as_user() { setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups "$@"; }
@@ -42,6 +45,14 @@ refused "srun --gpu-compute=0 refused" "gpu-compute=0" srun --gpu-mem=1GiB --gpu
 refused "srun --gpu-compute=101 refused" "gpu-compute=101" \
     srun --gpu-mem=1GiB --gpu-compute=101 true
 refused "--gpu-compute without --gpu-mem refused" "needs --gpu-mem" srun --gpu-compute=30 true
+refused "srun --gpu-count=0 refused, naming the option and value" "gpu-count=0: .*1 to 64" \
+    srun -w n1 --gpu-mem=1GiB --gpu-count=0 touch "$TMP/count0-ran"
+check "... its program never started" test ! -e "$TMP/count0-ran"
+refused "srun --gpu-count=65 refused" "gpu-count=65" srun --gpu-mem=1GiB --gpu-count=65 true
+refused "sbatch --gpu-count=two refused" "gpu-count=two" \
+    sbatch --gpu-mem=1GiB --gpu-count=two --wrap true
+refused "--gpu-count without --gpu-mem refused" "gpu-count needs --gpu-mem" \
+    srun --gpu-count=2 true
 refused "sbatch --gpu-mem=abc refused" "gpu-mem=abc" sbatch --gpu-mem=abc --wrap true
 refused "salloc --gpu-mem=1x refused" "gpu-mem=1x" salloc --gpu-mem=1x true
 check "nothing was queued by the refused submissions" test -z "$(squeue -h)"
@@ -104,6 +115,34 @@ touch "$TMP/release.1"
 rc=0; wait "$srun_pid" || rc=$?
 check "the user's step ran to its end (rc $rc)" test "$rc" -eq 0
 eventually "its container removed when the step ended" no_containers n1
+
+# --- --gpu-count=2: the step's container has two GPUs of the node, each with the whole
+# --gpu-mem; CUDA in the step sees two devices, each with its own limit
+srun -w n1 --gpu-mem=256MiB --gpu-count=2 \
+    "$PROBE" gpus "$TMP/gang.hold" 64MiB 32MiB >"$TMP/gang.out" 2>&1 &
+srun_pid=$!
+# Either the program holds its memory, or the step ended early (then what it said is shown).
+wait_for "the two-GPU step's program holding memory, or its end" "$WAIT_S" \
+    sh -c "test -e '$TMP/gang.hold' || ! kill -0 $srun_pid" || true
+check "the two-GPU step's program holds memory on both devices" test -e "$TMP/gang.hold"
+[ -e "$TMP/gang.hold" ] || sed 's/^/  step: /' "$TMP/gang.out" >&2
+id=$(node_containers n1 | head -n1)
+check "its container ($id) has 2 GPUs" test "$(field n1 "$id" gpus)" = 2
+check "... GPUs 0 and 1 of the node" test "$(field n1 "$id" devices)" = "[0, 1]"
+check "... each with the --gpu-mem limit" test "$(field n1 "$id" limit)" = $((256 * MiB))
+check "CUDA sees 2 devices" test "$(grep -c '^gpu [0-9]* free=' "$TMP/gang.out")" = 2
+check "... each with total 256MiB (cuMemGetInfo and NVML)" \
+    test "$(grep -c "total=$((256 * MiB)) nvml_total=$((256 * MiB))\$" "$TMP/gang.out")" = 2
+check "... both allocations succeeded" test "$(grep -c 'alloc rc=0$' "$TMP/gang.out")" = 2
+rm -f "$TMP/gang.hold"
+rc=0; wait "$srun_pid" || rc=$?
+check "the two-GPU step ran to its end (rc $rc)" test "$rc" -eq 0
+eventually "its container removed when the step ended" no_containers n1
+refused "--gpu-count=3 on a node of 2 GPUs: the step does not run, the daemon's reason shown" \
+    "gpus must be an integer from 1 to 2" \
+    srun -w n1 --gpu-mem=256MiB --gpu-count=3 touch "$TMP/count3-ran"
+check "... its program never started" test ! -e "$TMP/count3-ran"
+check "... and nothing stays registered" no_containers n1
 
 # --- a step on both nodes: one container on each
 srun -N2 --gpu-mem=200MiB "$SAMPLE" --size 64MiB --quiet --hold-until "$TMP/release.2" &

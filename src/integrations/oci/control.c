@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "http.h"
+#include "profile_key.h"
 #include "size.h"
 
 /* The daemon's id for an OCI container id: the id itself, or its first 32 characters when it is
@@ -30,18 +31,6 @@ static void api_error(long status, json_t *ans, const char *terr, const char *wh
              msg ? msg : "unexpected answer", status);
 }
 
-/* The daemon's rule for a profile key (api_valid_profile_key). */
-static bool key_sendable(const char *s)
-{
-    size_t n = s ? strlen(s) : 0;
-    if (n == 0 || n > 255)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (s[i] <= ' ' || s[i] > '~' || s[i] == '"' || s[i] == '\'' || s[i] == '\\')
-            return false;
-    return true;
-}
-
 static long post(const char *id, const struct oci_request *req, json_t **ans, char *terr,
                  size_t tlen)
 {
@@ -53,14 +42,16 @@ static long post(const char *id, const struct oci_request *req, json_t **ans, ch
         json_object_set_new(body, "exclusive", json_true());
     /* The profile's key (src/daemon/profile.h): one the daemon would refuse is not sent, so
      * an odd image or command name costs the container its profile, not its start. */
-    if (body && key_sendable(req->image))
+    if (body && cg_profile_key_valid(req->image))
         json_object_set_new(body, "image", json_string(req->image));
-    if (body && key_sendable(req->command))
+    if (body && cg_profile_key_valid(req->command))
         json_object_set_new(body, "command", json_string(req->command));
     if (body && strlen(id) > DAEMON_ID_MAX && strlen(id) <= 64)
         json_object_set_new(body, "name", json_string(id));
     if (body && req->device >= 0)
         json_object_set_new(body, "device", json_integer(req->device));
+    if (body && req->gpus)
+        json_object_set_new(body, "gpus", json_integer(req->gpus));
     if (body && req->compute_pct)
         json_object_set_new(body, "gpu_compute", json_integer(req->compute_pct));
     if (body && req->has_mode)

@@ -211,6 +211,25 @@ int oci_spec_request(json_t *config, struct oci_request *req, char *err, size_t 
         return fail(err, errlen, "%s", "config.json: an annotation is not a string");
     if (dev && parse_device(dev, &req->device, err, errlen) != 0)
         return -1;
+    const char *gpus = env ? env_get(env, OCI_ENV_GPUS) : NULL, *gpus_source = OCI_ENV_GPUS;
+    if (!gpus) {
+        gpus = annotation(config, OCI_ANN_GPUS, &bad);
+        gpus_source = OCI_ANN_GPUS;
+    }
+    if (bad)
+        return fail(err, errlen, "%s", "config.json: an annotation is not a string");
+    if (gpus) {
+        char *end;
+        errno = 0;
+        long n = strtol(gpus, &end, 10);
+        if (errno || end == gpus || *end || gpus[0] == '+' || gpus[0] == ' ' || n < 1 || n > 64)
+            return fail(err, errlen, "bad number of GPUs '%s' in %s: 1 to 64", gpus,
+                        gpus_source);
+        if (n > 1 && req->device >= 0)
+            return fail(err, errlen, "%s names one GPU but %s asks for %ld", OCI_ENV_DEVICE,
+                        gpus_source, n);
+        req->gpus = (unsigned)n;
+    }
     req->wanted = true;
     return 0;
 }

@@ -25,6 +25,9 @@
 #define OCI_ENV_DEVICE "CONVGPU_GPU_DEVICE"
 #define OCI_ANN_MEMORY "com.convgpu.gpu-memory"
 #define OCI_ANN_DEVICE "com.convgpu.device"
+/* Several GPUs (the limit and share per GPU): CONVGPU_GPUS=N or the annotation. */
+#define OCI_ENV_GPUS "CONVGPU_GPUS"
+#define OCI_ANN_GPUS "com.convgpu.gpus"
 #define OCI_ANN_PAPER "com.nvidia.memory.limit"
 /* The compute share and its mode, each from the environment, else the annotation. */
 #define OCI_ENV_COMPUTE "CONVGPU_GPU_COMPUTE"
@@ -44,6 +47,7 @@ struct oci_request {
     bool wanted;          /* the container asks for GPU memory */
     uint64_t bytes;       /* the limit */
     long device;          /* a GPU index, or -1: the placement policy chooses */
+    unsigned gpus;        /* 0: not asked (one); else 1..64 GPUs, each with the limit */
     const char *source;   /* where the limit came from: the variable or annotation name */
     bool has_user;        /* process.user gave the uid/gid the container runs as */
     uint32_t uid, gid;

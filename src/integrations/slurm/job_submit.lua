@@ -1,15 +1,16 @@
---[[ job_submit.lua — slurmctld's half of convgpu's Slurm integration: --gpu-mem and
---gpu-compute (the SPANK plugin's options) become requests for the consumable GRES `gpumem`
+--[[ job_submit.lua — slurmctld's half of convgpu's Slurm integration: --gpu-mem, --gpu-compute
+and --gpu-count (the SPANK plugin's options) become requests for the consumable GRES `gpumem`
 (MiB) and `gpucompute` (percent of one GPU), counted per node, so that a job that asks more than
 a node has free waits in the queue (Reason=Resources) instead of starting and waiting inside the
 node, and the user writes one request, not two to keep in step.
 
 Path of one job: sbatch/srun/salloc checks the values (the SPANK plugin in the client) and
-sends them as _SLURM_SPANK_OPTION_convgpu_gpu_mem=SIZE (and ..._gpu_compute=PCT) in the job's
-spank environment; this filter checks them again (a client without the plugin can send
-anything), adds gres:gpumem:MiB (rounded up) and gres:gpucompute:PCT to the job's per-node TRES,
-and refuses a job that also names gpumem/gpucompute itself. Each node's counts come from
-`convgpu slurm gres-conf`.
+sends them as _SLURM_SPANK_OPTION_convgpu_gpu_mem=SIZE (and ..._gpu_compute=PCT,
+..._gpu_count=N) in the job's spank environment; this filter checks them again (a client without
+the plugin can send anything), adds gres:gpumem:MiB (rounded up) and gres:gpucompute:PCT, each
+times N (the step has N GPUs on each node, each with the whole limit and share), to the job's
+per-node TRES, and refuses a job that also names gpumem/gpucompute itself. Each node's counts
+come from `convgpu slurm gres-conf` (summed over its GPUs).
 
 Install: copy to the directory of slurm.conf as job_submit.lua (or call
 convgpu_job_submit(job_desc) from the one you have) and set JobSubmitPlugins=lua. ]]
@@ -45,10 +46,19 @@ end
 function convgpu_job_submit(job_desc)
    local mem = spank_option(job_desc, "gpu_mem")
    local pct = spank_option(job_desc, "gpu_compute")
-   if mem == nil and pct == nil then return slurm.SUCCESS end
+   local count = spank_option(job_desc, "gpu_count")
+   if mem == nil and pct == nil and count == nil then return slurm.SUCCESS end
    if mem == nil then
-      slurm.log_user("convgpu: --gpu-compute needs --gpu-mem")
+      slurm.log_user("convgpu: --%s needs --gpu-mem", pct and "gpu-compute" or "gpu-count")
       return slurm.ERROR
+   end
+   local n = 1
+   if count ~= nil then
+      n = tonumber(string.match(count, "^%d%d?%d?$") or "")
+      if n == nil or n < 1 or n > 64 then
+         slurm.log_user("convgpu: --gpu-count=%s: a number of GPUs on each node, 1 to 64", count)
+         return slurm.ERROR
+      end
    end
    local mib, why = size_mib(mem)
    if not mib then
@@ -62,14 +72,14 @@ function convgpu_job_submit(job_desc)
                      "gpumem/gpucompute themselves")
       return slurm.ERROR
    end
-   local add = "gres:gpumem:" .. mib
+   local add = "gres:gpumem:" .. mib * n
    if pct ~= nil then
       local p = tonumber(string.match(pct, "^(%d+)%%?$") or "")
       if p == nil or p < 1 or p > 100 then
          slurm.log_user("convgpu: --gpu-compute=%s: a whole percent, 1 to 100", pct)
          return slurm.ERROR
       end
-      add = add .. ",gres:gpucompute:" .. p
+      add = add .. ",gres:gpucompute:" .. p * n
    end
    if tres == nil or tres == "" then job_desc.tres_per_node = add
    else job_desc.tres_per_node = tres .. "," .. add end

@@ -1,4 +1,4 @@
-/* request.c — parsing and checking --gpu-mem and --gpu-compute (request.h). */
+/* request.c — parsing and checking --gpu-mem, --gpu-compute and --gpu-count (request.h). */
 #include "request.h"
 
 #include <stdio.h>
@@ -40,11 +40,33 @@ int slurm_parse_gpu_compute(const char *text, unsigned *pct, char *err, size_t e
     return 0;
 }
 
+int slurm_parse_gpu_count(const char *text, unsigned *gpus, char *err, size_t errlen)
+{
+    /* Digits only: no sign, space or suffix, and at most three of them so nothing overflows. */
+    unsigned v = 0;
+    size_t n = 0;
+    while (text && text[n] >= '0' && text[n] <= '9' && n < 3)
+        v = v * 10 + (unsigned)(text[n++] - '0');
+    if (!text || n == 0 || text[n] != '\0' || v < 1 || v > SLURM_GPU_COUNT_MAX) {
+        snprintf(err, errlen, "--gpu-count=%.64s: a number of GPUs on each node, 1 to %d, each "
+                              "with the whole --gpu-mem (e.g. --gpu-count=2)",
+                 text ? text : "", SLURM_GPU_COUNT_MAX);
+        return -1;
+    }
+    *gpus = v;
+    return 0;
+}
+
 int slurm_check_request(const struct slurm_gpu_request *req, char *err, size_t errlen)
 {
     if (req->compute_pct && !req->bytes) {
         snprintf(err, errlen, "--gpu-compute needs --gpu-mem: a compute share belongs to a "
                               "convgpu container, and only a GPU-memory request makes one");
+        return -1;
+    }
+    if (req->gpus && !req->bytes) {
+        snprintf(err, errlen, "--gpu-count needs --gpu-mem: the limit is given per GPU, and "
+                              "only a GPU-memory request makes a convgpu container");
         return -1;
     }
     return 0;

@@ -1,6 +1,6 @@
-/* request.h — what a Slurm user asks of convgpu (--gpu-mem, --gpu-compute), checked where it
- * enters: in srun/sbatch/salloc, so a bad value refuses the job before it is queued, and again
- * in slurmstepd, which must not trust whatever client submitted the job.
+/* request.h — what a Slurm user asks of convgpu (--gpu-mem, --gpu-compute, --gpu-count), checked
+ * where it enters: in srun/sbatch/salloc, so a bad value refuses the job before it is queued, and
+ * again in slurmstepd, which must not trust whatever client submitted the job.
  *
  * Both checks are these functions; their messages are what the user reads. */
 #ifndef CONVGPU_SLURM_REQUEST_H
@@ -12,7 +12,11 @@
 struct slurm_gpu_request {
     uint64_t bytes;       /* --gpu-mem; 0: the step asks for nothing and is not touched */
     unsigned compute_pct; /* --gpu-compute, 1..100; 0: the daemon's default */
+    unsigned gpus;        /* --gpu-count, 1..SLURM_GPU_COUNT_MAX; 0: not given (one GPU) */
 };
+
+/* The most GPUs one step asks on one node (the daemon refuses more than the node has). */
+#define SLURM_GPU_COUNT_MAX 64
 
 /* --gpu-mem=SIZE: a convgpu size ("512MiB", "1.5GiB", "4096"), not zero. Returns 0, or -1 with
  * a message naming the option and the value in err. */
@@ -21,8 +25,12 @@ int slurm_parse_gpu_mem(const char *text, uint64_t *bytes, char *err, size_t err
 /* --gpu-compute=PCT: a whole percent of one GPU's time, 1..100 ("30" or "30%"). */
 int slurm_parse_gpu_compute(const char *text, unsigned *pct, char *err, size_t errlen);
 
-/* The combination: a compute share needs a memory request (as for convgpu-runtime). Returns 0,
- * or -1 with err. */
+/* --gpu-count=N: how many GPUs each step has on each node, each with the whole --gpu-mem (and
+ * --gpu-compute); a whole number 1..SLURM_GPU_COUNT_MAX. */
+int slurm_parse_gpu_count(const char *text, unsigned *gpus, char *err, size_t errlen);
+
+/* The combination: a compute share or a GPU count needs a memory request (as for
+ * convgpu-runtime). Returns 0, or -1 with err. */
 int slurm_check_request(const struct slurm_gpu_request *req, char *err, size_t errlen);
 
 /* The container id of a step: "slurm-JOB.STEP", with Slurm's names for its special steps

@@ -1,5 +1,6 @@
-/* spank_convgpu.c — the SPANK plugin: `--gpu-mem=SIZE` and `--gpu-compute=PCT` on srun, sbatch
- * and salloc make each step of the job a convgpud container on every node it runs on.
+/* spank_convgpu.c — the SPANK plugin: `--gpu-mem=SIZE`, `--gpu-compute=PCT` and `--gpu-count=N`
+ * on srun, sbatch and salloc make each step of the job a convgpud container on every node it runs
+ * on (on N GPUs there, each with SIZE, when --gpu-count asks for more than one).
  *
  * Follow one `srun --gpu-mem=1GiB prog`:
  *   srun (local context)      the option callback checks the value (request.c): a bad one ends
@@ -41,7 +42,7 @@
 
 SPANK_PLUGIN(convgpu, 1);
 
-enum { OPT_GPU_MEM = 1, OPT_GPU_COMPUTE = 2 };
+enum { OPT_GPU_MEM = 1, OPT_GPU_COMPUTE = 2, OPT_GPU_COUNT = 3 };
 
 static struct slurm_gpu_request request;
 static char container_id[64]; /* set once this step is registered, remote context only */
@@ -64,14 +65,22 @@ static struct spank_option options[] = {
     {"gpu-compute", "PCT",
      "share of one GPU's time for each step, 1-100 (needs --gpu-mem)", 1, OPT_GPU_COMPUTE,
      opt_cb},
+    {"gpu-count", "N",
+     "GPUs of each step on each node, each with --gpu-mem; 1-64 (needs --gpu-mem)", 1,
+     OPT_GPU_COUNT, opt_cb},
     SPANK_OPTIONS_TABLE_END};
 
 static int opt_cb(int val, const char *value, int remote)
 {
     char err[256];
-    int rc = val == OPT_GPU_MEM ? slurm_parse_gpu_mem(value, &request.bytes, err, sizeof err)
-                                : slurm_parse_gpu_compute(value, &request.compute_pct, err,
-                                                          sizeof err);
+    int rc;
+    switch (val) {
+    case OPT_GPU_MEM: rc = slurm_parse_gpu_mem(value, &request.bytes, err, sizeof err); break;
+    case OPT_GPU_COMPUTE:
+        rc = slurm_parse_gpu_compute(value, &request.compute_pct, err, sizeof err);
+        break;
+    default: rc = slurm_parse_gpu_count(value, &request.gpus, err, sizeof err); break;
+    }
     if (rc != 0)
         slurm_error("convgpu: %s%s", err, remote ? " (refused on the node)" : "");
     return rc;

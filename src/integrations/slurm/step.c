@@ -30,6 +30,9 @@ static long post(const char *id, const struct slurm_gpu_request *req, uid_t uid,
                              (json_int_t)gid);
     if (body && req->compute_pct)
         json_object_set_new(body, "gpu_compute", json_integer(req->compute_pct));
+    /* One GPU is the daemon's default: the request of a one-GPU step stays as it always was. */
+    if (body && req->gpus > 1)
+        json_object_set_new(body, "gpus", json_integer(req->gpus));
     return cli_request("POST", "/v1/containers", body, ans, terr, tlen);
 }
 
@@ -56,8 +59,12 @@ json_t *step_register(const char *id, const struct slurm_gpu_request *req, uid_t
                       char *err, size_t errlen)
 {
     char terr[512] = "", what[160], size[CG_SIZE_BUFLEN];
-    snprintf(what, sizeof what, "cannot give step %s %s of GPU memory", id,
-             cg_format_size(req->bytes, size, sizeof size));
+    cg_format_size(req->bytes, size, sizeof size);
+    if (req->gpus > 1)
+        snprintf(what, sizeof what, "cannot give step %s %u GPUs with %s of GPU memory each", id,
+                 req->gpus, size);
+    else
+        snprintf(what, sizeof what, "cannot give step %s %s of GPU memory", id, size);
     json_t *ans = NULL;
     long st = post(id, req, uid, gid, &ans, terr, sizeof terr);
     if (st == 409 && drop_leftover(id)) {

@@ -14,7 +14,8 @@
 
 #include "request.h"
 
-/* Registers container `id` with the request and owner, removed when the calling process (this
+/* Registers container `id` with the request (on req->gpus GPUs, each with the whole limit, when
+ * more than one) and owner, removed when the calling process (this
  * slurmstepd) exits. A leftover registration of the same id with no processes (a
  * daemon that missed a step's end) is replaced. Returns the daemon's "env" object (new
  * reference: the variables each task needs), or NULL with err; on failure nothing stays

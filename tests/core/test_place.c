@@ -1,0 +1,218 @@
+/* test_place.c — seed 003's placements in the core (issue 22 item 3): load-balance
+ * (place_load_balance.c) and standalone (place_standalone.c) on hand-built states — the least
+ * summed utilisation, how a container of unknown utilisation counts, the tie rules, the paper's
+ * Figure 4(a) and 4(b) sequences, equal applications grouped, an empty device before a mixed
+ * one, memory staying a hard limit — names, what cg_container_info shows and restore keeps, an
+ * exclusive container under each, and a utilisation above 100% refused with nothing changed.
+ * cg_core_check after every step. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core.h"
+
+static int failures;
+#define CHECK(cond)                                                                    \
+    do {                                                                               \
+        if (!(cond)) {                                                                 \
+            fprintf(stderr, "%s:%d: FAIL %s\n", __FILE__, __LINE__, #cond);            \
+            failures++;                                                                \
+        }                                                                              \
+    } while (0)
+#define CHECK_CORE(core)                                                               \
+    do {                                                                               \
+        const char *why_ = cg_core_check(core);                                        \
+        if (why_) {                                                                    \
+            fprintf(stderr, "%s:%d: FAIL check: %s\n", __FILE__, __LINE__, why_);      \
+            failures++;                                                                \
+        }                                                                              \
+    } while (0)
+
+static unsigned nevents;
+static void count(void *ctx, const cg_event *ev)
+{
+    (void)ctx;
+    (void)ev;
+    nevents++;
+}
+
+static cg_core *mk(cg_placement_policy p, unsigned ndev, cg_bytes cap)
+{
+    cg_config cfg = {.placement = p, .sink = count};
+    cg_core *core = cg_core_new(&cfg);
+    for (unsigned i = 0; i < ndev; i++)
+        cg_device_add(core, cap, 0, 0, NULL);
+    return core;
+}
+
+/* Creates a container (device < 0: placed) and returns its device, or -1 on failure. */
+static int put(cg_core *core, int device, cg_bytes limit, unsigned util, uint64_t app)
+{
+    cg_container_spec spec = {.device = device, .limit = limit, .util_pct = util, .app = app};
+    cg_cid cid;
+    cg_container_info ci;
+    if (cg_container_create_spec(core, &spec, 0, &cid) != CG_OK ||
+        cg_container_get(core, cid, 0, &ci) != CG_OK)
+        return -1;
+    CHECK_CORE(core);
+    return (int)ci.device;
+}
+
+static void test_names(void)
+{
+    cg_placement_policy p;
+    CHECK(cg_placement_policy_parse("load-balance", &p) && p == CG_PLACE_LOAD_BALANCE);
+    CHECK(cg_placement_policy_parse("standalone", &p) && p == CG_PLACE_STANDALONE);
+    CHECK(strcmp(cg_placement_policy_name(CG_PLACE_LOAD_BALANCE), "load-balance") == 0);
+    CHECK(strcmp(cg_placement_policy_name(CG_PLACE_STANDALONE), "standalone") == 0);
+    CHECK(!cg_placement_policy_parse("load_balance", &p));
+}
+
+/* Least summed utilisation wins, whatever the memory; unknown counts its hard share, else 0. */
+static void test_load_balance(void)
+{
+    cg_core *core = mk(CG_PLACE_LOAD_BALANCE, 4, 100);
+    CHECK(put(core, 0, 10, 50, 0) == 0);          /* dev0: 50 */
+    CHECK(put(core, 1, 10, 30, 0) == 1);
+    CHECK(put(core, 1, 10, 10, 0) == 1);          /* dev1: 40 */
+    /* dev2: a hard 45% share of unknown utilisation counts 45. */
+    cg_container_spec hard = {.device = 2, .limit = 10, .compute_pct = 45,
+                              .compute_mode = CG_COMPUTE_HARD};
+    cg_cid cid;
+    CHECK(cg_container_create_spec(core, &hard, 0, &cid) == CG_OK);
+    CHECK(put(core, 3, 80, 60, 0) == 3);          /* dev3: 60, little room */
+    CHECK(put(core, -1, 10, 20, 0) == 1);         /* the least sum, 40, not the most room */
+    /* Now dev1: 60 with 70 free, dev3: 20 free; 75 fits dev0 (50) and dev2 (45): dev2. */
+    CHECK(put(core, -1, 75, 5, 0) == 2);
+    cg_core_free(core);
+
+    /* Unknown utilisation and no share counts 0: the device with it ties with an empty one,
+     * and the tie goes to the most room, then the lowest index. */
+    core = mk(CG_PLACE_LOAD_BALANCE, 3, 100);
+    CHECK(put(core, 0, 30, 0, 0) == 0);           /* dev0: load 0, 70 free */
+    CHECK(put(core, 2, 10, 0, 0) == 2);           /* dev2: load 0, 90 free */
+    CHECK(put(core, -1, 10, 0, 0) == 1);          /* dev1: load 0, 100 free */
+    CHECK(put(core, -1, 10, 0, 0) == 1);          /* dev1 90 = dev2 90: lowest index */
+    cg_core_free(core);
+}
+
+/* Seed 003's Table 3 applications on four 12 GB GPUs (MB), in the paper's orders. */
+enum { L = 1, G, T, Q };
+static const struct { cg_bytes mem; unsigned util; } app3[] = {
+    [L] = {8300, 23}, [G] = {600, 71}, [T] = {3500, 88}, [Q] = {5300, 47}};
+
+/* Figure 4(a): the busiest first, each to the least summed utilisation. */
+static void test_figure_4a(void)
+{
+    static const int order[] = {T, T, G, G, Q, Q, L, L}, want[] = {0, 1, 2, 3, 2, 3, 0, 1};
+    cg_core *core = mk(CG_PLACE_LOAD_BALANCE, 4, 12000);
+    for (unsigned i = 0; i < 8; i++)
+        CHECK(put(core, -1, app3[order[i]].mem, app3[order[i]].util, (uint64_t)order[i]) ==
+              want[i]);
+    cg_core_free(core);
+}
+
+/* Figure 4(b), submitted largest first as binpack's 4(c) is: each application joins its own
+ * group while it fits (the two LAMMPS do not: 16.6 GB > 12 GB), starts one on an empty device
+ * otherwise, and GROMACS, with no group or empty device left, goes to the least busy device. */
+static void test_figure_4b(void)
+{
+    static const int order[] = {L, L, Q, Q, T, T, G, G}, want[] = {0, 1, 2, 2, 3, 3, 0, 1};
+    cg_core *core = mk(CG_PLACE_STANDALONE, 4, 12000);
+    for (unsigned i = 0; i < 8; i++)
+        CHECK(put(core, -1, app3[order[i]].mem, app3[order[i]].util, (uint64_t)order[i]) ==
+              want[i]);
+    cg_core_free(core);
+}
+
+static void test_standalone(void)
+{
+    cg_core *core = mk(CG_PLACE_STANDALONE, 4, 100);
+    CHECK(put(core, 0, 10, 10, 7) == 0);          /* dev0: one of app 7 */
+    CHECK(put(core, 1, 10, 10, 7) == 1);
+    CHECK(put(core, 1, 10, 10, 7) == 1);          /* dev1: two of app 7 */
+    CHECK(put(core, 2, 10, 10, 7) == 2);
+    CHECK(put(core, 2, 10, 10, 8) == 2);          /* dev2: mixed */
+    /* The group with most of app 7, not the emptier dev0 nor the empty dev3. */
+    CHECK(put(core, -1, 10, 90, 7) == 1);
+    /* A new application takes the empty device, not a group nor the least loaded. */
+    CHECK(put(core, -1, 10, 90, 9) == 3);
+    /* App 8 has no pure group (dev2 is mixed), no empty device: least loaded, dev0 (10). */
+    CHECK(put(core, -1, 10, 90, 8) == 0);
+    /* Unknown application: least summed load, whatever groups exist: dev2 (20) over dev0
+     * (100), dev1 (110) and dev3 (90). */
+    CHECK(put(core, -1, 10, 0, 0) == 2);
+    /* The group that does not fit is passed over: dev1 has 70 free, app 7 asking 75 goes to
+     * the least-loaded device that fits (dev0: 100 with 80 free, dev3: 90 with 90 free). */
+    CHECK(put(core, -1, 75, 5, 7) == 3);
+    cg_core_free(core);
+}
+
+/* util/app are shown and restored; above 100% is refused with nothing changed. */
+static void test_info_restore_invalid(void)
+{
+    cg_core *core = mk(CG_PLACE_LOAD_BALANCE, 2, 100);
+    cg_container_spec spec = {.device = -1, .limit = 10, .util_pct = 42, .app = 0xabcdefull};
+    cg_cid cid;
+    cg_container_info ci;
+    CHECK(cg_container_create_spec(core, &spec, 0, &cid) == CG_OK);
+    CHECK(cg_container_get(core, cid, 0, &ci) == CG_OK && ci.util_pct == 42 &&
+          ci.app == 0xabcdefull);
+    spec.device = 1;
+    spec.util_pct = 100;
+    CHECK(cg_container_restore_spec(core, &spec, 5, 0, &cid) == CG_OK);
+    CHECK(cg_container_get(core, cid, 0, &ci) == CG_OK && ci.util_pct == 100 &&
+          ci.app == 0xabcdefull && ci.assigned == 5);
+    CHECK_CORE(core);
+    unsigned before = nevents;
+    spec.util_pct = 101;
+    CHECK(cg_container_restore_spec(core, &spec, 5, 0, &cid) == CG_ERR_INVALID);
+    spec.device = -1;
+    CHECK(cg_container_create_spec(core, &spec, 0, &cid) == CG_ERR_INVALID);
+    spec.util_pct = 1000000;
+    CHECK(cg_container_create_spec(core, &spec, 0, &cid) == CG_ERR_INVALID);
+    CHECK(nevents == before);
+    cg_device_info di;
+    CHECK(cg_device_get(core, 0, &di) == CG_OK && di.ncontainers == 1);
+    CHECK(cg_device_get(core, 1, &di) == CG_OK && di.ncontainers == 1);
+    CHECK_CORE(core);
+    cg_core_free(core);
+}
+
+/* An exclusive container under either policy takes the largest empty device, as least-loaded
+ * would (every empty device has load 0). */
+static void test_exclusive(void)
+{
+    for (cg_placement_policy p = CG_PLACE_LOAD_BALANCE; p <= CG_PLACE_STANDALONE; p++) {
+        cg_config cfg = {.placement = p};
+        cg_core *core = cg_core_new(&cfg);
+        cg_device_add(core, 50, 0, 0, NULL);
+        cg_device_add(core, 80, 0, 0, NULL);
+        cg_device_add(core, 60, 0, 0, NULL);
+        cg_container_spec spec = {.device = -1, .exclusive = true, .util_pct = 30, .app = 3};
+        cg_cid cid;
+        cg_container_info ci;
+        CHECK(cg_container_create_spec(core, &spec, 0, &cid) == CG_OK);
+        CHECK(cg_container_get(core, cid, 0, &ci) == CG_OK && ci.device == 1);
+        /* Standalone does not join an exclusive container's device, same application or not. */
+        CHECK(put(core, -1, 10, 30, 3) == 2);
+        CHECK_CORE(core);
+        cg_core_free(core);
+    }
+}
+
+int main(void)
+{
+    test_names();
+    test_load_balance();
+    test_figure_4a();
+    test_figure_4b();
+    test_standalone();
+    test_info_restore_invalid();
+    test_exclusive();
+    if (failures) {
+        fprintf(stderr, "%d failure(s)\n", failures);
+        return 1;
+    }
+    printf("test_place: ok\n");
+    return 0;
+}
