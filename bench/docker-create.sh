@@ -128,7 +128,7 @@ chmod +x "$TMP/oci-once"
 at_exit "for c in \$(runc --root '$OROOT' list -q 2>/dev/null); do runc --root '$OROOT' delete -f \$c; done"
 "$BB/bench_ab" --reps "$OREPS" --labels runc,shim-pass,shim-gpu -- "$TMP/oci-once" runc --- \
     "$TMP/oci-once" pass --- "$TMP/oci-once" gpu >"$TMP/oci.txt"
-wait_for "the daemon released the OCI-level containers" 10 test "$(registered_count)" = 0 &&
+wait_for "the daemon released the OCI-level containers" 10 prints 0 registered_count &&
     pass "nothing left registered after the OCI-level profile" ||
     fail "containers left registered after the OCI-level profile"
 O1=$(grep '^cmd=1 ' "$TMP/oci.txt"); O2=$(grep '^cmd=2 ' "$TMP/oci.txt")

@@ -7,6 +7,7 @@
 # Usage: scripts/check-stages.sh MAKE STAGE...   (the Makefile passes $(MAKE) and the stages)
 #
 # The last lines are for CI, which judges the run by its exit status and the closing lines:
+#   failed tests: STAGE:[ TEST... ] ...            (only when a test failed)
 #   check: N passed, M failed (STAGES THAT FAILED)
 #   P% tests passed, F tests failed out of T      (ctest's wording, summed over the stages; a
 #                                                   stage that failed before its tests ran counts
@@ -22,7 +23,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 STAGES=() RESULTS=() SECS=() SUMMARIES=()
-n_pass=0 n_fail=0 failed_names="" t_total=0 t_failed=0
+n_pass=0 n_fail=0 failed_names="" failed_list="" t_total=0 t_failed=0
 for stage in "$@"; do
     echo "==== make $stage"
     t0=$(date +%s)
@@ -44,6 +45,11 @@ for stage in "$@"; do
     else
         RESULTS+=("FAILED ($rc)"); n_fail=$((n_fail + 1)); failed_names="$failed_names $stage"
     fi
+    # The names of the tests that failed (ctest lists them after "The following tests
+    # FAILED:"), so that the closing lines, all a CI log may keep, say which.
+    failed_tests=$(sed -n '/^The following tests FAILED:/,/^[^[:space:]]/s/^[[:space:]]\+[0-9]\+ - \([^ ]*\).*/\1/p' \
+        "$LOGS/$stage.log" | tr '\n' ' ')
+    [ -n "$failed_tests" ] && failed_list="$failed_list $stage:[ ${failed_tests}]"
     STAGES+=("$stage") SECS+=("$secs") SUMMARIES+=("$summary")
     echo "==== make $stage: ${RESULTS[-1]} after ${secs} s"
 done
@@ -54,6 +60,7 @@ printf '%-8s %-12s %9s  %s\n' stage result duration tests
 for i in "${!STAGES[@]}"; do
     printf '%-8s %-12s %7d s  %s\n' "${STAGES[$i]}" "${RESULTS[$i]}" "${SECS[$i]}" "${SUMMARIES[$i]}"
 done
+[ -n "$failed_list" ] && echo "failed tests:$failed_list"
 echo "check: $n_pass passed, $n_fail failed${failed_names:+ (failed:$failed_names)}"
 if [ "$t_total" -gt 0 ]; then
     echo "$(( (t_total - t_failed) * 100 / t_total ))% tests passed, $t_failed tests failed out of $t_total"

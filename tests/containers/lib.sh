@@ -81,6 +81,11 @@ wait_for() { # wait_for DESCRIPTION SECONDS COMMAND... (SECONDS bounds a hang)
     done
 }
 
+# wait_for runs its command on every poll, so give it a command, never "$(...)": bash expands
+# that once, before the first poll, and the wait then tests a value frozen at the call.
+# prints EXPECTED COMMAND... : COMMAND prints exactly EXPECTED (wait_for X 60 prints 0 count).
+prints() { local want=$1; shift; [ "$("$@" 2>/dev/null)" = "$want" ]; }
+
 start_daemon() { # start_daemon [convgpud args]; default: an emulated 5GiB GPU, 66MiB context
     mkdir -p "$RUNDIR"
     CONVGPU_EMU_CONTEXT=${CONVGPU_EMU_CONTEXT:-66MiB} "$BUILD/bin/convgpud" --runtime-dir "$RUNDIR" \

@@ -69,6 +69,11 @@ wait_for() { # wait_for DESCRIPTION SECONDS COMMAND... (polls every 20 ms; SECON
     done
 }
 
+# wait_for runs its command on every poll, so give it a command, never "$(...)": bash expands
+# that once, before the first poll, and the wait then tests a value frozen at the call.
+# prints EXPECTED COMMAND... : COMMAND prints exactly EXPECTED (wait_for X 60 prints 0 count).
+prints() { local want=$1; shift; [ "$("$@" 2>/dev/null)" = "$want" ]; }
+
 # A process that lives until the test kills it (a container's init, say). Run it in the
 # background: `idle_process & pid=$!`. Its command line names $TMP, so cleanup stops it too.
 idle_process() { exec -a "convgpu-test-idle $TMP" sleep infinity; }

@@ -161,19 +161,29 @@ PUB_PID=$!
 last_gpus() { # the annotation the stand-in was last given
     python3 -c 'import json,sys; l=[json.loads(x) for x in open(sys.argv[1])]; print(json.loads(l[-1]["body"])["metadata"]["annotations"]["convgpu.io/gpus"])' "$TMP/loop.log" 2>/dev/null
 }
+publisher_seen() { # on a failed wait: what the publisher said and what the stand-in was given
+    echo "--- publisher output ---"; cat "$TMP/pub.out"
+    echo "--- annotations the stand-in was given ---"
+    python3 -c 'import json,sys
+for x in open(sys.argv[1]):
+    r = json.loads(x)
+    print(r["method"], r["body"] and json.loads(r["body"])["metadata"]["annotations"]["convgpu.io/gpus"])' \
+        "$TMP/loop.log" 2>&1
+    echo "--- the daemon now: $(cg k8s annotation 2>&1)"
+}
 now=$(cg k8s annotation)
-wait_for "the first PATCH" "$WAIT_S" test "$(last_gpus)" = "$now"
+wait_for "the first PATCH" "$WAIT_S" prints "$now" last_gpus
 check "publish --interval PATCHes the annotation" [ "$(last_gpus)" = "$now" ]
 cg create --gpu-memory 1GiB --device 1 --name c >/dev/null || fail "create c"
 now=$(cg k8s annotation)
-wait_for "a PATCH with GPU 1's new free units" "$WAIT_S" test "$(last_gpus)" = "$now"
+wait_for "a PATCH with GPU 1's new free units" "$WAIT_S" prints "$now" last_gpus || publisher_seen
 check "a new container is published" [ "$(last_gpus)" = "$now" ]
 cg rm c >/dev/null || fail "rm c"
 now=$(cg k8s annotation)
-wait_for "a PATCH after the container went" "$WAIT_S" test "$(last_gpus)" = "$now"
+wait_for "a PATCH after the container went" "$WAIT_S" prints "$now" last_gpus || publisher_seen
 check "a removed container is published" [ "$(last_gpus)" = "$now" ]
 stop_daemon_hard
-wait_for "a PATCH of [] once the daemon is gone" "$WAIT_S" test "$(last_gpus)" = "[]"
+wait_for "a PATCH of [] once the daemon is gone" "$WAIT_S" prints "[]" last_gpus
 check "with the daemon gone, the node offers nothing ([])" [ "$(last_gpus)" = "[]" ]
 check "the publisher keeps running" kill -0 "$PUB_PID"
 finish

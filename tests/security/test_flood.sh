@@ -141,10 +141,10 @@ wait "$CHURN" || true
 check "no swarm ALLOC of $((BIG / MiB)) MiB was granted, the $((total - expect)) beyond the bound were CANCELLED" \
     grep -q "swarm_granted=0 swarm_cancelled=$((total - expect)) " "$O.swarm"
 a_now() { echo "$(field "$A" pending) $(field "$A" used) $(field "$A" processes)"; }
-wait_for "A empty" 60 test "$(a_now)" = "0 0 0" || true
+wait_for "A empty" 60 prints "0 0 0" a_now || true
 check "after the attack A has nothing waiting, no use, no processes ($(a_now))" test "$(a_now)" = "0 0 0"
 check "A's assignment is as before" test "$(field "$A" assigned)" = "$a_assigned"
-wait_for "V empty" "$WAIT_S" test "$(snap "$V")" = "$v0" || true
+wait_for "V empty" "$WAIT_S" prints "$v0" snap "$V" || true
 check "V and F are as before" test "$(snap "$V") $(snap "$F")" = "$v0 $f0"
 check "the daemon is up" daemon_alive
 

@@ -93,7 +93,7 @@ check "10,000 ALLOCs over the limit, never read: disconnected" grep -q "closed=y
 bad_count=$((bad_count + 20000))
 
 check "the daemon is up after the protocol attacks" daemon_alive
-wait_for "H empty again" "$WAIT_S" test "$(snap "$H")" = "$h0" || true
+wait_for "H empty again" "$WAIT_S" prints "$h0" snap "$H" || true
 check "H's limit, assignment and use are as before (use 0, no processes)" test "$(snap "$H")" = "$h0"
 check "the good client was never refused nor left waiting" bash -c "! grep -q 'pingpong_fail' '$O.good'"
 
@@ -106,7 +106,8 @@ check "the good client kept allocating and freeing throughout: $good round trips
 check "... at least 100 of them" test "${good:-0}" -ge 100
 runs=$(kv "$O.sample" sample_runs)
 check "the interposed program ran $runs times, every run succeeded" grep -q "sample_runs=[1-9][0-9]* sample_failed=0" "$O.sample"
-wait_for "good client gone" "$WAIT_S" test "$(snap "$G" | cut -d' ' -f3)" = 0 || true
+g_used() { snap "$G" | cut -d' ' -f3; }
+wait_for "good client gone" "$WAIT_S" prints 0 g_used || true
 fd1=$(fd_count)
 check "daemon fd count flat over the protocol attacks ($fd0 -> $fd1)" test "$fd1" -le "$fd0"
 
@@ -218,7 +219,8 @@ touch "$TMP/stop.half"
 wait "$HALF" || true
 check "the daemon is up after the API attacks" daemon_alive
 check "GET /v1/containers and /v1/devices identical before and after" test "$(world)" = "$w0"
-wait_for "fd count back" "$WAIT_S" test "$(fd_count)" -le "$fd0" || true
+fd_count_back() { [ "$(fd_count)" -le "$fd0" ]; }
+wait_for "fd count back" "$WAIT_S" fd_count_back || true
 check "daemon fd count flat over the API attacks ($fd0 -> $(fd_count))" test "$(fd_count)" -le "$fd0"
 echo "figures: protocol bad inputs=$bad_count (disconnected $disconnected + 2 floods of 10000), idle connections=300," \
      "good round trips=$good, interposed runs=$runs; API bad requests=$n + 10MB body + 100KB line + 100 garbage + 200 half-open"
