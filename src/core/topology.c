@@ -5,10 +5,15 @@
  *
  * The path of one choice: the devices that fit the spec now are ranked by the placement
  * policy's preference; every n-subset of them is scored by the sum of its pairwise link costs
- * (exhaustively while there are at most CG_PLACE_EXHAUSTIVE_MAX subsets, else greedily); the
- * cheapest wins, and among equals the one whose members come first in the ranking. Pure: it
+ * (closest.c: exhaustively while there are at most CG_PLACE_EXHAUSTIVE_MAX subsets, else
+ * greedily); the cheapest wins, and among equals the one whose members come first in the
+ * ranking. Pure: it
  * reads the core and writes only `out`. */
+#include "closest.h"
 #include "internal.h"
+
+_Static_assert(CG_MAX_DEVICES <= CG_CLOSEST_MAX, "a node's devices fit the set search");
+_Static_assert(CG_PLACE_EXHAUSTIVE_MAX == CG_CLOSEST_EXHAUSTIVE_MAX, "one bound, documented in core.h");
 
 static const char *const link_names[CG_LINK__COUNT] = {
     [CG_LINK_NVLINK] = "nvlink",       [CG_LINK_SINGLE] = "single",
@@ -65,7 +70,7 @@ cg_link cg_topology_get(const cg_core *core, unsigned a, unsigned b)
     return (cg_link)(core->link[a][b] - 1);
 }
 
-static unsigned pair_cost(const cg_core *core, unsigned a, unsigned b)
+static unsigned pair_cost(const void *core, unsigned a, unsigned b)
 {
     return link_costs[cg_topology_get(core, a, b)];
 }
@@ -110,94 +115,6 @@ static void rank_devices(const cg_core *core, unsigned n, unsigned *rank, unsign
     }
 }
 
-/* C(m, n), or `cap + 1` once it exceeds cap. */
-static uint64_t choose_capped(unsigned m, unsigned n, uint64_t cap)
-{
-    if (n > m)
-        return 0;
-    if (n > m - n)
-        n = m - n;
-    uint64_t c = 1;
-    for (unsigned i = 1; i <= n; i++) {
-        c = c * (m - n + i) / i; /* exact: c * (m-n+i) is a multiple of i here */
-        if (c > cap)
-            return cap + 1;
-    }
-    return c;
-}
-
-/* Every n-subset of rank[0..m), in lexicographic order of positions, so the first subset with
- * the least cost is also the one whose members come earliest in the ranking. */
-static void search_exhaustive(const cg_core *core, const unsigned *rank, unsigned m, unsigned n,
-                              unsigned *best)
-{
-    unsigned pos[CG_MAX_DEVICES];
-    unsigned long long best_cost = ~0ull;
-    for (unsigned i = 0; i < n; i++)
-        pos[i] = i;
-    for (;;) {
-        unsigned long long cost = 0;
-        for (unsigned i = 0; i < n; i++)
-            for (unsigned j = i + 1; j < n; j++)
-                cost += pair_cost(core, rank[pos[i]], rank[pos[j]]);
-        if (cost < best_cost) {
-            best_cost = cost;
-            for (unsigned i = 0; i < n; i++)
-                best[i] = rank[pos[i]];
-        }
-        /* Next combination: the rightmost position that can still move right. */
-        int k = (int)n - 1;
-        while (k >= 0 && pos[k] == m - n + (unsigned)k)
-            k--;
-        if (k < 0)
-            return;
-        pos[k]++;
-        for (unsigned i = (unsigned)k + 1; i < n; i++)
-            pos[i] = pos[i - 1] + 1;
-    }
-}
-
-/* Too many subsets to try: from each fitting device as a seed (in ranking order), add the
- * device that adds the least cost to those taken so far (ties: the earlier ranked), until n;
- * keep the cheapest set over all seeds (ties: the earlier seed). O(m^2 n^2) cost lookups:
- * about 4 million for 64 devices choose 32. Not always optimal: a cheap pair the seed does not
- * lead to can be missed, which the exhaustive search below the bound never does. */
-static void search_greedy(const cg_core *core, const unsigned *rank, unsigned m, unsigned n,
-                          unsigned *best)
-{
-    unsigned long long best_cost = ~0ull;
-    for (unsigned s = 0; s < m; s++) {
-        unsigned set[CG_MAX_DEVICES];
-        bool taken[CG_MAX_DEVICES] = {false};
-        unsigned long long cost = 0;
-        set[0] = rank[s];
-        taken[s] = true;
-        for (unsigned k = 1; k < n; k++) {
-            unsigned pick = m;
-            unsigned long long pick_add = ~0ull;
-            for (unsigned c = 0; c < m; c++) {
-                if (taken[c])
-                    continue;
-                unsigned long long add = 0;
-                for (unsigned i = 0; i < k; i++)
-                    add += pair_cost(core, set[i], rank[c]);
-                if (add < pick_add) {
-                    pick_add = add;
-                    pick = c;
-                }
-            }
-            taken[pick] = true;
-            set[k] = rank[pick];
-            cost += pick_add;
-        }
-        if (cost < best_cost) {
-            best_cost = cost;
-            for (unsigned i = 0; i < n; i++)
-                best[i] = set[i];
-        }
-    }
-}
-
 cg_status cg_place_devices(const cg_core *core, const cg_container_spec *spec, unsigned n,
                            unsigned *out)
 {
@@ -222,10 +139,7 @@ cg_status cg_place_devices(const cg_core *core, const cg_container_spec *spec, u
     rank_devices(core, n, rank, m);
 
     unsigned best[CG_MAX_DEVICES];
-    if (choose_capped(m, n, CG_PLACE_EXHAUSTIVE_MAX) <= CG_PLACE_EXHAUSTIVE_MAX)
-        search_exhaustive(core, rank, m, n, best);
-    else
-        search_greedy(core, rank, m, n, best);
+    cg_closest_set(rank, m, 0, n, pair_cost, core, best);
 
     /* Ascending device order for the caller. */
     for (unsigned i = 1; i < n; i++) {

@@ -102,6 +102,20 @@ static void test_request(void)
     CHECK(oci_spec_request(c, &r, err, sizeof err) == 0 && r.gpus == 4);
     json_decref(c);
 
+    /* Kubernetes' GPU slots: the GPUs named, the totals kubelet counted split evenly over them,
+     * the memory units' own GPU (kubelet's count) set aside. */
+    c = cfg("{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=4294967296\",\"CONVGPU_GPU_DEVICE=1\","
+            "\"CONVGPU_K8S_GPUS=2,0\",\"CONVGPU_GPU_COMPUTE=60\"]}}");
+    CHECK(oci_spec_request(c, &r, err, sizeof err) == 0 && r.wanted && r.gpus == 2 &&
+          r.ndevices == 2 && r.devices[0] == 2 && r.devices[1] == 0 && r.device == -1 &&
+          r.bytes == (2ull << 30) && r.compute_pct == 30);
+    json_decref(c);
+    c = cfg("{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_K8S_GPUS=3\","
+            "\"CONVGPU_GPUS=1\"]}}");
+    CHECK(oci_spec_request(c, &r, err, sizeof err) == 0 && r.gpus == 1 && r.ndevices == 1 &&
+          r.devices[0] == 3 && r.bytes == (1ull << 30));
+    json_decref(c);
+
     c = cfg("{\"process\":{},\"annotations\":{\"com.nvidia.memory.limit\":\"536870912\"}}");
     CHECK(oci_spec_request(c, &r, err, sizeof err) == 0 && r.wanted && r.bytes == (512u << 20));
     CHECK(STREQ(r.source, OCI_ANN_PAPER) && r.device == -1);
@@ -127,6 +141,23 @@ static void test_request(void)
         "{\"process\":{},\"annotations\":{\"com.convgpu.gpu-memory\":\"1GiB\","
         "\"com.convgpu.gpus\":2}}",
         "{\"annotations\":{\"com.convgpu.gpu-memory\":\"1GiB\"}}", /* no process section */
+        /* GPU slots: a list that does not parse, a total that does not split, no memory. */
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_K8S_GPUS=\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_K8S_GPUS=0,0\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_K8S_GPUS=0,\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_K8S_GPUS=-1\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_K8S_GPUS=1024\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_K8S_GPUS= 1\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_K8S_GPUS=1;2\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=3\",\"CONVGPU_K8S_GPUS=0,1\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_K8S_GPUS=0,1\","
+        "\"CONVGPU_GPU_COMPUTE=3\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_K8S_GPUS=0,1\","
+        "\"CONVGPU_GPU_COMPUTE=202\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_GPU_MEMORY=1GiB\",\"CONVGPU_K8S_GPUS=0,1\","
+        "\"CONVGPU_GPUS=3\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_K8S_GPUS=0,1\",\"CONVGPU_GPU_COMPUTE=20\"]}}",
+        "{\"process\":{\"env\":[\"CONVGPU_K8S_GPUS=0,1\"]}}",
         "{\"process\":{\"env\":\"CONVGPU_GPU_MEMORY=1GiB\"}}",
         "{\"process\":{},\"annotations\":{\"com.convgpu.gpu-memory\":5}}",
         "{\"process\":{},\"annotations\":[]}",

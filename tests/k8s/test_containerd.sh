@@ -28,6 +28,8 @@ wait_for "memory units listed" "$WAIT_S" test -s "$TMP/kubelet/convgpu.io_gpu-me
     fail "the plugin did not list its units"
 wait_for "compute units listed" "$WAIT_S" test -s "$TMP/kubelet/convgpu.io_gpu-compute.list" ||
     fail "the plugin did not list its compute units"
+wait_for "GPU slots listed" "$WAIT_S" test -s "$TMP/kubelet/convgpu.io_gpu.list" ||
+    fail "the plugin did not list its GPU slots"
 
 # As kubelet would: take every Healthy unit of a resource, let the plugin prefer N of them, and
 # allocate those. Prints the environment, one NAME=VALUE per line.
@@ -81,7 +83,8 @@ allocate_units convgpu.io_gpu-compute convgpu-compute.sock 30 >"$TMP/envc" || fa
 # kubelet merges both answers, the memory's GPU is the container's, and the share applies there.
 check "compute Allocate names no GPU" bash -c "grep -qx CONVGPU_GPU_COMPUTE=30 '$TMP/envc' && ! grep -q DEVICE '$TMP/envc'"
 crun_ "$TMP/env9" "$TMP/envc" -- -d "$IMG" c3 convgpu-sample --size 300MiB --hold --quiet >/dev/null
-wait_for "c3 holds 300MiB" "$WAIT_S" bash -c "[ \"\$('$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' inspect c3 | python3 -c 'import json,sys;print(json.load(sys.stdin)[\"used\"])')\" -ge $((300 << 20)) ]" &&
+used_at_least() { [ "$(container_field "$1" used)" -ge "$2" ] 2>/dev/null; } # used_at_least ID BYTES
+wait_for "c3 holds 300MiB" "$WAIT_S" used_at_least c3 $((300 << 20)) &&
     pass "registered under its containerd id, 300MiB accounted" || fail "c3's allocation was not seen"
 check "on GPU 1, as allocated" test "$(container_field c3 device)" = 1
 check "its limit: the 9 units" test "$(container_field c3 limit)" = $((9 * 256 << 20))
@@ -92,6 +95,29 @@ wait_for "c3 released" "$WAIT_S" released c3 &&
     pass "killed: released at once" || fail "c3 still registered after the kill"
 ctr_ tasks delete c3 >/dev/null 2>&1 || true
 ctr_ containers delete c3 >/dev/null 2>&1 || true
+
+# A pod of two GPUs: 2 slots, 8 memory units and 40 compute units, the totals kubelet counts;
+# the shim splits them over the slots' GPUs: 1GiB and 20% on each of GPUs 0 and 1.
+allocate_units convgpu.io_gpu convgpu-gpu.sock 2 >"$TMP/envg" || fail "allocate 2 GPU slots"
+check "slots Allocate: CONVGPU_K8S_GPUS names both GPUs" grep -qx CONVGPU_K8S_GPUS=0,1 "$TMP/envg"
+allocate_units convgpu.io_gpu-memory convgpu-memory.sock 8 >"$TMP/envm8" || fail "allocate 8 units"
+allocate_units convgpu.io_gpu-compute convgpu-compute.sock 40 >"$TMP/envc40" || fail "allocate 40"
+crun_ "$TMP/envg" "$TMP/envm8" "$TMP/envc40" -- -d "$IMG" c5 convgpu-sample --size 300MiB --hold --quiet >/dev/null
+wait_for "c5 holds 300MiB" "$WAIT_S" used_at_least c5 $((300 << 20)) &&
+    pass "a two-GPU pod runs, 300MiB accounted" || fail "c5's allocation was not seen"
+check "c5 is on GPUs 0 and 1" test "$(container_field c5 devices)" = "[0, 1]"
+check "c5's limit: 4 units per GPU" test "$(container_field c5 limit)" = $((4 * 256 << 20))
+check "c5's compute share: 20 per GPU" test "$(container_field c5 gpu_compute)" = 20
+ctr_ tasks kill -s KILL c5 >/dev/null
+wait_for "c5 released" "$WAIT_S" released c5 &&
+    pass "the two-GPU pod killed: released" || fail "c5 still registered after the kill"
+ctr_ tasks delete c5 >/dev/null 2>&1 || true
+ctr_ containers delete c5 >/dev/null 2>&1 || true
+printf 'CONVGPU_K8S_GPUS=0,1\nCONVGPU_GPU_MEMORY=%s\nCONVGPU_GPU_COMPUTE=25\n' $((2 * 256 << 20)) >"$TMP/envodd"
+crun_ "$TMP/envodd" -- --rm "$IMG" c6 true >"$TMP/out6" 2>&1 && rc=0 || rc=$?
+check "25 compute units over 2 GPUs: refused before it starts, saying why" \
+    bash -c "[ $rc != 0 ] && grep -q 'split evenly' '$TMP/out6'"
+check "nothing registered for it" test "$(registered_count)" = 0
 
 crun_ -- --rm "$IMG" c4 sh -c 'test ! -e /run/convgpu/container.sock && test -z "$LD_PRELOAD"' &&
     pass "no units: nothing mounted, no LD_PRELOAD" || fail "a container without units was changed"

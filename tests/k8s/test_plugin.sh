@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # test_plugin.sh — convgpu-device-plugin against the kubelet stand-in (kubelet-standin, the real
 # gRPC API v1beta1 on UNIX sockets) and a private convgpud with two emulated GPUs: it registers
-# both resources; kubelet's calls (GetDevicePluginOptions, ListAndWatch, GetPreferredAllocation,
+# its three resources (memory units, compute units, GPU slots); kubelet's calls (GetDevicePluginOptions, ListAndWatch, GetPreferredAllocation,
 # Allocate) get the right answers; bad IDs get a clear gRPC error and register nothing; a kubelet
 # restart (its sockets removed, kubelet.sock re-created) brings a second registration; units turn
 # Unhealthy when convgpud stops or no longer lists a GPU and Healthy when it comes back; bad
-# flags are refused. Everything runs in a temporary directory and is stopped at exit.
+# flags are refused; GPU slots are preferred by the topology convgpud reports (three GPUs, two
+# of them NVLinked). Everything runs in a temporary directory and is stopped at exit.
 . "$(dirname "$0")/../containers/lib.sh"
 STANDIN=$BUILD/bin/kubelet-standin
 PLUGIN=$BUILD/bin/convgpu-device-plugin
@@ -14,8 +15,10 @@ DP=$TMP/device-plugins
 mkdir -p "$DP"
 MEM=$DP/convgpu-memory.sock
 CMP=$DP/convgpu-compute.sock
+GPU=$DP/convgpu-gpu.sock
 MEMRES=convgpu.io_gpu-memory
 CMPRES=convgpu.io_gpu-compute
+GPURES=convgpu.io_gpu
 
 STANDIN_PID=
 ST= # the running stand-in's state directory
@@ -50,7 +53,8 @@ refused() { # refused CODE TEXT COMMAND...: the call fails with gRPC code CODE s
 # ---- flags ------------------------------------------------------------------------------------
 "$PLUGIN" --help | grep -q "convgpu.io/gpu-memory" && pass "--help names the resources" ||
     fail "--help"
-for bad in "--bogus" "--memory-unit 12x" "--memory-unit 1KiB" "--poll-ms 0" "--plugin-dir rel" "extra"; do
+for bad in "--bogus" "--memory-unit 12x" "--memory-unit 1KiB" "--poll-ms 0" "--plugin-dir rel" "extra" \
+    "--gpu-slots 0" "--gpu-slots 1001" "--gpu-slots x" "--gpu-slots +3"; do
     "$PLUGIN" $bad >/dev/null 2>&1 && rc=0 || rc=$?
     check "refused: $bad (exit 2)" test "$rc" = 2
 done
@@ -66,10 +70,11 @@ echo "memory units: GPU 0 $U0, GPU 1 $U1"
 start_standin kubelet1
 "$PLUGIN" --plugin-dir "$DP" --runtime-dir "$RUNDIR" --poll-ms 100 >>"$TMP/plugin.log" 2>&1 &
 PLUGIN_PID=$!
-wait_for "both resources registered" "$WAIT_S" bash -c "[ \$(wc -l <'$ST/registrations') = 2 ]" &&
+wait_for "the three resources registered" "$WAIT_S" bash -c "[ \$(wc -l <'$ST/registrations') = 3 ]" &&
     pass "registered" || fail "not registered"
 check "memory registered on its own endpoint" grep -qx "convgpu.io/gpu-memory convgpu-memory.sock" "$ST/registrations"
 check "compute registered on its own endpoint" grep -qx "convgpu.io/gpu-compute convgpu-compute.sock" "$ST/registrations"
+check "GPU slots registered on their own endpoint" grep -qx "convgpu.io/gpu convgpu-gpu.sock" "$ST/registrations"
 wait_for "options read" "$WAIT_S" test -s "$ST/$MEMRES.options"
 check "options: preferred allocation available, no PreStartContainer" \
     grep -qx "pre_start_required=0 preferred=1" "$ST/$MEMRES.options"
@@ -77,6 +82,8 @@ wait_for "memory units listed" "$WAIT_S" listed $MEMRES $((U0 + U1)) $((U0 + U1)
     pass "ListAndWatch: $((U0 + U1)) memory units, all Healthy" || { fail "memory list"; units $MEMRES | head -3; }
 wait_for "compute units listed" "$WAIT_S" listed $CMPRES 200 200 &&
     pass "ListAndWatch: 200 compute units, all Healthy" || fail "compute list"
+wait_for "GPU slots listed" "$WAIT_S" listed $GPURES 16 16 &&
+    pass "ListAndWatch: 8 slots per GPU, all Healthy" || fail "slot list"
 check "IDs name the GPU and unit" grep -qx "gpu1-mem-$((U1 - 1)) Healthy" "$ST/$MEMRES.list"
 
 # ---- GetPreferredAllocation -------------------------------------------------------------------
@@ -85,8 +92,13 @@ AVAIL="$(ids 0 mem 0 $((U0 - 1))),$(ids 1 mem 0 $((U1 - 1)))"
 check "2 units: on GPU 1, the tighter fit" test "$(sa prefer --socket "$MEM" --available "$AVAIL" --size 2)" = "gpu1-mem-0,gpu1-mem-1"
 check "$((U1 + 1)) units: only GPU 0 holds them" test "$(sa prefer --socket "$MEM" --available "$AVAIL" --size $((U1 + 1)) | cut -d, -f1)" = gpu0-mem-0
 check "must-include units are kept, on their GPU" test "$(sa prefer --socket "$MEM" --available "$AVAIL" --must gpu0-mem-3 --size 2)" = "gpu0-mem-3,gpu0-mem-0"
-check "larger than any GPU: refused (FAILED_PRECONDITION)" refused 9 "no single GPU" prefer --socket "$MEM" --available "$AVAIL" --size $((U0 + 1))
+check "larger than any GPU (a two-GPU pod's total): GPU 0's units, then GPU 1's" \
+    test "$(sa prefer --socket "$MEM" --available "$AVAIL" --size $((U0 + 1)))" = "$(ids 0 mem 0 $((U0 - 1))),gpu1-mem-0"
 check "a compute ID offered to memory: refused" refused 3 "gpu0-compute-0" prefer --socket "$MEM" --available "$AVAIL,gpu0-compute-0" --size 1
+SLOTS="$(ids 0 slot 0 7),$(ids 1 slot 0 2)"
+check "2 GPU slots: one on each GPU" test "$(sa prefer --socket "$GPU" --available "$SLOTS" --size 2)" = "gpu0-slot-0,gpu1-slot-0"
+check "3 GPU slots on a node of 2 GPUs: refused (FAILED_PRECONDITION)" refused 9 "fewer than 3 GPUs" prefer --socket "$GPU" --available "$SLOTS" --size 3
+check "two must-include slots of one GPU: refused" refused 3 "on one GPU" prefer --socket "$GPU" --available "$SLOTS" --must gpu0-slot-0,gpu0-slot-1 --size 2
 check "compute: 30 units from the fuller GPU" test "$(sa prefer --socket "$CMP" --available "$(ids 0 compute 0 99),$(ids 1 compute 0 49)" --size 30 | cut -d, -f1)" = gpu1-compute-0
 
 # ---- Allocate ---------------------------------------------------------------------------------
@@ -101,16 +113,22 @@ check "unknown ID: refused" refused 3 "unknown device ID" allocate --socket "$ME
 check "another resource's ID: refused" refused 3 "is a unit of convgpu.io/gpu-compute" allocate --socket "$MEM" gpu0-compute-1
 check "another node's GPU: refused" refused 3 "no such GPU" allocate --socket "$MEM" gpu7-mem-0
 check "beyond a GPU's units: refused" refused 3 "beyond that GPU" allocate --socket "$MEM" "gpu1-mem-$U1"
-check "units of two GPUs: refused" refused 3 "different GPUs" allocate --socket "$MEM" gpu0-mem-0,gpu1-mem-0
+sa allocate --socket "$MEM" gpu0-mem-0,gpu1-mem-0 >"$TMP/alloc" || fail "allocate split"
+check "units of two GPUs (a multi-GPU pod's total): their bytes, no GPU named" \
+    bash -c "grep -qx '0 CONVGPU_GPU_MEMORY=$((2 * 256 << 20))' '$TMP/alloc' && ! grep -q CONVGPU_GPU_DEVICE '$TMP/alloc'"
+sa allocate --socket "$GPU" gpu1-slot-4,gpu0-slot-2 >"$TMP/alloc" || fail "allocate slots"
+check "Allocate slots: CONVGPU_K8S_GPUS lists their GPUs" grep -qx "0 CONVGPU_K8S_GPUS=0,1" "$TMP/alloc"
+check "two slots of one GPU: refused" refused 3 "on one GPU" allocate --socket "$GPU" gpu0-slot-0,gpu0-slot-1
+check "a slot beyond --gpu-slots: refused" refused 3 "beyond that GPU" allocate --socket "$GPU" gpu0-slot-8
 check "the same unit twice: refused" refused 3 "twice" allocate --socket "$MEM" gpu0-mem-0,gpu0-mem-0
-check "one bad container fails the whole call" refused 3 "different GPUs" allocate --socket "$MEM" gpu0-mem-0 gpu0-mem-1,gpu1-mem-1
+check "one bad container fails the whole call" refused 3 "twice" allocate --socket "$MEM" gpu0-mem-0 gpu0-mem-1,gpu0-mem-1
 check "nothing was registered with convgpud" test "$(registered_count)" = 0
 
 # ---- kubelet restarts: sockets removed, kubelet.sock re-created, registered again --------------
 stop_standin
 start_standin kubelet2
-wait_for "registered again after the kubelet restart" "$WAIT_S" bash -c "[ \$(wc -l <'$ST/registrations' 2>/dev/null) = 2 ]" &&
-    pass "kubelet restart: both resources registered again" || fail "no second registration"
+wait_for "registered again after the kubelet restart" "$WAIT_S" bash -c "[ \$(wc -l <'$ST/registrations' 2>/dev/null) = 3 ]" &&
+    pass "kubelet restart: the three resources registered again" || fail "no second registration"
 wait_for "listed again" "$WAIT_S" listed $MEMRES $((U0 + U1)) $((U0 + U1)) &&
     pass "kubelet restart: ListAndWatch again" || fail "no list after the restart"
 check "kubelet restart: the re-created endpoint answers" bash -c "'$STANDIN' allocate --socket '$MEM' gpu0-mem-1 | grep -q CONVGPU_GPU_DEVICE=0"
@@ -121,6 +139,8 @@ wait_for "all memory units Unhealthy" "$WAIT_S" listed $MEMRES $((U0 + U1)) 0 &&
     pass "convgpud stopped: every memory unit Unhealthy" || fail "units stayed Healthy"
 wait_for "all compute units Unhealthy" "$WAIT_S" listed $CMPRES 200 0 &&
     pass "convgpud stopped: every compute unit Unhealthy" || fail "compute units stayed Healthy"
+wait_for "all slots Unhealthy" "$WAIT_S" listed $GPURES 16 0 &&
+    pass "convgpud stopped: every GPU slot Unhealthy" || fail "slots stayed Healthy"
 check "Allocate with the daemon down: refused (UNAVAILABLE)" refused 14 "not reachable" allocate --socket "$MEM" gpu0-mem-0
 start_daemon --emulate 2GiB
 wait_for "GPU 0 Healthy, GPU 1 not" "$WAIT_S" listed $MEMRES $((U0 + U1)) "$U0" &&
@@ -133,8 +153,20 @@ start_daemon --emulate 2GiB,1GiB
 wait_for "all Healthy again" "$WAIT_S" listed $MEMRES $((U0 + U1)) $((U0 + U1)) &&
     pass "both GPUs back: every unit Healthy" || fail "not Healthy again"
 
+# ---- GPU slots follow the topology: three GPUs, 1 and 2 NVLinked ------------------------------
+kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID"; DAEMON_PID=
+printf 'nvlink 1 2 2\n' >"$TMP/pair.topo"
+start_daemon --emulate 1GiB,1GiB,1GiB --topology "$TMP/pair.topo"
+wait_for "the third GPU's slots listed" "$WAIT_S" listed $GPURES 24 24 ||
+    fail "the slots of three GPUs were not listed"
+SLOTS3="$(ids 0 slot 0 7),$(ids 1 slot 0 7),$(ids 2 slot 0 7)"
+check "2 GPU slots: the NVLinked pair (1, 2), not the lowest indexes" \
+    test "$(sa prefer --socket "$GPU" --available "$SLOTS3" --size 2)" = "gpu1-slot-0,gpu2-slot-0"
+check "must include GPU 0: with GPU 1 (every link from GPU 0 is alike; the lower index)" \
+    test "$(sa prefer --socket "$GPU" --available "$SLOTS3" --must gpu0-slot-3 --size 2)" = "gpu0-slot-3,gpu1-slot-0"
+
 # ---- the plugin stops: its sockets go ---------------------------------------------------------
 stop_plugin
-check "stopped: endpoint sockets removed" test ! -e "$MEM" -a ! -e "$CMP"
+check "stopped: endpoint sockets removed" test ! -e "$MEM" -a ! -e "$CMP" -a ! -e "$GPU"
 [ "$FAILS" = 0 ] || { echo "--- plugin log ---"; tail -n 30 "$TMP/plugin.log"; }
 finish

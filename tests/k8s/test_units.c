@@ -1,10 +1,12 @@
 /* test_units.c — the device plugin's decisions without gRPC: device IDs (src/core/units.c), the
- * best-fit preference, the inventory read from convgpud's answer and carried across reads, and
- * what Allocate and GetPreferredAllocation answer for good and bad requests. */
+ * best-fit preference and its split over GPUs, the choice of GPU slots by topology (checked
+ * against a brute-force model), the inventory read from convgpud's answer and carried across
+ * reads, and what Allocate and GetPreferredAllocation answer for good and bad requests. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core.h"
 #include "inventory.h"
 #include "plugin.h"
 #include "units.h"
@@ -30,10 +32,15 @@ static void test_ids(void)
               u.n == 0, "gpu12-mem-0");
     CHECK(cg_unit_id_parse("gpu0-compute-99", &k, &u) == 0 && k == CG_UNIT_COMPUTE && u.n == 99,
           "gpu0-compute-99");
+    CHECK(cg_unit_id_format(buf, sizeof buf, CG_UNIT_SLOT, (cg_unit){7, 2}) > 0 &&
+              strcmp(buf, "gpu7-slot-2") == 0, "%s", buf);
+    CHECK(cg_unit_id_parse("gpu7-slot-2", &k, &u) == 0 && k == CG_UNIT_SLOT && u.gpu == 7 &&
+              u.n == 2, "gpu7-slot-2");
     const char *bad[] = {"", "gpu", "gpu0", "gpu0-mem-", "gpu-mem-1", "gpu01-mem-1", "gpu1-mem-01",
                          "gpu1-mem-1x", "gpu1-mem-1 ", " gpu1-mem-1", "gpu1-Mem-1", "gpu1-mem--1",
                          "gpu1-memory-1", "GPU-3a9c-mem-1", "gpu1024-mem-0", "gpu0-mem-1000000",
-                         "gpu99999999999999999999-mem-0", "gpu0-compute-1-", "cpu0-mem-0"};
+                         "gpu99999999999999999999-mem-0", "gpu0-compute-1-", "cpu0-mem-0",
+                         "gpu0-slot-", "gpu0-slots-1", "gpu0-slot-01"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         CHECK(cg_unit_id_parse(bad[i], &k, &u) == -1, "\"%s\" accepted", bad[i]);
     CHECK(cg_unit_id_parse(NULL, &k, &u) == -1, "NULL accepted");
@@ -60,19 +67,205 @@ static void test_prefer(void)
           "4 units: GPU 2 (4 free) rather than GPU 0 (6 free)");
     CHECK(cg_units_prefer(avail, n, NULL, 0, 5, out) == CG_PREFER_OK && avail[out[0]].gpu == 0,
           "5 units: only GPU 0 holds them");
-    CHECK(cg_units_prefer(avail, n, NULL, 0, 7, out) == CG_PREFER_NO_GPU,
-          "7 units: 13 free on the node, but no single GPU has 7");
+    /* No single GPU has 7 (a multi-GPU pod's total): as few GPUs as possible, the one with
+     * the most available first (GPU 0's 6), then the next (GPU 2's lowest). */
+    size_t out13[13];
+    CHECK(cg_units_prefer(avail, n, NULL, 0, 7, out13) == CG_PREFER_OK &&
+              avail[out13[0]].gpu == 0 && avail[out13[5]].gpu == 0 && avail[out13[6]].gpu == 2 &&
+              avail[out13[6]].n == 0, "7 units: 6 of GPU 0 and GPU 2's unit 0");
+    CHECK(cg_units_prefer(avail, n, NULL, 0, 13, out13) == CG_PREFER_OK, "every unit");
     cg_unit must[2] = {{0, 12}, {0, 14}};
     CHECK(cg_units_prefer(avail, n, must, 2, 3, out) == CG_PREFER_OK && avail[out[0]].gpu == 0 &&
               avail[out[0]].n == 12 && avail[out[1]].n == 14 && avail[out[2]].n == 10,
           "must units first, on their GPU, then the lowest other");
     cg_unit split[2] = {{0, 12}, {1, 3}};
-    CHECK(cg_units_prefer(avail, n, split, 2, 3, out) == CG_PREFER_SPLIT_MUST, "split must");
+    CHECK(cg_units_prefer(avail, n, split, 2, 3, out) == CG_PREFER_OK && out[0] == 2 &&
+              out[1] == 8 && avail[out[2]].gpu == 0 && avail[out[2]].n == 10,
+          "must units on two GPUs: they first, then the GPU with the most left");
     CHECK(cg_units_prefer(avail, n, must, 2, 1, out) == CG_PREFER_TOO_FEW_MUST, "too few");
     /* Ties go to the lower index. */
     cg_unit tie[4] = {{5, 0}, {5, 1}, {4, 0}, {4, 1}};
     CHECK(cg_units_prefer(tie, 4, NULL, 0, 2, out) == CG_PREFER_OK && tie[out[0]].gpu == 4,
           "tie: GPU 4 before GPU 5");
+}
+
+/* Random sets of available units: cg_units_prefer's choice is `size` distinct positions with
+ * every must unit; on one GPU when one GPU can hold them with the must units (the best fit);
+ * otherwise, without must units, on as few GPUs as any choice could use. */
+static void test_prefer_model(void)
+{
+    srand(12345);
+    for (int round = 0; round < 20000; round++) {
+        cg_unit avail[40];
+        size_t navail = 0, count[5] = {0};
+        for (unsigned g = 0; g < 5; g++) {
+            unsigned k = (unsigned)rand() % 8;
+            for (unsigned i = 0; i < k; i++) {
+                avail[navail++] = (cg_unit){g, (unsigned)rand() % 3 * 10 + i};
+                count[g]++;
+            }
+        }
+        if (navail == 0)
+            continue;
+        size_t size = 1 + (size_t)rand() % navail, nmust = 0;
+        cg_unit must[3];
+        if (rand() % 3 == 0)
+            for (size_t i = 0; i < 3 && nmust < size; i++)
+                if (rand() % 2) {
+                    cg_unit c = avail[(size_t)rand() % navail];
+                    bool dup = false;
+                    for (size_t j = 0; j < nmust; j++)
+                        dup = dup || (must[j].gpu == c.gpu && must[j].n == c.n);
+                    if (!dup)
+                        must[nmust++] = c;
+                }
+        size_t out[40];
+        cg_prefer_result r = cg_units_prefer(avail, navail, must, nmust, size, out);
+        CHECK(r == CG_PREFER_OK, "round %d: %d", round, r);
+        if (r != CG_PREFER_OK)
+            continue;
+        bool seen[40] = {false}, gpus_used[5] = {false};
+        size_t ngpus = 0;
+        for (size_t i = 0; i < size; i++) {
+            CHECK(out[i] < navail && !seen[out[i]], "round %d: position %zu", round, out[i]);
+            if (out[i] >= navail || seen[out[i]])
+                break;
+            seen[out[i]] = true;
+            if (!gpus_used[avail[out[i]].gpu])
+                ngpus++;
+            gpus_used[avail[out[i]].gpu] = true;
+        }
+        for (size_t j = 0; j < nmust; j++) {
+            bool in = false;
+            for (size_t i = 0; i < size; i++)
+                in = in || (avail[out[i]].gpu == must[j].gpu && avail[out[i]].n == must[j].n);
+            CHECK(in, "round %d: must unit %zu left out", round, j);
+        }
+        bool must_one = true;
+        for (size_t j = 1; j < nmust; j++)
+            must_one = must_one && must[j].gpu == must[0].gpu;
+        size_t best = 0;
+        bool one_fits = false;
+        for (unsigned g = 0; g < 5; g++)
+            if (count[g] >= size && must_one && (nmust == 0 || g == must[0].gpu) &&
+                (!one_fits || count[g] < count[best])) {
+                one_fits = true;
+                best = g;
+            }
+        if (one_fits) {
+            CHECK(ngpus == 1 && gpus_used[best], "round %d: one GPU (%zu) holds %zu", round,
+                  best, size);
+        } else if (nmust == 0) {
+            size_t sorted[5], k = 0, sum = 0;
+            memcpy(sorted, count, sizeof sorted);
+            for (unsigned a = 0; a < 5; a++)
+                for (unsigned b = a + 1; b < 5; b++)
+                    if (sorted[b] > sorted[a]) {
+                        size_t t = sorted[a];
+                        sorted[a] = sorted[b];
+                        sorted[b] = t;
+                    }
+            while (sum < size)
+                sum += sorted[k++];
+            CHECK(ngpus == k, "round %d: %zu GPUs used, %zu would do", round, ngpus, k);
+        }
+    }
+}
+
+/* Four GPUs: NVLink pairs (0,1) and (2,3), the rest across the sockets. */
+static unsigned pairs_cost(const void *ctx, unsigned a, unsigned b)
+{
+    (void)ctx;
+    return a / 2 == b / 2 ? cg_link_cost(CG_LINK_NVLINK) : cg_link_cost(CG_LINK_SYSTEM);
+}
+
+/* The cost of a pair from a 6 x 6 table of costs (ctx). */
+static unsigned table_cost(const void *ctx, unsigned a, unsigned b)
+{
+    const unsigned (*t)[6] = ctx;
+    return t[a][b];
+}
+
+static void test_prefer_gpus(void)
+{
+    /* Free slots: GPU 0 two, GPU 1 one, GPU 2 three, GPU 3 three. */
+    cg_unit avail[] = {{0, 4}, {0, 1}, {1, 7}, {2, 0}, {2, 1}, {2, 2}, {3, 5}, {3, 6}, {3, 7}};
+    size_t n = sizeof avail / sizeof *avail, out[4];
+    CHECK(cg_units_prefer_gpus(avail, n, NULL, 0, 2, pairs_cost, NULL, out) == CG_PREFER_OK &&
+              avail[out[0]].gpu == 2 && avail[out[0]].n == 0 && avail[out[1]].gpu == 3 &&
+              avail[out[1]].n == 5, "2 GPUs: the NVLink pair with the most free slots (2, 3)");
+    cg_unit must1[] = {{1, 7}};
+    CHECK(cg_units_prefer_gpus(avail, n, must1, 1, 2, pairs_cost, NULL, out) == CG_PREFER_OK &&
+              avail[out[0]].gpu == 0 && avail[out[0]].n == 1 && out[1] == 2,
+          "must GPU 1: its NVLink peer 0 beside it");
+    CHECK(cg_units_prefer_gpus(avail, n, NULL, 0, 3, pairs_cost, NULL, out) == CG_PREFER_OK &&
+              avail[out[0]].gpu == 0 && avail[out[1]].gpu == 2 && avail[out[2]].gpu == 3,
+          "3 GPUs: every set costs the same; the most free slots win (2, 3, then 0)");
+    CHECK(cg_units_prefer_gpus(avail, n, NULL, 0, 4, pairs_cost, NULL, out) == CG_PREFER_OK,
+          "all four");
+    CHECK(cg_units_prefer_gpus(avail, n, NULL, 0, 5, pairs_cost, NULL, out) == CG_PREFER_NO_GPU,
+          "five GPUs of four");
+    cg_unit same[] = {{2, 0}, {2, 1}};
+    CHECK(cg_units_prefer_gpus(avail, n, same, 2, 2, pairs_cost, NULL, out) ==
+              CG_PREFER_SPLIT_MUST, "two must slots of one GPU");
+    CHECK(cg_units_prefer_gpus(avail, n, must1, 1, 0, pairs_cost, NULL, out) ==
+              CG_PREFER_TOO_FEW_MUST, "a must slot beyond the size");
+
+    /* Random topologies (6 GPUs, levels at random) against brute force: the choice has the
+     * least pairwise cost of any set of GPUs with a free slot and includes the must GPU. */
+    static unsigned level[6][6];
+    srand(777);
+    for (int round = 0; round < 3000; round++) {
+        for (unsigned a = 0; a < 6; a++)
+            for (unsigned b = a + 1; b < 6; b++)
+                level[a][b] = level[b][a] = cg_link_cost((cg_link)(rand() % CG_LINK__COUNT));
+        cg_unit av[18];
+        size_t na = 0;
+        bool has[6] = {false};
+        for (unsigned g = 0; g < 6; g++)
+            for (unsigned k = (unsigned)rand() % 3; k > 0; k--) {
+                av[na++] = (cg_unit){g, k};
+                has[g] = true;
+            }
+        unsigned ngpu = 0;
+        for (unsigned g = 0; g < 6; g++)
+            ngpu += has[g];
+        if (ngpu == 0)
+            continue;
+        size_t size = 1 + (size_t)rand() % ngpu, nm = rand() % 2 && na ? 1 : 0;
+        cg_unit m[1] = {av[na ? (size_t)rand() % na : 0]};
+        size_t o[6];
+        cg_prefer_result r = cg_units_prefer_gpus(av, na, m, nm, size, table_cost, level, o);
+        CHECK(r == CG_PREFER_OK, "round %d: %d", round, r);
+        if (r != CG_PREFER_OK)
+            continue;
+        unsigned got = 0, mask = 0;
+        for (size_t i = 0; i < size; i++) {
+            CHECK(!(mask & (1u << av[o[i]].gpu)), "round %d: a GPU twice", round);
+            mask |= 1u << av[o[i]].gpu;
+        }
+        for (size_t i = 0; i < size; i++)
+            for (size_t j = i + 1; j < size; j++)
+                got += level[av[o[i]].gpu][av[o[j]].gpu];
+        unsigned best = ~0u;
+        for (unsigned set = 0; set < 64; set++) {
+            if ((size_t)__builtin_popcount(set) != size || (nm && !(set & (1u << m[0].gpu))))
+                continue;
+            bool ok = true;
+            unsigned c = 0;
+            for (unsigned a = 0; a < 6; a++)
+                if (set & (1u << a)) {
+                    ok = ok && has[a];
+                    for (unsigned b = a + 1; b < 6; b++)
+                        if (set & (1u << b))
+                            c += level[a][b];
+                }
+            if (ok && c < best)
+                best = c;
+        }
+        CHECK(got == best && (!nm || (mask & (1u << m[0].gpu))), "round %d: cost %u, best %u",
+              round, got, best);
+    }
 }
 
 static void inventory_of(struct dp_inventory *inv, const char *json)
@@ -96,7 +289,12 @@ static void test_inventory(void)
                          "[{\"index\":0,\"uuid\":\"x\",\"capacity\":-5}]",
                          ("[{\"index\":0,\"uuid\":\"x\",\"capacity\":1},"
                           "{\"index\":0,\"uuid\":\"y\",\"capacity\":1}]"),
-                         "[{\"index\":4096,\"uuid\":\"x\",\"capacity\":1}]"};
+                         "[{\"index\":4096,\"uuid\":\"x\",\"capacity\":1}]",
+                         "[{\"index\":0,\"uuid\":\"x\",\"capacity\":1,\"topology\":[]}]",
+                         "[{\"index\":0,\"uuid\":\"x\",\"capacity\":1,\"topology\":{\"1\":\"warp\"}}]",
+                         "[{\"index\":0,\"uuid\":\"x\",\"capacity\":1,\"topology\":{\"0\":\"nvlink\"}}]",
+                         "[{\"index\":0,\"uuid\":\"x\",\"capacity\":1,\"topology\":{\"x1\":\"nvlink\"}}]",
+                         "[{\"index\":0,\"uuid\":\"x\",\"capacity\":1,\"topology\":{\"1\":3}}]"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         json_t *j = json_loads(bad[i], 0, NULL);
         struct dp_inventory keep = inv;
@@ -120,16 +318,17 @@ static void test_inventory(void)
     CHECK(dp_inventory_equal(&merged, &inv), "both back: as before");
 }
 
+static const struct dp_config config = {.unit_bytes = 256 * MIB, .gpu_slots = 8, .poll_ms = 1000};
+
 static int alloc(const struct dp_inventory *inv, cg_unit_kind kind, size_t n, const char **ids,
                  struct dp_env *envs, size_t *nenvs, char *msg)
 {
-    return dp_allocate_on(inv, 256 * MIB, kind, ids, n, envs, nenvs, msg, 256);
+    return dp_allocate_on(inv, &config, kind, ids, n, envs, nenvs, msg, 256);
 }
 
 static void test_allocate(void)
 {
-    struct dp_config c = {.unit_bytes = 256 * MIB, .poll_ms = 1000};
-    dp_configure(&c);
+    dp_configure(&config);
     struct dp_inventory inv;
     inventory_of(&inv, "[{\"index\":0,\"uuid\":\"GPU-a\",\"capacity\":5368709120},"
                        "{\"index\":1,\"uuid\":\"GPU-b\",\"capacity\":1073741824}]");
@@ -156,12 +355,28 @@ static void test_allocate(void)
               strcmp(envs[0].name, "CONVGPU_GPU_COMPUTE") == 0 && strcmp(envs[0].value, "2") == 0,
           "2%% of GPU 0, the GPU left to the memory units: %s", msg);
 
+    /* Memory units of two GPUs (a multi-GPU pod's total): no GPU named, the daemon places. */
+    const char *split[] = {"gpu0-mem-1", "gpu1-mem-1"};
+    CHECK(alloc(&inv, CG_UNIT_MEMORY, 2, split, envs, &ne, msg) == DP_OK && ne == 1 &&
+              strcmp(envs[0].value, "536870912") == 0, "2 units of 2 GPUs: %s", msg);
+    list = dp_list_units(&inv, CG_UNIT_SLOT, &n);
+    CHECK(list && n == 16 && strcmp(list[8].id, "gpu1-slot-0") == 0 && list[15].healthy,
+          "8 slots per GPU");
+    free(list);
+    const char *slots[] = {"gpu1-slot-3", "gpu0-slot-7"};
+    CHECK(alloc(&inv, CG_UNIT_SLOT, 2, slots, envs, &ne, msg) == DP_OK && ne == 1 &&
+              strcmp(envs[0].name, "CONVGPU_K8S_GPUS") == 0 && strcmp(envs[0].value, "0,1") == 0,
+          "slots of GPUs 1 and 0: CONVGPU_K8S_GPUS=0,1 (%s=%s) %s", envs[0].name, envs[0].value,
+          msg);
+
     struct { const char *ids[3]; size_t n; cg_unit_kind kind; int code; const char *says; } bad[] = {
         {{"gpu0-mem-x"}, 1, CG_UNIT_MEMORY, DP_INVALID_ARGUMENT, "unknown device ID"},
         {{"gpu0-compute-1"}, 1, CG_UNIT_MEMORY, DP_INVALID_ARGUMENT, "not of convgpu.io/gpu-memory"},
         {{"gpu2-mem-0"}, 1, CG_UNIT_MEMORY, DP_INVALID_ARGUMENT, "no such GPU"},
         {{"gpu1-mem-4"}, 1, CG_UNIT_MEMORY, DP_INVALID_ARGUMENT, "beyond that GPU's units"},
-        {{"gpu0-mem-1", "gpu1-mem-1"}, 2, CG_UNIT_MEMORY, DP_INVALID_ARGUMENT, "different GPUs"},
+        {{"gpu0-slot-1", "gpu0-slot-2"}, 2, CG_UNIT_SLOT, DP_INVALID_ARGUMENT, "on one GPU"},
+        {{"gpu1-slot-8"}, 1, CG_UNIT_SLOT, DP_INVALID_ARGUMENT, "beyond that GPU's units"},
+        {{"gpu0-mem-1"}, 1, CG_UNIT_SLOT, DP_INVALID_ARGUMENT, "not of convgpu.io/gpu"},
         {{"gpu0-mem-1", "gpu0-mem-1"}, 2, CG_UNIT_MEMORY, DP_INVALID_ARGUMENT, "twice"},
         {{NULL}, 0, CG_UNIT_MEMORY, DP_INVALID_ARGUMENT, "no device IDs"},
     };
@@ -189,8 +404,9 @@ static void test_allocate(void)
     size_t out[5];
     CHECK(dp_prefer(CG_UNIT_MEMORY, avail, 5, NULL, 0, 2, out, msg, sizeof msg) == DP_OK &&
               out[0] == 3 && out[1] == 4, "2 units: GPU 1 (best fit): %s", msg);
-    CHECK(dp_prefer(CG_UNIT_MEMORY, avail, 5, NULL, 0, 4, out, msg, sizeof msg) ==
-              DP_FAILED_PRECONDITION && strstr(msg, "no single GPU"), "4 units: %s", msg);
+    CHECK(dp_prefer(CG_UNIT_MEMORY, avail, 5, NULL, 0, 4, out, msg, sizeof msg) == DP_OK &&
+              out[0] == 0 && out[1] == 1 && out[2] == 2 && out[3] == 3,
+          "4 units: no GPU has them, GPU 0's 3 and GPU 1's first: %s", msg);
     CHECK(dp_prefer(CG_UNIT_MEMORY, avail, 5, NULL, 0, 0, out, msg, sizeof msg) ==
               DP_INVALID_ARGUMENT, "size 0");
     CHECK(dp_prefer(CG_UNIT_MEMORY, avail, 5, NULL, 0, 6, out, msg, sizeof msg) ==
@@ -204,12 +420,32 @@ static void test_allocate(void)
     const char *dup[] = {"gpu0-mem-0", "gpu0-mem-0"};
     CHECK(dp_prefer(CG_UNIT_MEMORY, dup, 2, NULL, 0, 1, out, msg, sizeof msg) ==
               DP_INVALID_ARGUMENT && strstr(msg, "twice"), "%s", msg);
+
+    /* Slots weigh the topology convgpud reports: GPUs 1 and 2 are NVLink peers. */
+    struct dp_inventory topo;
+    inventory_of(&topo, "[{\"index\":0,\"uuid\":\"a\",\"capacity\":1,\"topology\":{\"1\":\"system\",\"2\":\"system\"}},"
+                        "{\"index\":1,\"uuid\":\"b\",\"capacity\":1,\"topology\":{\"0\":\"system\",\"2\":\"nvlink\"}},"
+                        "{\"index\":2,\"uuid\":\"c\",\"capacity\":1,\"topology\":{\"0\":\"system\",\"1\":\"nvlink\"}}]");
+    CHECK(topo.gpus[1].nlinks == 2 && dp_gpu_cost(&topo, 1, 2) == cg_link_cost(CG_LINK_NVLINK) &&
+              dp_gpu_cost(&topo, 0, 2) == cg_link_cost(CG_LINK_SYSTEM) &&
+              dp_gpu_cost(&topo, 0, 9) == cg_link_cost(CG_LINK_SYSTEM), "the links read");
+    const char *sl[] = {"gpu0-slot-0", "gpu0-slot-1", "gpu1-slot-0", "gpu2-slot-0"};
+    CHECK(dp_prefer_on(&topo, CG_UNIT_SLOT, sl, 4, NULL, 0, 2, out, msg, sizeof msg) == DP_OK &&
+              out[0] == 2 && out[1] == 3, "2 GPUs: the NVLink pair, not GPU 0 with more slots: %s",
+          msg);
+    CHECK(dp_prefer_on(&topo, CG_UNIT_SLOT, sl, 4, NULL, 0, 4, out, msg, sizeof msg) ==
+              DP_FAILED_PRECONDITION && strstr(msg, "fewer than 4 GPUs"), "%s", msg);
+    const char *two_of_one[] = {"gpu0-slot-0", "gpu0-slot-1"};
+    CHECK(dp_prefer_on(&topo, CG_UNIT_SLOT, sl, 4, two_of_one, 2, 2, out, msg, sizeof msg) ==
+              DP_INVALID_ARGUMENT && strstr(msg, "on one GPU"), "%s", msg);
 }
 
 int main(void)
 {
     test_ids();
     test_prefer();
+    test_prefer_model();
+    test_prefer_gpus();
     test_inventory();
     test_allocate();
     if (failures)

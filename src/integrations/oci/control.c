@@ -52,6 +52,12 @@ static long post(const char *id, const struct oci_request *req, json_t **ans, ch
         json_object_set_new(body, "device", json_integer(req->device));
     if (body && req->gpus)
         json_object_set_new(body, "gpus", json_integer(req->gpus));
+    if (body && req->ndevices) {
+        json_t *devs = json_array();
+        for (unsigned i = 0; devs && i < req->ndevices; i++)
+            json_array_append_new(devs, json_integer(req->devices[i]));
+        json_object_set_new(body, "devices", devs);
+    }
     if (body && req->compute_pct)
         json_object_set_new(body, "gpu_compute", json_integer(req->compute_pct));
     if (body && req->has_mode)

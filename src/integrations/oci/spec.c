@@ -104,6 +104,46 @@ static int parse_device(const char *text, long *device, char *err, size_t errlen
     return 0;
 }
 
+/* CONVGPU_K8S_GPUS: distinct GPU indexes, comma-separated ("0,2"), 1 to OCI_MAX_GPUS of them. */
+static int parse_k8s_gpus(const char *text, struct oci_request *req, char *err, size_t errlen)
+{
+    const char *p = text;
+    req->ndevices = 0;
+    for (;;) {
+        char *end;
+        errno = 0;
+        long d = *p >= '0' && *p <= '9' ? strtol(p, &end, 10) : -1;
+        if (d < 0 || errno || end == p || d > 1023 || (*end != ',' && *end != '\0') ||
+            req->ndevices == OCI_MAX_GPUS)
+            return fail(err, errlen, "bad %s '%.80s': want distinct GPU indexes such as 0,2",
+                        OCI_ENV_K8S_GPUS, text);
+        for (unsigned i = 0; i < req->ndevices; i++)
+            if (req->devices[i] == (unsigned)d)
+                return fail(err, errlen, "%s '%.80s' names GPU %ld twice", OCI_ENV_K8S_GPUS,
+                            text, d);
+        req->devices[req->ndevices++] = (unsigned)d;
+        if (*end == '\0')
+            return 0;
+        p = end + 1;
+    }
+}
+
+/* A multi-GPU pod's compute units: the total over its n GPUs, a whole multiple of n whose
+ * part is a share of 1 to 100%. */
+static int parse_k8s_compute(const char *text, unsigned n, unsigned *per_gpu, char *err,
+                             size_t errlen)
+{
+    char *end;
+    errno = 0;
+    long v = *text >= '0' && *text <= '9' ? strtol(text, &end, 10) : -1;
+    if (v < 1 || errno || *end || v > 100l * n || v % n != 0)
+        return fail(err, errlen, "compute units '%.32s' in %s do not split evenly over the %u "
+                                 "GPUs of %s: ask for a multiple of %u, at most %u",
+                    text, OCI_ENV_COMPUTE, n, OCI_ENV_K8S_GPUS, n, 100 * n);
+    *per_gpu = (unsigned)(v / n);
+    return 0;
+}
+
 static const char *annotation(json_t *config, const char *key, bool *bad)
 {
     json_t *v = json_object_get(json_object_get(config, "annotations"), key);
@@ -128,6 +168,9 @@ int oci_spec_request(json_t *config, struct oci_request *req, char *err, size_t 
 
     bool bad = false;
     const char *text = NULL, *dev = NULL;
+    const char *k8s_gpus = env ? env_get(env, OCI_ENV_K8S_GPUS) : NULL;
+    if (k8s_gpus && parse_k8s_gpus(k8s_gpus, req, err, errlen) != 0)
+        return -1;
     if (env && (text = env_get(env, OCI_ENV_MEMORY)))
         req->source = OCI_ENV_MEMORY;
     else if ((text = annotation(config, OCI_ANN_MEMORY, &bad)))
@@ -157,6 +200,10 @@ int oci_spec_request(json_t *config, struct oci_request *req, char *err, size_t 
         req->exclusive = true;
     else if (excl && strcmp(excl, "no") != 0 && strcmp(excl, "false") != 0 && strcmp(excl, "0") != 0)
         return fail(err, errlen, "bad %s '%s': yes or no", excl_source, excl);
+    if (k8s_gpus && !text)
+        return fail(err, errlen, "the container has GPU slots (%s, convgpu.io/gpu) but no GPU "
+                                 "memory: ask for convgpu.io/gpu-memory units as well",
+                    OCI_ENV_K8S_GPUS);
     if (!text && !req->exclusive && (share || mode))
         return fail(err, errlen, "the container asks for a compute share (%s) but no GPU memory: "
                                  "give " OCI_ENV_MEMORY " or the annotation " OCI_ANN_MEMORY
@@ -194,7 +241,17 @@ int oci_spec_request(json_t *config, struct oci_request *req, char *err, size_t 
                  text, req->source, why ? why : "must be greater than zero");
         return -1;
     }
-    if (share && !cg_compute_pct_parse(share, &req->compute_pct))
+    if (k8s_gpus) {
+        /* kubelet counted the pod's units as totals over its GPUs: each GPU gets its part. */
+        unsigned n = req->ndevices;
+        if (req->bytes % n != 0 || req->bytes / n == 0)
+            return fail(err, errlen, "GPU memory %s in %s does not split evenly over the %u GPUs "
+                                     "of %s: ask for a multiple of %u memory units",
+                        text, req->source, n, OCI_ENV_K8S_GPUS, n);
+        req->bytes /= n;
+        if (share && parse_k8s_compute(share, n, &req->compute_pct, err, errlen) != 0)
+            return -1;
+    } else if (share && !cg_compute_pct_parse(share, &req->compute_pct))
         return fail(err, errlen, "bad compute share '%s' in %s: a whole percentage from 1 to 100",
                     share, req->compute_source);
     if (mode && !cg_compute_mode_parse(mode, &req->compute_mode))
@@ -204,8 +261,9 @@ int oci_spec_request(json_t *config, struct oci_request *req, char *err, size_t 
         return fail(err, errlen, "a compute mode (%s) needs a share: give %s or the annotation %s",
                     mode_source, OCI_ENV_COMPUTE, OCI_ANN_COMPUTE);
     req->has_mode = mode != NULL;
-    dev = env ? env_get(env, OCI_ENV_DEVICE) : NULL;
-    if (!dev)
+    /* With slots, the memory units' GPU is kubelet's count, not where the container runs. */
+    dev = env && !k8s_gpus ? env_get(env, OCI_ENV_DEVICE) : NULL;
+    if (!dev && !k8s_gpus)
         dev = annotation(config, OCI_ANN_DEVICE, &bad);
     if (bad)
         return fail(err, errlen, "%s", "config.json: an annotation is not a string");
@@ -228,8 +286,13 @@ int oci_spec_request(json_t *config, struct oci_request *req, char *err, size_t 
         if (n > 1 && req->device >= 0)
             return fail(err, errlen, "%s names one GPU but %s asks for %ld", OCI_ENV_DEVICE,
                         gpus_source, n);
+        if (k8s_gpus && (unsigned)n != req->ndevices)
+            return fail(err, errlen, "%s asks for %ld GPUs but %s names %u", gpus_source, n,
+                        OCI_ENV_K8S_GPUS, req->ndevices);
         req->gpus = (unsigned)n;
     }
+    if (k8s_gpus)
+        req->gpus = req->ndevices;
     req->wanted = true;
     return 0;
 }

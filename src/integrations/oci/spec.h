@@ -27,6 +27,11 @@
 #define OCI_ANN_DEVICE "com.convgpu.device"
 /* Several GPUs (the limit and share per GPU): CONVGPU_GPUS=N or the annotation. */
 #define OCI_ENV_GPUS "CONVGPU_GPUS"
+/* Set by the Kubernetes device plugin's convgpu.io/gpu slots (docs/KUBERNETES.md): the GPUs of
+ * a multi-GPU container, over which the memory and compute totals kubelet counted are split
+ * evenly. */
+#define OCI_ENV_K8S_GPUS "CONVGPU_K8S_GPUS"
+#define OCI_MAX_GPUS 64
 #define OCI_ANN_GPUS "com.convgpu.gpus"
 #define OCI_ANN_PAPER "com.nvidia.memory.limit"
 /* The compute share and its mode, each from the environment, else the annotation. */
@@ -48,6 +53,8 @@ struct oci_request {
     uint64_t bytes;       /* the limit */
     long device;          /* a GPU index, or -1: the placement policy chooses */
     unsigned gpus;        /* 0: not asked (one); else 1..64 GPUs, each with the limit */
+    unsigned ndevices;    /* > 0: the GPUs are named (devices[], distinct; gpus == ndevices) */
+    unsigned devices[OCI_MAX_GPUS];
     const char *source;   /* where the limit came from: the variable or annotation name */
     bool has_user;        /* process.user gave the uid/gid the container runs as */
     uint32_t uid, gid;
@@ -63,7 +70,8 @@ struct oci_request {
 /* Reads the request from process.env and annotations. Returns 0 (check req->wanted), or -1 when
  * the request is malformed (bad size, zero, bad device, no process section, a share that is not
  * a whole percent 1-100, an unknown mode, a mode without a share, a share without a GPU-memory
- * or exclusive request, an exclusive value that is not yes/no); err says why. The strings in
+ * or exclusive request, an exclusive value that is not yes/no, a CONVGPU_K8S_GPUS list that does
+ * not parse or over which the memory or compute total does not split evenly); err says why. The strings in
  * req point into config. */
 int oci_spec_request(json_t *config, struct oci_request *req, char *err, size_t errlen);
 

@@ -2,6 +2,7 @@
  * the inventory; rpc.cc only converts messages (plugin.h). Every device ID kubelet sends is
  * checked here, where it enters. */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,15 +11,20 @@
 
 const char *dp_resource_name(cg_unit_kind kind)
 {
-    return kind == CG_UNIT_MEMORY ? DP_RESOURCE_MEMORY : DP_RESOURCE_COMPUTE;
+    switch (kind) {
+    case CG_UNIT_MEMORY: return DP_RESOURCE_MEMORY;
+    case CG_UNIT_COMPUTE: return DP_RESOURCE_COMPUTE;
+    case CG_UNIT_SLOT: return DP_RESOURCE_GPU;
+    }
+    return "?";
 }
 
 struct dp_device *dp_list_units(const struct dp_inventory *inv, cg_unit_kind kind, size_t *n)
 {
-    uint64_t unit = dp_config_get()->unit_bytes;
+    const struct dp_config *cfg = dp_config_get();
     size_t total = 0;
     for (size_t g = 0; g < inv->ngpus; g++)
-        total += dp_gpu_units(&inv->gpus[g], kind, unit);
+        total += dp_gpu_units(&inv->gpus[g], kind, cfg);
     struct dp_device *list = calloc(total ? total : 1, sizeof *list);
     if (!list) {
         *n = 0;
@@ -27,7 +33,7 @@ struct dp_device *dp_list_units(const struct dp_inventory *inv, cg_unit_kind kin
     size_t k = 0;
     for (size_t g = 0; g < inv->ngpus; g++) {
         const struct dp_gpu *gpu = &inv->gpus[g];
-        unsigned units = dp_gpu_units(gpu, kind, unit);
+        unsigned units = dp_gpu_units(gpu, kind, cfg);
         for (unsigned u = 0; u < units; u++) {
             cg_unit_id_format(list[k].id, sizeof list[k].id, kind,
                               (cg_unit){.gpu = gpu->index, .n = u});
@@ -44,8 +50,8 @@ static int check_id(const char *id, cg_unit_kind kind, cg_unit *u, char *msg, si
 {
     cg_unit_kind k;
     if (!id || cg_unit_id_parse(id, &k, u) != 0) {
-        snprintf(msg, msglen, "unknown device ID \"%.64s\": convgpu's IDs are gpu<INDEX>-mem-<N> "
-                              "and gpu<INDEX>-compute-<N>", id ? id : "");
+        snprintf(msg, msglen, "unknown device ID \"%.64s\": convgpu's IDs are gpu<INDEX>-mem-<N>, "
+                              "gpu<INDEX>-compute-<N> and gpu<INDEX>-slot-<N>", id ? id : "");
         return DP_INVALID_ARGUMENT;
     }
     if (k != kind) {
@@ -68,7 +74,30 @@ static int has_duplicate(const cg_unit *units, size_t n, const char *const *ids,
     return 0;
 }
 
-int dp_allocate_on(const struct dp_inventory *inv, uint64_t unit_bytes, cg_unit_kind kind,
+/* The GPUs of a container's slots, ascending, as CONVGPU_K8S_GPUS lists them ("0,2"); n is at
+ * most DP_MAX_GPUS (checked where the IDs enter). */
+static void gpu_list(const cg_unit *units, size_t n, char *buf, size_t len)
+{
+    unsigned sorted[DP_MAX_GPUS];
+    for (size_t i = 0; i < n; i++) {
+        size_t j = i;
+        while (j > 0 && sorted[j - 1] > units[i].gpu) {
+            sorted[j] = sorted[j - 1];
+            j--;
+        }
+        sorted[j] = units[i].gpu;
+    }
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        int w = snprintf(buf + at, len - at, "%s%u", i ? "," : "", sorted[i]);
+        if (w < 0 || (size_t)w >= len - at)
+            return;
+        at += (size_t)w;
+    }
+}
+
+int dp_allocate_on(const struct dp_inventory *inv, const struct dp_config *cfg, cg_unit_kind kind,
                    const char *const *ids, size_t nids, struct dp_env *envs, size_t *nenvs,
                    char *msg, size_t msglen)
 {
@@ -77,25 +106,28 @@ int dp_allocate_on(const struct dp_inventory *inv, uint64_t unit_bytes, cg_unit_
         snprintf(msg, msglen, "no device IDs to allocate");
         return DP_INVALID_ARGUMENT;
     }
+    if (kind == CG_UNIT_SLOT && nids > DP_MAX_GPUS) {
+        snprintf(msg, msglen, "%zu GPU slots asked for; a container uses at most %d GPUs", nids,
+                 DP_MAX_GPUS);
+        return DP_INVALID_ARGUMENT;
+    }
     cg_unit *units = calloc(nids, sizeof *units);
     if (!units) {
         snprintf(msg, msglen, "out of memory");
         return DP_INTERNAL;
     }
     int code = DP_OK;
+    bool one_gpu = true;
     for (size_t i = 0; i < nids && code == DP_OK; i++) {
         code = check_id(ids[i], kind, &units[i], msg, msglen);
         if (code != DP_OK)
             break;
         const struct dp_gpu *g = dp_inventory_find(inv, units[i].gpu);
-        unsigned have = g ? dp_gpu_units(g, kind, unit_bytes) : 0;
+        unsigned have = g ? dp_gpu_units(g, kind, cfg) : 0;
+        one_gpu = one_gpu && units[i].gpu == units[0].gpu;
         if (!g || units[i].n >= have) {
             snprintf(msg, msglen, "device ID %s is not one this node advertises (%s)", ids[i],
                      g ? "beyond that GPU's units" : "no such GPU on this node");
-            code = DP_INVALID_ARGUMENT;
-        } else if (units[i].gpu != units[0].gpu) {
-            snprintf(msg, msglen, "device IDs %s and %s are on different GPUs; a container's "
-                                  "units must all come from one GPU", ids[0], ids[i]);
             code = DP_INVALID_ARGUMENT;
         } else if (!inv->daemon_up) {
             snprintf(msg, msglen, "convgpud is not reachable: cannot allocate %s", ids[i]);
@@ -105,26 +137,51 @@ int dp_allocate_on(const struct dp_inventory *inv, uint64_t unit_bytes, cg_unit_
                      g->index, ids[i]);
             code = DP_FAILED_PRECONDITION;
         }
+        for (size_t j = 0; j < i && code == DP_OK && kind == CG_UNIT_SLOT; j++)
+            if (units[j].gpu == units[i].gpu && units[j].n != units[i].n) {
+                snprintf(msg, msglen, "GPU slots %s and %s are on one GPU; a container's slots "
+                                      "name distinct GPUs", ids[j], ids[i]);
+                code = DP_INVALID_ARGUMENT;
+            }
     }
     if (code == DP_OK && has_duplicate(units, nids, ids, msg, msglen))
         code = DP_INVALID_ARGUMENT;
-    /* The memory units name the GPU. kubelet allocates each resource on its own (in no fixed
-     * order) and merges the environments, so the compute answer names no GPU: a second
-     * CONVGPU_GPU_DEVICE could differ and win. The share applies on the memory's GPU, where
-     * convgpud admits it (hard shares on one GPU <= 100) when the shim registers the container. */
-    if (code == DP_OK && kind == CG_UNIT_MEMORY) {
+    if (code != DP_OK) {
+        free(units);
+        return code;
+    }
+    /* kubelet allocates each resource on its own (in no fixed order) and merges the
+     * environments, so each answer has variables of its own. The memory units name the GPU when
+     * they are all on one (the daemon places the container otherwise); the compute answer names
+     * none (a second CONVGPU_GPU_DEVICE could differ and win): the share applies on the
+     * container's GPU, where convgpud admits it. The slots name the GPUs of a multi-GPU
+     * container; the shim then splits the memory and compute totals evenly over them, and
+     * their IDs above are kubelet's count only (docs/KUBERNETES.md). */
+    switch (kind) {
+    case CG_UNIT_MEMORY:
         envs[0].name = "CONVGPU_GPU_MEMORY";
-        snprintf(envs[0].value, sizeof envs[0].value, "%" PRIu64, (uint64_t)nids * unit_bytes);
-        envs[1].name = "CONVGPU_GPU_DEVICE";
-        snprintf(envs[1].value, sizeof envs[1].value, "%u", units[0].gpu);
-        *nenvs = 2;
-    } else if (code == DP_OK) {
+        snprintf(envs[0].value, sizeof envs[0].value, "%" PRIu64,
+                 (uint64_t)nids * cfg->unit_bytes);
+        *nenvs = 1;
+        if (one_gpu) {
+            envs[1].name = "CONVGPU_GPU_DEVICE";
+            snprintf(envs[1].value, sizeof envs[1].value, "%u", units[0].gpu);
+            *nenvs = 2;
+        }
+        break;
+    case CG_UNIT_COMPUTE:
         envs[0].name = "CONVGPU_GPU_COMPUTE";
         snprintf(envs[0].value, sizeof envs[0].value, "%zu", nids);
         *nenvs = 1;
+        break;
+    case CG_UNIT_SLOT:
+        envs[0].name = DP_ENV_K8S_GPUS;
+        gpu_list(units, nids, envs[0].value, sizeof envs[0].value);
+        *nenvs = 1;
+        break;
     }
     free(units);
-    return code;
+    return DP_OK;
 }
 
 int dp_allocate(cg_unit_kind kind, const char *const *ids, size_t nids, struct dp_env *envs,
@@ -135,9 +192,9 @@ int dp_allocate(cg_unit_kind kind, const char *const *ids, size_t nids, struct d
      * and kubelet waits on this answer (the p99 target is 10 ms). A refusal is only given on a
      * fresh read: a GPU or a daemon that just came back is not refused for having been away. */
     struct dp_inventory inv;
-    uint64_t unit = dp_config_get()->unit_bytes;
+    const struct dp_config *cfg = dp_config_get();
     dp_state_get(&inv, NULL);
-    if (dp_allocate_on(&inv, unit, kind, ids, nids, envs, nenvs, msg, msglen) == DP_OK)
+    if (dp_allocate_on(&inv, cfg, kind, ids, nids, envs, nenvs, msg, msglen) == DP_OK)
         return DP_OK;
     char why[400];
     if (dp_refresh(&inv, why, sizeof why) != 0) {
@@ -145,12 +202,21 @@ int dp_allocate(cg_unit_kind kind, const char *const *ids, size_t nids, struct d
         snprintf(msg, msglen, "convgpud is not reachable, nothing allocated: %s", why);
         return DP_UNAVAILABLE;
     }
-    return dp_allocate_on(&inv, unit, kind, ids, nids, envs, nenvs, msg, msglen);
+    return dp_allocate_on(&inv, cfg, kind, ids, nids, envs, nenvs, msg, msglen);
 }
 
 int dp_prefer(cg_unit_kind kind, const char *const *avail, size_t navail,
               const char *const *must, size_t nmust, long size, size_t *out, char *msg,
               size_t msglen)
+{
+    struct dp_inventory inv;
+    dp_state_get(&inv, NULL);
+    return dp_prefer_on(&inv, kind, avail, navail, must, nmust, size, out, msg, msglen);
+}
+
+int dp_prefer_on(const struct dp_inventory *inv, cg_unit_kind kind, const char *const *avail,
+                 size_t navail, const char *const *must, size_t nmust, long size, size_t *out,
+                 char *msg, size_t msglen)
 {
     if (size <= 0 || (size_t)size > navail) {
         snprintf(msg, msglen, "allocation size %ld is not between 1 and the %zu available "
@@ -177,7 +243,11 @@ int dp_prefer(cg_unit_kind kind, const char *const *avail, size_t navail,
                           has_duplicate(m, nmust, must, msg, msglen)))
         code = DP_INVALID_ARGUMENT;
     if (code == DP_OK) {
-        switch (cg_units_prefer(a, navail, m, nmust, (size_t)size, out)) {
+        cg_prefer_result r =
+            kind == CG_UNIT_SLOT
+                ? cg_units_prefer_gpus(a, navail, m, nmust, (size_t)size, dp_gpu_cost, inv, out)
+                : cg_units_prefer(a, navail, m, nmust, (size_t)size, out);
+        switch (r) {
         case CG_PREFER_OK: break;
         case CG_PREFER_TOO_FEW_MUST:
             snprintf(msg, msglen, "%zu devices must be included in an allocation of %ld", nmust,
@@ -185,11 +255,11 @@ int dp_prefer(cg_unit_kind kind, const char *const *avail, size_t navail,
             code = DP_INVALID_ARGUMENT;
             break;
         case CG_PREFER_SPLIT_MUST:
-            snprintf(msg, msglen, "the devices that must be included lie on more than one GPU");
+            snprintf(msg, msglen, "two of the GPU slots that must be included are on one GPU");
             code = DP_INVALID_ARGUMENT;
             break;
         case CG_PREFER_NO_GPU:
-            snprintf(msg, msglen, "no single GPU has %ld available %s units", size,
+            snprintf(msg, msglen, "fewer than %ld GPUs have an available %s slot", size,
                      dp_resource_name(kind));
             code = DP_FAILED_PRECONDITION;
             break;

@@ -1,12 +1,30 @@
 /* inventory.c — convgpud's devices as the plugin sees them (inventory.h). */
 #include "inventory.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-unsigned dp_gpu_units(const struct dp_gpu *g, cg_unit_kind kind, uint64_t unit_bytes)
+#include "core.h"
+
+unsigned dp_gpu_units(const struct dp_gpu *g, cg_unit_kind kind, const struct dp_config *cfg)
 {
-    return kind == CG_UNIT_COMPUTE ? DP_COMPUTE_UNITS : cg_units_of_memory(g->capacity, unit_bytes);
+    switch (kind) {
+    case CG_UNIT_COMPUTE: return DP_COMPUTE_UNITS;
+    case CG_UNIT_SLOT: return cfg->gpu_slots;
+    case CG_UNIT_MEMORY: break;
+    }
+    return cg_units_of_memory(g->capacity, cfg->unit_bytes);
+}
+
+unsigned dp_gpu_cost(const void *inventory, unsigned a, unsigned b)
+{
+    const struct dp_gpu *g = dp_inventory_find(inventory, a);
+    for (size_t i = 0; g && i < g->nlinks; i++)
+        if (g->links[i].peer == b)
+            return cg_link_cost((cg_link)g->links[i].level);
+    return cg_link_cost(CG_LINK_SYSTEM);
 }
 
 const struct dp_gpu *dp_inventory_find(const struct dp_inventory *inv, unsigned index)
@@ -27,6 +45,38 @@ static void insert_sorted(struct dp_inventory *inv, const struct dp_gpu *g)
     }
     inv->gpus[at] = *g;
     inv->ngpus++;
+}
+
+/* A device's "topology" object ({"<other index>": "<level>", ...}, as GET /v1/devices gives it;
+ * absent from daemons before it): the links placement of several GPUs weighs. */
+static int parse_links(json_t *topology, struct dp_gpu *g, char *err, size_t errlen)
+{
+    g->nlinks = 0;
+    if (!topology)
+        return 0;
+    if (!json_is_object(topology) || json_object_size(topology) > DP_MAX_GPUS) {
+        snprintf(err, errlen, "convgpud's device %u has a malformed \"topology\"", g->index);
+        return -1;
+    }
+    const char *key;
+    json_t *level;
+    json_object_foreach(topology, key, level) {
+        char *end;
+        errno = 0;
+        unsigned long peer = strtoul(key, &end, 10);
+        cg_link l;
+        if (errno || end == key || *end || key[0] < '0' || key[0] > '9' ||
+            peer > CG_UNIT_MAX_GPU || peer == g->index || !json_is_string(level) ||
+            !cg_link_parse(json_string_value(level), &l)) {
+            snprintf(err, errlen, "convgpud's device %u reports a bad link \"%.32s\" in its "
+                                  "\"topology\"", g->index, key);
+            return -1;
+        }
+        g->links[g->nlinks].peer = (unsigned)peer;
+        g->links[g->nlinks].level = (unsigned)l;
+        g->nlinks++;
+    }
+    return 0;
 }
 
 int dp_inventory_parse(json_t *devices, struct dp_inventory *out, char *err, size_t errlen)
@@ -62,6 +112,8 @@ int dp_inventory_parse(json_t *devices, struct dp_inventory *out, char *err, siz
             return -1;
         }
         snprintf(g.uuid, sizeof g.uuid, "%s", json_string_value(uuid));
+        if (parse_links(json_object_get(d, "topology"), &g, err, errlen) != 0)
+            return -1;
         insert_sorted(&inv, &g);
     }
     *out = inv;
@@ -92,8 +144,11 @@ int dp_inventory_equal(const struct dp_inventory *a, const struct dp_inventory *
     for (size_t i = 0; i < a->ngpus; i++) {
         const struct dp_gpu *x = &a->gpus[i], *y = &b->gpus[i];
         if (x->index != y->index || x->capacity != y->capacity || x->present != y->present ||
-            strcmp(x->uuid, y->uuid) != 0)
+            strcmp(x->uuid, y->uuid) != 0 || x->nlinks != y->nlinks)
             return 0;
+        for (size_t k = 0; k < x->nlinks; k++)
+            if (x->links[k].peer != y->links[k].peer || x->links[k].level != y->links[k].level)
+                return 0;
     }
     return 1;
 }

@@ -29,15 +29,21 @@ static void usage(FILE *f)
             "The kubelet device plugin (API " DP_API_VERSION ") for convgpu: offers convgpud's GPUs as\n"
             "  " DP_RESOURCE_MEMORY "   one device ID per memory unit (gpu<INDEX>-mem-<N>)\n"
             "  " DP_RESOURCE_COMPUTE "  one device ID per 1%% of a GPU (gpu<INDEX>-compute-<N>)\n"
-            "serving " DP_ENDPOINT_MEMORY " and " DP_ENDPOINT_COMPUTE " in the plugin directory and\n"
-            "registering them with " DP_KUBELET_SOCKET " there (again whenever kubelet restarts).\n"
-            "A container's units come from one GPU; Allocate answers CONVGPU_GPU_MEMORY,\n"
-            "CONVGPU_GPU_DEVICE and CONVGPU_GPU_COMPUTE, which convgpu-runtime reads.\n\n"
+            "  " DP_RESOURCE_GPU "          --gpu-slots IDs per GPU (gpu<INDEX>-slot-<N>): a container\n"
+            "                          asking for N of them gets N GPUs that talk fastest\n"
+            "serving " DP_ENDPOINT_MEMORY ", " DP_ENDPOINT_COMPUTE " and " DP_ENDPOINT_GPU " in the\n"
+            "plugin directory and registering them with " DP_KUBELET_SOCKET " there (again whenever\n"
+            "kubelet restarts). A one-GPU container's units come from one GPU; Allocate answers\n"
+            "CONVGPU_GPU_MEMORY, CONVGPU_GPU_DEVICE, CONVGPU_GPU_COMPUTE and " DP_ENV_K8S_GPUS ",\n"
+            "which convgpu-runtime reads (memory and compute are the pod's totals, split evenly\n"
+            "over the GPUs of its slots).\n\n"
             "  --plugin-dir DIR    kubelet's device plugin directory\n"
             "                      (default /var/lib/kubelet/device-plugins)\n"
             "  --runtime-dir DIR   convgpud's runtime directory (default $CONVGPU_RUNTIME_DIR,\n"
             "                      else /run/convgpu)\n"
             "  --memory-unit SIZE  one memory unit (default 256MiB)\n"
+            "  --gpu-slots N       " DP_RESOURCE_GPU " IDs per GPU: how many multi-GPU containers\n"
+            "                      may share one GPU (1 to 1000, default 8)\n"
             "  --poll-ms N         how often convgpud's devices are read (default 1000)\n"
             "  --help              this help\n"
             "  --version           the version\n");
@@ -59,17 +65,19 @@ __attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
 
 static int parse_args(int argc, char **argv, struct dp_config *c)
 {
-    enum { O_PLUGIN_DIR = 256, O_RUNTIME_DIR, O_UNIT, O_POLL, O_VERSION };
+    enum { O_PLUGIN_DIR = 256, O_RUNTIME_DIR, O_UNIT, O_SLOTS, O_POLL, O_VERSION };
     static const struct option opts[] = {
         {"plugin-dir", required_argument, NULL, O_PLUGIN_DIR},
         {"runtime-dir", required_argument, NULL, O_RUNTIME_DIR},
         {"memory-unit", required_argument, NULL, O_UNIT},
+        {"gpu-slots", required_argument, NULL, O_SLOTS},
         {"poll-ms", required_argument, NULL, O_POLL},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, O_VERSION},
         {0},
     };
-    *c = (struct dp_config){.unit_bytes = 256u << 20, .poll_ms = 1000};
+    *c = (struct dp_config){.unit_bytes = 256u << 20, .gpu_slots = DP_DEFAULT_SLOTS,
+                            .poll_ms = 1000};
     snprintf(c->plugin_dir, sizeof c->plugin_dir, "/var/lib/kubelet/device-plugins");
     int o;
     opterr = 0;
@@ -99,6 +107,17 @@ static int parse_args(int argc, char **argv, struct dp_config *c)
                         why ? why : "a unit is at least 1MiB");
                 return 2;
             }
+            break;
+        case O_SLOTS:
+            errno = 0;
+            v = strtol(optarg, &end, 10);
+            if (errno || *end || end == optarg || optarg[0] == '+' || optarg[0] == ' ' || v < 1 ||
+                v > (long)DP_MAX_SLOTS) {
+                fprintf(stderr, "convgpu-device-plugin: --gpu-slots %s: give 1 to %u\n", optarg,
+                        DP_MAX_SLOTS);
+                return 2;
+            }
+            c->gpu_slots = (unsigned)v;
             break;
         case O_POLL:
             errno = 0;
@@ -235,7 +254,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "convgpu-device-plugin: cannot start the poller\n");
         return 1;
     }
-    say("watching %s (memory unit %llu bytes)", c.plugin_dir, (unsigned long long)c.unit_bytes);
+    say("watching %s (memory unit %llu bytes, %u GPU slots per GPU)", c.plugin_dir,
+        (unsigned long long)c.unit_bytes, c.gpu_slots);
     if (kubelet_present())
         serve_and_register();
     else

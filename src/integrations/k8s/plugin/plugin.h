@@ -3,20 +3,24 @@
  * Follow one pod. The plugin serves the kubelet device plugin API (deviceplugin.proto, v1beta1)
  * on one socket per resource in the plugin directory (kubelet wants one endpoint per resource):
  * convgpu-memory.sock for convgpu.io/gpu-memory, convgpu-compute.sock for convgpu.io/gpu-compute,
- * and registers each with kubelet.sock there. kubelet dials back and keeps ListAndWatch open: the
+ * convgpu-gpu.sock for convgpu.io/gpu (GPU slots: how many GPUs a container uses), and registers
+ * each with kubelet.sock there. kubelet dials back and keeps ListAndWatch open: the
  * plugin sends the whole list of units (units.h: `gpu0-mem-0`, ...), each Healthy or Unhealthy,
  * and sends it again whenever convgpud's view changes (a poller reads GET /v1/devices). A pod that
  * asks for N units gets, through GetPreferredAllocation, N units on one GPU (least fragmentation,
- * src/core/units.c); kubelet then calls Allocate with the IDs it chose, and the plugin answers
- * with the environment the OCI shim reads (CONVGPU_GPU_MEMORY = the units' bytes,
- * CONVGPU_GPU_DEVICE = the GPU, CONVGPU_GPU_COMPUTE = the compute units): the shim, containerd's
- * RuntimeClass handler, registers and fences the container exactly as under Docker.
+ * src/core/units.c), and a pod that asks for G slots gets G GPUs that talk fastest (the
+ * topology convgpud reports); kubelet then calls Allocate with the IDs it chose, and the plugin
+ * answers with the environment the OCI shim reads (CONVGPU_GPU_MEMORY = the units' bytes,
+ * CONVGPU_GPU_DEVICE = the GPU when they are all on one, CONVGPU_GPU_COMPUTE = the compute
+ * units, CONVGPU_K8S_GPUS = the slots' GPUs, over which the shim splits the memory and compute
+ * totals evenly): the shim, containerd's RuntimeClass handler, registers and fences the
+ * container exactly as under Docker.
  *
  * Invariants:
  * - Allocate changes nothing anywhere: it validates the IDs against convgpud's devices (as last
- *   polled; read afresh before a refusal) and returns environment. An invalid request (unknown, foreign or duplicated IDs,
- *   units of two GPUs, a GPU that is gone, the daemon down) is refused with a gRPC error and a
- *   sentence saying why. The daemon is the authority on memory: it admits the container when the
+ *   polled; read afresh before a refusal) and returns environment. An invalid request (unknown,
+ *   foreign or duplicated IDs, two slots of one GPU, a GPU that is gone, the daemon down) is
+ *   refused with a gRPC error and a sentence saying why. The daemon is the authority on memory: it admits the container when the
  *   shim registers it.
  * - A GPU's units stay listed once seen; they are Unhealthy while the daemon is unreachable or no
  *   longer lists that GPU, Healthy again when it does.
@@ -43,11 +47,16 @@ extern "C" {
 #define DP_API_VERSION "v1beta1"
 #define DP_RESOURCE_MEMORY "convgpu.io/gpu-memory"
 #define DP_RESOURCE_COMPUTE "convgpu.io/gpu-compute"
+#define DP_RESOURCE_GPU "convgpu.io/gpu"
 #define DP_ENDPOINT_MEMORY "convgpu-memory.sock"
 #define DP_ENDPOINT_COMPUTE "convgpu-compute.sock"
+#define DP_ENDPOINT_GPU "convgpu-gpu.sock"
+#define DP_ENV_K8S_GPUS "CONVGPU_K8S_GPUS"
 #define DP_KUBELET_SOCKET "kubelet.sock"
 #define DP_COMPUTE_UNITS 100u /* 1% each */
 #define DP_MAX_GPUS 64
+#define DP_DEFAULT_SLOTS 8u /* convgpu.io/gpu slots per GPU */
+#define DP_MAX_SLOTS 1000u
 
 /* gRPC status codes the C side answers with (the numbers are gRPC's). */
 enum dp_code {
@@ -64,6 +73,12 @@ struct dp_gpu {
     char uuid[96];
     uint64_t capacity; /* assignable bytes (the daemon's "capacity") */
     bool present;      /* the daemon lists it now */
+    /* The links convgpud reports to other GPUs (its "topology"); one not listed is system. */
+    size_t nlinks;
+    struct dp_link {
+        unsigned peer;  /* the other GPU's index */
+        unsigned level; /* a cg_link */
+    } links[DP_MAX_GPUS];
 };
 
 struct dp_inventory {
@@ -72,14 +87,19 @@ struct dp_inventory {
     struct dp_gpu gpus[DP_MAX_GPUS];
 };
 
+struct dp_config;
 /* How many units of a kind a GPU offers. */
-unsigned dp_gpu_units(const struct dp_gpu *g, cg_unit_kind kind, uint64_t unit_bytes);
+unsigned dp_gpu_units(const struct dp_gpu *g, cg_unit_kind kind, const struct dp_config *cfg);
 const struct dp_gpu *dp_inventory_find(const struct dp_inventory *inv, unsigned index);
+/* The cost of talking between GPUs a and b (cg_link_cost of their reported level; system when
+ * unknown). ctx is the inventory: a cg_gpu_cost_fn. */
+unsigned dp_gpu_cost(const void *inventory, unsigned a, unsigned b);
 
 /* ---- the plugin's settings and shared state (state.c) -------------------------------------- */
 struct dp_config {
     char plugin_dir[256]; /* kubelet's device plugin directory */
     uint64_t unit_bytes;  /* one memory unit */
+    unsigned gpu_slots;   /* convgpu.io/gpu IDs per GPU */
     int poll_ms;          /* how often convgpud's devices are read */
 };
 
@@ -109,7 +129,7 @@ struct dp_device *dp_list_units(const struct dp_inventory *inv, cg_unit_kind kin
 
 struct dp_env {
     const char *name;
-    char value[32];
+    char value[DP_MAX_GPUS * 5 + 1]; /* CONVGPU_K8S_GPUS: up to 64 indexes < 1024, commas */
 };
 #define DP_MAX_ENVS 2
 
@@ -118,24 +138,28 @@ struct dp_env {
 int dp_allocate(cg_unit_kind kind, const char *const *ids, size_t nids, struct dp_env *envs,
                 size_t *nenvs, char *msg, size_t msglen);
 /* The same decision on a given inventory (no I/O; unit-tested). */
-int dp_allocate_on(const struct dp_inventory *inv, uint64_t unit_bytes, cg_unit_kind kind,
+int dp_allocate_on(const struct dp_inventory *inv, const struct dp_config *cfg, cg_unit_kind kind,
                    const char *const *ids, size_t nids, struct dp_env *envs, size_t *nenvs,
                    char *msg, size_t msglen);
 
 /* GetPreferredAllocation for one container: writes the chosen ids' positions in avail to out
- * (size entries). Returns DP_OK or a code with msg. No I/O. */
+ * (size entries). Returns DP_OK or a code with msg. dp_prefer reads the poller's inventory
+ * (the topology, for slots); dp_prefer_on decides on a given one (no I/O; unit-tested). */
 int dp_prefer(cg_unit_kind kind, const char *const *avail, size_t navail,
               const char *const *must, size_t nmust, long size, size_t *out, char *msg,
               size_t msglen);
+int dp_prefer_on(const struct dp_inventory *inv, cg_unit_kind kind, const char *const *avail,
+                 size_t navail, const char *const *must, size_t nmust, long size, size_t *out,
+                 char *msg, size_t msglen);
 
 const char *dp_resource_name(cg_unit_kind kind);
 
 /* ---- the gRPC side (rpc.cc) ---------------------------------------------------------------- */
-/* Serves both endpoints (removing stale sockets first). Returns 0, or -1 with err. */
+/* Serves the three endpoints (removing stale sockets first). Returns 0, or -1 with err. */
 int dp_rpc_serve(char *err, size_t errlen);
 /* Stops serving (open ListAndWatch streams end) and removes the sockets. */
 void dp_rpc_stop(void);
-/* Registers both endpoints with kubelet.sock. Returns 0, or -1 with err. */
+/* Registers the three endpoints with kubelet.sock. Returns 0, or -1 with err. */
 int dp_rpc_register(char *err, size_t errlen);
 
 #ifdef __cplusplus

@@ -46,6 +46,7 @@ std::vector<const char *> c_strings(const google::protobuf::RepeatedPtrField<std
 class Endpoint final : public v1beta1::DevicePlugin::Service {
 public:
     explicit Endpoint(cg_unit_kind kind) : kind_(kind) {}
+    cg_unit_kind kind() const { return kind_; }
 
     grpc::Status GetDevicePluginOptions(grpc::ServerContext *, const v1beta1::Empty *,
                                         v1beta1::DevicePluginOptions *out) override
@@ -145,8 +146,9 @@ struct Served {
     std::unique_ptr<grpc::Server> server;
 };
 
-Served served[2] = {{DP_ENDPOINT_MEMORY, Endpoint(CG_UNIT_MEMORY), nullptr},
-                    {DP_ENDPOINT_COMPUTE, Endpoint(CG_UNIT_COMPUTE), nullptr}};
+Served served[3] = {{DP_ENDPOINT_MEMORY, Endpoint(CG_UNIT_MEMORY), nullptr},
+                    {DP_ENDPOINT_COMPUTE, Endpoint(CG_UNIT_COMPUTE), nullptr},
+                    {DP_ENDPOINT_GPU, Endpoint(CG_UNIT_SLOT), nullptr}};
 
 } // namespace
 
@@ -189,7 +191,7 @@ extern "C" int dp_rpc_register(char *err, size_t errlen)
                                        grpc::InsecureChannelCredentials());
     auto stub = v1beta1::Registration::NewStub(channel);
     for (const Served &s : served) {
-        cg_unit_kind kind = &s == &served[0] ? CG_UNIT_MEMORY : CG_UNIT_COMPUTE;
+        cg_unit_kind kind = s.service.kind();
         v1beta1::RegisterRequest req;
         req.set_version(DP_API_VERSION);
         req.set_endpoint(s.endpoint);
