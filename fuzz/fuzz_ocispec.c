@@ -26,6 +26,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (req.wanted) {
         if (req.bytes == 0 || req.device < -1 || req.device > 1024 || !req.source)
             abort();
+        /* Kubernetes' GPU slots: distinct GPUs, as many as asked, a share of one GPU each. */
+        if (req.ndevices > OCI_MAX_GPUS || (req.ndevices && req.gpus != req.ndevices) ||
+            req.compute_pct > 100 || (req.ndevices && req.device != -1))
+            abort();
+        for (unsigned i = 0; i < req.ndevices; i++)
+            for (unsigned k = i + 1; k < req.ndevices; k++)
+                if (req.devices[i] == req.devices[k])
+                    abort();
         json_t *env = json_pack("{s:s,s:s,s:s}", "LD_PRELOAD", "/opt/convgpu/libconvgpu.so",
                                 "CONVGPU_SOCKET", "/run/convgpu/containers/x/container.sock",
                                 "CUDA_VISIBLE_DEVICES", "GPU-0");
