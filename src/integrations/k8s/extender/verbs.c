@@ -54,7 +54,7 @@ static void judge(const struct k8s_node *n, const struct k8s_args *a, cg_cluster
     snprintf(v->reason, sizeof v->reason,
              "convgpu: %s: the pod asks one GPU for %u memory and %u compute units; the most "
              "free on any of the node's %zu GPU(s): %u memory, %u compute",
-             cg_cluster_fit_reason(v->fit.status), a->req.memory_units, a->req.compute_units,
+             cg_cluster_fit_reason(v->fit.status, a->req.gpus), a->req.memory_units, a->req.compute_units,
              ngpus, most_mem, most_cmp);
 }
 
