@@ -1,5 +1,5 @@
-/* cluster_fit.c — one node, one pod: does a GPU of the node hold the pod's units, which one, and
- * the node's score under binpack or spread (the contract is in cluster_fit.h).
+/* cluster_fit.c — one node, one pod: do N GPUs of the node hold the pod's per-GPU units, which
+ * ones, and the node's score under binpack or spread (the contract is in cluster_fit.h).
  *
  * "Left over" is measured as a fraction of the GPU, in millionths, averaged over the kinds of
  * units the pod asks for: a pod that asks for no compute does not make a GPU with compute to
@@ -39,10 +39,25 @@ static uint32_t left_ppm(const cg_cluster_gpu *g, const cg_cluster_request *r)
     return (uint32_t)(sum / kinds);
 }
 
-/* left (0..PPM) as a score 0..CG_CLUSTER_MAX_SCORE, rounded half up. */
-static int scale(uint32_t ppm)
+/* The chosen GPUs' left-over, summed (each 0..PPM) over ngpus GPUs, as a score
+ * 0..CG_CLUSTER_MAX_SCORE: round(10 x sum / (ngpus x PPM)), halves up (cluster_fit.h).
+ * sum <= CG_CLUSTER_MAX_GPUS x PPM, so nothing overflows. */
+static int scale(uint64_t sum, unsigned ngpus)
 {
-    return (int)(((uint64_t)ppm * CG_CLUSTER_MAX_SCORE + PPM / 2) / PPM);
+    uint64_t whole = (uint64_t)ngpus * PPM;
+    return (int)((sum * CG_CLUSTER_MAX_SCORE + whole / 2) / whole);
+}
+
+/* A GPU that holds the request now, with what it would have left. */
+struct candidate {
+    size_t pos;
+    uint32_t left;
+};
+
+/* Whether a is a better pick than b under policy; strict, so that equals keep their order. */
+static int better(const struct candidate *a, const struct candidate *b, cg_cluster_policy policy)
+{
+    return policy == CG_CLUSTER_BINPACK ? a->left < b->left : a->left > b->left;
 }
 
 cg_fit_status cg_cluster_fit(const cg_cluster_gpu *gpus, size_t n, const cg_cluster_request *req,
@@ -56,32 +71,41 @@ cg_fit_status cg_cluster_fit(const cg_cluster_gpu *gpus, size_t n, const cg_clus
             return out->status = CG_FIT_INVALID;
     if (req->memory_units == 0 && req->compute_units == 0)
         return out->status = CG_FIT_OK; /* needs no GPU: every node is as good as another */
-    if (req->gpus != 1)
-        return out->status = CG_FIT_UNSUPPORTED;
+    if (req->gpus == 0)
+        return out->status = CG_FIT_INVALID; /* units, but on no GPU: no caller means that */
     if (n == 0)
         return out->status = CG_FIT_NO_GPU;
 
-    int large_enough = 0;
-    size_t best = n;
-    uint32_t best_left = 0;
+    /* Candidates in the order listed, then a stable insertion sort by the policy: the first N
+     * are the best N, ties kept in the order listed. At most CG_CLUSTER_MAX_GPUS of them. */
+    struct candidate cand[CG_CLUSTER_MAX_GPUS];
+    size_t ncand = 0;
     for (size_t i = 0; i < n; i++) {
         const cg_cluster_gpu *g = &gpus[i];
         if (holds(&g->memory, req->memory_units, 0) && holds(&g->compute, req->compute_units, 0))
-            large_enough = 1;
+            out->gpus_large_enough++;
         if (!holds(&g->memory, req->memory_units, 1) || !holds(&g->compute, req->compute_units, 1))
             continue;
-        uint32_t left = left_ppm(g, req);
-        /* Strict comparisons: a tie keeps the GPU listed first. */
-        if (best == n || (policy == CG_CLUSTER_BINPACK ? left < best_left : left > best_left)) {
-            best = i;
-            best_left = left;
-        }
+        struct candidate c = {i, left_ppm(g, req)};
+        size_t at = ncand++;
+        for (; at > 0 && better(&c, &cand[at - 1], policy); at--)
+            cand[at] = cand[at - 1];
+        cand[at] = c;
     }
-    if (best == n)
-        return out->status = large_enough ? CG_FIT_NO_ROOM : CG_FIT_TOO_LARGE;
-    out->ngpus = 1;
-    out->gpu[0] = best;
-    out->score = policy == CG_CLUSTER_BINPACK ? scale(PPM - best_left) : scale(best_left);
+    out->gpus_free_enough = (unsigned)ncand;
+    /* req->gpus may exceed any node's GPUs (CG_CLUSTER_MAX_GPUS): large_enough < gpus then. */
+    if (ncand < req->gpus) {
+        out->status = out->gpus_large_enough >= req->gpus ? CG_FIT_NO_ROOM : CG_FIT_TOO_LARGE;
+        return out->status;
+    }
+    uint64_t sum = 0;
+    for (unsigned k = 0; k < req->gpus; k++) {
+        out->gpu[k] = cand[k].pos;
+        sum += cand[k].left;
+    }
+    out->ngpus = req->gpus;
+    out->score = policy == CG_CLUSTER_BINPACK ? scale((uint64_t)req->gpus * PPM - sum, req->gpus)
+                                              : scale(sum, req->gpus);
     return out->status = CG_FIT_OK;
 }
 
@@ -101,15 +125,17 @@ int cg_cluster_policy_parse(const char *s, cg_cluster_policy *out)
     return 0;
 }
 
-const char *cg_cluster_fit_reason(cg_fit_status s)
+const char *cg_cluster_fit_reason(cg_fit_status s, unsigned gpus)
 {
     switch (s) {
     case CG_FIT_OK: return "fits";
     case CG_FIT_NO_GPU: return "the node has no GPU";
-    case CG_FIT_NO_ROOM: return "no single GPU has that much free";
-    case CG_FIT_TOO_LARGE: return "no GPU of the node is that large";
-    case CG_FIT_UNSUPPORTED: return "requests for several GPUs are not supported yet";
-    case CG_FIT_INVALID: return "the node's GPU description is inconsistent";
+    case CG_FIT_NO_ROOM:
+        return gpus > 1 ? "not enough GPUs have that much free" : "no single GPU has that much free";
+    case CG_FIT_TOO_LARGE:
+        return gpus > 1 ? "not enough of the node's GPUs are that large"
+                        : "no GPU of the node is that large";
+    case CG_FIT_INVALID: return "the node's GPU description or the request is inconsistent";
     }
     return "unknown";
 }

@@ -105,12 +105,14 @@ def node(name, gpus=None, raw=None):
                        "allocatable": {"convgpu.io/gpu-memory": str(free), "cpu": "8"}}}
 
 
-def container(name, mem=None, cmp=None, where="limits", restart=None):
+def container(name, mem=None, cmp=None, where="limits", restart=None, gpus=None):
     res = {}
     if mem is not None:
         res["convgpu.io/gpu-memory"] = str(mem)
     if cmp is not None:
         res["convgpu.io/gpu-compute"] = str(cmp)
+    if gpus is not None:
+        res["convgpu.io/gpu"] = str(gpus)
     c = {"name": name, "image": "debian:12", "resources": {where: res, "requests": {"cpu": "1"}}}
     if where == "requests":
         c["resources"] = {"requests": dict(res, cpu="1")}
@@ -252,6 +254,160 @@ def test_pod_requests(where):
     check("... and scores 0 everywhere", all(h["Score"] == 0 for h in ans), ans)
 
 
+def test_several_gpus(binpack, spread):
+    """A container that asks for convgpu.io/gpu: 2 gets two GPUs of one node, each holding half
+    its (total) units: the node must have two GPUs with that half free."""
+    p = pod([container("train", mem=12, cmp=20, gpus=2)])   # 6 memory + 10 compute on each
+    nodes = [
+        node("pair", [gpu(0, 16, 8), gpu(1, 16, 8)]),         # 6 free on both
+        node("one-free", [gpu(0, 16, 16), gpu(1, 16, 4)]),    # only one has 6 free now
+        node("busy", [gpu(0, 16, 16, 100, 5), gpu(1, 16, 16)]),  # compute taken on one
+        node("single", [gpu(0, 16, 16)]),                     # one GPU only
+        node("small", [gpu(0, 4, 4), gpu(1, 16, 16)]),        # one GPU too small for 6
+        node("bare"),
+    ]
+    st, ans = request(binpack, "POST", "/filter", args(p, nodes))
+    check("2 GPUs: filter answers 200", st == 200, ans)
+    kept, failed, unres = filter_sets(ans)
+    check("2 GPUs: only the node two GPUs of which hold half each is kept", kept == ["pair"],
+          (kept, failed, unres))
+    check("2 GPUs: every node is kept or failed, exactly once",
+          sorted(kept + list(failed) + list(unres)) == sorted(n["metadata"]["name"]
+                                                              for n in nodes), ans)
+    check("2 GPUs: 'one-free' is failed (preemption could help), with the counts",
+          "not enough GPUs have that much free" in failed.get("one-free", "") and
+          "asks 2 GPUs for 6 memory and 10 compute units each" in failed["one-free"] and
+          "of the node's 2 GPU(s), 1 has that much free and 2 are that large" in
+          failed["one-free"], failed)
+    check("2 GPUs: 'busy' is failed: compute free on one GPU only",
+          "busy" in failed and "1 has that much free" in failed["busy"], failed)
+    check("2 GPUs: 'single' is unresolvable: fewer GPUs than asked",
+          "not enough of the node's GPUs are that large" in unres.get("single", "") and
+          "of the node's 1 GPU(s), 1 has that much free and 1 is that large" in unres["single"],
+          unres)
+    check("2 GPUs: 'small' is unresolvable: one GPU too small",
+          "not enough of the node's GPUs are that large" in unres.get("small", "") and
+          "1 is that large" in unres["small"], unres)
+    check("2 GPUs: 'bare' is unresolvable: no annotation",
+          "no convgpu.io/gpus annotation" in unres.get("bare", ""), unres)
+    # The same node 'pair' cannot hold the 12 units on one GPU: the one-GPU pod fails it.
+    _, one = request(binpack, "POST", "/filter", args(pod([container("main", mem=12, cmp=20)]),
+                                                      nodes[:1]))
+    check("... while a one-GPU pod of 12 units is failed on 'pair'",
+          filter_sets(one)[0] == [] and "no single GPU" in one["FailedNodes"].get("pair", ""),
+          one)
+    st, ans = request(binpack, "POST", "/prioritize", args(p, nodes))
+    s = scores(ans)
+    check("2 GPUs: nodes that cannot hold the pod score 0, 'pair' more",
+          st == 200 and s["pair"] > 0 and all(s[n] == 0 for n in s if n != "pair"), s)
+
+    # Ranking: 4 memory units on each of 2 GPUs. binpack takes the two fullest that fit and
+    # scores round(10 x (1 - their mean left-over)); spread the two emptiest, round(10 x mean).
+    p = pod([container("train", mem=8, gpus=2)])
+    nodes = [node("pair", [gpu(0, 16, 8), gpu(1, 16, 8)]),        # left 4/16, 4/16
+             node("four", [gpu(0, 16, 16), gpu(1, 16, 6), gpu(2, 16, 12), gpu(3, 16, 4)]),
+             node("roomy", [gpu(0, 16, 16), gpu(1, 16, 16)]),     # left 12/16, 12/16
+             node("single", [gpu(0, 16, 16)])]
+    _, b = request(binpack, "POST", "/prioritize", args(p, nodes))
+    _, sp = request(spread, "POST", "/prioritize", args(p, nodes))
+    b, sp = scores(b), scores(sp)
+    # binpack: four's fullest two leave 0 and 2/16 (mean 1/16: 9.375 -> 9), pair 4/16 (7.5 ->
+    # 8), roomy 12/16 (2.5 -> 3).
+    check("2 GPUs: binpack ranks the fullest pair of GPUs first",
+          b == {"pair": 8, "four": 9, "roomy": 3, "single": 0}, b)
+    # spread: four's emptiest two leave 12/16 and 8/16 (mean 10/16: 6.25 -> 6), roomy 12/16
+    # (7.5 -> 8), pair 4/16 (2.5 -> 3).
+    check("2 GPUs: spread ranks the emptiest pair of GPUs first",
+          sp == {"pair": 3, "four": 6, "roomy": 8, "single": 0}, sp)
+    _, f = request(spread, "POST", "/filter", args(p, nodes))
+    check("2 GPUs: the three nodes with two GPUs are kept",
+          filter_sets(f)[0] == ["pair", "four", "roomy"] and
+          list(filter_sets(f)[2]) == ["single"], f)
+    _, rev = request(binpack, "POST", "/prioritize", args(p, list(reversed(nodes))))
+    check("2 GPUs: scores do not depend on the nodes' order", scores(rev) == b, rev)
+
+    # convgpu.io/gpu is read like the other resources: requests, else limits.
+    p = pod([container("train", mem=8, gpus=2, where="requests")])
+    _, f = request(binpack, "POST", "/filter", args(p, nodes))
+    check("2 GPUs: convgpu.io/gpu under requests", filter_sets(f)[0] == ["pair", "four", "roomy"],
+          f)
+    # More GPUs than any node has, or an absurd amount: every node fails, none is an error.
+    _, f = request(binpack, "POST", "/filter", args(pod([container("t", mem=100, gpus=100)]),
+                                                    nodes))
+    check("100 GPUs: every node is unresolvable",
+          sorted(f["FailedAndUnresolvableNodes"]) == sorted(n["metadata"]["name"] for n in nodes)
+          and "not enough of the node's GPUs" in f["FailedAndUnresolvableNodes"]["four"], f)
+    st, f = request(binpack, "POST", "/filter", args(pod([container("t", mem="4E", gpus=2)]),
+                                                     nodes))
+    check("2 GPUs of an absurd quantity (4E): every node is unresolvable, no error",
+          st == 200 and len(f["FailedAndUnresolvableNodes"]) == len(nodes), f)
+    # convgpu.io/gpu: 1 is an ordinary one-GPU container, summed with the others as before.
+    six_eight = [node("six", [gpu(0, 16, 6)]), node("eight", [gpu(0, 16, 8)])]
+    _, f = request(binpack, "POST", "/filter",
+                   args(pod([container("a", 3, gpus=1), container("b", 4)]), six_eight))
+    check("convgpu.io/gpu: 1 beside another container: summed on one GPU (3 + 4 = 7)",
+          filter_sets(f)[0] == ["eight"], f)
+
+
+def test_several_gpus_refused(where):
+    """Pod shapes the contract does not allow: a 400 that names the container and the rule,
+    and no node kept (nothing is decided)."""
+    def c(*a, **k):
+        return container(*a, **k)
+    sidecar = c("s", 1, restart="Always")
+    cases = [
+        ("convgpu.io/gpu without memory", pod([c("t", gpus=2)]),
+         'Pod.spec.containers[0] ("t") asks for convgpu.io/gpu: 2 without convgpu.io/gpu-memory'),
+        ("compute and convgpu.io/gpu without memory", pod([c("t", cmp=20, gpus=2)]),
+         "without convgpu.io/gpu-memory"),
+        ("convgpu.io/gpu: 1 without memory", pod([c("t", gpus=1)]),
+         "convgpu.io/gpu: 1 without convgpu.io/gpu-memory"),
+        ("convgpu.io/gpu: 0 with memory", pod([c("t", 4, gpus=0)]),
+         'Pod.spec.containers[0] ("t") asks for convgpu.io/gpu: 0'),
+        ("convgpu.io/gpu: 0 alone", pod([c("t", gpus=0)]), "convgpu.io/gpu: 0"),
+        ("memory not a multiple of the GPUs", pod([c("t", 5, gpus=2)]),
+         "asks for 5 convgpu.io/gpu-memory units on convgpu.io/gpu: 2: the units are totals "
+         "over its GPUs, so they must be a multiple of 2"),
+        ("compute not a multiple of the GPUs", pod([c("t", 6, 10, gpus=3)]),
+         "10 convgpu.io/gpu-compute units on convgpu.io/gpu: 3"),
+        ("convgpu.io/gpu not a whole number", pod([c("t", 4, gpus="1.5")]),
+         'resources.limits["convgpu.io/gpu"] is not a whole number'),
+        ("two containers on several GPUs", pod([c("a", 4, gpus=2), c("b", 4, gpus=2)]),
+         'Pod.spec.containers[0] ("a") and Pod.spec.containers[1] ("b") both ask for several '
+         "GPUs"),
+        ("several GPUs beside a one-GPU container", pod([c("a", 4), c("b", 4, gpus=2)]),
+         'Pod.spec.containers[1] ("b") asks for 2 GPUs (convgpu.io/gpu) and '
+         'Pod.spec.containers[0] ("a") asks for convgpu units too: a container on several GPUs '
+         "must be the pod's only container with convgpu units"),
+        ("several GPUs beside convgpu.io/gpu: 1", pod([c("a", 4, gpus=2), c("b", 2, gpus=1)]),
+         'Pod.spec.containers[1] ("b") asks for convgpu units too'),
+        ("several GPUs beside compute only", pod([c("a", 4, gpus=2), c("b", cmp=5)]),
+         "only container with convgpu units"),
+        ("several GPUs beside an init container with units",
+         pod([c("a", 4, gpus=2)], init=[c("i", 2)]),
+         'Pod.spec.initContainers[0] ("i") asks for convgpu units too'),
+        ("several GPUs beside a sidecar with units", pod([c("a", 4, gpus=2)], init=[sidecar]),
+         'Pod.spec.initContainers[0] ("s") asks for convgpu units too'),
+        ("several GPUs in an init container", pod([c("a", 2)], init=[c("i", 4, gpus=2)]),
+         'Pod.spec.initContainers[0] ("i") asks for convgpu.io/gpu: 2: only a regular '
+         "container may ask for several GPUs"),
+    ]
+    nodes = [node("roomy", [gpu(i, 64, 64) for i in range(4)])]
+    for what, p, needle in cases:
+        for verb in ("filter", "prioritize"):
+            st, ans = request(where, "POST", "/" + verb, args(p, nodes))
+            check("%s: %s is a 400 naming the container and the rule" % (verb, what),
+                  st == 400 and isinstance(ans, dict) and set(ans) == {"error"} and
+                  ans["error"].startswith("malformed ExtenderArgs: ") and needle in ans["error"],
+                  (st, ans))
+    # Containers without convgpu units beside the one on several GPUs are fine.
+    p = pod([c("a", 4, gpus=2), {"name": "plain", "image": "debian:12"}],
+            init=[{"name": "setup", "image": "debian:12"}])
+    st, ans = request(where, "POST", "/filter", args(p, nodes))
+    check("several GPUs beside containers without convgpu units is accepted",
+          st == 200 and filter_sets(ans)[0] == ["roomy"], (st, ans))
+
+
 def test_node_names(where):
     """nodeCacheCapable: true sends names only: a GPU pod cannot be placed without the
     annotations, so every node is unresolvable with the reason; other pods pass."""
@@ -391,6 +547,8 @@ def main():
         check("a urlPrefix with a path works", st == 200 and filter_sets(ans)[0] == ["x"], ans)
         test_ranking(binpack, spread)
         test_pod_requests(binpack)
+        test_several_gpus(binpack, spread)
+        test_several_gpus_refused(binpack)
         test_node_names(binpack)
         test_bind(binpack)
         test_malformed(binpack, small)

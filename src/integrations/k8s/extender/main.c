@@ -1,7 +1,8 @@
 /* main.c — convgpu-scheduler-extender: kube-scheduler's HTTP extender that keeps a pod off nodes
- * where no single GPU holds its convgpu units and ranks the rest by binpack or spread
- * (docs/KUBERNETES.md, "Scheduler extender"). Flags, the listening socket, and a clean stop on
- * SIGTERM/SIGINT; the requests are served by server.c. */
+ * where no single GPU (or, for a container on convgpu.io/gpu: N, no N GPUs) holds its convgpu
+ * units and ranks the rest by binpack or spread (docs/KUBERNETES.md, "Scheduler extender").
+ * Flags, the listening socket, and a clean stop on SIGTERM/SIGINT; the requests are served by
+ * server.c. */
 #include <errno.h>
 #include <netdb.h>
 #include <signal.h>
@@ -26,15 +27,16 @@ static void usage(FILE *f)
             "Usage: convgpu-scheduler-extender [--listen HOST:PORT | --socket PATH]\n"
             "                                  [--policy binpack|spread] [--max-body SIZE]\n\n"
             "kube-scheduler's HTTP extender for convgpu: filter keeps only nodes where one GPU\n"
-            "has the pod's convgpu.io/gpu-memory and convgpu.io/gpu-compute units free (from\n"
-            "each Node's convgpu.io/gpus annotation, kept by `convgpu k8s publish`); prioritize\n"
-            "ranks them 0-10 by the placement policy. Configure kube-scheduler with\n"
+            "has the pod's convgpu.io/gpu-memory and convgpu.io/gpu-compute units free, or, for\n"
+            "a container that asks for convgpu.io/gpu: N, N GPUs have 1/N of them free each\n"
+            "(from each Node's convgpu.io/gpus annotation, kept by `convgpu k8s publish`);\n"
+            "prioritize ranks them 0-10 by the placement policy. Configure kube-scheduler with\n"
             "filterVerb: filter, prioritizeVerb: prioritize, nodeCacheCapable: false and no\n"
             "bindVerb (docs/KUBERNETES.md).\n\n"
             "  --listen HOST:PORT  TCP address to serve on (default " DEFAULT_LISTEN "; port 0:\n"
             "                      any free port, printed when listening)\n"
             "  --socket PATH       serve on a UNIX socket instead\n"
-            "  --policy P          binpack (default: the fullest GPU that fits, least\n"
+            "  --policy P          binpack (default: the fullest GPU(s) that fit, least\n"
             "                      fragmentation) or spread (the emptiest)\n"
             "  --max-body SIZE     largest request body (default 64MiB: kube-scheduler sends\n"
             "                      whole Node objects); larger ones are answered 413\n"

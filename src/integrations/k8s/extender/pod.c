@@ -1,4 +1,5 @@
-/* pod.c — a pod's convgpu units from its spec (the rule is in pod.h). */
+/* pod.c — a pod's convgpu units from its spec: how many GPUs and how many units on each (the
+ * rule is in pod.h). */
 #include "pod.h"
 
 #include <stdio.h>
@@ -52,11 +53,13 @@ int k8s_quantity_units(const json_t *q, uint32_t *out)
     return -1;
 }
 
-/* One resource of one container: requests[R], else limits[R], else 0. */
+/* One resource of one container: requests[R], else limits[R], else 0; *present says whether
+ * either list names R (convgpu.io/gpu: 0 is not the same as no convgpu.io/gpu). */
 static int container_units(const json_t *c, const char *where, size_t idx, const char *res,
-                           uint32_t *out, char *err, size_t errlen)
+                           uint32_t *out, int *present, char *err, size_t errlen)
 {
     *out = 0;
+    *present = 0;
     const json_t *resources = json_object_get(c, "resources");
     if (!resources || json_is_null(resources))
         return 0;
@@ -83,16 +86,38 @@ static int container_units(const json_t *c, const char *where, size_t idx, const
                      where, idx, lists[l], res);
             return -1;
         }
+        *present = 1;
         return 0;
     }
     return 0;
 }
 
+/* One container's convgpu request, as it wrote it: totals over its GPUs. */
 struct units {
-    uint32_t v[2]; /* memory, compute */
+    uint32_t v[2];  /* memory, compute */
+    uint32_t gpus;  /* convgpu.io/gpu, 1 when absent */
 };
 
 static const char *const resources[2] = {K8S_RES_GPU_MEMORY, K8S_RES_GPU_COMPUTE};
+
+/* Where a container is, for messages: Pod.spec.containers[1] ("train"). */
+struct place {
+    const char *where;
+    size_t idx;
+    char text[128];
+};
+
+static void place_of(const json_t *c, const char *where, size_t idx, struct place *pl)
+{
+    const json_t *name = json_object_get(c, "name");
+    pl->where = where;
+    pl->idx = idx;
+    if (json_is_string(name))
+        snprintf(pl->text, sizeof pl->text, "Pod.spec.%s[%zu] (\"%.63s\")", where, idx,
+                 json_string_value(name));
+    else
+        snprintf(pl->text, sizeof pl->text, "Pod.spec.%s[%zu]", where, idx);
+}
 
 static int containers(const json_t *spec, const char *key, int required, const json_t **out,
                       char *err, size_t errlen)
@@ -113,6 +138,7 @@ static int containers(const json_t *spec, const char *key, int required, const j
     return 0;
 }
 
+/* Reads one container and checks its convgpu.io/gpu against its own units (pod.h). */
 static int one(const json_t *c, const char *where, size_t idx, struct units *u, char *err,
                size_t errlen)
 {
@@ -120,10 +146,52 @@ static int one(const json_t *c, const char *where, size_t idx, struct units *u, 
         snprintf(err, errlen, "Pod.spec.%s[%zu] is not an object", where, idx);
         return -1;
     }
+    int present;
     for (int r = 0; r < 2; r++)
-        if (container_units(c, where, idx, resources[r], &u->v[r], err, errlen) != 0)
+        if (container_units(c, where, idx, resources[r], &u->v[r], &present, err, errlen) != 0)
             return -1;
+    if (container_units(c, where, idx, K8S_RES_GPU, &u->gpus, &present, err, errlen) != 0)
+        return -1;
+    if (!present) {
+        u->gpus = 1;
+        return 0;
+    }
+    struct place pl;
+    place_of(c, where, idx, &pl);
+    if (u->gpus == 0) {
+        snprintf(err, errlen, "%s asks for %s: 0; a container asks for 1 GPU or more", pl.text,
+                 K8S_RES_GPU);
+        return -1;
+    }
+    if (u->v[0] == 0) {
+        snprintf(err, errlen, "%s asks for %s: %u without %s: a container on convgpu GPUs must "
+                              "ask for memory on each",
+                 pl.text, K8S_RES_GPU, u->gpus, K8S_RES_GPU_MEMORY);
+        return -1;
+    }
+    if (u->gpus == 1)
+        return 0; /* one GPU: the same as no convgpu.io/gpu */
+    if (strcmp(where, "containers") != 0) {
+        snprintf(err, errlen, "%s asks for %s: %u: only a regular container may ask for several "
+                              "GPUs, not an init container",
+                 pl.text, K8S_RES_GPU, u->gpus);
+        return -1;
+    }
+    /* The units are totals over the GPUs, split evenly; a saturated quantity fits no GPU
+     * whatever N (k8s_pod_request), so it is not held to the split. */
+    for (int r = 0; r < 2; r++)
+        if (u->v[r] != UINT32_MAX && u->v[r] % u->gpus != 0) {
+            snprintf(err, errlen, "%s asks for %u %s units on %s: %u: the units are totals over "
+                                  "its GPUs, so they must be a multiple of %u",
+                     pl.text, u->v[r], resources[r], K8S_RES_GPU, u->gpus, u->gpus);
+            return -1;
+        }
     return 0;
+}
+
+static int has_units(const struct units *u)
+{
+    return u->v[0] || u->v[1];
 }
 
 int k8s_pod_request(const json_t *pod, cg_cluster_request *req, char *err, size_t errlen)
@@ -142,12 +210,30 @@ int k8s_pod_request(const json_t *pod, cg_cluster_request *req, char *err, size_
         containers(spec, "initContainers", 0, &init, err, errlen) != 0)
         return -1;
 
-    struct units total = {{0, 0}}, sidecars = {{0, 0}}, init_max = {{0, 0}}, u;
+    struct units total = {{0, 0}, 1}, sidecars = {{0, 0}, 1}, init_max = {{0, 0}, 1}, u;
+    /* The container on several GPUs, if any, and the first other container with units: the
+     * two may not meet in one pod (pod.h). */
+    struct units gang = {{0, 0}, 1};
+    struct place gang_at = {.where = NULL}, other_at = {.where = NULL};
     size_t i;
     const json_t *c;
     json_array_foreach(regular, i, c) {
         if (one(c, "containers", i, &u, err, errlen) != 0)
             return -1;
+        if (u.gpus > 1) {
+            if (gang_at.where) {
+                struct place second;
+                place_of(c, "containers", i, &second);
+                snprintf(err, errlen, "%s and %s both ask for several GPUs (%s): a pod may have "
+                                      "one container on several GPUs",
+                         gang_at.text, second.text, K8S_RES_GPU);
+                return -1;
+            }
+            gang = u;
+            place_of(c, "containers", i, &gang_at);
+        } else if (has_units(&u) && !other_at.where) {
+            place_of(c, "containers", i, &other_at);
+        }
         for (int r = 0; r < 2; r++)
             total.v[r] = sat_add(total.v[r], u.v[r]);
     }
@@ -155,6 +241,8 @@ int k8s_pod_request(const json_t *pod, cg_cluster_request *req, char *err, size_
         json_array_foreach(init, i, c) {
             if (one(c, "initContainers", i, &u, err, errlen) != 0)
                 return -1;
+            if (has_units(&u) && !other_at.where)
+                place_of(c, "initContainers", i, &other_at);
             const json_t *policy = json_object_get(c, "restartPolicy");
             if (policy && !json_is_null(policy) && !json_is_string(policy)) {
                 snprintf(err, errlen, "Pod.spec.initContainers[%zu].restartPolicy is not a string",
@@ -175,6 +263,21 @@ int k8s_pod_request(const json_t *pod, cg_cluster_request *req, char *err, size_
                     init_max.v[r] = during;
             }
         }
+    }
+    if (gang_at.where) {
+        if (other_at.where) {
+            snprintf(err, errlen, "%s asks for %u GPUs (%s) and %s asks for convgpu units too: a "
+                                  "container on several GPUs must be the pod's only container "
+                                  "with convgpu units",
+                     gang_at.text, gang.gpus, K8S_RES_GPU, other_at.text);
+            return -1;
+        }
+        /* Alone, its units are the pod's: split evenly over its GPUs (one() checked that they
+         * divide); a saturated total stays saturated, more than any GPU holds. */
+        req->memory_units = gang.v[0] == UINT32_MAX ? UINT32_MAX : gang.v[0] / gang.gpus;
+        req->compute_units = gang.v[1] == UINT32_MAX ? UINT32_MAX : gang.v[1] / gang.gpus;
+        req->gpus = gang.gpus;
+        return 0;
     }
     req->memory_units = total.v[0] > init_max.v[0] ? total.v[0] : init_max.v[0];
     req->compute_units = total.v[1] > init_max.v[1] ? total.v[1] : init_max.v[1];

@@ -44,6 +44,18 @@ static void judge(const struct k8s_node *n, const struct k8s_args *a, cg_cluster
         return;
     }
     v->unresolvable = v->fit.status != CG_FIT_NO_ROOM;
+    if (a->req.gpus > 1) {
+        /* The most free on one GPU says little when N GPUs are needed: say how many hold the
+         * per-GPU amounts now, and how many ever could. */
+        snprintf(v->reason, sizeof v->reason,
+                 "convgpu: %s: the pod asks %u GPUs for %u memory and %u compute units each; of "
+                 "the node's %zu GPU(s), %u %s that much free and %u %s that large",
+                 cg_cluster_fit_reason(v->fit.status, a->req.gpus), a->req.gpus,
+                 a->req.memory_units, a->req.compute_units, ngpus, v->fit.gpus_free_enough,
+                 v->fit.gpus_free_enough == 1 ? "has" : "have", v->fit.gpus_large_enough,
+                 v->fit.gpus_large_enough == 1 ? "is" : "are");
+        return;
+    }
     uint32_t most_mem = 0, most_cmp = 0;
     for (size_t i = 0; i < ngpus; i++) {
         if (gpus[i].memory.free > most_mem)
@@ -54,8 +66,8 @@ static void judge(const struct k8s_node *n, const struct k8s_args *a, cg_cluster
     snprintf(v->reason, sizeof v->reason,
              "convgpu: %s: the pod asks one GPU for %u memory and %u compute units; the most "
              "free on any of the node's %zu GPU(s): %u memory, %u compute",
-             cg_cluster_fit_reason(v->fit.status), a->req.memory_units, a->req.compute_units,
-             ngpus, most_mem, most_cmp);
+             cg_cluster_fit_reason(v->fit.status, a->req.gpus), a->req.memory_units,
+             a->req.compute_units, ngpus, most_mem, most_cmp);
 }
 
 static int wants_gpu(const struct k8s_args *a)

@@ -9,10 +9,13 @@
  *               GPU is chosen on the node by the device plugin, not here; docs/KUBERNETES.md)
  *
  * A pod that asks for no convgpu units keeps every node and scores 0 everywhere. Otherwise a
- * node is kept only when cg_cluster_fit says it fits; the others are failed with a reason that
- * names the numbers: unresolvable when preempting pods on the node could not help (no or a bad
- * annotation, no GPU that large, only node names given), plain failed otherwise (no GPU has it
- * free now). */
+ * node is kept only when cg_cluster_fit says it fits (N GPUs, N from the pod: pod.h); the
+ * others are failed with a reason that names the numbers: unresolvable when preempting pods on
+ * the node could not help (no or a bad annotation, fewer than N GPUs that large, only node names
+ * given), plain failed otherwise (fewer than N GPUs have it free now). For N = 1 the reason gives
+ * the most free on any GPU; for N > 1 how many GPUs have the per-GPU amounts free and how many
+ * are that large. A pod the extender cannot read, or whose convgpu.io/gpu breaks pod.h's rule,
+ * never gets here: args.c refuses the request (400). */
 #ifndef CONVGPU_K8S_EXT_VERBS_H
 #define CONVGPU_K8S_EXT_VERBS_H
 
