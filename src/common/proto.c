@@ -12,6 +12,7 @@ static size_t expected_length(uint16_t type)
     case CG_MSG_ALLOC_REPLY: return sizeof(struct cg_msg_alloc_reply);
     case CG_MSG_FREED: return sizeof(struct cg_msg_freed);
     case CG_MSG_ERROR: return sizeof(struct cg_msg_error);
+    case CG_MSG_SWAPPED: return sizeof(struct cg_msg_swapped);
     default: return 0;
     }
 }
@@ -25,6 +26,7 @@ const char *cg_msg_type_name(uint16_t type)
     case CG_MSG_ALLOC_REPLY: return "ALLOC_REPLY";
     case CG_MSG_FREED: return "FREED";
     case CG_MSG_ERROR: return "ERROR";
+    case CG_MSG_SWAPPED: return "SWAPPED";
     default: return "UNKNOWN";
     }
 }

@@ -11,6 +11,9 @@
  *   client: ALLOC(id, bytes)   daemon: ALLOC_REPLY(id, status)  when granted or refused; a
  *                              suspended request is answered only when the policy resumes it
  *   client: FREED              (no reply) use went down while the container has waiters
+ *   client: SWAPPED            (no reply) the process reported its part of a swap order in the
+ *                              ledger (docs/SWAP.md): the daemon looks at the move at once
+ *                              rather than at its next poll
  * Identity is never claimed: the daemon takes the pid from SO_PEERCRED and the container from
  * the socket the process connected to.
  */
@@ -30,6 +33,7 @@ enum cg_msg_type {
     CG_MSG_ALLOC_REPLY = 4,
     CG_MSG_FREED = 5,
     CG_MSG_ERROR = 6,
+    CG_MSG_SWAPPED = 7,
 };
 
 struct cg_msg_hdr {
@@ -84,6 +88,10 @@ struct cg_msg_freed {
     struct cg_msg_hdr hdr;
 };
 
+struct cg_msg_swapped {
+    struct cg_msg_hdr hdr;
+};
+
 struct cg_msg_error {
     struct cg_msg_hdr hdr;
     uint32_t code;
@@ -98,6 +106,7 @@ union cg_msg {
     struct cg_msg_alloc alloc;
     struct cg_msg_alloc_reply alloc_reply;
     struct cg_msg_freed freed;
+    struct cg_msg_swapped swapped;
     struct cg_msg_error error;
 };
 

@@ -14,6 +14,7 @@
 
 #include "api.h"
 #include "daemon.h"
+#include "swap.h"
 #include "log.h"
 #include "proto.h"
 
@@ -150,6 +151,12 @@ static int handle_message(struct daemon *d, struct proc *p, const union cg_msg *
         if (!p->welcomed)
             return -1;
         decide_freed(d, p);
+        return 0;
+    case CG_MSG_SWAPPED:
+        if (!p->welcomed)
+            return -1;
+        log_debug("container %s: pid %d reports its part of a swap", p->c->id, (int)p->pid);
+        swap_notice(d, p->c);
         return 0;
     default:
         /* WELCOME, ALLOC_REPLY, ERROR only travel the other way. */

@@ -123,6 +123,7 @@ struct container {
     /* Swap (swap.c): where its memory is, since when the current move runs, what moved. */
     unsigned swap_phase;         /* enum swap_phase */
     uint64_t swap_since;         /* monotonic ns: the current order */
+    uint64_t swap_polled;        /* monotonic ns: swap_tick last read its reports */
     uint64_t swapped_bytes;      /* the processes' claims, bounded by the limit (display) */
     uint64_t swap_out_ns, swap_in_ns; /* how long the last moves took */
     uint64_t swap_out_total, swap_in_total; /* bytes moved, since creation */
@@ -244,6 +245,7 @@ struct daemon {
     /* swap.c: after the processes' reports reached the core, before the move ends; after a
      * swap-in's quotas and order, before the processes report. */
     unsigned long crash_swap_reported, crash_swap_in_ordered;
+    int swap_poll_ms; /* test-only (CONVGPUD_TEST_SWAP_POLL_MS); 0: swap.c's SWAP_POLL_MS */
     /* Set by the event sink for the request being decided right now. */
     volatile int stop;
 };

@@ -598,6 +598,11 @@ int main(int argc, char **argv)
         d.crash_swap_reported = strtoul(crash + 14, NULL, 10);
     else if (crash && strncmp(crash, "swap-in-ordered:", 16) == 0)
         d.crash_swap_in_ordered = strtoul(crash + 16, NULL, 10);
+    /* Test-only: a long fallback poll shows that the processes' notices end a swap. */
+    const char *swap_poll = getenv("CONVGPUD_TEST_SWAP_POLL_MS");
+    long poll_ms = swap_poll ? strtol(swap_poll, NULL, 10) : 0;
+    if (poll_ms > 0 && poll_ms <= 3600000)
+        d.swap_poll_ms = (int)poll_ms;
     if (rc)
         return rc == 1 ? 0 : 2;
 

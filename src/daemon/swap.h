@@ -45,7 +45,13 @@ void swap_flush(struct daemon *d);
  * Either way nothing is charged twice and nothing is lost. */
 void swap_restore(struct daemon *d, struct container *c, bool held);
 
-/* Checks the containers on the move; milliseconds until it wants to run again, or -1. */
+/* A process of c reported its part of the move (its SWAPPED notice): looks at c's move now.
+ * Anything else (c not moving, a notice a process sends uninvited) changes nothing. */
+void swap_notice(struct daemon *d, struct container *c);
+
+/* Checks the containers on the move; milliseconds until it wants to run again, or -1. The
+ * processes' notices end a move at once; this poll (SWAP_POLL_MS, swap.c) only bounds the wait
+ * when a notice was lost (an interposer's socket gone, a full buffer). */
 int swap_tick(struct daemon *d);
 
 const char *swap_phase_name(enum swap_phase p);

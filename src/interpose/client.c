@@ -455,7 +455,9 @@ int cg_client_request(unsigned member, uint64_t bytes)
     return w.status;
 }
 
-void cg_client_notify_freed(unsigned member)
+/* A notice without a reply on member's socket: a lost one only delays, the daemon re-decides
+ * (FREED) or polls (SWAPPED) anyway. */
+static void notify(unsigned member, enum cg_msg_type type)
 {
     if (member >= CG_IP_MEMBERS)
         return;
@@ -463,8 +465,33 @@ void cg_client_notify_freed(unsigned member)
     pthread_mutex_lock(&mu);
     if (k->fd >= 0) {
         union cg_msg m;
-        cg_proto_init(&m, CG_MSG_FREED, 0);
-        (void)send_msg(k->fd, &m); /* a lost notice only delays; the daemon re-decides anyway */
+        cg_proto_init(&m, type, 0);
+        (void)send_msg(k->fd, &m);
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+void cg_client_notify_freed(unsigned member)
+{
+    notify(member, CG_MSG_FREED);
+}
+
+void cg_client_notify_swapped(void)
+{
+    /* After a daemon restart the process may still hold its old connection (nothing read from
+     * it since) or none (its swap charges took the fast path): the swap thread, which can
+     * afford to wait, connects again, briefly, and sends once more on a dead socket. */
+    struct conn *k = &conns[0];
+    pthread_mutex_lock(&mu);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        struct timespec deadline = deadline_in(1.0);
+        if (wait_connected(k, &deadline) != 0)
+            break;
+        union cg_msg m;
+        cg_proto_init(&m, CG_MSG_SWAPPED, 0);
+        if (send_msg(k->fd, &m) == 0 || errno == EAGAIN || errno == EWOULDBLOCK)
+            break; /* sent, or a full buffer: the daemon's poll sees the report anyway */
+        drop_connection(k, strerror(errno));
     }
     pthread_mutex_unlock(&mu);
 }

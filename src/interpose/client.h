@@ -68,6 +68,11 @@ int cg_client_request(unsigned m, uint64_t bytes);
  * blocks). */
 void cg_client_notify_freed(unsigned m);
 
+/* This process reported its part of a swap order in the ledger: tell the daemon, so that it
+ * ends the move at once rather than at its next poll (never blocks; a lost notice only delays).
+ * A container that swaps has one GPU: the notice goes on member 0's socket. */
+void cg_client_notify_swapped(void);
+
 void cg_client_fork_prepare(void);
 void cg_client_fork_parent(void);
 void cg_client_fork_child(void);

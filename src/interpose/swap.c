@@ -389,6 +389,7 @@ static void report(struct cg_ledger_swap_slot *me, uint32_t state, uint32_t epoc
     atomic_store_explicit(&me->done, epoch, memory_order_relaxed);
     atomic_store_explicit(&me->state, state, memory_order_release);
     futex(&me->state, FUTEX_WAKE, INT32_MAX, NULL);
+    cg_client_notify_swapped();
 }
 
 static void *swap_main(void *arg)
