@@ -24,7 +24,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!err[0])
             abort();
     } else if (req.wanted) {
-        if (req.bytes == 0 || req.device < -1 || req.device > 1024 || !req.source)
+        /* An exclusive container may ask for no size: it takes the GPU's capacity. */
+        if ((req.bytes == 0 && !req.exclusive) || req.device < -1 || req.device > 1024 ||
+            !req.source)
             abort();
         /* Kubernetes' GPU slots: distinct GPUs, as many as asked, a share of one GPU each. */
         if (req.ndevices > OCI_MAX_GPUS || (req.ndevices && req.gpus != req.ndevices) ||
