@@ -432,8 +432,8 @@ int cmd_interfere(int argc, char **argv)
                         "limit, e.g. --gpu-memory 1GiB)\n");
         return 2;
     }
-    uint64_t limit;
-    const char *err;
+    uint64_t limit = 0;
+    const char *err = NULL; /* set only when the size does not parse */
     if (cg_parse_size(mem, &limit, &err) != 0 || limit == 0) {
         fprintf(stderr, "convgpu interfere: bad --gpu-memory '%s': %s\n", mem,
                 limit == 0 && !err ? "must be greater than zero" : err);

@@ -57,6 +57,17 @@ bad() { # bad DESCRIPTION PATTERN ARGS...
 bad "no workload" "give 1 to 16 workloads" --gpu-memory 64MiB --
 bad "no --gpu-memory" "gpu-memory SIZE is required" -- true
 bad "a zero limit" "bad --gpu-memory" --gpu-memory 0 -- true
+check "a zero limit: the message is the sentence, not whatever was in memory" \
+    grep -q -- "bad --gpu-memory '0': must be greater than zero" "$TMP/err"
+# The reason was once read from an uninitialised pointer: a crash only now and then (exit 139
+# in a fresh-clone run). Under valgrind that read fails every time.
+if command -v valgrind >/dev/null; then
+    set +e
+    valgrind -q --error-exitcode=99 "$BUILD/bin/convgpu" --runtime-dir "$RUNDIR" interfere \
+        --gpu-memory 0 -- true >/dev/null 2>"$TMP/vg"
+    rc=$?; set -e
+    check "a zero limit under valgrind: exit 2, no uninitialised read ($rc)" test "$rc" = 2
+fi
 bad "--runs 0" "bad --runs" --gpu-memory 64MiB --runs 0 -- true
 bad "--runs 51" "bad --runs" --gpu-memory 64MiB --runs 51 -- true
 bad "a share of 101" "bad --gpu-compute" --gpu-memory 64MiB --gpu-compute 101 -- true
