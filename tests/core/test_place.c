@@ -8,24 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core.h"
+#include "core_test.h"
 
-static int failures;
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            fprintf(stderr, "%s:%d: FAIL %s\n", __FILE__, __LINE__, #cond);            \
-            failures++;                                                                \
-        }                                                                              \
-    } while (0)
-#define CHECK_CORE(core)                                                               \
-    do {                                                                               \
-        const char *why_ = cg_core_check(core);                                        \
-        if (why_) {                                                                    \
-            fprintf(stderr, "%s:%d: FAIL check: %s\n", __FILE__, __LINE__, why_);      \
-            failures++;                                                                \
-        }                                                                              \
-    } while (0)
+/* A check whose condition says it all: check.h's CHECK with no further message. */
+#define EXPECT(cond) CHECK(cond, "%s", "")
 
 static unsigned nevents;
 static void count(void *ctx, const cg_event *ev)
@@ -60,38 +46,38 @@ static int put(cg_core *core, int device, cg_bytes limit, unsigned util, uint64_
 static void test_names(void)
 {
     cg_placement_policy p;
-    CHECK(cg_placement_policy_parse("load-balance", &p) && p == CG_PLACE_LOAD_BALANCE);
-    CHECK(cg_placement_policy_parse("standalone", &p) && p == CG_PLACE_STANDALONE);
-    CHECK(strcmp(cg_placement_policy_name(CG_PLACE_LOAD_BALANCE), "load-balance") == 0);
-    CHECK(strcmp(cg_placement_policy_name(CG_PLACE_STANDALONE), "standalone") == 0);
-    CHECK(!cg_placement_policy_parse("load_balance", &p));
+    EXPECT(cg_placement_policy_parse("load-balance", &p) && p == CG_PLACE_LOAD_BALANCE);
+    EXPECT(cg_placement_policy_parse("standalone", &p) && p == CG_PLACE_STANDALONE);
+    EXPECT(strcmp(cg_placement_policy_name(CG_PLACE_LOAD_BALANCE), "load-balance") == 0);
+    EXPECT(strcmp(cg_placement_policy_name(CG_PLACE_STANDALONE), "standalone") == 0);
+    EXPECT(!cg_placement_policy_parse("load_balance", &p));
 }
 
 /* Least summed utilisation wins, whatever the memory; unknown counts its hard share, else 0. */
 static void test_load_balance(void)
 {
     cg_core *core = mk(CG_PLACE_LOAD_BALANCE, 4, 100);
-    CHECK(put(core, 0, 10, 50, 0) == 0);          /* dev0: 50 */
-    CHECK(put(core, 1, 10, 30, 0) == 1);
-    CHECK(put(core, 1, 10, 10, 0) == 1);          /* dev1: 40 */
+    EXPECT(put(core, 0, 10, 50, 0) == 0);          /* dev0: 50 */
+    EXPECT(put(core, 1, 10, 30, 0) == 1);
+    EXPECT(put(core, 1, 10, 10, 0) == 1);          /* dev1: 40 */
     /* dev2: a hard 45% share of unknown utilisation counts 45. */
     cg_container_spec hard = {.device = 2, .limit = 10, .compute_pct = 45,
                               .compute_mode = CG_COMPUTE_HARD};
     cg_cid cid;
-    CHECK(cg_container_create_spec(core, &hard, 0, &cid) == CG_OK);
-    CHECK(put(core, 3, 80, 60, 0) == 3);          /* dev3: 60, little room */
-    CHECK(put(core, -1, 10, 20, 0) == 1);         /* the least sum, 40, not the most room */
+    EXPECT(cg_container_create_spec(core, &hard, 0, &cid) == CG_OK);
+    EXPECT(put(core, 3, 80, 60, 0) == 3);          /* dev3: 60, little room */
+    EXPECT(put(core, -1, 10, 20, 0) == 1);         /* the least sum, 40, not the most room */
     /* Now dev1: 60 with 70 free, dev3: 20 free; 75 fits dev0 (50) and dev2 (45): dev2. */
-    CHECK(put(core, -1, 75, 5, 0) == 2);
+    EXPECT(put(core, -1, 75, 5, 0) == 2);
     cg_core_free(core);
 
     /* Unknown utilisation and no share counts 0: the device with it ties with an empty one,
      * and the tie goes to the most room, then the lowest index. */
     core = mk(CG_PLACE_LOAD_BALANCE, 3, 100);
-    CHECK(put(core, 0, 30, 0, 0) == 0);           /* dev0: load 0, 70 free */
-    CHECK(put(core, 2, 10, 0, 0) == 2);           /* dev2: load 0, 90 free */
-    CHECK(put(core, -1, 10, 0, 0) == 1);          /* dev1: load 0, 100 free */
-    CHECK(put(core, -1, 10, 0, 0) == 1);          /* dev1 90 = dev2 90: lowest index */
+    EXPECT(put(core, 0, 30, 0, 0) == 0);           /* dev0: load 0, 70 free */
+    EXPECT(put(core, 2, 10, 0, 0) == 2);           /* dev2: load 0, 90 free */
+    EXPECT(put(core, -1, 10, 0, 0) == 1);          /* dev1: load 0, 100 free */
+    EXPECT(put(core, -1, 10, 0, 0) == 1);          /* dev1 90 = dev2 90: lowest index */
     cg_core_free(core);
 }
 
@@ -106,7 +92,7 @@ static void test_figure_4a(void)
     static const int order[] = {T, T, G, G, Q, Q, L, L}, want[] = {0, 1, 2, 3, 2, 3, 0, 1};
     cg_core *core = mk(CG_PLACE_LOAD_BALANCE, 4, 12000);
     for (unsigned i = 0; i < 8; i++)
-        CHECK(put(core, -1, app3[order[i]].mem, app3[order[i]].util, (uint64_t)order[i]) ==
+        EXPECT(put(core, -1, app3[order[i]].mem, app3[order[i]].util, (uint64_t)order[i]) ==
               want[i]);
     cg_core_free(core);
 }
@@ -119,7 +105,7 @@ static void test_figure_4b(void)
     static const int order[] = {L, L, Q, Q, T, T, G, G}, want[] = {0, 1, 2, 2, 3, 3, 0, 1};
     cg_core *core = mk(CG_PLACE_STANDALONE, 4, 12000);
     for (unsigned i = 0; i < 8; i++)
-        CHECK(put(core, -1, app3[order[i]].mem, app3[order[i]].util, (uint64_t)order[i]) ==
+        EXPECT(put(core, -1, app3[order[i]].mem, app3[order[i]].util, (uint64_t)order[i]) ==
               want[i]);
     cg_core_free(core);
 }
@@ -127,23 +113,23 @@ static void test_figure_4b(void)
 static void test_standalone(void)
 {
     cg_core *core = mk(CG_PLACE_STANDALONE, 4, 100);
-    CHECK(put(core, 0, 10, 10, 7) == 0);          /* dev0: one of app 7 */
-    CHECK(put(core, 1, 10, 10, 7) == 1);
-    CHECK(put(core, 1, 10, 10, 7) == 1);          /* dev1: two of app 7 */
-    CHECK(put(core, 2, 10, 10, 7) == 2);
-    CHECK(put(core, 2, 10, 10, 8) == 2);          /* dev2: mixed */
+    EXPECT(put(core, 0, 10, 10, 7) == 0);          /* dev0: one of app 7 */
+    EXPECT(put(core, 1, 10, 10, 7) == 1);
+    EXPECT(put(core, 1, 10, 10, 7) == 1);          /* dev1: two of app 7 */
+    EXPECT(put(core, 2, 10, 10, 7) == 2);
+    EXPECT(put(core, 2, 10, 10, 8) == 2);          /* dev2: mixed */
     /* The group with most of app 7, not the emptier dev0 nor the empty dev3. */
-    CHECK(put(core, -1, 10, 90, 7) == 1);
+    EXPECT(put(core, -1, 10, 90, 7) == 1);
     /* A new application takes the empty device, not a group nor the least loaded. */
-    CHECK(put(core, -1, 10, 90, 9) == 3);
+    EXPECT(put(core, -1, 10, 90, 9) == 3);
     /* App 8 has no pure group (dev2 is mixed), no empty device: least loaded, dev0 (10). */
-    CHECK(put(core, -1, 10, 90, 8) == 0);
+    EXPECT(put(core, -1, 10, 90, 8) == 0);
     /* Unknown application: least summed load, whatever groups exist: dev2 (20) over dev0
      * (100), dev1 (110) and dev3 (90). */
-    CHECK(put(core, -1, 10, 0, 0) == 2);
+    EXPECT(put(core, -1, 10, 0, 0) == 2);
     /* The group that does not fit is passed over: dev1 has 70 free, app 7 asking 75 goes to
      * the least-loaded device that fits (dev0: 100 with 80 free, dev3: 90 with 90 free). */
-    CHECK(put(core, -1, 75, 5, 7) == 3);
+    EXPECT(put(core, -1, 75, 5, 7) == 3);
     cg_core_free(core);
 }
 
@@ -154,26 +140,26 @@ static void test_info_restore_invalid(void)
     cg_container_spec spec = {.device = -1, .limit = 10, .util_pct = 42, .app = 0xabcdefull};
     cg_cid cid;
     cg_container_info ci;
-    CHECK(cg_container_create_spec(core, &spec, 0, &cid) == CG_OK);
-    CHECK(cg_container_get(core, cid, 0, &ci) == CG_OK && ci.util_pct == 42 &&
+    EXPECT(cg_container_create_spec(core, &spec, 0, &cid) == CG_OK);
+    EXPECT(cg_container_get(core, cid, 0, &ci) == CG_OK && ci.util_pct == 42 &&
           ci.app == 0xabcdefull);
     spec.device = 1;
     spec.util_pct = 100;
-    CHECK(cg_container_restore_spec(core, &spec, 5, 0, &cid) == CG_OK);
-    CHECK(cg_container_get(core, cid, 0, &ci) == CG_OK && ci.util_pct == 100 &&
+    EXPECT(cg_container_restore_spec(core, &spec, 5, 0, &cid) == CG_OK);
+    EXPECT(cg_container_get(core, cid, 0, &ci) == CG_OK && ci.util_pct == 100 &&
           ci.app == 0xabcdefull && ci.assigned == 5);
     CHECK_CORE(core);
     unsigned before = nevents;
     spec.util_pct = 101;
-    CHECK(cg_container_restore_spec(core, &spec, 5, 0, &cid) == CG_ERR_INVALID);
+    EXPECT(cg_container_restore_spec(core, &spec, 5, 0, &cid) == CG_ERR_INVALID);
     spec.device = -1;
-    CHECK(cg_container_create_spec(core, &spec, 0, &cid) == CG_ERR_INVALID);
+    EXPECT(cg_container_create_spec(core, &spec, 0, &cid) == CG_ERR_INVALID);
     spec.util_pct = 1000000;
-    CHECK(cg_container_create_spec(core, &spec, 0, &cid) == CG_ERR_INVALID);
-    CHECK(nevents == before);
+    EXPECT(cg_container_create_spec(core, &spec, 0, &cid) == CG_ERR_INVALID);
+    EXPECT(nevents == before);
     cg_device_info di;
-    CHECK(cg_device_get(core, 0, &di) == CG_OK && di.ncontainers == 1);
-    CHECK(cg_device_get(core, 1, &di) == CG_OK && di.ncontainers == 1);
+    EXPECT(cg_device_get(core, 0, &di) == CG_OK && di.ncontainers == 1);
+    EXPECT(cg_device_get(core, 1, &di) == CG_OK && di.ncontainers == 1);
     CHECK_CORE(core);
     cg_core_free(core);
 }
@@ -191,10 +177,10 @@ static void test_exclusive(void)
         cg_container_spec spec = {.device = -1, .exclusive = true, .util_pct = 30, .app = 3};
         cg_cid cid;
         cg_container_info ci;
-        CHECK(cg_container_create_spec(core, &spec, 0, &cid) == CG_OK);
-        CHECK(cg_container_get(core, cid, 0, &ci) == CG_OK && ci.device == 1);
+        EXPECT(cg_container_create_spec(core, &spec, 0, &cid) == CG_OK);
+        EXPECT(cg_container_get(core, cid, 0, &ci) == CG_OK && ci.device == 1);
         /* Standalone does not join an exclusive container's device, same application or not. */
-        CHECK(put(core, -1, 10, 30, 3) == 2);
+        EXPECT(put(core, -1, 10, 30, 3) == 2);
         CHECK_CORE(core);
         cg_core_free(core);
     }
