@@ -8,6 +8,12 @@
   state.py compare A B    compares two snapshots (containers, limits, assignments, devices,
                           per-process use, pending requests); "ok:"/"FAIL:" lines.
   state.py pending DIR    prints "PID BYTES" for every pending request in DIR's inspect files.
+  state.py digest DIR     prints DIR's accounting (devices, containers, processes, pending
+                          requests) canonically, without what changes by itself (times): two
+                          views of an unchanged state print the same.
+
+  DIR may hold statuses.txt ("PID STATUSLINE" per process, read with the daemon's view); check
+  then reads the processes' statuses from it rather than from their files, which may have moved.
 """
 import glob
 import json
@@ -50,8 +56,22 @@ def read_status(path):
     return dict(kv.split("=", 1) for kv in line if "=" in kv)
 
 
+def statuses_of(d):
+    """{pid: status dict} from DIR/statuses.txt, or None where the view has none."""
+    path = os.path.join(d, "statuses.txt")
+    if not os.path.exists(path):
+        return None
+    out = {}
+    for line in open(path):
+        f = line.split()
+        if f:
+            out[int(f[0])] = dict(kv.split("=", 1) for kv in f[1:] if "=" in kv) or None
+    return out
+
+
 def check(d):
     devices, ps, insp = load(d)
+    captured = statuses_of(d)
     ctx = int(open(os.path.join(d, "ctx")).read())
     nvml_procs, nvml_dev = {}, None
     for line in open(os.path.join(d, "nvml.txt")):
@@ -105,7 +125,7 @@ def check(d):
             pending.setdefault(r["pid"], []).append(r["bytes"])
     bad, nproc, npend = [], 0, 0
     for pid, name, stf in procs:
-        st = read_status(stf)
+        st = captured.get(pid) if captured is not None else read_status(stf)
         if st is None:
             bad.append("pid %d (%s): no status" % (pid, name))
             continue
@@ -170,6 +190,24 @@ def compare(a, b):
             fail("after the restart, %s differ:" % what + "".join("\n    | " + x for x in diff))
 
 
+def digest(d):
+    devices, ps, insp = load(d)
+    view = {
+        "devices": [{k: x.get(k) for k in ("index", "assigned", "used", "free", "containers")}
+                    for x in devices],
+        "ps": [{k: c.get(k) for k in ("id", "limit", "assigned", "used", "device", "pending")}
+               for c in ps],
+        "containers": {n: {"head": {k: c.get(k) for k in ("id", "limit", "assigned", "used",
+                                                            "committed", "device", "state")},
+                           "processes": sorted((p["pid"], p["used"], p["slot"])
+                                               for p in c["process_list"]),
+                           "pending": sorted((r["pid"], r["bytes"])
+                                             for r in c["pending_requests"])}
+                       for n, c in insp.items()},
+    }
+    print(json.dumps(view, sort_keys=True))
+
+
 def pending_list(d):
     _, _, insp = load(d)
     for c in insp.values():
@@ -185,4 +223,6 @@ if __name__ == "__main__":
         compare(sys.argv[2], sys.argv[3])
     elif cmd == "pending":
         pending_list(sys.argv[2])
+    elif cmd == "digest":
+        digest(sys.argv[2])
     sys.exit(1 if fails else 0)

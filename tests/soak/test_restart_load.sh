@@ -80,10 +80,16 @@ live_procs() { # "PID NAME STATUS" for processes still running
     done
 }
 
-collect() { # collect DIR: the daemon's and the emulator's view, now
+statuses() { # every tracked process's status line, in start order
+    local p
+    for p in "${PIDS[@]}"; do echo "$p $(cat "${PSTAT[$p]}" 2>/dev/null)"; done
+}
+
+collect() { # collect DIR: the processes' statuses, then the daemon's and the emulator's view
     local d=$1 name
     mkdir -p "$d"
     echo "$CTX" >"$d/ctx"
+    statuses >"$d/statuses.txt"
     cg ps --json >"$d/ps.json"
     for name in "${NAMES[@]}"; do
         cg inspect "$name" >"$d/inspect.$name.json" 2>/dev/null || rm -f "$d/inspect.$name.json"
@@ -93,14 +99,14 @@ collect() { # collect DIR: the daemon's and the emulator's view, now
     live_procs >"$d/procs.txt"
 }
 
-quiescent() { # every live process paused, or waiting in a request the daemon holds as pending
-    local d=$TMP/q p name st state
-    collect "$d" >/dev/null 2>&1 || return 1
+quiescent_in() { # quiescent_in DIR: in that view, every live process is paused, or waits in a
+    # request the daemon holds as pending
+    local d=$1 p name st state
     local pend
     pend=$(python3 "$STATE_PY" pending "$d" | awk '{print $1}' | sort -u)
     while read -r p name st; do
         [ -n "$p" ] || continue
-        state=$(sed -n 's/.*state=\([a-z]*\).*/\1/p' "$st" 2>/dev/null)
+        state=$(awk -v p="$p" '$1 == p' "$d/statuses.txt" | sed -n 's/.*state=\([a-z]*\).*/\1/p')
         case $state in
             paused|done) ;;
             alloc) grep -qx "$p" <<<"$pend" || return 1 ;;
@@ -109,17 +115,35 @@ quiescent() { # every live process paused, or waiting in a request the daemon ho
     done <"$d/procs.txt"
 }
 
+# A quiescent view is not yet a settled one: a FREED notice the daemon has not handled yet can
+# still grant a waiting request, and that process then allocates and pauses while a snapshot is
+# being read (its status before the grant, the daemon's figures after). Settled: two views in a
+# row, identical in the processes' statuses, the daemon's accounting and NVML's, and quiescent.
+# While every process is paused only a grant changes anything, and a grant shows in the daemon's
+# figures before the process moves, so equal views mean nothing moved from the first view's
+# statuses to the second's last figure: the second is a consistent snapshot.
+view_digest() { # view_digest DIR: what must not change between the two views
+    cat "$1/statuses.txt" "$1/nvml.txt" "$1/procs.txt"
+    python3 "$STATE_PY" digest "$1"
+}
+settled_into() { # settled_into DIR: DIR holds a settled view
+    local a=$TMP/settle.a d=$1
+    rm -rf "$a" "$d"
+    collect "$a" >/dev/null 2>&1 && quiescent_in "$a" || return 1
+    collect "$d" >/dev/null 2>&1 || return 1
+    [ "$(view_digest "$a")" = "$(view_digest "$d")" ]
+}
+
 tally() { # tally OUTPUT: counts state.py's ok:/FAIL: lines into the harness's totals
     local n
     n=$(grep -c '^ok:' <<<"$1" || true); PASSES=$((PASSES + n))
     n=$(grep -c '^FAIL:' <<<"$1" || true); FAILS=$((FAILS + n))
 }
 
-verify() { # verify LABEL: pause, wait for a quiescent state, check it; leaves it paused
+verify() { # verify LABEL: pause, wait for a settled state, check it; leaves it paused
     local d=$TMP/snap.$1
     touch "$TMP/pause"
-    wait_for "quiescent ($1)" "$WAIT_S" quiescent || fail "no quiescent state ($1)"
-    collect "$d"
+    wait_for "a settled state ($1)" "$WAIT_S" settled_into "$d" || fail "no settled state ($1)"
     echo "--- $1: $(grep -c . "$d/procs.txt") live processes, pending: $(python3 "$STATE_PY" pending "$d" | wc -l)"
     local out rc=0
     out=$(python3 "$STATE_PY" check "$d") || rc=$?
