@@ -309,3 +309,50 @@ void decide_freed(struct daemon *d, struct proc *p)
         return;
     loop_defer(d->loop, &c->redecide, redecide, c);
 }
+
+/* A FREED notice can be lost: the process's connection died with a restarted daemon and it has
+ * asked the new one for nothing since (a free goes through its ledger alone, and so does its
+ * notice's attempt), or its socket buffer was full. A waiter must not depend on it. While a
+ * container has waiters its slots are frozen (quota == use: the last decision synced them, and
+ * a grant charges both halves), so a slot whose use fell below its quota shows a free nobody
+ * was told of. Reading them costs a load per process, once per interval, and only where a
+ * request waits. */
+#define FREED_POLL_MS 100
+
+static bool slots_moved(const struct container *c)
+{
+    for (const struct proc *p = c->procs; p; p = p->next) {
+        if (!p->welcomed || p->slot >= CG_LEDGER_SLOTS)
+            continue;
+        uint64_t w = atomic_load(&c->ledger->slots[p->slot].word);
+        if (cg_ledger_used(w) != cg_ledger_quota(w) ||
+            cg_ledger_quota(w) != c->rec->slots[p->slot].quota)
+            return true;
+    }
+    return false;
+}
+
+int decide_tick(struct daemon *d)
+{
+    const uint64_t poll_ns = FREED_POLL_MS * 1000000ull;
+    uint64_t now = loop_now_ns();
+    int next = -1;
+    for (struct container *c = d->containers; c; c = c->next) {
+        if (!pending_count(c) || c->swap_phase == SWAP_MOVING_OUT ||
+            c->swap_phase == SWAP_MOVING_IN)
+            continue;
+        if (now - c->freed_polled >= poll_ns) {
+            c->freed_polled = now;
+            if (slots_moved(c)) {
+                log_debug("container %s: a free without a notice: re-deciding its waiters",
+                          c->id);
+                loop_defer(d->loop, &c->redecide, redecide, c);
+            }
+        }
+        uint64_t left_ms = (c->freed_polled + poll_ns - now + 999999u) / 1000000u;
+        int ms = left_ms > FREED_POLL_MS ? FREED_POLL_MS : (int)left_ms;
+        if (next < 0 || ms < next)
+            next = ms;
+    }
+    return next;
+}

@@ -742,6 +742,9 @@ int main(int argc, char **argv)
     while (!d.stop) {
         int t = api_timeout_ms(&d), tm = metrics_timeout_ms(&d), tw = watchdog_tick(&d);
         int tc = compute_tick(&d), ts = swap_tick(&d), ta = adaptive_tick(&d);
+        int tf = decide_tick(&d);
+        if (tf >= 0 && (t < 0 || tf < t))
+            t = tf;
         if (ta >= 0 && (t < 0 || ta < t))
             t = ta;
         if (tw >= 0 && (t < 0 || tw < t))

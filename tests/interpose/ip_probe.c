@@ -11,6 +11,9 @@
  *   fork SIZE         parent holds SIZE across fork; checks the child is its own process
  *   steps SIZE FILE   allocates SIZE, creates FILE, waits until FILE is removed, allocates SIZE
  *                     again (exit 2 if that one is refused)
+ *   release SIZE FILE FREED  allocates SIZE, creates FILE, waits until FILE is removed, frees,
+ *                     creates FREED and stays alive (no further call into the driver) until
+ *                     FREED is removed: a free that is the process's last word to the daemon
  *   arrays            creates arrays and mipmapped arrays of each kind; prints the fall of
  *                     cuMemGetInfo's free for each ("array NAME drop=BYTES") and after all are
  *                     destroyed ("array destroyed drop=BYTES")
@@ -461,6 +464,20 @@ static int cmd_gpus(const char *file, int n, char **sizes)
     return refused ? 2 : 0;
 }
 
+static void touch(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (f)
+        fclose(f);
+}
+
+static void wait_gone(const char *path)
+{
+    struct stat sb;
+    while (stat(path, &sb) == 0)
+        usleep(20 * 1000);
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -500,6 +517,23 @@ int main(int argc, char **argv)
         while (stat(argv[3], &sb) == 0)
             usleep(20 * 1000);
         return P(cuMemFree_v2)(p) == CUDA_SUCCESS ? 0 : 1;
+    }
+    if (strcmp(c, "release") == 0 && argc >= 5) {
+        init();
+        CUdeviceptr p;
+        CUresult r = alloc(&p, parse(argv[2]));
+        printf("release alloc rc=%d\n", (int)r);
+        fflush(stdout);
+        if (r != CUDA_SUCCESS)
+            return r == CUDA_ERROR_OUT_OF_MEMORY ? 2 : 1;
+        touch(argv[3]);
+        wait_gone(argv[3]);
+        r = P(cuMemFree_v2)(p);
+        printf("release free rc=%d\n", (int)r);
+        fflush(stdout);
+        touch(argv[4]);
+        wait_gone(argv[4]);
+        return r == CUDA_SUCCESS ? 0 : 1;
     }
     if (strcmp(c, "steps") == 0 && argc >= 4) {
         init();
