@@ -1283,11 +1283,23 @@ static void api_ready(void *ctx, uint32_t events)
     MHD_run(a->mhd);
 }
 
+/* MHD must also run when its timeout comes due, with nothing on its epoll fd: to close a
+ * connection that stayed silent too long, or to go on with one it left on its own ready list
+ * (external-epoll MHD keeps a connection there while it still has work, and no new event on the
+ * fd announces it). Running only on fd events left a silent connection open for good and the
+ * loop spinning on a zero timeout. */
+static bool mhd_due(struct MHD_Daemon *mhd)
+{
+    MHD_UNSIGNED_LONG_LONG t;
+    return MHD_get_timeout(mhd, &t) == MHD_YES && t == 0;
+}
+
 void api_poll(struct daemon *d)
 {
-    if (d->api && d->api->need_run) {
-        d->api->need_run = false;
-        MHD_run(d->api->mhd);
+    struct api *a = d->api;
+    if (a && (a->need_run || mhd_due(a->mhd))) {
+        a->need_run = false;
+        MHD_run(a->mhd);
     }
 }
 
@@ -1331,11 +1343,13 @@ int api_start(struct daemon *d, int listen_fd, char *err, size_t errlen)
         return -1;
     }
     a->d = d;
-    a->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, handler, d,
-                              MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_NOTIFY_COMPLETED,
-                              completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+    a->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME, 0,
+                              NULL, NULL, handler, d, MHD_OPTION_LISTEN_SOCKET, listen_fd,
+                              MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+                              MHD_OPTION_CONNECTION_TIMEOUT, d->opt.api_idle_timeout,
                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
-                              MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024), MHD_OPTION_END);
+                              MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
+                              MHD_OPTION_END);
     if (!a->mhd) {
         snprintf(err, errlen, "cannot start the HTTP server on the control socket");
         free(a);

@@ -188,6 +188,7 @@ struct daemon_options {
     uint64_t user_memory_quota;
     unsigned user_memory_quota_pct; /* 1..100; used when user_memory_quota is 0 */
     unsigned user_max_containers;   /* 0: no bound */
+    unsigned api_idle_timeout;  /* seconds an HTTP connection may stay silent (1..3600) */
     double watchdog_interval;   /* seconds between NVML cross-checks; 0 = off */
     uint64_t watchdog_tolerance;/* bytes a container may exceed its limit before it is flagged */
     bool watchdog_kill;         /* kill what the watchdog flags */

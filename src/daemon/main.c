@@ -77,6 +77,9 @@ static void usage(FILE *f)
             "                        elastic: may use time nobody else wants; hard: never more)\n"
             "  --metrics ADDR:PORT   also serve Prometheus metrics on TCP (default off; /metrics\n"
             "                        on the control socket is always there)\n"
+            "  --api-idle-timeout S  seconds a control-socket connection may stay silent before\n"
+            "                        it is closed (default 30; 1-3600; event followers\n"
+            "                        waiting for events are exempt)\n"
             "  --watchdog-interval S seconds between NVML cross-checks of every process's GPU\n"
             "                        memory (default 5; 0 = off)\n"
             "  --watchdog-tolerance SIZE  how far a container may exceed its limit by NVML\n"
@@ -233,6 +236,16 @@ static int apply_option(void *ctx, const char *key, const char *value, char *err
             snprintf(err, errlen, "default-compute-mode takes hard or elastic, not '%s'", value);
             return -1;
         }
+    } else if (strcmp(key, "api-idle-timeout") == 0) {
+        char *end;
+        errno = 0;
+        unsigned long secs = strtoul(value, &end, 10);
+        if (errno || *end || end == value || value[0] == '-' || secs < 1 || secs > 3600) {
+            snprintf(err, errlen, "api-idle-timeout takes whole seconds from 1 to 3600, not '%s'",
+                     value);
+            return -1;
+        }
+        o->api_idle_timeout = (unsigned)secs;
     } else if (strcmp(key, "watchdog-interval") == 0) {
         char *end;
         errno = 0;
@@ -405,6 +418,7 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
         {"user-max-containers", required_argument, NULL, O_SETTING},
         {"default-gpu-compute", required_argument, NULL, O_SETTING},
         {"default-compute-mode", required_argument, NULL, O_SETTING},
+        {"api-idle-timeout", required_argument, NULL, O_SETTING},
         {"watchdog-interval", required_argument, NULL, O_SETTING},
         {"watchdog-tolerance", required_argument, NULL, O_SETTING},
         {"watchdog-kill", required_argument, NULL, O_SETTING},
@@ -424,6 +438,7 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
     o->granularity = 2ull << 20;
     o->log_level = LOG_INFO;
     o->watchdog_interval = 5;
+    o->api_idle_timeout = 30;
     o->watchdog_tolerance = 64ull << 20;
     /* A single-user host keeps working (one user may hold the whole node); a shared host sets a
      * quota. 64 containers is far beyond what one user runs on a node, and bounds what one user
@@ -762,6 +777,7 @@ int main(int argc, char **argv)
             break;
         }
         api_poll(&d);
+        metrics_poll(&d);
         uint64_t now = loop_now_ns();
         if (now - last_reap > 1000000000ull) {
             restore_reap(&d);

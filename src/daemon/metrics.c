@@ -418,6 +418,15 @@ int metrics_listen(struct daemon *d, const char *addr, char *err, size_t errlen)
     return 0;
 }
 
+/* As api_poll: MHD runs when its timeout comes due too, not only on events of its fd. */
+void metrics_poll(struct daemon *d)
+{
+    struct metrics *m = d->metrics;
+    MHD_UNSIGNED_LONG_LONG t;
+    if (m && m->tcp && MHD_get_timeout(m->tcp, &t) == MHD_YES && t == 0)
+        MHD_run(m->tcp);
+}
+
 int metrics_timeout_ms(struct daemon *d)
 {
     struct metrics *m = d->metrics;

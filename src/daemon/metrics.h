@@ -19,5 +19,7 @@ char *metrics_render(struct daemon *d, const uid_t *only_uid);
 int metrics_listen(struct daemon *d, const char *addr, char *err, size_t errlen);
 void metrics_stop(struct daemon *d);
 int metrics_timeout_ms(struct daemon *d);
+/* Runs the TCP listener's MHD when its timeout is due (an idle connection to close). */
+void metrics_poll(struct daemon *d);
 
 #endif
