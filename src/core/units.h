@@ -23,7 +23,7 @@
  *   fastest (closest.h: least sum of pairwise link costs), ties to the GPUs with the most free
  *   slots, then the lower index: GaiaGPU's rule for a request of several GPUs.
  *
- * Pure functions: no I/O, no globals. Inputs are trusted; the plugin validates IDs where they
+ * Pure functions: no I/O, no globals (cg_units_prefer allocates its working space). Inputs are trusted; the plugin validates IDs where they
  * enter (cg_unit_id_parse is that check).
  */
 #ifndef CONVGPU_CORE_UNITS_H
@@ -63,6 +63,7 @@ typedef enum {
     CG_PREFER_SPLIT_MUST,   /* slots: two of the must-include slots are on one GPU */
     CG_PREFER_TOO_FEW_MUST, /* more units must be included than the request's size */
     CG_PREFER_NO_GPU,       /* slots: fewer than `size` GPUs have an available slot */
+    CG_PREFER_NO_MEMORY,    /* its working space could not be allocated */
 } cg_prefer_result;
 
 /* Chooses `size` of the available units, including every unit in must (each of which is also
@@ -71,7 +72,7 @@ typedef enum {
  * index), the must units first, then that GPU's others by ascending number. When none can,
  * from as few GPUs as possible: the must units first, then the GPUs with the most available
  * units, each by ascending number. Writes the chosen units' positions in avail into out (size
- * entries, out has room for size). */
+ * entries, out has room for size). O(navail log navail) at worst; allocates its working space. */
 cg_prefer_result cg_units_prefer(const cg_unit *avail, size_t navail, const cg_unit *must,
                                  size_t nmust, size_t size, size_t *out);
 

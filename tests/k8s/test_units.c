@@ -92,6 +92,145 @@ static void test_prefer(void)
 /* Random sets of available units: cg_units_prefer's choice is `size` distinct positions with
  * every must unit; on one GPU when one GPU can hold them with the must units (the best fit);
  * otherwise, without must units, on as few GPUs as any choice could use. */
+/* The first implementation of cg_units_prefer (a scan per chosen unit: cubic), kept as the
+ * reference the sorted one must agree with exactly, position for position. */
+static size_t ref_count_on(const cg_unit *avail, size_t navail, unsigned gpu)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < navail; i++)
+        count += avail[i].gpu == gpu;
+    return count;
+}
+
+static bool ref_first_of_gpu(const cg_unit *avail, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (avail[j].gpu == avail[i].gpu)
+            return false;
+    return true;
+}
+
+static size_t ref_take_from(const cg_unit *avail, size_t navail, size_t chosen, unsigned gpu,
+                            size_t size, size_t *out)
+{
+    while (chosen < size) {
+        size_t pick = navail;
+        for (size_t i = 0; i < navail; i++) {
+            if (avail[i].gpu != gpu)
+                continue;
+            bool taken = false;
+            for (size_t k = 0; k < chosen && !taken; k++)
+                taken = out[k] == i;
+            if (!taken && (pick == navail || avail[i].n < avail[pick].n))
+                pick = i;
+        }
+        if (pick == navail)
+            break;
+        out[chosen++] = pick;
+    }
+    return chosen;
+}
+
+static cg_prefer_result ref_prefer(const cg_unit *avail, size_t navail, const cg_unit *must,
+                                   size_t nmust, size_t size, size_t *out)
+{
+    if (nmust > size)
+        return CG_PREFER_TOO_FEW_MUST;
+    bool must_one_gpu = true;
+    for (size_t i = 1; i < nmust; i++)
+        must_one_gpu = must_one_gpu && must[i].gpu == must[0].gpu;
+    bool found = false;
+    unsigned best_gpu = 0;
+    size_t best_count = 0;
+    for (size_t i = 0; i < navail && must_one_gpu; i++) {
+        unsigned gpu = avail[i].gpu;
+        if (!ref_first_of_gpu(avail, i) || (nmust > 0 && gpu != must[0].gpu))
+            continue;
+        size_t count = ref_count_on(avail, navail, gpu);
+        if (count >= size &&
+            (!found || count < best_count || (count == best_count && gpu < best_gpu))) {
+            found = true;
+            best_gpu = gpu;
+            best_count = count;
+        }
+    }
+    size_t chosen = 0;
+    for (size_t m = 0; m < nmust; m++)
+        for (size_t i = 0; i < navail; i++)
+            if (avail[i].gpu == must[m].gpu && avail[i].n == must[m].n)
+                out[chosen++] = i;
+    if (found)
+        return ref_take_from(avail, navail, chosen, best_gpu, size, out) == size
+                   ? CG_PREFER_OK
+                   : CG_PREFER_NO_GPU;
+    while (chosen < size) {
+        bool any = false;
+        unsigned gpu = 0;
+        size_t most = 0;
+        for (size_t i = 0; i < navail; i++) {
+            if (!ref_first_of_gpu(avail, i))
+                continue;
+            size_t left = ref_count_on(avail, navail, avail[i].gpu);
+            for (size_t k = 0; k < chosen; k++)
+                left -= avail[out[k]].gpu == avail[i].gpu;
+            if (left > 0 && (!any || left > most || (left == most && avail[i].gpu < gpu))) {
+                any = true;
+                gpu = avail[i].gpu;
+                most = left;
+            }
+        }
+        if (!any)
+            return CG_PREFER_NO_GPU;
+        chosen = ref_take_from(avail, navail, chosen, gpu, size, out);
+    }
+    return CG_PREFER_OK;
+}
+
+/* Random inventories in random order (GPUs interleaved, numbers shuffled), random sizes and must
+ * units: the sorted implementation picks exactly what the reference picks. */
+static void test_prefer_reference(void)
+{
+    srand(777);
+    for (int round = 0; round < 5000; round++) {
+        cg_unit avail[96];
+        size_t navail = 0;
+        unsigned ngpu = 1 + (unsigned)rand() % 6;
+        for (unsigned g = 0; g < ngpu; g++) {
+            unsigned k = (unsigned)rand() % 16, base = (unsigned)rand() % 4 * 100;
+            for (unsigned i = 0; i < k; i++)
+                avail[navail++] = (cg_unit){(g * 7) % 11, base + i * 3};
+        }
+        if (navail == 0)
+            continue;
+        for (size_t i = navail - 1; i > 0; i--) {
+            size_t j = (size_t)rand() % (i + 1);
+            cg_unit t = avail[i];
+            avail[i] = avail[j];
+            avail[j] = t;
+        }
+        size_t size = 1 + (size_t)rand() % navail, nmust = 0;
+        cg_unit must[4];
+        if (rand() % 2)
+            for (size_t i = 0; i < 4 && nmust < size; i++) {
+                cg_unit c = avail[(size_t)rand() % navail];
+                bool dup = false;
+                for (size_t j = 0; j < nmust; j++)
+                    dup = dup || (must[j].gpu == c.gpu && must[j].n == c.n);
+                if (!dup && rand() % 2)
+                    must[nmust++] = c;
+            }
+        size_t got[96], want[96];
+        cg_prefer_result rg = cg_units_prefer(avail, navail, must, nmust, size, got);
+        cg_prefer_result rw = ref_prefer(avail, navail, must, nmust, size, want);
+        CHECK(rg == rw, "round %d: result %d, the reference %d", round, rg, rw);
+        if (rg != rw || rg != CG_PREFER_OK)
+            continue;
+        CHECK(memcmp(got, want, size * sizeof *got) == 0,
+              "round %d: %zu of %zu units, %zu must: a different choice than the reference", round,
+              size, navail, nmust);
+    }
+}
+
 static void test_prefer_model(void)
 {
     srand(12345);
@@ -445,6 +584,7 @@ int main(void)
     test_ids();
     test_prefer();
     test_prefer_model();
+    test_prefer_reference();
     test_prefer_gpus();
     test_inventory();
     test_allocate();

@@ -62,16 +62,47 @@ static int check_id(const char *id, cg_unit_kind kind, cg_unit *u, char *msg, si
     return DP_OK;
 }
 
+struct unit_at {
+    cg_unit u;
+    size_t at;
+};
+
+static int unit_order(const void *a, const void *b)
+{
+    const struct unit_at *x = a, *y = b;
+    if (x->u.gpu != y->u.gpu)
+        return x->u.gpu < y->u.gpu ? -1 : 1;
+    if (x->u.n != y->u.n)
+        return x->u.n < y->u.n ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Sorted, so that a node's thousands of available IDs cost n log n, not n^2. -1: out of memory
+ * (msg says so). */
 static int has_duplicate(const cg_unit *units, size_t n, const char *const *ids, char *msg,
                          size_t msglen)
 {
+    struct unit_at *s = malloc((n ? n : 1) * sizeof *s);
+    if (!s) {
+        snprintf(msg, msglen, "out of memory");
+        return -1;
+    }
     for (size_t i = 0; i < n; i++)
-        for (size_t j = i + 1; j < n; j++)
-            if (units[i].gpu == units[j].gpu && units[i].n == units[j].n) {
-                snprintf(msg, msglen, "device ID %s is given twice", ids[i]);
-                return 1;
-            }
-    return 0;
+        s[i] = (struct unit_at){units[i], i};
+    qsort(s, n, sizeof *s, unit_order);
+    int dup = 0;
+    for (size_t i = 1; i < n && !dup; i++)
+        if (s[i].u.gpu == s[i - 1].u.gpu && s[i].u.n == s[i - 1].u.n) {
+            snprintf(msg, msglen, "device ID %s is given twice", ids[s[i - 1].at]);
+            dup = 1;
+        }
+    free(s);
+    return dup;
+}
+
+static int duplicate_code(int has)
+{
+    return has < 0 ? DP_INTERNAL : has ? DP_INVALID_ARGUMENT : DP_OK;
 }
 
 /* The GPUs of a container's slots, ascending, as CONVGPU_K8S_GPUS lists them ("0,2"); n is at
@@ -144,8 +175,8 @@ int dp_allocate_on(const struct dp_inventory *inv, const struct dp_config *cfg, 
                 code = DP_INVALID_ARGUMENT;
             }
     }
-    if (code == DP_OK && has_duplicate(units, nids, ids, msg, msglen))
-        code = DP_INVALID_ARGUMENT;
+    if (code == DP_OK)
+        code = duplicate_code(has_duplicate(units, nids, ids, msg, msglen));
     if (code != DP_OK) {
         free(units);
         return code;
@@ -239,9 +270,10 @@ int dp_prefer_on(const struct dp_inventory *inv, cg_unit_kind kind, const char *
             code = DP_INVALID_ARGUMENT;
         }
     }
-    if (code == DP_OK && (has_duplicate(a, navail, avail, msg, msglen) ||
-                          has_duplicate(m, nmust, must, msg, msglen)))
-        code = DP_INVALID_ARGUMENT;
+    if (code == DP_OK)
+        code = duplicate_code(has_duplicate(a, navail, avail, msg, msglen));
+    if (code == DP_OK)
+        code = duplicate_code(has_duplicate(m, nmust, must, msg, msglen));
     if (code == DP_OK) {
         cg_prefer_result r =
             kind == CG_UNIT_SLOT
@@ -262,6 +294,10 @@ int dp_prefer_on(const struct dp_inventory *inv, cg_unit_kind kind, const char *
             snprintf(msg, msglen, "fewer than %ld GPUs have an available %s slot", size,
                      dp_resource_name(kind));
             code = DP_FAILED_PRECONDITION;
+            break;
+        case CG_PREFER_NO_MEMORY:
+            snprintf(msg, msglen, "out of memory");
+            code = DP_INTERNAL;
             break;
         }
     }
