@@ -114,7 +114,6 @@ struct container {
     uint64_t budget_round;
     unsigned budget;
     struct loop_deferred redecide; /* FREED notices seen this round: re-decide once at its end */
-    uint64_t freed_polled; /* monotonic ns: decide_tick last read its slots for a lost notice */
     uint64_t nvml_used;    /* the watchdog's last reading: NVML's figure for its processes */
     uint64_t last_refusal_warning;
     bool dirty;            /* a decision touched it: refresh its ledger view, hand out quota */
@@ -248,6 +247,7 @@ struct daemon {
      * swap-in's quotas and order, before the processes report. */
     unsigned long crash_swap_reported, crash_swap_in_ordered;
     int swap_poll_ms; /* test-only (CONVGPUD_TEST_SWAP_POLL_MS); 0: swap.c's SWAP_POLL_MS */
+    uint64_t freed_poll_due; /* monotonic ns: decide_tick's next look for lost FREED notices */
     /* Set by the event sink for the request being decided right now. */
     volatile int stop;
 };
@@ -368,8 +368,9 @@ void decide_sink(void *ctx, const cg_event *ev);
 /* Ask the core for `bytes` on behalf of p; replies when decided (maybe later). */
 void decide_alloc(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t bytes);
 void decide_freed(struct daemon *d, struct proc *p);
-/* The fallback for lost FREED notices: re-decides a container with waiters whose slots show a
- * free. Runs on every wake-up; returns the ms until it wants to run again, -1 for no need. */
+/* The fallback for lost FREED notices: every 100 ms, re-decides a container with waiters whose
+ * slots show a free. Called on every wake-up (costs a comparison until due); returns the ms until
+ * it is due again while requests wait, -1 when none does. */
 int decide_tick(struct daemon *d);
 /* After any core call: refresh the containers decisions touched, then send queued replies. */
 void decide_flush(struct daemon *d);

@@ -336,23 +336,21 @@ int decide_tick(struct daemon *d)
 {
     const uint64_t poll_ns = FREED_POLL_MS * 1000000ull;
     uint64_t now = loop_now_ns();
-    int next = -1;
+    if (now < d->freed_poll_due)
+        return (int)((d->freed_poll_due - now + 999999u) / 1000000u);
+    d->freed_poll_due = now + poll_ns;
+    bool waiting = false;
     for (struct container *c = d->containers; c; c = c->next) {
         if (!pending_count(c) || c->swap_phase == SWAP_MOVING_OUT ||
             c->swap_phase == SWAP_MOVING_IN)
             continue;
-        if (now - c->freed_polled >= poll_ns) {
-            c->freed_polled = now;
-            if (slots_moved(c)) {
-                log_debug("container %s: a free without a notice: re-deciding its waiters",
-                          c->id);
-                loop_defer(d->loop, &c->redecide, redecide, c);
-            }
+        waiting = true;
+        if (slots_moved(c)) {
+            log_debug("container %s: a free without a notice: re-deciding its waiters", c->id);
+            loop_defer(d->loop, &c->redecide, redecide, c);
         }
-        uint64_t left_ms = (c->freed_polled + poll_ns - now + 999999u) / 1000000u;
-        int ms = left_ms > FREED_POLL_MS ? FREED_POLL_MS : (int)left_ms;
-        if (next < 0 || ms < next)
-            next = ms;
     }
-    return next;
+    /* With nothing waiting the loop need not wake for this: a request that waits later is looked
+     * at on the first wake-up after the interval. */
+    return waiting ? FREED_POLL_MS : -1;
 }
