@@ -160,8 +160,8 @@ static size_t take_gpu(const struct prefer_work *w, unsigned gpu, size_t chosen,
 }
 
 /* One pass counts every GPU's units and finds the must units; only the GPUs taken from are
- * sorted. A kubelet asking for a whole GPU of a node with eight (2,560 memory units) costs well
- * under a millisecond, where a scan per chosen unit cost 30 ms (and 0.3 s for 1,000 units). */
+ * sorted. A scan of every ID per chosen unit cost tens of ms for a whole GPU of an 8-GPU node
+ * (docs/BENCHMARKS.md, "Preferred allocation"). */
 cg_prefer_result cg_units_prefer(const cg_unit *avail, size_t navail, const cg_unit *must,
                                  size_t nmust, size_t size, size_t *out)
 {

@@ -23,8 +23,8 @@
  *   fastest (closest.h: least sum of pairwise link costs), ties to the GPUs with the most free
  *   slots, then the lower index: GaiaGPU's rule for a request of several GPUs.
  *
- * Pure functions: no I/O, no globals (cg_units_prefer allocates its working space). Inputs are trusted; the plugin validates IDs where they
- * enter (cg_unit_id_parse is that check).
+ * Pure functions: no I/O, no globals (cg_units_prefer allocates its working space). Inputs are
+ * trusted; the plugin validates IDs where they enter (cg_unit_id_parse is that check).
  */
 #ifndef CONVGPU_CORE_UNITS_H
 #define CONVGPU_CORE_UNITS_H

@@ -48,12 +48,16 @@ def load(d):
     return devices, ps, insp
 
 
+def parse_status(words):
+    """{key: value} of a churn status line's KEY=VALUE words."""
+    return dict(kv.split("=", 1) for kv in words if "=" in kv)
+
+
 def read_status(path):
     try:
-        line = open(path).read().split()
+        return parse_status(open(path).read().split())
     except OSError:
         return None
-    return dict(kv.split("=", 1) for kv in line if "=" in kv)
 
 
 def statuses_of(d):
@@ -65,7 +69,7 @@ def statuses_of(d):
     for line in open(path):
         f = line.split()
         if f:
-            out[int(f[0])] = dict(kv.split("=", 1) for kv in f[1:] if "=" in kv) or None
+            out[int(f[0])] = parse_status(f[1:]) or None
     return out
 
 
