@@ -428,6 +428,20 @@ static unsigned long long nvml_total_of(CUdevice dev)
     return m.total;
 }
 
+static void touch(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (f)
+        fclose(f);
+}
+
+static void wait_gone(const char *path)
+{
+    struct stat sb;
+    while (stat(path, &sb) == 0)
+        usleep(20 * 1000);
+}
+
 static int cmd_gpus(const char *file, int n, char **sizes)
 {
     init();
@@ -452,30 +466,12 @@ static int cmd_gpus(const char *file, int n, char **sizes)
         P(cuMemGetInfo_v2)(&f, &t);
         printf("gpu %d free=%zu total=%zu nvml_total=%llu\n", k, f, t, nvml_total_of(dev));
     }
-    FILE *fp = fopen(file, "w");
-    if (fp)
-        fclose(fp);
-    struct stat sb;
-    while (stat(file, &sb) == 0)
-        usleep(20 * 1000);
+    touch(file);
+    wait_gone(file);
     for (int k = 0; k < n; k++)
         if (p[k] && P(cuMemFree_v2)(p[k]) != CUDA_SUCCESS) /* from any context: one address space */
             return 1;
     return refused ? 2 : 0;
-}
-
-static void touch(const char *path)
-{
-    FILE *f = fopen(path, "w");
-    if (f)
-        fclose(f);
-}
-
-static void wait_gone(const char *path)
-{
-    struct stat sb;
-    while (stat(path, &sb) == 0)
-        usleep(20 * 1000);
 }
 
 int main(int argc, char **argv)
@@ -510,12 +506,8 @@ int main(int argc, char **argv)
         printf("hold rc=%d\n", (int)r);
         if (r != CUDA_SUCCESS)
             return r == CUDA_ERROR_OUT_OF_MEMORY ? 2 : 1;
-        FILE *f = fopen(argv[3], "w");
-        if (f)
-            fclose(f);
-        struct stat sb;
-        while (stat(argv[3], &sb) == 0)
-            usleep(20 * 1000);
+        touch(argv[3]);
+        wait_gone(argv[3]);
         return P(cuMemFree_v2)(p) == CUDA_SUCCESS ? 0 : 1;
     }
     if (strcmp(c, "release") == 0 && argc >= 5) {
@@ -542,12 +534,8 @@ int main(int argc, char **argv)
         if (alloc(&p, n) != CUDA_SUCCESS)
             return 2;
         printf("step1 done\n");
-        FILE *f = fopen(argv[3], "w");
-        if (f)
-            fclose(f);
-        struct stat sb;
-        while (stat(argv[3], &sb) == 0)
-            usleep(20 * 1000);
+        touch(argv[3]);
+        wait_gone(argv[3]);
         CUresult r = alloc(&q, n);
         printf("step2 rc=%d\n", (int)r);
         if (r != CUDA_SUCCESS)
