@@ -8,10 +8,12 @@
 # Environment: ROUNDS (default 7), ALLOCS (bench_api rounds of 8 allocations, default 200),
 #              KERNEL_SECONDS (each throughput run, default 5), SKIP_KERNELS=1 (allocation only).
 #
-# Method. One daemon started with --swap yes; three containers of the same limit: one created
-# --no-swap (plain cuMemAlloc), two that may swap (VMM-backed), one of them with the reservation
-# cache turned off (CONVGPU_SWAP_RESERVE_CACHE=0: every allocation reserves, every free gives
-# the range back, as before the cache). Every round runs each variant once, in the same order,
+# Method. One daemon started with --swap yes; four containers of the same limit: one created
+# --no-swap (plain cuMemAlloc), three that may swap (VMM-backed): as shipped (a free keeps its
+# memory for the next allocation of the size, docs/SWAP.md "Kept memory"), without kept memory
+# (CONVGPU_SWAP_KEEP_FREED=0: a free releases, only the address range is cached), and without
+# either cache (also CONVGPU_SWAP_RESERVE_CACHE=0: every allocation reserves, every free gives
+# the range back, as before the caches). Every round runs each variant once, in the same order,
 # so drift and load hit them alike; figures are medians over rounds of each run's own median.
 #  * Allocation path: bench/bench_api's 2 MiB cuMemAlloc_v2 and cuMemFree_v2, each call timed
 #    alone (median over 8 x ALLOCS calls; the sum of the two medians). Calls timed alone, not
@@ -69,11 +71,13 @@ else printf '%s\n' "LD_LIBRARY_PATH=$BUILD/lib/emu" "CONVGPU_EMU_DEVICES=16GiB" 
         "CONVGPU_EMU_STATE=$RUN/emu/state" >"$TMP/native.env"; fi
 container "$TMP/noswap.env" --no-swap
 container "$TMP/swap.env"
+container "$TMP/nokeep.env"
+echo "CONVGPU_SWAP_KEEP_FREED=0" >>"$TMP/nokeep.env"
 container "$TMP/nocache.env"
-echo "CONVGPU_SWAP_RESERVE_CACHE=0" >>"$TMP/nocache.env"
+printf '%s\n' "CONVGPU_SWAP_RESERVE_CACHE=0" "CONVGPU_SWAP_KEEP_FREED=0" >>"$TMP/nocache.env"
 envrun() { local f=$1; shift; env -i PATH="$PATH" HOME="${HOME:-/}" $(cat "$f") "$@"; }
 
-VARIANTS="native noswap nocache swap"
+VARIANTS="native noswap nocache nokeep swap"
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 value() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p"; }
 
@@ -101,8 +105,9 @@ for v in $VARIANTS; do
 done
 # Paired within each round: what swap adds over --no-swap, and what the cache saves.
 paired() { paste "$TMP/alloc.$1" "$TMP/alloc.$2" | awk "{ print $3 }" | median; }
-echo "alloc+free added over noswap (median of per-round differences): swap +$(paired swap noswap '$1 - $2') ns, nocache +$(paired nocache noswap '$1 - $2') ns"
-echo "alloc+free swap/nocache (median of per-round ratios): $(paired swap nocache '$1 / $2')"
+echo "alloc+free added over noswap (median of per-round differences): swap $(paired swap noswap '$1 - $2') ns, nokeep +$(paired nokeep noswap '$1 - $2') ns, nocache +$(paired nocache noswap '$1 - $2') ns"
+echo "alloc+free added over native (median of per-round differences): swap $(paired swap native '$1 - $2') ns, noswap $(paired noswap native '$1 - $2') ns"
+echo "alloc+free (median of per-round ratios): swap/nokeep $(paired swap nokeep '$1 / $2'), swap/nocache $(paired swap nocache '$1 / $2'), nokeep/nocache $(paired nokeep nocache '$1 / $2')"
 [ -z "${SKIP_KERNELS:-}" ] || exit 0
 for v in noswap swap; do
     r=$(paste "$TMP/tput.$v" "$TMP/tput.native" | awk '{ print ($2 > 0) ? $1 / $2 : 0 }' | median)

@@ -23,9 +23,13 @@
  *
  * Frees never wait: a process lowers its own used half; when `waiters` is non-zero (a request of
  * this container is suspended) it also sends the daemon a FREED notice so it can re-decide.
+ * In a container that swaps, a process may keep a freed allocation's memory for its next
+ * allocation of that size; kept memory stays in its use (it is still on the device) until the
+ * process drops it, which it does before asking the daemon for anything, whenever `waiters` is
+ * non-zero, and on every swap order.
  *
  * Memory information is virtualised from the ledger alone: total = limit,
- * free = limit - sum(used) (clamped at 0).
+ * free = limit - sum(used) + sum(kept) (clamped at 0).
  */
 #ifndef CONVGPU_LEDGER_H
 #define CONVGPU_LEDGER_H
@@ -125,7 +129,8 @@ struct cg_ledger_swap_slot {
     _Atomic uint32_t ready;     /* the process's swap thread runs */
     _Atomic uint32_t state;     /* cg_swap_state; futex the daemon (or a test) may wait on */
     _Atomic uint32_t done;      /* the epoch of the last order carried out */
-    uint32_t pad0_;
+    _Atomic uint32_t kept_pages;/* freed memory the process keeps mapped for reuse, still in
+                                 * its slot's use (swap.c in the interposer, "Kept memory") */
     _Atomic uint64_t out_bytes; /* device memory moved to the host (charged sizes) */
     _Atomic uint64_t swaps;     /* completed swap-outs (display) */
 };
@@ -201,6 +206,23 @@ static inline void cg_ledger_uncharge(struct cg_ledger_slot *s, uint64_t pages)
                                                   memory_order_acq_rel, memory_order_relaxed))
             return;
     }
+}
+
+/* Sum over live slots of the memory their processes keep for reuse (a claim, bounded by each
+ * slot's use): to the container's own programs it is free, since an allocation takes it back. */
+static inline uint64_t cg_ledger_kept_bytes(struct cg_ledger *l)
+{
+    uint32_t high = atomic_load_explicit(&l->high_slot, memory_order_acquire);
+    if (high > CG_LEDGER_SLOTS)
+        high = CG_LEDGER_SLOTS;
+    uint64_t pages = 0;
+    for (uint32_t i = 0; i < high; i++) {
+        uint64_t kept = atomic_load_explicit(&l->swap_slots[i].kept_pages, memory_order_relaxed);
+        uint64_t used = cg_ledger_used(atomic_load_explicit(&l->slots[i].word,
+                                                            memory_order_relaxed));
+        pages += kept < used ? kept : used;
+    }
+    return pages * CG_LEDGER_PAGE;
 }
 
 /* Sum of use over live slots, in bytes: what the container uses now. */

@@ -280,6 +280,9 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
                         json_integer((json_int_t)c->compute.throttled_launches));
     json_object_set_new(o, "swap", json_string(swap_phase_name((enum swap_phase)c->swap_phase)));
     json_object_set_new(o, "swapped_bytes", json_integer((json_int_t)ci.swapped));
+    /* Freed memory its processes keep mapped for their next allocation (already in "used"). */
+    uint64_t kept = c->ledger ? cg_ledger_kept_bytes(c->ledger) : 0;
+    json_object_set_new(o, "kept_bytes", json_integer((json_int_t)kept));
     json_object_set_new(o, "swap_held", json_boolean(ci.swap_held));
     json_object_set_new(o, "swap_allowed", json_boolean(!c->no_swap && d->opt.swap));
     json_object_set_new(o, "swapped_out_total", json_integer((json_int_t)c->swap_out_total));

@@ -131,8 +131,10 @@ void container_rebalance(struct daemon *d, struct container *c, struct proc *fav
     atomic_store(&c->ledger->waiters, npending);
     /* Slack counts as use in the core; a container with waiters must show its true use or a
      * pending request could look over its limit. */
-    if (npending)
+    if (npending) {
+        swap_wake_kept(c);
         return;
+    }
     if (!favored || !favored->known_to_core || !favored->welcomed) {
         favored = NULL;
         for (struct proc *p = c->procs; p && !favored; p = p->next)

@@ -42,6 +42,10 @@ struct pending {
     uint64_t msg_id;       /* the client's id, echoed in ALLOC_REPLY */
     uint64_t bytes;
     uint64_t since;        /* monotonic ns */
+    /* Not asked of the core yet: other processes of the container keep freed memory that may
+     * be what it needs (ledger.h); it goes to the core once they dropped it, or at this
+     * deadline (monotonic ns) for one that does not (decide.c). 0: with the core. */
+    uint64_t held_until;
     struct proc *proc;
     struct pending *prev, *next;           /* the container's requests, arrival order */
     struct pending *proc_prev, *proc_next; /* the same process's requests */
@@ -368,6 +372,9 @@ void decide_sink(void *ctx, const cg_event *ev);
 /* Ask the core for `bytes` on behalf of p; replies when decided (maybe later). */
 void decide_alloc(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t bytes);
 void decide_freed(struct daemon *d, struct proc *p);
+/* Puts c's requests held for kept memory to the core once that memory is dropped, or past
+ * their deadline (decide.c). */
+void decide_release_held(struct daemon *d, struct container *c);
 /* The fallback for lost FREED notices: every 100 ms, re-decides a container with waiters whose
  * slots show a free. Called on every wake-up (costs a comparison until due); returns the ms until
  * it is due again while requests wait, -1 when none does. */

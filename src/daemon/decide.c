@@ -210,6 +210,45 @@ void decide_flush(struct daemon *d)
     send_outbox(d);
 }
 
+/* How long a request waits for its siblings to drop the memory they keep (see decide_alloc):
+ * they drop it within one wake-up of their swap threads, so this bounds only one that never
+ * does (stopped, or not our interposer); past it the core decides with the memory counted. */
+#define KEPT_HOLD_NS (10 * 1000000000ull)
+
+/* Puts a waiting request to the core; its decision events answer it (decide_sink). */
+static void ask_core(struct daemon *d, struct container *c, struct pending *r)
+{
+    struct proc *p = r->proc;
+    uint64_t req = r->req, msg_id = r->msg_id;
+    container_freeze_sync(d, c);
+    p->known_to_core = true; /* the core registers the process at its first request */
+    cg_outcome outcome;
+    cg_status st = cg_request(d->core, c->cid, p->key, req, r->bytes, r->since, &outcome);
+    if (st != CG_OK) {
+        struct pending *left = pending_take(c, req);
+        log_warn("container %s: pid %d: request refused by core: %s", c->id, (int)p->pid,
+                 cg_status_str(st));
+        if (left) {
+            queue_reply(d, p, msg_id, CG_ALLOC_INVALID);
+            free(left);
+        }
+    }
+    /* A first request rejected as over the limit leaves the process unknown to the core. */
+    if (st != CG_OK || outcome == CG_REJECTED) {
+        bool known = false;
+        size_t n = cg_container_processes(d->core, c->cid, NULL, 0);
+        cg_process_info *all = n ? calloc(n, sizeof *all) : NULL;
+        if (all) {
+            n = cg_container_processes(d->core, c->cid, all, n);
+            for (size_t i = 0; i < n; i++)
+                if (all[i].pid == p->key)
+                    known = true;
+            free(all);
+        }
+        p->known_to_core = known;
+    }
+}
+
 void decide_alloc(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t bytes)
 {
     struct container *c = p->c;
@@ -257,38 +296,42 @@ void decide_alloc(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t by
             shutdown(p->fd, SHUT_RDWR);
         return;
     }
-
-    container_freeze_sync(d, c);
-    p->known_to_core = true; /* the core registers the process at its first request */
-    cg_outcome outcome;
-    uint64_t req = r->req;
-    cg_status st = cg_request(d->core, c->cid, p->key, req, pages * CG_LEDGER_PAGE, r->since,
-                              &outcome);
-    if (st != CG_OK) {
-        struct pending *left = pending_take(c, req);
-        log_warn("container %s: pid %d: request refused by core: %s", c->id, (int)p->pid,
-                 cg_status_str(st));
-        if (left) {
-            queue_reply(d, p, msg_id, CG_ALLOC_INVALID);
-            free(left);
-        }
+    /* Its siblings' kept memory counts as their use, so the core could find the request over
+     * the limit or the device full for memory that is only waiting to be reused: it waits
+     * here until they drop it (they do once they see a waiter; rebalance wakes them). */
+    if (c->ledger && cg_ledger_kept_bytes(c->ledger) != 0) {
+        r->held_until = r->since + KEPT_HOLD_NS;
+        log_debug("container %s: pid %d's request waits for memory its processes keep", c->id,
+                  (int)p->pid);
+        c->dirty = true;
+        decide_flush(d);
+        return;
     }
-    /* A first request rejected as over the limit leaves the process unknown to the core. */
-    if (st != CG_OK || outcome == CG_REJECTED) {
-        bool known = false;
-        size_t n = cg_container_processes(d->core, c->cid, NULL, 0);
-        cg_process_info *all = n ? calloc(n, sizeof *all) : NULL;
-        if (all) {
-            n = cg_container_processes(d->core, c->cid, all, n);
-            for (size_t i = 0; i < n; i++)
-                if (all[i].pid == p->key)
-                    known = true;
-            free(all);
-        }
-        p->known_to_core = known;
-    }
+    ask_core(d, c, r);
     c->dirty = true;
     decide_flush(d);
+}
+
+void decide_release_held(struct daemon *d, struct container *c)
+{
+    uint64_t now = loop_now_ns();
+    bool dropped = !c->ledger || cg_ledger_kept_bytes(c->ledger) == 0;
+    bool asked = false;
+    for (struct pending *r = c->pending, *next; r; r = next) {
+        next = r->next; /* ask_core may answer (and free) r at once */
+        if (!r->held_until || (!dropped && now < r->held_until))
+            continue;
+        if (!dropped)
+            log_warn("container %s: pid %d still keeps freed memory after %d s; asking the "
+                     "core anyway", c->id, (int)r->proc->pid, (int)(KEPT_HOLD_NS / 1000000000u));
+        r->held_until = 0;
+        ask_core(d, c, r);
+        asked = true;
+    }
+    if (asked) {
+        c->dirty = true;
+        decide_flush(d);
+    }
 }
 
 /* A FREED notice only says "re-decide": notices in one round, however many, cost one. */
@@ -297,6 +340,7 @@ static void redecide(void *ctx)
     struct container *c = ctx;
     if (!pending_count(c))
         return;
+    decide_release_held(c->d, c);
     container_freeze_sync(c->d, c);
     c->dirty = true;
     decide_flush(c->d);
@@ -345,6 +389,8 @@ int decide_tick(struct daemon *d)
             c->swap_phase == SWAP_MOVING_IN)
             continue;
         waiting = true;
+        swap_wake_kept(c); /* a wake-up lost between a free's look at the waiters and its keeping */
+        decide_release_held(d, c);
         if (slots_moved(c)) {
             log_debug("container %s: a free without a notice: re-deciding its waiters", c->id);
             loop_defer(d->loop, &c->redecide, redecide, c);

@@ -275,6 +275,24 @@ static void progress(struct daemon *d, struct container *c, bool on_notice)
     }
 }
 
+void swap_wake_kept(struct container *c)
+{
+    if (!swaps(c) || c->swap_phase != SWAP_RESIDENT)
+        return;
+    struct cg_ledger *l = c->ledger;
+    for (struct proc *p = c->procs; p; p = p->next) {
+        if (!p->welcomed || p->slot >= CG_LEDGER_SLOTS ||
+            !atomic_load(&l->swap_slots[p->slot].kept_pages))
+            continue;
+        /* A new epoch with the same order: no move, only a look at the waiters. */
+        log_debug("container %s: a request waits and pid %d keeps freed memory: waking it",
+                  c->id, (int)p->pid);
+        atomic_fetch_add(&l->swap.epoch, 1);
+        wake(&l->swap.epoch);
+        return;
+    }
+}
+
 void swap_notice(struct daemon *d, struct container *c)
 {
     if (c && (c->swap_phase == SWAP_MOVING_OUT || c->swap_phase == SWAP_MOVING_IN))

@@ -49,6 +49,10 @@ void swap_restore(struct daemon *d, struct container *c, bool held);
  * Anything else (c not moving, a notice a process sends uninvited) changes nothing. */
 void swap_notice(struct daemon *d, struct container *c);
 
+/* A request of `c` waits: if its processes keep freed memory for reuse (ledger.h), wake their
+ * swap threads, which drop it (and so send FREED notices) when they see the waiters. */
+void swap_wake_kept(struct container *c);
+
 /* Checks the containers on the move; milliseconds until it wants to run again, or -1. The
  * processes' notices end a move at once; this poll (SWAP_POLL_MS, swap.c) only bounds the wait
  * when a notice was lost (an interposer's socket gone, a full buffer). */

@@ -5,6 +5,7 @@
 #include "log.h"
 #include "hooks.h"
 #include "proto.h"
+#include "swap.h"
 
 #include <time.h>
 
@@ -100,6 +101,13 @@ int cg_charge_on(unsigned m, uint64_t bytes, uint64_t *charged)
         *charged = pages * CG_LEDGER_PAGE;
         return 0;
     }
+    /* Memory this process keeps for reuse (a container that swaps, swap.c) is ours to take
+     * before anyone is asked for more. */
+    if (m == 0 && cg_swap_drop_kept("a charge wants its quota") &&
+        cg_ledger_try_charge(s.slot, pages)) {
+        *charged = pages * CG_LEDGER_PAGE;
+        return 0;
+    }
     int st = cg_client_request(m, pages * CG_LEDGER_PAGE);
     if (st == CG_ALLOC_GRANTED) {
         *charged = pages * CG_LEDGER_PAGE;
@@ -136,7 +144,8 @@ bool cg_meminfo_on(unsigned m, uint64_t *free_bytes, uint64_t *total_bytes)
     if (m == CG_MEMBER_NONE || (!cg_session_get_on(m, &s) && !cg_session_open_on(m, 0, &s)))
         return false;
     uint64_t limit = atomic_load_explicit(&s.ledger->limit, memory_order_acquire);
-    uint64_t used = cg_ledger_used_bytes(s.ledger);
+    uint64_t used = cg_ledger_used_bytes(s.ledger), kept = cg_ledger_kept_bytes(s.ledger);
+    used = kept < used ? used - kept : 0; /* kept memory goes to the next allocation that asks */
     *total_bytes = limit;
     *free_bytes = used >= limit ? 0 : limit - used;
     return true;

@@ -105,12 +105,17 @@ static CUresult free_charged(PFN_cuMemFreeAsync real, CUdeviceptr dptr, CUstream
     struct cg_alloc a;
     if (CG_LIKELY(!cg_enabled()) || !cg_alloc_take(CG_SPACE_PTR, dptr, &a))
         return real(dptr, s);
-    CUresult r = a.swap ? cg_swap_free_gated(a.swap) : real(dptr, s);
+    bool kept = false;
+    CUresult r = a.swap ? cg_swap_free_gated(a.swap, true, &kept) : real(dptr, s);
     if (r != CUDA_SUCCESS) {
-        cg_alloc_put(a.space, a.key, a.bytes, a.pool, a.member);
+        if (a.swap)
+            cg_alloc_put_swap(a.key, a.bytes, a.swap);
+        else
+            cg_alloc_put(a.space, a.key, a.bytes, a.pool, a.member);
         return r;
     }
-    cg_uncharge_on(a.member, a.bytes);
+    if (!kept)
+        cg_uncharge_on(a.member, a.bytes);
     if (a.pool)
         cg_pool_settle(a.pool, a.member, 0);
     return r;

@@ -4,10 +4,15 @@
  * memory no container accounts for, and the next grant could fail in the driver. So before the
  * driver creates a context, the container is charged for it: one granule goes through the normal
  * path (the daemon adds the context charge to a process's first grant, and may suspend us until
- * there is room), and the granule itself is handed straight back as quota for later. */
+ * there is room), and the granule itself is handed straight back as quota for later.
+ *
+ * Context teardown: memory a free kept for reuse (swap.c) is released first, while the driver
+ * still knows it; a torn-down context takes the process's memory with it, and a kept address
+ * would otherwise be handed out again with nothing behind it. */
 #include "account.h"
 #include "config.h"
 #include "hooks.h"
+#include "swap.h"
 
 static CUresult reserve_context(CUdevice dev)
 {
@@ -63,4 +68,36 @@ CG_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, un
         return CUDA_ERROR_NOT_INITIALIZED;
     CUresult r = pctx ? reserve_context(dev) : CUDA_SUCCESS;
     return r == CUDA_SUCCESS ? real(pctx, params, flags, dev) : r;
+}
+
+CG_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
+{
+    PFN_cuCtxDestroy_v2 real = CG_REAL(cuCtxDestroy_v2);
+    if (CG_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (cg_enabled())
+        cg_swap_drop_kept("a context is destroyed");
+    return real(ctx);
+}
+
+/* The last release destroys the primary context; whether this one is the last only the driver
+ * knows, so every release drops (releases are rare: once per library that retained it). */
+CG_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+    PFN_cuDevicePrimaryCtxRelease_v2 real = CG_REAL(cuDevicePrimaryCtxRelease_v2);
+    if (CG_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (cg_enabled())
+        cg_swap_drop_kept("the primary context is released");
+    return real(dev);
+}
+
+CG_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+    PFN_cuDevicePrimaryCtxReset_v2 real = CG_REAL(cuDevicePrimaryCtxReset_v2);
+    if (CG_UNLIKELY(!real))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (cg_enabled())
+        cg_swap_drop_kept("the primary context is reset");
+    return real(dev);
 }

@@ -23,26 +23,33 @@ static CUresult keep(CUdeviceptr p, uint64_t charged, unsigned m)
     return CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-/* In a container that swaps: served from VMM (swap.h), behind the gate, since while the
- * container is out no new device memory may appear under it. Only a container on one GPU
- * swaps (a container on several never does, gang.c), so its account is member 0's. */
-static CUresult alloc_swappable(CUdeviceptr *dptr, size_t bytesize, uint64_t charged)
+/* In a container that swaps: served from memory a free kept (already charged), else charged
+ * (`charge` bytes) and served from VMM (swap.h); behind the gate, since while the container is
+ * out no new device memory may appear under it. Only a container on one GPU swaps (a container
+ * on several never does, gang.c), so its account is member 0's. */
+static CUresult alloc_swappable(CUdeviceptr *dptr, size_t bytesize, uint64_t charge)
 {
+    uint64_t charged, id = 0;
     struct cg_gate_ticket t = cg_gate_pass();
-    CUresult r;
-    uint64_t id = 0;
-    int attempt = 0;
-    while ((r = cg_swap_alloc(dptr, bytesize, charged, &id)) == CUDA_ERROR_OUT_OF_MEMORY &&
-           cg_driver_retry(&attempt))
-        ;
+    CUresult r = cg_swap_reuse(dptr, bytesize, &charged, &id);
     cg_gate_leave(t);
     if (r != CUDA_SUCCESS) {
-        cg_uncharge_on(0, charged);
-        return r;
+        if (cg_charge_on(0, charge, &charged) < 0)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        int attempt = 0;
+        t = cg_gate_pass();
+        while ((r = cg_swap_alloc(dptr, bytesize, charged, &id)) == CUDA_ERROR_OUT_OF_MEMORY &&
+               cg_driver_retry(&attempt))
+            ;
+        cg_gate_leave(t);
+        if (r != CUDA_SUCCESS) {
+            cg_uncharge_on(0, charged);
+            return r;
+        }
     }
     if (cg_alloc_put_swap(*dptr, charged, id) == 0)
         return CUDA_SUCCESS;
-    cg_swap_free_gated(id);
+    cg_swap_free_gated(id, false, NULL);
     cg_uncharge_on(0, charged);
     return CUDA_ERROR_OUT_OF_MEMORY;
 }
@@ -56,10 +63,10 @@ CG_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
         return real(dptr, bytesize);
     uint64_t charged;
     unsigned m = cg_alloc_member();
+    if (m == 0 && cg_swap_wanted())
+        return alloc_swappable(dptr, bytesize, bytesize);
     if (cg_charge_on(m, bytesize, &charged) < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    if (cg_swap_wanted())
-        return alloc_swappable(dptr, bytesize, charged);
     CUresult r;
     int attempt = 0;
     while ((r = real(dptr, bytesize)) == CUDA_ERROR_OUT_OF_MEMORY && cg_driver_retry(&attempt))
@@ -109,14 +116,12 @@ CG_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t 
     if (WidthInBytes > SIZE_MAX - 511 ||
         __builtin_mul_overflow((uint64_t)((WidthInBytes + 511) & ~(size_t)511), Height, &est))
         return CUDA_ERROR_OUT_OF_MEMORY;
-    if (cg_swap_wanted()) {
+    if (m == 0 && cg_swap_wanted()) {
         /* Swappable: we choose the pitch (512-byte aligned, what the charge assumes and a
          * multiple of every texture pitch alignment) and serve pitch x height from VMM. */
         if (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16)
             return CUDA_ERROR_INVALID_VALUE;
-        if (cg_charge_on(m, est, &charged) < 0)
-            return CUDA_ERROR_OUT_OF_MEMORY;
-        CUresult r = alloc_swappable(dptr, (size_t)est, charged);
+        CUresult r = alloc_swappable(dptr, (size_t)est, est);
         if (r == CUDA_SUCCESS)
             *pPitch = (WidthInBytes + 511) & ~(size_t)511;
         return r;
@@ -162,7 +167,8 @@ CG_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
     struct cg_alloc a;
     if (CG_LIKELY(!cg_enabled()) || !cg_alloc_take(CG_SPACE_PTR, dptr, &a))
         return real(dptr);
-    CUresult r = a.swap ? cg_swap_free_gated(a.swap) : real(dptr);
+    bool kept = false;
+    CUresult r = a.swap ? cg_swap_free_gated(a.swap, true, &kept) : real(dptr);
     if (r != CUDA_SUCCESS) {
         if (a.swap)
             cg_alloc_put_swap(a.key, a.bytes, a.swap);
@@ -170,7 +176,8 @@ CG_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
             cg_alloc_put(a.space, a.key, a.bytes, a.pool, a.member);
         return r;
     }
-    cg_uncharge_on(a.member, a.bytes);
+    if (!kept) /* kept memory stays charged until it is reused or dropped (swap.h) */
+        cg_uncharge_on(a.member, a.bytes);
     if (a.pool) /* a stream-ordered allocation freed synchronously */
         cg_pool_settle(a.pool, a.member, 0);
     return r;

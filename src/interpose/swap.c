@@ -11,7 +11,12 @@
  * daemon's accounts drop exactly as before; only the address range, which holds nothing, is
  * kept, and the next allocation of that size maps into it instead of paying
  * cuMemAddressReserve, as its free does not pay cuMemAddressFree. A cached range is in the
- * cache or in one record, never both, both moves made under mu. */
+ * cache or in one record, never both, both moves made under mu.
+ *
+ * In front of it, freed allocations may be kept whole (kept memory, below): still mapped and
+ * still charged, so the next allocation of the same size costs a lookup and its free nothing
+ * but the synchronize cuMemFree owes. Kept memory is the process's own use, within the
+ * container's assignment; it is dropped whenever anyone could want it (see "Kept memory"). */
 #include "swap.h"
 #include "account.h"
 #include "client.h"
@@ -66,6 +71,22 @@ static struct resv resv[RESV_SLOTS];
 static uint32_t resv_n, resv_max;
 static uint64_t resv_bytes, resv_max_bytes;
 static bool resv_configured;
+
+/* Kept memory (mu guards it): freed records still mapped and charged, oldest first. Dropped
+ * (unmapped, released, uncharged, the range to the reservation cache) by an allocation that
+ * misses, so a slot's use never exceeds what it would be without keeping (a free only moves
+ * memory from live to kept, a hit back, a miss empties the set first); before a charge asks
+ * the daemon (account.c); while a request of the container waits (the swap thread, which the
+ * daemon wakes); by a swap-out; and before a context is torn down. Bounded by a count.
+ * CONVGPU_SWAP_KEEP_FREED=0 turns it off (read once). */
+#define KEEP_SLOTS 64
+static struct rec kept[KEEP_SLOTS];
+static uint32_t kept_n;
+static uint64_t kept_charged;
+static _Atomic uint32_t kept_count; /* kept_n, for a look without mu */
+static int keep_mode = -1;          /* -1: not read yet; 0: off; 1: on */
+/* Set while the swap thread holds mu and charges (swap_in): a drop must not take mu then. */
+static _Thread_local bool holding_mu;
 
 /* ---- the driver functions we call ourselves (the real ones: ours would charge again) ------ */
 
@@ -240,6 +261,88 @@ static void resv_put(CUdeviceptr va, size_t size)
     }
 }
 
+/* ---- kept memory -------------------------------------------------------------------------------- */
+
+static void keep_configure(void)
+{
+    if (keep_mode >= 0)
+        return;
+    const char *v = getenv("CONVGPU_SWAP_KEEP_FREED");
+    keep_mode = 1;
+    if (!v || !*v || strcmp(v, "1") == 0)
+        return;
+    if (strcmp(v, "0") == 0)
+        keep_mode = 0;
+    else
+        cg_log(CG_LOG_WARN, "ignoring CONVGPU_SWAP_KEEP_FREED=%s (want 0 or 1): freed memory "
+                            "is kept", v);
+}
+
+/* The set's size where the daemon and the container's other processes can see it (mu held). */
+static void kept_publish(void)
+{
+    atomic_store_explicit(&kept_count, kept_n, memory_order_release);
+    struct cg_session s;
+    if (cg_session_get(&s))
+        atomic_store_explicit(&s.ledger->swap_slots[s.slot - s.ledger->slots].kept_pages,
+                              (uint32_t)(kept_charged / CG_LEDGER_PAGE), memory_order_relaxed);
+}
+
+/* Empties the set into v (mu held); returns how many. */
+static uint32_t kept_detach(struct rec *v)
+{
+    uint32_t n = kept_n;
+    memcpy(v, kept, (size_t)n * sizeof *v);
+    kept_n = 0;
+    kept_charged = 0;
+    if (n)
+        kept_publish();
+    return n;
+}
+
+/* Gives back records taken out of the set: the device memory to the driver, the range to the
+ * reservation cache, the charge to the slot. Takes mu (resv_put): call without it. */
+static void kept_release(struct rec *v, uint32_t n, const char *why)
+{
+    PFN_cuMemAddressFree afree = SYM(c_afree, cuMemAddressFree);
+    uint64_t charged = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (map_out(&v[i]) == CUDA_SUCCESS)
+            resv_put(v[i].va, v[i].size);
+        else if (afree)
+            afree(v[i].va, v[i].size);
+        charged += v[i].charged;
+    }
+    if (n)
+        cg_log(CG_LOG_DEBUG, "swap: %u kept (%" PRIu64 " bytes) dropped: %s", n, charged, why);
+    cg_uncharge_on(0, charged);
+}
+
+bool cg_swap_drop_kept(const char *why)
+{
+    if (holding_mu || atomic_load_explicit(&kept_count, memory_order_acquire) == 0)
+        return false;
+    struct rec v[KEEP_SLOTS];
+    pthread_mutex_lock(&mu);
+    uint32_t n = kept_detach(v);
+    pthread_mutex_unlock(&mu);
+    kept_release(v, n, why);
+    return n != 0;
+}
+
+/* Whether a free may keep its memory now: no request of the container waits for memory and
+ * no swap is ordered (either would want it back at once). */
+static bool keeping_allowed(void)
+{
+    struct cg_session s;
+    if (!cg_session_get(&s))
+        return false;
+    struct cg_ledger *l = s.ledger;
+    return atomic_load_explicit(&l->waiters, memory_order_acquire) == 0 &&
+           atomic_load_explicit(&l->swap.order, memory_order_acquire) == CG_SWAP_IN &&
+           !(atomic_load_explicit(&l->compute.gate, memory_order_acquire) & CG_GATE_SWAPPED);
+}
+
 /* ---- the swap thread --------------------------------------------------------------------------- */
 
 static long futex(_Atomic uint32_t *w, int op, uint32_t val, const struct timespec *ts)
@@ -309,7 +412,10 @@ static uint64_t swap_out(struct cg_ledger *l)
     /* Our own bit too, whoever ordered: nothing may run on memory that is leaving. */
     atomic_fetch_or_explicit(&l->compute.gate, CG_GATE_SWAPPED, memory_order_seq_cst);
     wait_quiet();
+    struct rec drop[KEEP_SLOTS];
     pthread_mutex_lock(&mu);
+    /* Kept memory is released, not copied: nobody holds a pointer into it. */
+    uint32_t ndrop = kept_detach(drop);
     sync_contexts();
     for (uint32_t i = 0; i < used_n; i++) {
         struct rec *r = &recs[i];
@@ -336,6 +442,7 @@ static uint64_t swap_out(struct cg_ledger *l)
         moved += r->charged;
     }
     pthread_mutex_unlock(&mu);
+    kept_release(drop, ndrop, "swap-out");
     cg_uncharge_on(0, moved); /* only a container on one GPU swaps */
     return moved;
 }
@@ -351,6 +458,7 @@ static bool swap_in(void)
         return false;
     bool all = true;
     pthread_mutex_lock(&mu);
+    holding_mu = true; /* our charges below must not try to drop kept memory (there is none) */
     for (uint32_t i = 0; i < used_n; i++) {
         struct rec *r = &recs[i];
         if (!r->live || !r->host)
@@ -380,6 +488,7 @@ static bool swap_in(void)
         munmap(r->host, r->size);
         r->host = NULL;
     }
+    holding_mu = false;
     pthread_mutex_unlock(&mu);
     return all;
 }
@@ -427,6 +536,10 @@ static void *swap_main(void *arg)
             atomic_store_explicit(&me->out_bytes, 0, memory_order_relaxed);
             report(me, CG_SWAPST_IN, epoch);
         } else {
+            /* The daemon wakes us when a request of the container waits: what we keep may be
+             * what it waits for (ledger.h). The timeout below covers a lost wake-up. */
+            if (order == CG_SWAP_IN && atomic_load_explicit(&l->waiters, memory_order_acquire))
+                cg_swap_drop_kept("a request of the container waits");
             atomic_store_explicit(&me->done, epoch, memory_order_relaxed);
         }
         /* Asleep until the next order; re-read now and then in case the session changed. */
@@ -471,37 +584,88 @@ bool cg_swap_wanted(void)
            atomic_load_explicit(&s.ledger->swap.enabled, memory_order_relaxed) == 1;
 }
 
-CUresult cg_swap_alloc(CUdeviceptr *dptr, size_t bytes, uint64_t charged, uint64_t *id)
+/* The calling thread's context and device, and `bytes` in whole granules of that device. */
+static CUresult placement(struct rec *r, size_t bytes)
 {
     PFN_cuCtxGetCurrent getcur = SYM(c_getcur, cuCtxGetCurrent);
     PFN_cuCtxGetDevice getdev = SYM(c_getdev, cuCtxGetDevice);
     PFN_cuMemGetAllocationGranularity gran = SYM(c_gran, cuMemGetAllocationGranularity);
-    PFN_cuMemAddressReserve reserve = SYM(c_reserve, cuMemAddressReserve);
-    PFN_cuMemAddressFree afree = SYM(c_afree, cuMemAddressFree);
-    if (!getcur || !getdev || !gran || !reserve || !afree)
+    if (!getcur || !getdev || !gran)
         return CUDA_ERROR_NOT_SUPPORTED;
-    struct rec r = {.charged = charged};
-    CUresult rc = getcur(&r.ctx);
-    if (rc == CUDA_SUCCESS && !r.ctx)
+    CUresult rc = getcur(&r->ctx);
+    if (rc == CUDA_SUCCESS && !r->ctx)
         rc = CUDA_ERROR_INVALID_CONTEXT;
     if (rc == CUDA_SUCCESS)
-        rc = getdev(&r.dev);
+        rc = getdev(&r->dev);
     size_t g = 0;
-    bool known = rc == CUDA_SUCCESS && r.dev >= 0 &&
-                 (size_t)r.dev < sizeof gran_of / sizeof *gran_of;
+    bool known = rc == CUDA_SUCCESS && r->dev >= 0 &&
+                 (size_t)r->dev < sizeof gran_of / sizeof *gran_of;
     if (known)
-        g = atomic_load_explicit(&gran_of[r.dev], memory_order_relaxed);
+        g = atomic_load_explicit(&gran_of[r->dev], memory_order_relaxed);
     if (rc == CUDA_SUCCESS && g == 0) {
-        CUmemAllocationProp prop = prop_for(r.dev);
+        CUmemAllocationProp prop = prop_for(r->dev);
         rc = gran(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
         if (rc == CUDA_SUCCESS && known)
-            atomic_store_explicit(&gran_of[r.dev], g, memory_order_relaxed);
+            atomic_store_explicit(&gran_of[r->dev], g, memory_order_relaxed);
     }
     if (rc != CUDA_SUCCESS)
         return rc;
     if (g == 0 || bytes > SIZE_MAX - (g - 1))
         return CUDA_ERROR_OUT_OF_MEMORY;
-    r.size = (bytes + g - 1) / g * g;
+    r->size = (bytes + g - 1) / g * g;
+    return CUDA_SUCCESS;
+}
+
+CUresult cg_swap_reuse(CUdeviceptr *dptr, size_t bytes, uint64_t *charged, uint64_t *id)
+{
+    if (atomic_load_explicit(&kept_count, memory_order_acquire) == 0)
+        return CUDA_ERROR_NOT_FOUND;
+    struct rec want = {0};
+    if (placement(&want, bytes) != CUDA_SUCCESS)
+        return CUDA_ERROR_NOT_FOUND;
+    struct rec v[KEEP_SLOTS];
+    uint32_t ndrop = 0;
+    long k = -1;
+    pthread_mutex_lock(&mu);
+    for (uint32_t i = kept_n; i-- > 0;) {
+        if (kept[i].size != want.size || kept[i].dev != want.dev)
+            continue;
+        if ((k = take_rec()) < 0)
+            break;
+        recs[k] = kept[i];
+        recs[k].ctx = want.ctx; /* the one that allocates now is the one to sync and copy in */
+        recs[k].live = 1;
+        kept_charged -= kept[i].charged;
+        memmove(&kept[i], &kept[i + 1], (kept_n - i - 1) * sizeof *kept);
+        kept_n--;
+        kept_publish();
+        break;
+    }
+    if (k < 0) /* a miss: what is kept is not what this program reuses now */
+        ndrop = kept_detach(v);
+    pthread_mutex_unlock(&mu);
+    if (k < 0) {
+        kept_release(v, ndrop, "an allocation of another size");
+        return CUDA_ERROR_NOT_FOUND;
+    }
+    cg_log(CG_LOG_DEBUG, "swap: kept 0x%" PRIx64 " (%zu bytes) reused", (uint64_t)recs[k].va,
+           recs[k].size);
+    *dptr = recs[k].va;
+    *charged = recs[k].charged;
+    *id = (uint64_t)k + 1;
+    return CUDA_SUCCESS;
+}
+
+CUresult cg_swap_alloc(CUdeviceptr *dptr, size_t bytes, uint64_t charged, uint64_t *id)
+{
+    PFN_cuMemAddressReserve reserve = SYM(c_reserve, cuMemAddressReserve);
+    PFN_cuMemAddressFree afree = SYM(c_afree, cuMemAddressFree);
+    if (!reserve || !afree)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    struct rec r = {.charged = charged};
+    CUresult rc = placement(&r, bytes);
+    if (rc != CUDA_SUCCESS)
+        return rc;
     pthread_mutex_lock(&mu);
     resv_configure();
     bool cached = resv_take(r.size, &r.va);
@@ -544,10 +708,12 @@ CUresult cg_swap_alloc(CUdeviceptr *dptr, size_t bytes, uint64_t charged, uint64
     return CUDA_SUCCESS;
 }
 
-CUresult cg_swap_free(uint64_t id)
+CUresult cg_swap_free(uint64_t id, bool may_keep, bool *kept_it)
 {
     PFN_cuCtxSynchronize sync = SYM(c_sync, cuCtxSynchronize);
     PFN_cuMemAddressFree afree = SYM(c_afree, cuMemAddressFree);
+    if (kept_it)
+        *kept_it = false;
     if (!sync || !afree)
         return CUDA_ERROR_NOT_SUPPORTED;
     pthread_mutex_lock(&mu);
@@ -560,6 +726,33 @@ CUresult cg_swap_free(uint64_t id)
     pthread_mutex_unlock(&mu);
     /* As cuMemFree: the device's work that may still use it finishes first. */
     sync();
+    if (may_keep && kept_it && !r.host && keeping_allowed()) {
+        struct rec oldest;
+        bool evict = false;
+        pthread_mutex_lock(&mu);
+        keep_configure();
+        if (keep_mode == 1) {
+            if (kept_n == KEEP_SLOTS) {
+                oldest = kept[0];
+                evict = true;
+                kept_charged -= oldest.charged;
+                memmove(&kept[0], &kept[1], (--kept_n) * sizeof *kept);
+            }
+            r.live = 0;
+            r.next_free = 0;
+            kept[kept_n++] = r;
+            kept_charged += r.charged;
+            kept_publish();
+            *kept_it = true;
+        }
+        pthread_mutex_unlock(&mu);
+        if (evict)
+            kept_release(&oldest, 1, "more than the kept count");
+        if (*kept_it) {
+            cg_log(CG_LOG_DEBUG, "swap: 0x%" PRIx64 " (%zu bytes) kept", (uint64_t)r.va, r.size);
+            return CUDA_SUCCESS;
+        }
+    }
     bool unmapped = true;
     if (r.host)
         munmap(r.host, r.size); /* freed while out: only its host copy and address remain */
@@ -587,9 +780,13 @@ void cg_swap_fork_child(void)
         munmap(recs, (size_t)cap * sizeof *recs);
     recs = NULL;
     cap = used_n = free_head = 0;
-    /* The cached ranges are the parent's address space as the driver knows it, not ours. */
+    /* The cached ranges and kept memory are the parent's, as the driver knows them, not ours
+     * (and their charges are in the parent's slot). */
     resv_n = 0;
     resv_bytes = 0;
+    kept_n = 0;
+    kept_charged = 0;
+    atomic_store_explicit(&kept_count, 0, memory_order_relaxed);
     thread_started = false;
     atomic_store_explicit(&cg_swap_armed, 0, memory_order_relaxed);
     atomic_store_explicit(&cg_swap_inflight, 0, memory_order_relaxed);

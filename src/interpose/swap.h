@@ -7,8 +7,9 @@
  * work is done, copies every such allocation to host memory, unmaps and releases its device
  * memory and lowers the slot's use; the reservation stays, so the address stays the
  * application's. Coming back, it charges the slot again, maps new device memory at the same
- * address and copies the data back. Freed, its physical memory is released as any free's, and
- * its reservation may serve the next allocation of the same size (swap.c, the cache).
+ * address and copies the data back. Freed, its memory is kept, mapped and charged, for the next
+ * allocation of the same size (cg_swap_reuse), or released as any free's, its reservation then
+ * serving the next allocation of the same size (swap.c, the two caches).
  *
  * Invariants: a record is resident (device memory mapped, no host copy) or out (host copy, no
  * device memory), never both nor neither outside the swap thread's critical section; while any
@@ -35,15 +36,26 @@ extern _Atomic uint64_t cg_swap_inflight;
  * container's ledger says so). */
 bool cg_swap_wanted(void);
 
+/* Serves an allocation of `bytes` from memory a free kept (charged already: *charged is what
+ * its slot holds for it): CUDA_SUCCESS with *dptr and *id as cg_swap_alloc's. Otherwise
+ * CUDA_ERROR_NOT_FOUND, having dropped whatever was kept: the caller charges and allocates. */
+CUresult cg_swap_reuse(CUdeviceptr *dptr, size_t bytes, uint64_t *charged, uint64_t *id);
+
 /* Serves an allocation of `bytes` (already charged `charged`) from VMM. On success *dptr is the
  * address and *id the record to keep with the allocation (alloctab's `swap`). The driver's
  * error otherwise; nothing is left behind. */
 CUresult cg_swap_alloc(CUdeviceptr *dptr, size_t bytes, uint64_t charged, uint64_t *id);
 
-/* Frees a swappable allocation: waits for the device's work (as cuMemFree does), unmaps,
- * releases, and keeps the reservation for the next allocation of its size (a bounded cache,
- * swap.c) or gives it back. */
-CUresult cg_swap_free(uint64_t id);
+/* Frees a swappable allocation: waits for the device's work (as cuMemFree does). With
+ * `may_keep`, when no request of the container waits and no swap is ordered, keeps it mapped
+ * for reuse: *kept_it = true and the caller must not uncharge it (its charge stays in the
+ * slot until it is reused or dropped). Otherwise unmaps, releases, and keeps the reservation
+ * for the next allocation of its size (a bounded cache, swap.c) or gives it back. */
+CUresult cg_swap_free(uint64_t id, bool may_keep, bool *kept_it);
+
+/* Drops the memory this process keeps (unmaps, releases, uncharges it); `why` goes to the debug
+ * log. True if there was some. Cheap when there is none (one load). */
+bool cg_swap_drop_kept(const char *why);
 
 void cg_swap_fork_prepare(void);
 void cg_swap_fork_parent(void);

@@ -11,6 +11,8 @@ export CONVGPU_EMU_CONTEXT=2MiB
 start_daemon --emulate 2GiB --swap yes
 PROBE_C=${IP_SWAP_CACHE_PROBE:?}
 export CONVGPU_LOG=debug
+# The reservation cache alone: memory kept whole (test_swap_keep.sh) would take every free first.
+export CONVGPU_SWAP_KEEP_FREED=0
 
 lines() { grep -c "$1" "$TMP/out" || true; } # lines MATCHING in the last run's output
 
