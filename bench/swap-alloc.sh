@@ -48,7 +48,7 @@ cleanup() {
     [ -z "$DPID" ] || { kill -TERM "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null; }
     # Workloads still running (a run stopped early), once the daemon is
     # stopped: every one names a file under $TMP.
-    pkill -KILL -f "$TMP/" 2>/dev/null
+    pkill -KILL -f "$TMP/" 2>/dev/null || true
     rm -rf "$TMP"
 }
 trap cleanup EXIT
