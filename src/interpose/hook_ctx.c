@@ -70,34 +70,20 @@ CG_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, un
     return r == CUDA_SUCCESS ? real(pctx, params, flags, dev) : r;
 }
 
-CG_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
-{
-    PFN_cuCtxDestroy_v2 real = CG_REAL(cuCtxDestroy_v2);
-    if (CG_UNLIKELY(!real))
-        return CUDA_ERROR_NOT_INITIALIZED;
-    if (cg_enabled())
-        cg_swap_drop_kept("a context is destroyed");
-    return real(ctx);
-}
+/* Context teardown: kept memory goes first (the comment at the top says why). The last release
+ * destroys the primary context, and whether this one is the last only the driver knows, so
+ * every release drops (releases are rare: once per library that retained it). */
+#define DROPS_KEPT(sym, params, args, why)                          \
+    CG_EXPORT CUresult sym params                                   \
+    {                                                               \
+        PFN_##sym real = CG_REAL(sym);                              \
+        if (CG_UNLIKELY(!real))                                     \
+            return CUDA_ERROR_NOT_INITIALIZED;                      \
+        if (cg_enabled())                                           \
+            cg_swap_drop_kept(why);                                 \
+        return real args;                                           \
+    }
 
-/* The last release destroys the primary context; whether this one is the last only the driver
- * knows, so every release drops (releases are rare: once per library that retained it). */
-CG_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
-{
-    PFN_cuDevicePrimaryCtxRelease_v2 real = CG_REAL(cuDevicePrimaryCtxRelease_v2);
-    if (CG_UNLIKELY(!real))
-        return CUDA_ERROR_NOT_INITIALIZED;
-    if (cg_enabled())
-        cg_swap_drop_kept("the primary context is released");
-    return real(dev);
-}
-
-CG_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
-{
-    PFN_cuDevicePrimaryCtxReset_v2 real = CG_REAL(cuDevicePrimaryCtxReset_v2);
-    if (CG_UNLIKELY(!real))
-        return CUDA_ERROR_NOT_INITIALIZED;
-    if (cg_enabled())
-        cg_swap_drop_kept("the primary context is reset");
-    return real(dev);
-}
+DROPS_KEPT(cuCtxDestroy_v2, (CUcontext ctx), (ctx), "a context is destroyed")
+DROPS_KEPT(cuDevicePrimaryCtxRelease_v2, (CUdevice dev), (dev), "the primary context is released")
+DROPS_KEPT(cuDevicePrimaryCtxReset_v2, (CUdevice dev), (dev), "the primary context is reset")

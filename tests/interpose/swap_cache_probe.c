@@ -1,4 +1,4 @@
-/* swap_cache_probe.c — the interposer's reservation cache (src/interpose/swap.c) from inside a
+/* swap_cache_probe.c — the interposer's two caches (src/interpose/swap.c) from inside a
  * container that may swap (daemon started with --swap yes), run by test_swap_cache.sh with
  * CONVGPU_LOG=debug: the interposer logs every range it keeps, reuses and gives back, and the
  * test reads those lines; the probe checks what a program sees (addresses, contents).
@@ -16,6 +16,13 @@
  *   swap_cache_probe fork     a cached range in the parent, then a forked child allocates the
  *                             same size (prints "child PID": the test checks the child reused
  *                             nothing of its parent's), then the parent reuses its own
+ *   swap_cache_probe keep     kept memory (test_swap_keep.sh): a free keeps the memory (use
+ *                             unchanged, cuMemGetInfo counts it free); the next allocation of
+ *                             that size gets it back (same address, no new charge); one of
+ *                             another size drops it first; a swap-out releases it without moving
+ *                             it (out_bytes: the live allocation only) and the round trip keeps
+ *                             every byte; releasing the primary context drops it, and a new
+ *                             context allocates as before
  *
  * Prints "ok" and exits 0, or says what failed and exits 1. Every wait is for a condition,
  * bounded only by a generous deadline. */
@@ -41,11 +48,13 @@
 #define X(n) static PFN_##n p_##n;
 #define CUDA_FNS(F)                                                                            \
     F(cuInit) F(cuDeviceGet) F(cuDevicePrimaryCtxRetain) F(cuCtxSetCurrent) F(cuMemAlloc_v2)  \
-    F(cuMemFree_v2) F(cuMemcpyHtoD_v2) F(cuMemcpyDtoH_v2) F(cuCtxSynchronize)
+    F(cuMemFree_v2) F(cuMemcpyHtoD_v2) F(cuMemcpyDtoH_v2) F(cuCtxSynchronize)                  \
+    F(cuDevicePrimaryCtxRelease_v2) F(cuMemGetInfo_v2)
 CUDA_FNS(X)
 #undef X
 
 static CUcontext ctx;
+static CUdevice dev;
 
 static void init_ctx(void)
 {
@@ -55,10 +64,9 @@ static void init_ctx(void)
 #define L(f) if (!(p_##f = (PFN_##f)dlsym(h, #f))) die(#f);
     CUDA_FNS(L)
 #undef L
-    CUdevice d;
     OK(p_cuInit(0));
-    OK(p_cuDeviceGet(&d, 0));
-    OK(p_cuDevicePrimaryCtxRetain(&ctx, d));
+    OK(p_cuDeviceGet(&dev, 0));
+    OK(p_cuDevicePrimaryCtxRetain(&ctx, dev));
     OK(p_cuCtxSetCurrent(ctx));
 }
 
@@ -325,6 +333,96 @@ static int forked(void)
     return 0;
 }
 
+/* ---- kept memory (src/interpose/swap.c, "Kept memory") ------------------------------------- */
+
+static long me;
+
+static uint64_t used_bytes(struct cg_ledger *l)
+{
+    return cg_ledger_used(atomic_load(&l->slots[me].word)) * CG_LEDGER_PAGE;
+}
+
+static uint64_t kept_bytes(struct cg_ledger *l)
+{
+    return (uint64_t)atomic_load(&l->swap_slots[me].kept_pages) * CG_LEDGER_PAGE;
+}
+
+static void expect(const char *what, uint64_t got, uint64_t want)
+{
+    if (got == want)
+        return;
+    printf("FAIL [%d]: %s: %llu, want %llu\n", (int)getpid(), what, (unsigned long long)got,
+           (unsigned long long)want);
+    fflush(stdout);
+    _exit(1);
+}
+
+static uint64_t free_bytes(void)
+{
+    size_t fr, total;
+    OK(p_cuMemGetInfo_v2(&fr, &total));
+    return fr;
+}
+
+static int keep(void)
+{
+    init_ctx();
+    struct buf a, b, c, d, e;
+    fill(&a, 4 * MiB, 0xa); /* also charges the context */
+    struct cg_ledger *l = ledger();
+    if ((me = slot_of(l, getpid())) < 0)
+        die("no slot of ours in the ledger");
+    uint64_t base = used_bytes(l) - 4 * MiB, free_before = free_bytes();
+
+    OK(p_cuMemFree_v2(a.p));
+    expect("use after a kept free", used_bytes(l), base + 4 * MiB);
+    expect("kept after a free", kept_bytes(l), 4 * MiB);
+    expect("cuMemGetInfo's free counts kept memory", free_bytes(), free_before + 4 * MiB);
+
+    fill(&b, 4 * MiB, 0xb);
+    if (b.p != a.p)
+        die("the next allocation of the size did not get the kept memory");
+    expect("use after the reuse", used_bytes(l), base + 4 * MiB);
+    expect("kept after the reuse", kept_bytes(l), 0);
+    verify(&b);
+
+    OK(p_cuMemFree_v2(b.p));
+    fill(&c, 2 * MiB, 0xc); /* another size: what was kept goes first */
+    expect("kept after a miss", kept_bytes(l), 0);
+    expect("use after a miss: only what is live", used_bytes(l), base + 2 * MiB);
+    verify(&c);
+
+    /* A round trip with memory kept: it is released, not moved. */
+    fill(&d, 6 * MiB, 0xd);
+    OK(p_cuMemFree_v2(c.p));
+    expect("kept before the round trip", kept_bytes(l), 2 * MiB);
+    order(l, CG_SWAP_OUT);
+    wait_state(l, getpid(), CG_SWAPST_OUT);
+    expect("moved out: the live allocation only", atomic_load(&l->swap_slots[me].out_bytes),
+           6 * MiB);
+    expect("kept after the swap-out", kept_bytes(l), 0);
+    expect("use while out", used_bytes(l), base);
+    order(l, CG_SWAP_IN);
+    wait_state(l, getpid(), CG_SWAPST_IN);
+    open_gate(l);
+    verify(&d);
+    expect("use after the round trip", used_bytes(l), base + 6 * MiB);
+
+    /* Releasing the context drops kept memory while the driver still knows it. */
+    OK(p_cuMemFree_v2(d.p));
+    expect("kept before the release", kept_bytes(l), 6 * MiB);
+    OK(p_cuDevicePrimaryCtxRelease_v2(dev));
+    expect("kept after the release", kept_bytes(l), 0);
+    expect("use after the release", used_bytes(l), base);
+    OK(p_cuDevicePrimaryCtxRetain(&ctx, dev));
+    OK(p_cuCtxSetCurrent(ctx));
+    fill(&e, 6 * MiB, 0xe);
+    verify(&e);
+    OK(p_cuMemFree_v2(e.p));
+    printf("ok\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -336,6 +434,8 @@ int main(int argc, char **argv)
         return stress();
     if (argc == 2 && strcmp(argv[1], "fork") == 0)
         return forked();
-    fprintf(stderr, "usage: swap_cache_probe reuse | bound | stress | fork\n");
+    if (argc == 2 && strcmp(argv[1], "keep") == 0)
+        return keep();
+    fprintf(stderr, "usage: swap_cache_probe reuse | bound | stress | fork | keep\n");
     return 2;
 }

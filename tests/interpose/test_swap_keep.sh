@@ -2,7 +2,7 @@
 # memory"; docs/SWAP.md): a free keeps its memory mapped and charged for the next allocation of
 # its size, and lets it go whenever anyone could want it.
 #
-# 1. One process (swap_keep_probe keep): reuse at the same address without a charge, the drop
+# 1. One process (swap_cache_probe keep): reuse at the same address without a charge, the drop
 #    on a miss, a swap-out that releases kept memory without moving it, the drop before the
 #    primary context is released; cuMemGetInfo counts kept memory as free. Then threads that
 #    allocate and free at once, with a swap round trip meanwhile (swap_cache_probe stress).
@@ -16,11 +16,11 @@ need_emulator
 export CONVGPU_EMU_CONTEXT=2MiB
 T=$TMP
 start_daemon --emulate 2GiB --swap yes
-KEEP=${IP_SWAP_KEEP_PROBE:?}
+PROBE_C=${IP_SWAP_CACHE_PROBE:?}
 export CONVGPU_LOG=debug
 
 expect_rc 0 "one process: reuse, the drop on a miss, on a swap-out and on a context release" \
-    run_in 1GiB "$KEEP" keep
+    run_in 1GiB "$PROBE_C" keep
 check "the reuse and the three drops are in the interposer's log" \
     test "$(grep -c 'kept 0x.* reused' "$TMP/out")" = 1 -a \
     "$(grep -c 'dropped: an allocation of another size' "$TMP/out")" = 1 -a \
@@ -30,7 +30,7 @@ check "the reuse and the three drops are in the interposer's log" \
 # Threads allocating and freeing two sizes at once, with a round trip under way: kept memory
 # is reused many times and never handed to two live allocations (the probe tags and checks).
 expect_rc 0 "threads: kept memory reused under contention, a round trip meanwhile" \
-    run_in 1GiB "${IP_SWAP_CACHE_PROBE:?}" stress
+    run_in 1GiB "$PROBE_C" stress
 check "the threads reused kept memory ($(grep -c 'kept 0x.* reused' "$TMP/out"))" \
     test "$(grep -c 'kept 0x.* reused' "$TMP/out")" -gt 100
 
