@@ -78,6 +78,8 @@ uint32_t slot_claim(struct container *c, pid_t pid)
         atomic_store(&s->word, 0);
         atomic_store(&s->noted, 0);
         atomic_store(&s->gate_waiting, 0);
+        /* A new owner keeps nothing yet (its predecessor's claim would hold its siblings). */
+        atomic_store(&c->ledger->swap_slots[i].kept_pages, 0);
         s->owner_start = start;
         atomic_store(&s->generation, r->generation);
         atomic_store(&s->pid, (uint32_t)pid);
@@ -98,6 +100,7 @@ void slot_release(struct container *c, uint32_t i)
     atomic_store(&s->word, 0);
     atomic_store(&s->noted, 0);
     atomic_store(&s->gate_waiting, 0);
+    atomic_store(&c->ledger->swap_slots[i].kept_pages, 0);
     atomic_store(&s->pid, 0);
 }
 

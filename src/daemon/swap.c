@@ -282,8 +282,9 @@ void swap_wake_kept(struct container *c)
     struct cg_ledger *l = c->ledger;
     for (struct proc *p = c->procs; p; p = p->next) {
         if (!p->welcomed || p->slot >= CG_LEDGER_SLOTS ||
-            !atomic_load(&l->swap_slots[p->slot].kept_pages))
-            continue;
+            !atomic_load(&l->swap_slots[p->slot].kept_pages) ||
+            !cg_ledger_used(atomic_load(&l->slots[p->slot].word)))
+            continue; /* a claim: what keeps nothing in use keeps nothing */
         /* A new epoch with the same order: no move, only a look at the waiters. */
         log_debug("container %s: a request waits and pid %d keeps freed memory: waking it",
                   c->id, (int)p->pid);

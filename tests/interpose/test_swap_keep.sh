@@ -10,7 +10,9 @@
 #    container's use and `inspect`'s kept_bytes still show it); B then asks for 600MiB, which
 #    only A's kept memory can give. B's request waits, the daemon wakes A's swap thread, A drops
 #    what it keeps, and B is granted while A still lives.
-# 3. CONVGPU_SWAP_KEEP_FREED=0: a free releases at once, as before kept memory existed.
+# 3. A holder that never drops (stopped): the sibling's request is put to the core after the
+#    daemon's bound and refused (the kept memory counts), not left waiting for ever.
+# 4. CONVGPU_SWAP_KEEP_FREED=0: a free releases at once, as before kept memory existed.
 . "$(dirname "$0")/lib.sh"
 need_emulator
 export CONVGPU_EMU_CONTEXT=2MiB
@@ -63,6 +65,28 @@ rc=0; wait "$PB" || rc=$?
 check "B freed and exited 0 ($rc)" test "$rc" -eq 0
 rc=0; wait "$PA" || rc=$?
 check "A exited 0 ($rc)" test "$rc" -eq 0
+
+# A holder that never drops (stopped here): the waiting request goes to the core after the
+# daemon's bound (10 s), which counts the kept memory as use and refuses it. Nothing hangs.
+xenv "$PROBE" release 600MiB "$T/d.held" "$T/d.freed" >"$T/d.out" 2>&1 &
+PD=$!
+wait_for "D holds 600MiB" "$WAIT_S" test -e "$T/d.held" || fail "D did not allocate"
+rm -f "$T/d.held"
+wait_for "D freed" "$WAIT_S" test -e "$T/d.freed" || fail "D did not free"
+check "D kept its 600MiB" prints "$(( 600 << 20 ))" x_field kept_bytes
+pkill -STOP -f "release 600MiB $T/d.held" || fail "cannot stop D"
+rc=0; xenv "$PROBE" hold 600MiB "$T/e.held" >"$T/e.out" 2>&1 || rc=$?
+check "E, waiting for memory a stopped process keeps, is refused once the bound passed ($rc)" \
+    test "$rc" -eq 2
+check "the daemon said why" grep -q "still keeps freed memory after 10 s" "$DAEMON_LOG"
+# E took the slot B left: B's claim to keep memory went with B (the daemon clears it).
+epid=$(sed -n 's/^convgpu: [a-z]*: \[\([0-9]*\)\].*/\1/p' "$T/e.out" | head -n 1)
+check "E ($epid) never taken for a keeper through its slot's last owner" \
+    test -n "$epid" -a "$(grep -c "a request waits and pid $epid keeps" "$DAEMON_LOG")" = 0
+pkill -CONT -f "release 600MiB $T/d.held"
+rm -f "$T/d.freed"
+rc=0; wait "$PD" || rc=$?
+check "D exited 0 ($rc)" test "$rc" -eq 0
 
 CONVGPU_SWAP_KEEP_FREED=0 xenv "$PROBE" release 600MiB "$T/c.held" "$T/c.freed" \
     >"$T/c.out" 2>&1 &
