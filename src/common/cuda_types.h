@@ -685,6 +685,36 @@ typedef struct CUDA_MEMCPY3D_st {
 } CUDA_MEMCPY3D_v2;
 typedef CUDA_MEMCPY3D_v2 CUDA_MEMCPY3D;
 
+/* A 3D copy between contexts: CUDA_MEMCPY3D's sides, each with its context. */
+typedef struct CUDA_MEMCPY3D_PEER_st {
+    size_t srcXInBytes;
+    size_t srcY;
+    size_t srcZ;
+    size_t srcLOD;
+    CUmemorytype srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    CUarray srcArray;
+    CUcontext srcContext;
+    size_t srcPitch;
+    size_t srcHeight;
+    size_t dstXInBytes;
+    size_t dstY;
+    size_t dstZ;
+    size_t dstLOD;
+    CUmemorytype dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    CUarray dstArray;
+    CUcontext dstContext;
+    size_t dstPitch;
+    size_t dstHeight;
+    size_t WidthInBytes;
+    size_t Height;
+    size_t Depth;
+} CUDA_MEMCPY3D_PEER_v1;
+typedef CUDA_MEMCPY3D_PEER_v1 CUDA_MEMCPY3D_PEER;
+
 /* Only the members the emulator reads are named; the pad and the pointer-bearing member fix the
  * real size (64) and alignment (8). */
 typedef union CUlaunchAttributeValue_union {
@@ -919,6 +949,27 @@ CG_CU_DECL(cuMemcpy2DUnaligned_v2, (const CUDA_MEMCPY2D *pCopy));
 CG_CU_DECL(cuMemcpy2DAsync_v2, (const CUDA_MEMCPY2D *pCopy, CUstream hStream));
 CG_CU_DECL(cuMemcpy3D_v2, (const CUDA_MEMCPY3D *pCopy));
 CG_CU_DECL(cuMemcpy3DAsync_v2, (const CUDA_MEMCPY3D *pCopy, CUstream hStream));
+CG_CU_DECL(cuMemcpyPeer, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                          CUcontext srcContext, size_t ByteCount));
+CG_CU_DECL(cuMemcpyPeerAsync, (CUdeviceptr dstDevice, CUcontext dstContext,
+                               CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount,
+                               CUstream hStream));
+CG_CU_DECL(cuMemcpy3DPeer, (const CUDA_MEMCPY3D_PEER *pCopy));
+CG_CU_DECL(cuMemcpy3DPeerAsync, (const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream));
+CG_CU_DECL(cuMemcpyAtoD_v2, (CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset,
+                             size_t ByteCount));
+CG_CU_DECL(cuMemcpyDtoA_v2, (CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice,
+                             size_t ByteCount));
+CG_CU_DECL(cuMemcpyAtoH_v2, (void *dstHost, CUarray srcArray, size_t srcOffset,
+                             size_t ByteCount));
+CG_CU_DECL(cuMemcpyHtoA_v2, (CUarray dstArray, size_t dstOffset, const void *srcHost,
+                             size_t ByteCount));
+CG_CU_DECL(cuMemcpyAtoA_v2, (CUarray dstArray, size_t dstOffset, CUarray srcArray,
+                             size_t srcOffset, size_t ByteCount));
+CG_CU_DECL(cuMemcpyAtoHAsync_v2, (void *dstHost, CUarray srcArray, size_t srcOffset,
+                                  size_t ByteCount, CUstream hStream));
+CG_CU_DECL(cuMemcpyHtoAAsync_v2, (CUarray dstArray, size_t dstOffset, const void *srcHost,
+                                  size_t ByteCount, CUstream hStream));
 CG_CU_DECL(cuMemsetD16_v2, (CUdeviceptr dstDevice, unsigned short us, size_t N));
 CG_CU_DECL(cuMemsetD16Async, (CUdeviceptr dstDevice, unsigned short us, size_t N,
                               CUstream hStream));
@@ -1007,6 +1058,27 @@ CG_CU_DECL(cuMemcpy2DUnaligned_v2_ptds, (const CUDA_MEMCPY2D *pCopy));
 CG_CU_DECL(cuMemcpy2DAsync_v2_ptsz, (const CUDA_MEMCPY2D *pCopy, CUstream hStream));
 CG_CU_DECL(cuMemcpy3D_v2_ptds, (const CUDA_MEMCPY3D *pCopy));
 CG_CU_DECL(cuMemcpy3DAsync_v2_ptsz, (const CUDA_MEMCPY3D *pCopy, CUstream hStream));
+CG_CU_DECL(cuMemcpyPeer_ptds, (CUdeviceptr dstDevice, CUcontext dstContext,
+                               CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount));
+CG_CU_DECL(cuMemcpyPeerAsync_ptsz, (CUdeviceptr dstDevice, CUcontext dstContext,
+                                    CUdeviceptr srcDevice, CUcontext srcContext,
+                                    size_t ByteCount, CUstream hStream));
+CG_CU_DECL(cuMemcpy3DPeer_ptds, (const CUDA_MEMCPY3D_PEER *pCopy));
+CG_CU_DECL(cuMemcpy3DPeerAsync_ptsz, (const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream));
+CG_CU_DECL(cuMemcpyAtoD_v2_ptds, (CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset,
+                                  size_t ByteCount));
+CG_CU_DECL(cuMemcpyDtoA_v2_ptds, (CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice,
+                                  size_t ByteCount));
+CG_CU_DECL(cuMemcpyAtoH_v2_ptds, (void *dstHost, CUarray srcArray, size_t srcOffset,
+                                  size_t ByteCount));
+CG_CU_DECL(cuMemcpyHtoA_v2_ptds, (CUarray dstArray, size_t dstOffset, const void *srcHost,
+                                  size_t ByteCount));
+CG_CU_DECL(cuMemcpyAtoA_v2_ptds, (CUarray dstArray, size_t dstOffset, CUarray srcArray,
+                                  size_t srcOffset, size_t ByteCount));
+CG_CU_DECL(cuMemcpyAtoHAsync_v2_ptsz, (void *dstHost, CUarray srcArray, size_t srcOffset,
+                                       size_t ByteCount, CUstream hStream));
+CG_CU_DECL(cuMemcpyHtoAAsync_v2_ptsz, (CUarray dstArray, size_t dstOffset, const void *srcHost,
+                                       size_t ByteCount, CUstream hStream));
 CG_CU_DECL(cuMemPrefetchAsync_ptsz, (CUdeviceptr devPtr, size_t count, CUdevice dstDevice,
                                      CUstream hStream));
 CG_CU_DECL(cuMemPrefetchAsync_v2_ptsz, (CUdeviceptr devPtr, size_t count, CUmemLocation location,

@@ -1,7 +1,9 @@
 /* array.c — CUDA arrays and mipmapped arrays. Only their memory is emulated: an array charges
  * array_bytes.h's footprint (every level of a mipmapped array) rounded up to the granularity to
  * the current context's device; sparse and deferred-mapping arrays charge nothing; there are no
- * array copies, textures or level arrays. */
+ * textures or level arrays, and an array holds no bytes: the 1D array copies (cuMemcpyAtoD and
+ * the rest) check their arguments and answer CUDA_ERROR_NOT_SUPPORTED, as an array side of
+ * cuMemcpy2D/3D does (copy2d.c). */
 #include "driver.h" /* first: it declares the entry points exported */
 #include "array_bytes.h"
 
@@ -108,4 +110,88 @@ CUresult cuArrayDestroy(CUarray hArray) { return array_destroy(hArray, EMU_K_ARR
 CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
 {
     return array_destroy(hMipmappedArray, EMU_K_MIPMAP);
+}
+
+/* ---- 1D array copies: checked, then not supported (no bytes) ------------------------------ */
+
+/* A live array handle (the lock taken here), or the driver's answer for one that is not. */
+static CUresult array_copy(const void *array, const void *array2, const void *host, int host_side,
+                           size_t n)
+{
+    CUresult rc = emu_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    emu_rdlock();
+    int ok = emu_obj_find(array, EMU_K_ARRAY) && (!array2 || emu_obj_find(array2, EMU_K_ARRAY));
+    emu_unlock();
+    if (!ok)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (host_side && !host && n > 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    return n == 0 ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult cuMemcpyAtoD_v2(CUdeviceptr dst, CUarray src, size_t off, size_t n)
+{
+    (void)dst, (void)off;
+    return array_copy(src, NULL, NULL, 0, n);
+}
+CUresult cuMemcpyAtoD_v2_ptds(CUdeviceptr dst, CUarray src, size_t off, size_t n)
+{
+    return cuMemcpyAtoD_v2(dst, src, off, n);
+}
+CUresult cuMemcpyDtoA_v2(CUarray dst, size_t off, CUdeviceptr src, size_t n)
+{
+    (void)off, (void)src;
+    return array_copy(dst, NULL, NULL, 0, n);
+}
+CUresult cuMemcpyDtoA_v2_ptds(CUarray dst, size_t off, CUdeviceptr src, size_t n)
+{
+    return cuMemcpyDtoA_v2(dst, off, src, n);
+}
+CUresult cuMemcpyAtoH_v2(void *dst, CUarray src, size_t off, size_t n)
+{
+    (void)off;
+    return array_copy(src, NULL, dst, 1, n);
+}
+CUresult cuMemcpyAtoH_v2_ptds(void *dst, CUarray src, size_t off, size_t n)
+{
+    return cuMemcpyAtoH_v2(dst, src, off, n);
+}
+CUresult cuMemcpyHtoA_v2(CUarray dst, size_t off, const void *src, size_t n)
+{
+    (void)off;
+    return array_copy(dst, NULL, src, 1, n);
+}
+CUresult cuMemcpyHtoA_v2_ptds(CUarray dst, size_t off, const void *src, size_t n)
+{
+    return cuMemcpyHtoA_v2(dst, off, src, n);
+}
+CUresult cuMemcpyAtoA_v2(CUarray dst, size_t doff, CUarray src, size_t soff, size_t n)
+{
+    (void)doff, (void)soff;
+    return array_copy(dst, src, NULL, 0, n);
+}
+CUresult cuMemcpyAtoA_v2_ptds(CUarray dst, size_t doff, CUarray src, size_t soff, size_t n)
+{
+    return cuMemcpyAtoA_v2(dst, doff, src, soff, n);
+}
+CUresult cuMemcpyAtoHAsync_v2(void *dst, CUarray src, size_t off, size_t n, CUstream s)
+{
+    (void)s;
+    return cuMemcpyAtoH_v2(dst, src, off, n);
+}
+CUresult cuMemcpyAtoHAsync_v2_ptsz(void *dst, CUarray src, size_t off, size_t n, CUstream s)
+{
+    return cuMemcpyAtoHAsync_v2(dst, src, off, n, s);
+}
+CUresult cuMemcpyHtoAAsync_v2(CUarray dst, size_t off, const void *src, size_t n, CUstream s)
+{
+    (void)s;
+    return cuMemcpyHtoA_v2(dst, off, src, n);
+}
+CUresult cuMemcpyHtoAAsync_v2_ptsz(CUarray dst, size_t off, const void *src, size_t n,
+                                   CUstream s)
+{
+    return cuMemcpyHtoAAsync_v2(dst, off, src, n, s);
 }

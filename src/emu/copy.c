@@ -1,5 +1,5 @@
-/* copy.c — linear copies: cuMemcpy, HtoD/DtoH/DtoD and their Async and per-thread forms, and
- * the submission every copy shares (copy.h).
+/* copy.c — linear copies: cuMemcpy, HtoD/DtoH/DtoD, Peer and their Async and per-thread forms,
+ * and the submission every copy shares (copy.h).
  *
  * Ordering: a copy is an item on its stream (the legacy or per-thread stream for the
  * synchronous forms), so it runs after the stream's earlier work (a copy after a kernel sees its
@@ -150,4 +150,40 @@ CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstre
 CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
 {
     return copy1d(P(dst), D, P(src), D, n, s, 1, 1);
+}
+
+/* Between contexts: every device's memory is in the one address space here, so once both
+ * contexts are known alive it is a device-to-device copy, ordered on the stream given. */
+static CUresult peer1d(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx,
+                       size_t n, CUstream h, int async, int ptsz)
+{
+    CUresult rc = emu_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!emu_ctx_valid(dctx) || !emu_ctx_valid(sctx))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return copy1d(P(dst), D, P(src), D, n, h, async, ptsz);
+}
+
+CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n)
+{
+    return peer1d(dst, dctx, src, sctx, n, NULL, 0, 0);
+}
+
+CUresult cuMemcpyPeer_ptds(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx,
+                           size_t n)
+{
+    return peer1d(dst, dctx, src, sctx, n, NULL, 0, 1);
+}
+
+CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx,
+                           size_t n, CUstream s)
+{
+    return peer1d(dst, dctx, src, sctx, n, s, 1, 0);
+}
+
+CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,
+                                CUcontext sctx, size_t n, CUstream s)
+{
+    return peer1d(dst, dctx, src, sctx, n, s, 1, 1);
 }

@@ -1,5 +1,5 @@
-/* copy2d.c — pitched copies (cuMemcpy2D, cuMemcpy3D and their Unaligned, Async and per-thread
- * forms). Each becomes one strided copy item (copy.h). Sides are host, device or unified
+/* copy2d.c — pitched copies (cuMemcpy2D, cuMemcpy3D, cuMemcpy3DPeer and their Unaligned, Async
+ * and per-thread forms). Each becomes one strided copy item (copy.h). Sides are host, device or unified
  * memory; arrays hold no bytes in the emulator (array.c), so an array side is
  * CUDA_ERROR_NOT_SUPPORTED. A pitch must hold the row (X offset + width) unless only one row is
  * copied; a 3D side's height must hold its rows (Y offset + height) unless one slice is. */
@@ -99,4 +99,34 @@ CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *p, CUstream s)
 CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *p, CUstream s)
 {
     return copy3d_desc(p, s, 1, 1);
+}
+
+/* Between contexts: a 3D copy once each side's context is known alive (a context is ignored for
+ * an array side, as the driver ignores it). */
+static CUresult copy3d_peer(const CUDA_MEMCPY3D_PEER *p, CUstream hs, int async, int ptsz)
+{
+    CUresult rc = emu_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((p->srcMemoryType != CU_MEMORYTYPE_ARRAY && !emu_ctx_valid(p->srcContext)) ||
+        (p->dstMemoryType != CU_MEMORYTYPE_ARRAY && !emu_ctx_valid(p->dstContext)))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    side3d src = {p->srcXInBytes, p->srcY, p->srcZ, p->srcLOD, p->srcPitch, p->srcHeight,
+                  p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, NULL};
+    side3d dst = {p->dstXInBytes, p->dstY, p->dstZ, p->dstLOD, p->dstPitch, p->dstHeight,
+                  p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, NULL};
+    return copy3d(&dst, &src, p->WidthInBytes, p->Height, p->Depth, hs, async, ptsz);
+}
+
+CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *p) { return copy3d_peer(p, NULL, 0, 0); }
+CUresult cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER *p) { return copy3d_peer(p, NULL, 0, 1); }
+CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER *p, CUstream s)
+{
+    return copy3d_peer(p, s, 1, 0);
+}
+CUresult cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER *p, CUstream s)
+{
+    return copy3d_peer(p, s, 1, 1);
 }

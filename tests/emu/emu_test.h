@@ -59,7 +59,11 @@
     X(cuMemsetD16_v2) X(cuMemsetD16Async) X(cuMemsetD2D8_v2) X(cuMemsetD2D16_v2)              \
     X(cuMemsetD2D32_v2) X(cuMemsetD2D32Async) X(cuMemPrefetchAsync) X(cuMemPrefetchAsync_v2)   \
     X(cuMemAdvise) X(cuMemAdvise_v2) X(cuFuncGetAttribute) X(cuModuleLoadDataEx)               \
-    X(cuModuleGetGlobal_v2)
+    X(cuModuleGetGlobal_v2) X(cuMemcpyPeer) X(cuMemcpyPeer_ptds) X(cuMemcpyPeerAsync)          \
+    X(cuMemcpyPeerAsync_ptsz) X(cuMemcpy3DPeer) X(cuMemcpy3DPeer_ptds) X(cuMemcpy3DPeerAsync)  \
+    X(cuMemcpy3DPeerAsync_ptsz) X(cuMemcpyAtoD_v2) X(cuMemcpyDtoA_v2) X(cuMemcpyAtoH_v2)       \
+    X(cuMemcpyHtoA_v2) X(cuMemcpyAtoA_v2) X(cuMemcpyAtoHAsync_v2) X(cuMemcpyHtoAAsync_v2)      \
+    X(cuMemcpyAtoD_v2_ptds) X(cuMemcpyHtoAAsync_v2_ptsz)
 
 #define T_NVML_API(X)                                                                        \
     X(nvmlInit_v2) X(nvmlShutdown) X(nvmlDeviceGetCount_v2) X(nvmlDeviceGetHandleByIndex_v2) \

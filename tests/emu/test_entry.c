@@ -315,6 +315,81 @@ static void copies_and_sets(void)
     CHECK_OK(cu.cuMemFree_v2(d));
 }
 
+/* Copies between contexts (device 1's own context and device 0's primary one): the bytes, every
+ * form, a dead or missing context; the 1D array copies: checked, then not supported (arrays
+ * hold no bytes here), a bad handle refused. */
+static void peer_and_array_copies(void)
+{
+    CUcontext c0, c1;
+    CUdevice d1;
+    CHECK_OK(cu.cuCtxGetCurrent(&c0));
+    CHECK_OK(cu.cuDeviceGet(&d1, 1));
+    CHECK_OK(cu.cuCtxCreate_v2(&c1, 0, d1));
+    CUdeviceptr b1;
+    CHECK_OK(cu.cuMemAlloc_v2(&b1, 4096));
+    CHECK_OK(cu.cuCtxSetCurrent(c0));
+    CUdeviceptr b0;
+    CHECK_OK(cu.cuMemAlloc_v2(&b0, 4096));
+    unsigned char src[4096], back[4096];
+    for (int i = 0; i < 4096; i++)
+        src[i] = (unsigned char)(i * 7);
+    CHECK_OK(cu.cuMemcpyHtoD_v2(b0, src, sizeof src));
+    CHECK_OK(cu.cuMemcpyPeer(b1, c1, b0, c0, 4096));
+    CHECK_OK(cu.cuMemsetD8_v2(b0, 0, 4096));
+    CHECK_OK(cu.cuMemcpyPeer_ptds(b0, c0, b1, c1, 1024));
+    CHECK_OK(cu.cuMemcpyPeerAsync(b0 + 1024, c0, b1 + 1024, c1, 1024, NULL));
+    CHECK_OK(cu.cuMemcpyPeerAsync_ptsz(b0 + 2048, c0, b1 + 2048, c1, 1024, NULL));
+    CHECK_OK(cu.cuCtxSynchronize());
+    CUDA_MEMCPY3D_PEER p;
+    memset(&p, 0, sizeof p);
+    p.srcMemoryType = p.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    p.srcDevice = b1 + 3072;
+    p.srcContext = c1;
+    p.dstDevice = b0 + 3072;
+    p.dstContext = c0;
+    p.WidthInBytes = 512;
+    p.Height = p.Depth = 1;
+    CHECK_OK(cu.cuMemcpy3DPeer(&p));
+    p.srcDevice += 512;
+    p.dstDevice += 512;
+    CHECK_OK(cu.cuMemcpy3DPeerAsync(&p, NULL));
+    CHECK_OK(cu.cuCtxSynchronize());
+    CHECK_OK(cu.cuMemcpyDtoH_v2(back, b0, sizeof back));
+    CHECK(memcmp(src, back, sizeof src) == 0);
+    CHECK_OK(cu.cuMemcpy3DPeer_ptds(&p));
+    CHECK_OK(cu.cuMemcpy3DPeerAsync_ptsz(&p, NULL));
+    p.srcContext = NULL;
+    CHECK_CU(cu.cuMemcpy3DPeer(&p), CUDA_ERROR_INVALID_CONTEXT);
+    CHECK_CU(cu.cuMemcpy3DPeer(NULL), CUDA_ERROR_INVALID_VALUE);
+    CHECK_CU(cu.cuMemcpyPeer(b1, NULL, b0, c0, 16), CUDA_ERROR_INVALID_CONTEXT);
+    CHECK_CU(cu.cuMemcpyPeer(b1, c1, b0 + 8192, c0, 16), CUDA_ERROR_INVALID_VALUE);
+    CHECK_OK(cu.cuCtxSetCurrent(c1));
+    CHECK_OK(cu.cuMemFree_v2(b1));
+    CHECK_OK(cu.cuCtxSetCurrent(c0));
+    CHECK_OK(cu.cuCtxDestroy_v2(c1));
+    CHECK_CU(cu.cuMemcpyPeer(b0, c0, b0 + 2048, c1, 16), CUDA_ERROR_INVALID_CONTEXT);
+
+    CUarray a;
+    CUDA_ARRAY_DESCRIPTOR ad = {.Width = 256, .Height = 0, .Format = CU_AD_FORMAT_UNSIGNED_INT8,
+                                .NumChannels = 1};
+    CHECK_OK(cu.cuArrayCreate_v2(&a, &ad));
+    CHECK_CU(cu.cuMemcpyAtoD_v2(b0, a, 0, 64), CUDA_ERROR_NOT_SUPPORTED);
+    CHECK_CU(cu.cuMemcpyAtoD_v2_ptds(b0, a, 0, 64), CUDA_ERROR_NOT_SUPPORTED);
+    CHECK_CU(cu.cuMemcpyDtoA_v2(a, 0, b0, 64), CUDA_ERROR_NOT_SUPPORTED);
+    CHECK_CU(cu.cuMemcpyAtoH_v2(back, a, 0, 64), CUDA_ERROR_NOT_SUPPORTED);
+    CHECK_CU(cu.cuMemcpyHtoA_v2(a, 0, src, 64), CUDA_ERROR_NOT_SUPPORTED);
+    CHECK_CU(cu.cuMemcpyAtoA_v2(a, 0, a, 128, 64), CUDA_ERROR_NOT_SUPPORTED);
+    CHECK_CU(cu.cuMemcpyAtoHAsync_v2(back, a, 0, 64, NULL), CUDA_ERROR_NOT_SUPPORTED);
+    CHECK_CU(cu.cuMemcpyHtoAAsync_v2(a, 0, src, 64, NULL), CUDA_ERROR_NOT_SUPPORTED);
+    CHECK_CU(cu.cuMemcpyHtoAAsync_v2_ptsz(a, 0, src, 64, NULL), CUDA_ERROR_NOT_SUPPORTED);
+    CHECK_OK(cu.cuMemcpyAtoD_v2(b0, a, 0, 0));
+    CHECK_CU(cu.cuMemcpyAtoH_v2(NULL, a, 0, 64), CUDA_ERROR_INVALID_VALUE);
+    CHECK_OK(cu.cuArrayDestroy(a));
+    CHECK_CU(cu.cuMemcpyAtoD_v2(b0, a, 0, 64), CUDA_ERROR_INVALID_HANDLE);
+    CHECK_CU(cu.cuMemcpyAtoA_v2(a, 0, NULL, 0, 64), CUDA_ERROR_INVALID_HANDLE);
+    CHECK_OK(cu.cuMemFree_v2(b0));
+}
+
 static void modules(void)
 {
     CUmodule m;
@@ -408,6 +483,7 @@ int main(void)
     context_facts();
     pointers_and_host_memory();
     copies_and_sets();
+    peer_and_array_copies();
     modules();
     nvml_facts();
     printf("ok\n");

@@ -38,7 +38,7 @@
     F(cuInit) F(cuDeviceGet) F(cuDevicePrimaryCtxRetain) F(cuCtxSetCurrent) F(cuMemAlloc_v2)  \
     F(cuMemFree_v2) F(cuMemcpyHtoD_v2) F(cuMemcpyDtoH_v2) F(cuStreamCreate)                    \
     F(cuStreamSynchronize) F(cuModuleLoadData) F(cuModuleGetFunction) F(cuLaunchKernel)        \
-    F(cuCtxSynchronize) F(cuMemAllocPitch_v2)
+    F(cuCtxSynchronize) F(cuMemAllocPitch_v2) F(cuMemcpyPeer) F(cuMemcpy3DPeer)
 CUDA_FNS(X)
 #undef X
 static PFN_nvmlInit_v2 p_nvmlInit_v2;
@@ -204,6 +204,47 @@ static void *copier(void *arg)
     return NULL;
 }
 
+/* A thread that only copies device to device between contexts (both sides this one): the peer
+ * forms touch swappable memory as the others do and must wait while it is out, so it calls
+ * nothing else until it is told to stop; then its two buffers must still hold their pattern. */
+static atomic_ulong peer_copied;
+
+static void *peer_copier(void *arg)
+{
+    (void)arg;
+    OK(p_cuCtxSetCurrent(ctx));
+    CUdeviceptr e, f;
+    OK(p_cuMemAlloc_v2(&e, 4096));
+    OK(p_cuMemAlloc_v2(&f, 4096));
+    unsigned pattern[1024], in[1024];
+    for (int i = 0; i < 1024; i++)
+        pattern[i] = 0xfeed0000u + (unsigned)i;
+    OK(p_cuMemcpyHtoD_v2(e, pattern, sizeof pattern));
+    CUDA_MEMCPY3D_PEER back;
+    memset(&back, 0, sizeof back);
+    back.srcMemoryType = back.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    back.srcDevice = f;
+    back.dstDevice = e;
+    back.srcContext = back.dstContext = ctx;
+    back.WidthInBytes = sizeof pattern;
+    back.Height = back.Depth = 1;
+    while (!atomic_load(&stop_launching)) {
+        if (p_cuMemcpyPeer(f, ctx, e, ctx, sizeof pattern) != CUDA_SUCCESS ||
+            p_cuMemcpy3DPeer(&back) != CUDA_SUCCESS)
+            atomic_fetch_add(&copy_errors, 1);
+        atomic_fetch_add(&peer_copied, 1);
+    }
+    OK(p_cuMemcpyDtoH_v2(in, e, sizeof in));
+    if (memcmp(in, pattern, sizeof in))
+        atomic_fetch_add(&copy_errors, 1);
+    OK(p_cuMemcpyDtoH_v2(in, f, sizeof in));
+    if (memcmp(in, pattern, sizeof in))
+        atomic_fetch_add(&copy_errors, 1);
+    OK(p_cuMemFree_v2(e));
+    OK(p_cuMemFree_v2(f));
+    return NULL;
+}
+
 /* ---- the forked child ------------------------------------------------------------------------ */
 
 /* Allocates its own buffers, says so on `ready`, waits for a byte on `go`, then checks them. */
@@ -281,10 +322,12 @@ static int roundtrip(void)
     queue_complement(&bufs[2], s1);
     queue_complement(&bufs[0], s2);
     queue_complement(&bufs[4], s2);
-    pthread_t tc;
+    pthread_t tc, tp;
     pthread_create(&tl, NULL, launcher, NULL);
     pthread_create(&tc, NULL, copier, NULL);
-    while (atomic_load(&launched) < 10 || atomic_load(&copied) < 10)
+    pthread_create(&tp, NULL, peer_copier, NULL);
+    while (atomic_load(&launched) < 10 || atomic_load(&copied) < 10 ||
+           atomic_load(&peer_copied) < 10)
         nap();
     uint64_t resident = nvml_used(getpid());
     uint64_t slot_used0 = cg_ledger_used(atomic_load(&l->slots[me].word)) * CG_LEDGER_PAGE;
@@ -293,7 +336,7 @@ static int roundtrip(void)
     wait_state(l, getpid(), CG_SWAPST_OUT);
     wait_state(l, kid, CG_SWAPST_OUT);
     uint64_t moved = atomic_load(&l->swap_slots[me].out_bytes);
-    uint64_t want_moved = 2 * (2u << 20); /* the copier's buffer and the pitched one */
+    uint64_t want_moved = 4 * (2u << 20); /* the copier's three buffers and the pitched one */
     for (int i = 0; i < NBUF; i++)
         want_moved += (sizes[i] + (2u << 20) - 1) / (2u << 20) * (2u << 20);
     if (moved != want_moved)
@@ -302,14 +345,15 @@ static int roundtrip(void)
         die("the device still holds what was swapped out (NVML)");
     if (slot_used0 - cg_ledger_used(atomic_load(&l->slots[me].word)) * CG_LEDGER_PAGE != moved)
         die("the slot's use did not drop by what was swapped out");
-    /* The launching and the copying thread are held at the gate, not failed. */
+    /* The launching and the copying threads are held at the gate, not failed. */
     double end = now_s() + DEADLINE_S;
-    while (atomic_load(&l->slots[me].gate_waiting) < 2)
+    while (atomic_load(&l->slots[me].gate_waiting) < 3)
         if (now_s() > end)
-            die("the launching and copying threads never both waited at the gate");
+            die("the launching and the two copying threads never all waited at the gate");
         else
             nap();
     unsigned long held = atomic_load(&launched), held_copies = atomic_load(&copied);
+    unsigned long held_peer = atomic_load(&peer_copied);
 
     order(l, CG_SWAP_IN);
     wait_state(l, getpid(), CG_SWAPST_IN);
@@ -322,6 +366,8 @@ static int roundtrip(void)
         die("a launch ran while the container was out");
     if (atomic_load(&copied) != held_copies)
         die("a copy ran while the container was out");
+    if (atomic_load(&peer_copied) != held_peer)
+        die("a copy between contexts ran while the container was out");
     open_gate(l);
     end = now_s() + DEADLINE_S;
     while (atomic_load(&launched) < held + 10 || atomic_load(&copied) < held_copies + 10)
@@ -332,6 +378,7 @@ static int roundtrip(void)
     atomic_store(&stop_launching, 1);
     pthread_join(tl, NULL);
     pthread_join(tc, NULL);
+    pthread_join(tp, NULL);
     if (atomic_load(&launch_errors) != 0)
         die("a launch failed");
     if (atomic_load(&copy_errors) != 0)
