@@ -25,6 +25,8 @@ struct cg_alloc {
 int cg_alloc_put(uint32_t space, uint64_t key, uint64_t bytes, void *pool, unsigned member);
 /* The same for a swappable allocation (`swap`: its record in swap.c). */
 int cg_alloc_put_swap(uint64_t key, uint64_t bytes, uint64_t swap);
+/* Puts back an entry cg_alloc_take removed, as it was (its driver call failed). */
+void cg_alloc_put_back(const struct cg_alloc *a);
 /* Removes and returns the entry; false when unknown. */
 bool cg_alloc_take(uint32_t space, uint64_t key, struct cg_alloc *out);
 uint64_t cg_alloc_count(void);

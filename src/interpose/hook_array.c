@@ -52,7 +52,7 @@ static CUresult keep(uint32_t space, CUresult r, void *handle, uint64_t charged,
 static CUresult release(CUresult r, const struct cg_alloc *a)
 {
     if (r != CUDA_SUCCESS)
-        cg_alloc_put(a->space, a->key, a->bytes, a->pool, a->member);
+        cg_alloc_put_back(a);
     else
         cg_uncharge_on(a->member, a->bytes);
     return r;

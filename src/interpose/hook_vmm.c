@@ -53,7 +53,7 @@ CG_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
         return real(handle);
     CUresult r = real(handle);
     if (r != CUDA_SUCCESS) {
-        cg_alloc_put(a.space, a.key, a.bytes, a.pool, a.member);
+        cg_alloc_put_back(&a);
         return r;
     }
     cg_uncharge_on(a.member, a.bytes);
