@@ -74,10 +74,10 @@ static inline void cg_gate_leave(struct cg_gate_ticket t)
 }
 
 /* Frees a swappable allocation behind the gate (a free may not run while its memory is out). */
-static inline CUresult cg_swap_free_gated(uint64_t id, bool may_keep, bool *kept_it)
+static inline CUresult cg_swap_free_gated(uint64_t id, bool *kept_it)
 {
     struct cg_gate_ticket t = cg_gate_pass();
-    CUresult r = cg_swap_free(id, may_keep, kept_it);
+    CUresult r = cg_swap_free(id, kept_it);
     cg_gate_leave(t);
     return r;
 }

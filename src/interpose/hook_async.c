@@ -106,12 +106,9 @@ static CUresult free_charged(PFN_cuMemFreeAsync real, CUdeviceptr dptr, CUstream
     if (CG_LIKELY(!cg_enabled()) || !cg_alloc_take(CG_SPACE_PTR, dptr, &a))
         return real(dptr, s);
     bool kept = false;
-    CUresult r = a.swap ? cg_swap_free_gated(a.swap, true, &kept) : real(dptr, s);
+    CUresult r = a.swap ? cg_swap_free_gated(a.swap, &kept) : real(dptr, s);
     if (r != CUDA_SUCCESS) {
-        if (a.swap)
-            cg_alloc_put_swap(a.key, a.bytes, a.swap);
-        else
-            cg_alloc_put(a.space, a.key, a.bytes, a.pool, a.member);
+        cg_alloc_put_back(&a);
         return r;
     }
     if (!kept)

@@ -49,7 +49,7 @@ static CUresult alloc_swappable(CUdeviceptr *dptr, size_t bytesize, uint64_t cha
     }
     if (cg_alloc_put_swap(*dptr, charged, id) == 0)
         return CUDA_SUCCESS;
-    cg_swap_free_gated(id, false, NULL);
+    cg_swap_free_gated(id, NULL);
     cg_uncharge_on(0, charged);
     return CUDA_ERROR_OUT_OF_MEMORY;
 }
@@ -168,12 +168,9 @@ CG_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
     if (CG_LIKELY(!cg_enabled()) || !cg_alloc_take(CG_SPACE_PTR, dptr, &a))
         return real(dptr);
     bool kept = false;
-    CUresult r = a.swap ? cg_swap_free_gated(a.swap, true, &kept) : real(dptr);
+    CUresult r = a.swap ? cg_swap_free_gated(a.swap, &kept) : real(dptr);
     if (r != CUDA_SUCCESS) {
-        if (a.swap)
-            cg_alloc_put_swap(a.key, a.bytes, a.swap);
-        else
-            cg_alloc_put(a.space, a.key, a.bytes, a.pool, a.member);
+        cg_alloc_put_back(&a);
         return r;
     }
     if (!kept) /* kept memory stays charged until it is reused or dropped (swap.h) */

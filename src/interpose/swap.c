@@ -288,6 +288,17 @@ static void kept_publish(void)
                               (uint32_t)(kept_charged / CG_LEDGER_PAGE), memory_order_relaxed);
 }
 
+/* Takes entry i out of the set (mu held). */
+static struct rec kept_take(uint32_t i)
+{
+    struct rec r = kept[i];
+    kept_charged -= r.charged;
+    memmove(&kept[i], &kept[i + 1], (kept_n - i - 1) * sizeof *kept);
+    kept_n--;
+    kept_publish();
+    return r;
+}
+
 /* Empties the set into v (mu held); returns how many. */
 static uint32_t kept_detach(struct rec *v)
 {
@@ -632,13 +643,9 @@ CUresult cg_swap_reuse(CUdeviceptr *dptr, size_t bytes, uint64_t *charged, uint6
             continue;
         if ((k = take_rec()) < 0)
             break;
-        recs[k] = kept[i];
+        recs[k] = kept_take(i);
         recs[k].ctx = want.ctx; /* the one that allocates now is the one to sync and copy in */
         recs[k].live = 1;
-        kept_charged -= kept[i].charged;
-        memmove(&kept[i], &kept[i + 1], (kept_n - i - 1) * sizeof *kept);
-        kept_n--;
-        kept_publish();
         break;
     }
     if (k < 0) /* a miss: what is kept is not what this program reuses now */
@@ -708,7 +715,7 @@ CUresult cg_swap_alloc(CUdeviceptr *dptr, size_t bytes, uint64_t charged, uint64
     return CUDA_SUCCESS;
 }
 
-CUresult cg_swap_free(uint64_t id, bool may_keep, bool *kept_it)
+CUresult cg_swap_free(uint64_t id, bool *kept_it)
 {
     PFN_cuCtxSynchronize sync = SYM(c_sync, cuCtxSynchronize);
     PFN_cuMemAddressFree afree = SYM(c_afree, cuMemAddressFree);
@@ -726,17 +733,15 @@ CUresult cg_swap_free(uint64_t id, bool may_keep, bool *kept_it)
     pthread_mutex_unlock(&mu);
     /* As cuMemFree: the device's work that may still use it finishes first. */
     sync();
-    if (may_keep && kept_it && !r.host && keeping_allowed()) {
+    if (kept_it && !r.host && keeping_allowed()) {
         struct rec oldest;
         bool evict = false;
         pthread_mutex_lock(&mu);
         keep_configure();
         if (keep_mode == 1) {
             if (kept_n == KEEP_SLOTS) {
-                oldest = kept[0];
+                oldest = kept_take(0);
                 evict = true;
-                kept_charged -= oldest.charged;
-                memmove(&kept[0], &kept[1], (--kept_n) * sizeof *kept);
             }
             r.live = 0;
             r.next_free = 0;

@@ -46,12 +46,12 @@ CUresult cg_swap_reuse(CUdeviceptr *dptr, size_t bytes, uint64_t *charged, uint6
  * error otherwise; nothing is left behind. */
 CUresult cg_swap_alloc(CUdeviceptr *dptr, size_t bytes, uint64_t charged, uint64_t *id);
 
-/* Frees a swappable allocation: waits for the device's work (as cuMemFree does). With
- * `may_keep`, when no request of the container waits and no swap is ordered, keeps it mapped
- * for reuse: *kept_it = true and the caller must not uncharge it (its charge stays in the
- * slot until it is reused or dropped). Otherwise unmaps, releases, and keeps the reservation
- * for the next allocation of its size (a bounded cache, swap.c) or gives it back. */
-CUresult cg_swap_free(uint64_t id, bool may_keep, bool *kept_it);
+/* Frees a swappable allocation: waits for the device's work (as cuMemFree does). With a
+ * non-NULL kept_it, when no request of the container waits and no swap is ordered, keeps it
+ * mapped for reuse: *kept_it = true and the caller must not uncharge it (its charge stays in
+ * the slot until it is reused or dropped). Otherwise unmaps, releases, and keeps the
+ * reservation for the next allocation of its size (a bounded cache, swap.c) or gives it back. */
+CUresult cg_swap_free(uint64_t id, bool *kept_it);
 
 /* Drops the memory this process keeps (unmaps, releases, uncharges it); `why` goes to the debug
  * log. True if there was some. Cheap when there is none (one load). */
