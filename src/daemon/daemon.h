@@ -118,6 +118,8 @@ struct container {
     uint64_t budget_round;
     unsigned budget;
     struct loop_deferred redecide; /* FREED notices seen this round: re-decide once at its end */
+    bool held; /* some of its requests may be held for kept memory (decide.c); a hint, cleared
+                * by the next look that finds none */
     uint64_t nvml_used;    /* the watchdog's last reading: NVML's figure for its processes */
     uint64_t last_refusal_warning;
     bool dirty;            /* a decision touched it: refresh its ledger view, hand out quota */

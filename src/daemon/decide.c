@@ -301,34 +301,47 @@ void decide_alloc(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t by
      * here until they drop it (they do once they see a waiter; rebalance wakes them). */
     if (c->ledger && cg_ledger_kept_bytes(c->ledger) != 0) {
         r->held_until = r->since + KEPT_HOLD_NS;
+        c->held = true;
         log_debug("container %s: pid %d's request waits for memory its processes keep", c->id,
                   (int)p->pid);
-        c->dirty = true;
-        decide_flush(d);
-        return;
+    } else {
+        ask_core(d, c, r);
     }
-    ask_core(d, c, r);
     c->dirty = true;
     decide_flush(d);
 }
 
 void decide_release_held(struct daemon *d, struct container *c)
 {
+    if (!c->held)
+        return; /* the usual case: nothing held, nothing to walk */
     uint64_t now = loop_now_ns();
     bool dropped = !c->ledger || cg_ledger_kept_bytes(c->ledger) == 0;
-    bool asked = false;
-    for (struct pending *r = c->pending, *next; r; r = next) {
-        next = r->next; /* ask_core may answer (and free) r at once */
-        if (!r->held_until || (!dropped && now < r->held_until))
+    /* The ids first: a core call may answer, and free, any of the container's requests. */
+    uint64_t *due = calloc(pending_count(c), sizeof *due);
+    size_t ndue = 0;
+    bool still = false;
+    for (struct pending *r = c->pending; r; r = r->next) {
+        if (!r->held_until)
+            continue;
+        if ((!dropped && now < r->held_until) || !due)
+            still = true; /* not due yet (or no memory to list it: the next look) */
+        else
+            due[ndue++] = r->req;
+    }
+    c->held = still;
+    for (size_t i = 0; i < ndue; i++) {
+        struct pending *r = pending_find(c, due[i]);
+        if (!r)
             continue;
         if (!dropped)
             log_warn("container %s: pid %d still keeps freed memory after %d s; asking the "
                      "core anyway", c->id, (int)r->proc->pid, (int)(KEPT_HOLD_NS / 1000000000u));
         r->held_until = 0;
         ask_core(d, c, r);
-        asked = true;
     }
-    if (asked) {
+    free(due);
+    if (ndue) {
         c->dirty = true;
         decide_flush(d);
     }
@@ -389,7 +402,8 @@ int decide_tick(struct daemon *d)
             c->swap_phase == SWAP_MOVING_IN)
             continue;
         waiting = true;
-        swap_wake_kept(c); /* a wake-up lost between a free's look at the waiters and its keeping */
+        /* Again: a wake-up can be lost between a free's look at the waiters and its keeping. */
+        swap_wake_kept(c);
         decide_release_held(d, c);
         if (slots_moved(c)) {
             log_debug("container %s: a free without a notice: re-deciding its waiters", c->id);
