@@ -1,6 +1,6 @@
 /* copy2d.c — pitched copies (cuMemcpy2D, cuMemcpy3D, cuMemcpy3DPeer and their Unaligned, Async
- * and per-thread forms). Each becomes one strided copy item (copy.h). Sides are host, device or unified
- * memory; arrays hold no bytes in the emulator (array.c), so an array side is
+ * and per-thread forms). Each becomes one strided copy item (copy.h). Sides are host, device or
+ * unified memory; arrays hold no bytes in the emulator (array.c), so an array side is
  * CUDA_ERROR_NOT_SUPPORTED. A pitch must hold the row (X offset + width) unless only one row is
  * copied; a 3D side's height must hold its rows (Y offset + height) unless one slice is. */
 #include "copy.h"
