@@ -208,6 +208,9 @@ static int bound(void)
 static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct buf live[THREADS * LIVE];
 static atomic_uint progress[THREADS];
+/* Set once the round trip is over: until then a thread that is through its iterations keeps its
+ * last allocations, so that something is live to move however the threads are scheduled. */
+static atomic_int tripped;
 
 static void tag(struct buf *b, int write)
 {
@@ -261,6 +264,8 @@ static void *stresser(void *arg)
         tag(b, 1);
         atomic_store(&progress[t], it + 1);
     }
+    while (!atomic_load(&tripped))
+        nap();
     for (int k = 0; k < LIVE; k++) {
         struct buf *b = &live[t * LIVE + k];
         tag(b, 0);
@@ -296,6 +301,7 @@ static int stress(void)
         else
             nap();
     round_trip();
+    atomic_store(&tripped, 1);
     for (int t = 0; t < THREADS; t++)
         pthread_join(th[t], NULL);
     printf("ok\n");
