@@ -28,6 +28,12 @@ check "the reuse and the three drops are in the interposer's log" \
     "$(grep -c 'dropped: an allocation of another size' "$TMP/out")" = 1 -a \
     "$(grep -c 'dropped: swap-out' "$TMP/out")" = 1 -a \
     "$(grep -c 'dropped: the primary context is released' "$TMP/out")" = 1
+# A malformed setting is named in a warning and changes nothing: memory is still kept (the probe
+# checks the reuse and the drops).
+CONVGPU_SWAP_KEEP_FREED=bogus expect_rc 0 "a malformed CONVGPU_SWAP_KEEP_FREED: the default kept" \
+    run_in 1GiB "$PROBE_C" keep
+check "malformed setting: a warning naming it" \
+    grep -q "ignoring CONVGPU_SWAP_KEEP_FREED=bogus" "$TMP/out"
 
 # Threads allocating and freeing two sizes at once, with a round trip under way: kept memory
 # is reused many times and never handed to two live allocations (the probe tags and checks).
