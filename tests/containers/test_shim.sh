@@ -139,6 +139,14 @@ next_call
 FAKE_RC=3 shim create --bundle "$B" c2 && rc=0 || rc=$?
 check "failed create: exit status of the runtime" test "$rc" = 3
 check "failed create: released" test "$(api GET /v1/containers/c2)" = 404
+# A runtime that cannot be started at all (the shim starts it with posix_spawn, which reports
+# the exec's failure to the shim): 127 like a shell, said on stderr, nothing registered.
+printf '%s\n' "$asks" >"$B/config.json"
+"$SHIM" --runtime "$TMP/no-such-runc" --runtime-dir "$RUNDIR" create --bundle "$B" c3 \
+    2>"$TMP/err" && rc=0 || rc=$?
+check "runtime missing: exit status 127" test "$rc" = 127
+check "runtime missing: said which" grep -q "cannot run $TMP/no-such-runc" "$TMP/err"
+check "runtime missing: released" test "$(api GET /v1/containers/c3)" = 404
 
 # --- a compute share: env first, then annotations; registered with the container ---
 printf '%s\n' '{"process":{"env":["CONVGPU_GPU_MEMORY=64MiB","CONVGPU_GPU_COMPUTE=30","CONVGPU_COMPUTE_MODE=hard"]},"annotations":{"com.convgpu.gpu-compute":"60","com.convgpu.compute-mode":"elastic"}}' >"$B/config.json"
