@@ -38,6 +38,10 @@ md() { printf '%s\n' "$@" >&3; }
 if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
     RUNDIR=$(mktemp -d /dev/shm/convgpu-bench-k8s.XXXXXX)
     at_exit "rm -rf '$RUNDIR'"
+    # containerd's state (the bundles: config.json, which the shim rewrites) too, as a node's
+    # /run/containerd is.
+    CTD_STATE=$(mktemp -d /dev/shm/convgpu-bench-ctd.XXXXXX)
+    at_exit "rm -rf '$CTD_STATE'"
 fi
 
 export CONVGPU_EMU_CONTEXT=2MiB

@@ -11,12 +11,13 @@ CTD_SOCK=$CTD/containerd.sock
 CTD_NS=convgpu-test
 CTD_PID=
 CTD_SNAP=native # overlayfs may not nest on a CI machine's root; native (copies) always works
+CTD_STATE=${CTD_STATE:-$CTD/state} # a node keeps it in /run (tmpfs): the benchmark does too
 
 ctd_config() { # ctd_config SHIM: the configuration, with the convgpu runtime entry
     cat <<TOML
 version = 2
 root = "$CTD/root"
-state = "$CTD/state"
+state = "$CTD_STATE"
 [grpc]
   address = "$CTD_SOCK"
 [ttrpc]
