@@ -715,6 +715,76 @@ typedef struct CUDA_MEMCPY3D_PEER_st {
 } CUDA_MEMCPY3D_PEER_v1;
 typedef CUDA_MEMCPY3D_PEER_v1 CUDA_MEMCPY3D_PEER;
 
+/* Batched copies (CUDA 12.8): every copy of a batch names how its source may be read. */
+typedef enum CUmemcpyFlags_enum {
+    CU_MEMCPY_FLAG_DEFAULT = 0x0,
+    CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE = 0x1
+} CUmemcpyFlags;
+
+typedef enum CUmemcpySrcAccessOrder_enum {
+    CU_MEMCPY_SRC_ACCESS_ORDER_INVALID = 0x0,
+    CU_MEMCPY_SRC_ACCESS_ORDER_STREAM = 0x1,
+    CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL = 0x2,
+    CU_MEMCPY_SRC_ACCESS_ORDER_ANY = 0x3,
+    CU_MEMCPY_SRC_ACCESS_ORDER_MAX = 0x7FFFFFFF
+} CUmemcpySrcAccessOrder;
+
+typedef struct CUmemcpyAttributes_st {
+    CUmemcpySrcAccessOrder srcAccessOrder;
+    CUmemLocation srcLocHint;
+    CUmemLocation dstLocHint;
+    unsigned int flags;
+} CUmemcpyAttributes_v1;
+typedef CUmemcpyAttributes_v1 CUmemcpyAttributes;
+
+typedef enum CUmemcpy3DOperandType_enum {
+    CU_MEMCPY_OPERAND_TYPE_POINTER = 0x1,
+    CU_MEMCPY_OPERAND_TYPE_ARRAY = 0x2,
+    CU_MEMCPY_OPERAND_TYPE_MAX = 0x7FFFFFFF
+} CUmemcpy3DOperandType;
+
+typedef struct CUoffset3D_st {
+    size_t x;
+    size_t y;
+    size_t z;
+} CUoffset3D_v1;
+typedef CUoffset3D_v1 CUoffset3D;
+
+typedef struct CUextent3D_st {
+    size_t width;
+    size_t height;
+    size_t depth;
+} CUextent3D_v1;
+typedef CUextent3D_v1 CUextent3D;
+
+/* One side of a batched 3D copy: a pointer with its row length and layer height (in
+ * elements), or an array with an offset. */
+typedef struct CUmemcpy3DOperand_st {
+    CUmemcpy3DOperandType type;
+    union {
+        struct {
+            CUdeviceptr ptr;
+            size_t rowLength;
+            size_t layerHeight;
+            CUmemLocation locHint;
+        } ptr;
+        struct {
+            CUarray array;
+            CUoffset3D offset;
+        } array;
+    } op;
+} CUmemcpy3DOperand_v1;
+typedef CUmemcpy3DOperand_v1 CUmemcpy3DOperand;
+
+typedef struct CUDA_MEMCPY3D_BATCH_OP_st {
+    CUmemcpy3DOperand src;
+    CUmemcpy3DOperand dst;
+    CUextent3D extent;
+    CUmemcpySrcAccessOrder srcAccessOrder;
+    unsigned int flags;
+} CUDA_MEMCPY3D_BATCH_OP_v1;
+typedef CUDA_MEMCPY3D_BATCH_OP_v1 CUDA_MEMCPY3D_BATCH_OP;
+
 /* Only the members the emulator reads are named; the pad and the pointer-bearing member fix the
  * real size (64) and alignment (8). */
 typedef union CUlaunchAttributeValue_union {
@@ -956,6 +1026,17 @@ CG_CU_DECL(cuMemcpyPeerAsync, (CUdeviceptr dstDevice, CUcontext dstContext,
                                CUstream hStream));
 CG_CU_DECL(cuMemcpy3DPeer, (const CUDA_MEMCPY3D_PEER *pCopy));
 CG_CU_DECL(cuMemcpy3DPeerAsync, (const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream));
+/* Batched copies: 12.8's form reports the failing copy's index; 13.0's (_v2) does not. */
+CG_CU_DECL(cuMemcpyBatchAsync, (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,
+                                size_t count, CUmemcpyAttributes *attrs, size_t *attrsIdxs,
+                                size_t numAttrs, size_t *failIdx, CUstream hStream));
+CG_CU_DECL(cuMemcpyBatchAsync_v2, (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,
+                                   size_t count, CUmemcpyAttributes *attrs, size_t *attrsIdxs,
+                                   size_t numAttrs, CUstream hStream));
+CG_CU_DECL(cuMemcpy3DBatchAsync, (size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList,
+                                  size_t *failIdx, unsigned long long flags, CUstream hStream));
+CG_CU_DECL(cuMemcpy3DBatchAsync_v2, (size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList,
+                                     unsigned long long flags, CUstream hStream));
 CG_CU_DECL(cuMemcpyAtoD_v2, (CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset,
                              size_t ByteCount));
 CG_CU_DECL(cuMemcpyDtoA_v2, (CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice,
@@ -1065,6 +1146,19 @@ CG_CU_DECL(cuMemcpyPeerAsync_ptsz, (CUdeviceptr dstDevice, CUcontext dstContext,
                                     size_t ByteCount, CUstream hStream));
 CG_CU_DECL(cuMemcpy3DPeer_ptds, (const CUDA_MEMCPY3D_PEER *pCopy));
 CG_CU_DECL(cuMemcpy3DPeerAsync_ptsz, (const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream));
+CG_CU_DECL(cuMemcpyBatchAsync_ptsz, (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,
+                                     size_t count, CUmemcpyAttributes *attrs, size_t *attrsIdxs,
+                                     size_t numAttrs, size_t *failIdx, CUstream hStream));
+CG_CU_DECL(cuMemcpy3DBatchAsync_ptsz, (size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList,
+                                       size_t *failIdx, unsigned long long flags,
+                                       CUstream hStream));
+/* cuda.h 13.0 maps cuMemcpyBatchAsync to these under per-thread default streams without
+ * declaring them: declared here as that mapping names them. */
+CG_CU_DECL(cuMemcpyBatchAsync_v2_ptsz, (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,
+                                        size_t count, CUmemcpyAttributes *attrs,
+                                        size_t *attrsIdxs, size_t numAttrs, CUstream hStream));
+CG_CU_DECL(cuMemcpy3DBatchAsync_v2_ptsz, (size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList,
+                                          unsigned long long flags, CUstream hStream));
 CG_CU_DECL(cuMemcpyAtoD_v2_ptds, (CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset,
                                   size_t ByteCount));
 CG_CU_DECL(cuMemcpyDtoA_v2_ptds, (CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice,

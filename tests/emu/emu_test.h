@@ -63,7 +63,10 @@
     X(cuMemcpyPeerAsync_ptsz) X(cuMemcpy3DPeer) X(cuMemcpy3DPeer_ptds) X(cuMemcpy3DPeerAsync)  \
     X(cuMemcpy3DPeerAsync_ptsz) X(cuMemcpyAtoD_v2) X(cuMemcpyDtoA_v2) X(cuMemcpyAtoH_v2)       \
     X(cuMemcpyHtoA_v2) X(cuMemcpyAtoA_v2) X(cuMemcpyAtoHAsync_v2) X(cuMemcpyHtoAAsync_v2)      \
-    X(cuMemcpyAtoD_v2_ptds) X(cuMemcpyHtoAAsync_v2_ptsz)
+    X(cuMemcpyAtoD_v2_ptds) X(cuMemcpyHtoAAsync_v2_ptsz) X(cuMemcpyBatchAsync)                \
+    X(cuMemcpyBatchAsync_ptsz) X(cuMemcpyBatchAsync_v2) X(cuMemcpyBatchAsync_v2_ptsz)          \
+    X(cuMemcpy3DBatchAsync) X(cuMemcpy3DBatchAsync_ptsz) X(cuMemcpy3DBatchAsync_v2)            \
+    X(cuMemcpy3DBatchAsync_v2_ptsz)
 
 #define T_NVML_API(X)                                                                        \
     X(nvmlInit_v2) X(nvmlShutdown) X(nvmlDeviceGetCount_v2) X(nvmlDeviceGetHandleByIndex_v2) \

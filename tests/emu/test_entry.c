@@ -390,6 +390,154 @@ static void peer_and_array_copies(void)
     CHECK_OK(cu.cuMemFree_v2(b0));
 }
 
+/* Batched copies (12.8's forms and 13.0's _v2): every copy of a batch lands; a batch with a
+ * bad copy or bad attributes is refused whole (nothing moved) and, in the forms that can, names
+ * the copy; the legacy stream and array operands as documented. */
+static void batched_copies(void)
+{
+    enum { N = 4, SZ = 1024 };
+    CUstream s;
+    CHECK_OK(cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CUdeviceptr a, b;
+    CHECK_OK(cu.cuMemAlloc_v2(&a, N * SZ));
+    CHECK_OK(cu.cuMemAlloc_v2(&b, N * SZ));
+    unsigned char src[N * SZ], back[N * SZ], zero[N * SZ];
+    for (int i = 0; i < N * SZ; i++)
+        src[i] = (unsigned char)(i * 13 + 1);
+    memset(zero, 0, sizeof zero);
+    CHECK_OK(cu.cuMemsetD8_v2(a, 0, N * SZ));
+    CHECK_OK(cu.cuMemsetD8_v2(b, 0, N * SZ));
+
+    /* host -> a in four copies under two attribute sets, then a -> b device to device */
+    CUdeviceptr dsts[N], srcs[N];
+    size_t sizes[N], idx[2] = {0, 2}, fail = 7;
+    CUmemcpyAttributes at[2];
+    memset(at, 0, sizeof at);
+    at[0].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    at[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+    for (int i = 0; i < N; i++) {
+        dsts[i] = a + (CUdeviceptr)i * SZ;
+        srcs[i] = (CUdeviceptr)(uintptr_t)(src + i * SZ);
+        sizes[i] = SZ;
+    }
+    CHECK_OK(cu.cuMemcpyBatchAsync(dsts, srcs, sizes, N, at, idx, 2, &fail, s));
+    for (int i = 0; i < N; i++) {
+        dsts[i] = b + (CUdeviceptr)i * SZ;
+        srcs[i] = a + (CUdeviceptr)i * SZ;
+    }
+    CHECK_OK(cu.cuMemcpyBatchAsync_v2(dsts, srcs, sizes, N, at, idx, 1, s));
+    CHECK_OK(cu.cuStreamSynchronize(s));
+    CHECK_OK(cu.cuMemcpyDtoH_v2(back, b, sizeof back));
+    CHECK(memcmp(back, src, sizeof src) == 0);
+    CHECK_OK(cu.cuMemcpyBatchAsync_ptsz(dsts, srcs, sizes, N, at, idx, 2, NULL, NULL));
+    CHECK_OK(cu.cuMemcpyBatchAsync_v2_ptsz(dsts, srcs, sizes, N, at, idx, 2, NULL));
+    CHECK_OK(cu.cuStreamSynchronize(NULL));
+
+    /* refused whole: the bad copy is named, and the good ones before it did not run */
+    CHECK_OK(cu.cuMemsetD8_v2(b, 0, N * SZ));
+    sizes[2] = N * SZ; /* runs past both allocations */
+    CHECK_CU(cu.cuMemcpyBatchAsync(dsts, srcs, sizes, N, at, idx, 2, &fail, s),
+             CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ(fail, 2);
+    CHECK_CU(cu.cuMemcpyBatchAsync_v2(dsts, srcs, sizes, N, at, idx, 2, s),
+             CUDA_ERROR_INVALID_VALUE);
+    sizes[2] = SZ;
+    CHECK_OK(cu.cuStreamSynchronize(s));
+    CHECK_OK(cu.cuMemcpyDtoH_v2(back, b, sizeof back));
+    CHECK(memcmp(back, zero, sizeof zero) == 0);
+    /* the call's own faults: failIdx SIZE_MAX */
+    CHECK_CU(cu.cuMemcpyBatchAsync(dsts, srcs, sizes, N, at, idx, 2, &fail, NULL),
+             CUDA_ERROR_INVALID_VALUE); /* the legacy stream */
+    CHECK(fail == SIZE_MAX);
+    CHECK_CU(cu.cuMemcpyBatchAsync(dsts, srcs, sizes, N, at, idx, 2, &fail, CU_STREAM_LEGACY),
+             CUDA_ERROR_INVALID_VALUE);
+    CHECK_CU(cu.cuMemcpyBatchAsync(dsts, srcs, sizes, 0, at, idx, 1, &fail, s),
+             CUDA_ERROR_INVALID_VALUE);
+    CHECK_CU(cu.cuMemcpyBatchAsync(dsts, srcs, sizes, N, at, idx, N + 1, &fail, s),
+             CUDA_ERROR_INVALID_VALUE);
+    CHECK_CU(cu.cuMemcpyBatchAsync(dsts, srcs, NULL, N, at, idx, 2, &fail, s),
+             CUDA_ERROR_INVALID_VALUE);
+    size_t bad_idx[2] = {1, 2}, dup_idx[2] = {0, 0}, far_idx[2] = {0, N};
+    CHECK_CU(cu.cuMemcpyBatchAsync(dsts, srcs, sizes, N, at, bad_idx, 2, &fail, s),
+             CUDA_ERROR_INVALID_VALUE);
+    CHECK_CU(cu.cuMemcpyBatchAsync(dsts, srcs, sizes, N, at, dup_idx, 2, &fail, s),
+             CUDA_ERROR_INVALID_VALUE);
+    CHECK_CU(cu.cuMemcpyBatchAsync(dsts, srcs, sizes, N, at, far_idx, 2, &fail, s),
+             CUDA_ERROR_INVALID_VALUE);
+    at[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_INVALID;
+    CHECK_CU(cu.cuMemcpyBatchAsync(dsts, srcs, sizes, N, at, idx, 2, &fail, s),
+             CUDA_ERROR_INVALID_VALUE);
+    at[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_ANY;
+    at[1].flags = 0x80;
+    CHECK_CU(cu.cuMemcpyBatchAsync(dsts, srcs, sizes, N, at, idx, 2, &fail, s),
+             CUDA_ERROR_INVALID_VALUE);
+    at[1].flags = CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE;
+    CHECK_OK(cu.cuMemcpyBatchAsync(dsts, srcs, sizes, N, at, idx, 2, &fail, s));
+
+    /* 3D: a 16 x 8 x 2 box from a (rows of 32, layers of 16) into b packed, and back out */
+    CHECK_OK(cu.cuMemsetD8_v2(b, 0, N * SZ));
+    CUDA_MEMCPY3D_BATCH_OP op[2];
+    memset(op, 0, sizeof op);
+    op[0].src.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+    op[0].src.op.ptr.ptr = a + 32 + 3;
+    op[0].src.op.ptr.rowLength = 32;
+    op[0].src.op.ptr.layerHeight = 16;
+    op[0].dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+    op[0].dst.op.ptr.ptr = b;
+    op[0].extent = (CUextent3D){.width = 16, .height = 8, .depth = 2};
+    op[0].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    op[1] = op[0];
+    op[1].src.op.ptr.ptr = (CUdeviceptr)(uintptr_t)src;
+    op[1].dst.op.ptr.ptr = b + 256;
+    op[1].extent = (CUextent3D){.width = 64, .height = 1, .depth = 1};
+    op[1].src.op.ptr.rowLength = op[1].src.op.ptr.layerHeight = 0;
+    CHECK_OK(cu.cuMemcpy3DBatchAsync(2, op, &fail, 0, s));
+    CHECK_OK(cu.cuStreamSynchronize(s));
+    CHECK_OK(cu.cuMemcpyDtoH_v2(back, b, 256 + 64));
+    int same = 1;
+    for (int z = 0; z < 2; z++)
+        for (int y = 0; y < 8; y++)
+            for (int x = 0; x < 16; x++)
+                same &= back[(z * 8 + y) * 16 + x] == src[z * 512 + (y + 1) * 32 + 3 + x];
+    CHECK(same);
+    CHECK(memcmp(back + 256, src, 64) == 0);
+    CHECK_OK(cu.cuMemcpy3DBatchAsync_v2(2, op, 0, s));
+    CHECK_OK(cu.cuMemcpy3DBatchAsync_ptsz(2, op, &fail, 0, NULL));
+    CHECK_OK(cu.cuMemcpy3DBatchAsync_v2_ptsz(2, op, 0, NULL));
+    CHECK_OK(cu.cuCtxSynchronize());
+    CHECK_CU(cu.cuMemcpy3DBatchAsync(2, op, &fail, 1, s), CUDA_ERROR_INVALID_VALUE);
+    CHECK(fail == SIZE_MAX);
+    CHECK_CU(cu.cuMemcpy3DBatchAsync(2, op, &fail, 0, NULL), CUDA_ERROR_INVALID_VALUE);
+    CHECK_CU(cu.cuMemcpy3DBatchAsync(0, op, &fail, 0, s), CUDA_ERROR_INVALID_VALUE);
+    op[1].extent.depth = 0;
+    CHECK_CU(cu.cuMemcpy3DBatchAsync(2, op, &fail, 0, s), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ(fail, 1);
+    op[1].extent.depth = 1;
+    op[1].dst.op.ptr.rowLength = 8; /* shorter than a row */
+    CHECK_CU(cu.cuMemcpy3DBatchAsync(2, op, &fail, 0, s), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ(fail, 1);
+    op[1].dst.op.ptr.rowLength = 0;
+    op[0].src.op.ptr.layerHeight = 1 << 20; /* the second layer lies far past a */
+    CHECK_CU(cu.cuMemcpy3DBatchAsync(2, op, &fail, 0, s), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ(fail, 0);
+    op[0].src.op.ptr.layerHeight = 16;
+    CUarray arr;
+    CUDA_ARRAY_DESCRIPTOR ad = {.Width = 256, .Height = 0, .Format = CU_AD_FORMAT_UNSIGNED_INT8,
+                                .NumChannels = 1};
+    CHECK_OK(cu.cuArrayCreate_v2(&arr, &ad));
+    op[1].src.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
+    op[1].src.op.array.array = arr;
+    CHECK_CU(cu.cuMemcpy3DBatchAsync(2, op, &fail, 0, s), CUDA_ERROR_NOT_SUPPORTED);
+    CHECK_EQ(fail, 1);
+    op[1].src.type = (CUmemcpy3DOperandType)7;
+    CHECK_CU(cu.cuMemcpy3DBatchAsync(2, op, &fail, 0, s), CUDA_ERROR_INVALID_VALUE);
+    CHECK_OK(cu.cuArrayDestroy(arr));
+    CHECK_OK(cu.cuStreamSynchronize(s));
+    CHECK_OK(cu.cuStreamDestroy_v2(s));
+    CHECK_OK(cu.cuMemFree_v2(a));
+    CHECK_OK(cu.cuMemFree_v2(b));
+}
+
 static void modules(void)
 {
     CUmodule m;
@@ -484,6 +632,7 @@ int main(void)
     pointers_and_host_memory();
     copies_and_sets();
     peer_and_array_copies();
+    batched_copies();
     modules();
     nvml_facts();
     printf("ok\n");
