@@ -38,7 +38,8 @@
     F(cuInit) F(cuDeviceGet) F(cuDevicePrimaryCtxRetain) F(cuCtxSetCurrent) F(cuMemAlloc_v2)  \
     F(cuMemFree_v2) F(cuMemcpyHtoD_v2) F(cuMemcpyDtoH_v2) F(cuStreamCreate)                    \
     F(cuStreamSynchronize) F(cuModuleLoadData) F(cuModuleGetFunction) F(cuLaunchKernel)        \
-    F(cuCtxSynchronize) F(cuMemAllocPitch_v2) F(cuMemcpyPeer) F(cuMemcpy3DPeer)
+    F(cuCtxSynchronize) F(cuMemAllocPitch_v2) F(cuMemcpyPeer) F(cuMemcpy3DPeer)             \
+    F(cuMemcpyBatchAsync_v2) F(cuMemcpy3DBatchAsync_v2)
 CUDA_FNS(X)
 #undef X
 static PFN_nvmlInit_v2 p_nvmlInit_v2;
@@ -245,6 +246,50 @@ static void *peer_copier(void *arg)
     return NULL;
 }
 
+/* A thread that only copies in batches (cuMemcpyBatchAsync, cuMemcpy3DBatchAsync: CUDA 12.8),
+ * e to f and back, each batch awaited on its stream (which is not gated): the batched forms
+ * must wait at the gate like every other copy. Its buffers must still hold their pattern. */
+static atomic_ulong batch_copied;
+
+static void *batch_copier(void *arg)
+{
+    (void)arg;
+    OK(p_cuCtxSetCurrent(ctx));
+    CUdeviceptr e, f;
+    OK(p_cuMemAlloc_v2(&e, 4096));
+    OK(p_cuMemAlloc_v2(&f, 4096));
+    unsigned pattern[1024], in[1024];
+    for (int i = 0; i < 1024; i++)
+        pattern[i] = 0xba7c0000u + (unsigned)i;
+    OK(p_cuMemcpyHtoD_v2(e, pattern, sizeof pattern));
+    CUstream s;
+    OK(p_cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CUdeviceptr dst[2] = {f, f + 2048}, src[2] = {e, e + 2048};
+    size_t size[2] = {2048, 2048}, first = 0;
+    CUmemcpyAttributes attr = {.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM};
+    CUDA_MEMCPY3D_BATCH_OP back = {
+        .src = {.type = CU_MEMCPY_OPERAND_TYPE_POINTER, .op.ptr.ptr = f},
+        .dst = {.type = CU_MEMCPY_OPERAND_TYPE_POINTER, .op.ptr.ptr = e},
+        .extent = {.width = 256, .height = 4, .depth = 4},
+        .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM};
+    while (!atomic_load(&stop_launching)) {
+        if (p_cuMemcpyBatchAsync_v2(dst, src, size, 2, &attr, &first, 1, s) != CUDA_SUCCESS ||
+            p_cuMemcpy3DBatchAsync_v2(1, &back, 0, s) != CUDA_SUCCESS ||
+            p_cuStreamSynchronize(s) != CUDA_SUCCESS)
+            atomic_fetch_add(&copy_errors, 1);
+        atomic_fetch_add(&batch_copied, 1);
+    }
+    OK(p_cuMemcpyDtoH_v2(in, e, sizeof in));
+    if (memcmp(in, pattern, sizeof in))
+        atomic_fetch_add(&copy_errors, 1);
+    OK(p_cuMemcpyDtoH_v2(in, f, sizeof in));
+    if (memcmp(in, pattern, sizeof in))
+        atomic_fetch_add(&copy_errors, 1);
+    OK(p_cuMemFree_v2(e));
+    OK(p_cuMemFree_v2(f));
+    return NULL;
+}
+
 /* ---- the forked child ------------------------------------------------------------------------ */
 
 /* Allocates its own buffers, says so on `ready`, waits for a byte on `go`, then checks them. */
@@ -322,12 +367,13 @@ static int roundtrip(void)
     queue_complement(&bufs[2], s1);
     queue_complement(&bufs[0], s2);
     queue_complement(&bufs[4], s2);
-    pthread_t tc, tp;
+    pthread_t tc, tp, tb;
     pthread_create(&tl, NULL, launcher, NULL);
     pthread_create(&tc, NULL, copier, NULL);
     pthread_create(&tp, NULL, peer_copier, NULL);
+    pthread_create(&tb, NULL, batch_copier, NULL);
     while (atomic_load(&launched) < 10 || atomic_load(&copied) < 10 ||
-           atomic_load(&peer_copied) < 10)
+           atomic_load(&peer_copied) < 10 || atomic_load(&batch_copied) < 10)
         nap();
     uint64_t resident = nvml_used(getpid());
     uint64_t slot_used0 = cg_ledger_used(atomic_load(&l->slots[me].word)) * CG_LEDGER_PAGE;
@@ -336,7 +382,7 @@ static int roundtrip(void)
     wait_state(l, getpid(), CG_SWAPST_OUT);
     wait_state(l, kid, CG_SWAPST_OUT);
     uint64_t moved = atomic_load(&l->swap_slots[me].out_bytes);
-    uint64_t want_moved = 4 * (2u << 20); /* the copier's three buffers and the pitched one */
+    uint64_t want_moved = 6 * (2u << 20); /* the copiers' five buffers and the pitched one */
     for (int i = 0; i < NBUF; i++)
         want_moved += (sizes[i] + (2u << 20) - 1) / (2u << 20) * (2u << 20);
     if (moved != want_moved)
@@ -347,13 +393,13 @@ static int roundtrip(void)
         die("the slot's use did not drop by what was swapped out");
     /* The launching and the copying threads are held at the gate, not failed. */
     double end = now_s() + DEADLINE_S;
-    while (atomic_load(&l->slots[me].gate_waiting) < 3)
+    while (atomic_load(&l->slots[me].gate_waiting) < 4)
         if (now_s() > end)
-            die("the launching and the two copying threads never all waited at the gate");
+            die("the launching and the three copying threads never all waited at the gate");
         else
             nap();
     unsigned long held = atomic_load(&launched), held_copies = atomic_load(&copied);
-    unsigned long held_peer = atomic_load(&peer_copied);
+    unsigned long held_peer = atomic_load(&peer_copied), held_batch = atomic_load(&batch_copied);
 
     order(l, CG_SWAP_IN);
     wait_state(l, getpid(), CG_SWAPST_IN);
@@ -368,6 +414,8 @@ static int roundtrip(void)
         die("a copy ran while the container was out");
     if (atomic_load(&peer_copied) != held_peer)
         die("a copy between contexts ran while the container was out");
+    if (atomic_load(&batch_copied) != held_batch)
+        die("a batched copy ran while the container was out");
     open_gate(l);
     end = now_s() + DEADLINE_S;
     while (atomic_load(&launched) < held + 10 || atomic_load(&copied) < held_copies + 10)
@@ -379,6 +427,7 @@ static int roundtrip(void)
     pthread_join(tl, NULL);
     pthread_join(tc, NULL);
     pthread_join(tp, NULL);
+    pthread_join(tb, NULL);
     if (atomic_load(&launch_errors) != 0)
         die("a launch failed");
     if (atomic_load(&copy_errors) != 0)

@@ -16,7 +16,7 @@ export SWAP_PROBE R="$TMP/release" OUT="$TMP/hold.out" CLI="$BUILD/bin/convgpu" 
 
 expect_rc 0 "round trip: data, threads, streams, fork, launches wait, accounts" \
     run_in 1GiB "$SWAP_PROBE" roundtrip
-grep -q '^ok moved=33554432$' "$TMP/out" && pass "moved exactly the 32 MiB charged" \
+grep -q '^ok moved=37748736$' "$TMP/out" && pass "moved exactly the 36 MiB charged" \
     || { fail "moved the wrong amount"; sed 's/^/    | /' "$TMP/out"; }
 
 expect_rc 0 "killed while swapped out: nothing left behind" cg run --name swapkill --gpu-memory 1GiB -- sh -c '
