@@ -205,6 +205,37 @@ static void *copier(void *arg)
     return NULL;
 }
 
+/* The two 4 KiB buffers of a copying thread below: e holds a pattern made from `seed`, f is
+ * to receive it. */
+struct pair {
+    CUdeviceptr e, f;
+    unsigned pattern[1024];
+};
+
+static void pair_open(struct pair *p, unsigned seed)
+{
+    OK(p_cuCtxSetCurrent(ctx));
+    OK(p_cuMemAlloc_v2(&p->e, sizeof p->pattern));
+    OK(p_cuMemAlloc_v2(&p->f, sizeof p->pattern));
+    for (unsigned i = 0; i < 1024; i++)
+        p->pattern[i] = seed + i;
+    OK(p_cuMemcpyHtoD_v2(p->e, p->pattern, sizeof p->pattern));
+}
+
+/* After the copying: both buffers must hold the pattern (a copy error otherwise); freed. */
+static void pair_close(struct pair *p)
+{
+    unsigned in[1024];
+    OK(p_cuMemcpyDtoH_v2(in, p->e, sizeof in));
+    if (memcmp(in, p->pattern, sizeof in))
+        atomic_fetch_add(&copy_errors, 1);
+    OK(p_cuMemcpyDtoH_v2(in, p->f, sizeof in));
+    if (memcmp(in, p->pattern, sizeof in))
+        atomic_fetch_add(&copy_errors, 1);
+    OK(p_cuMemFree_v2(p->e));
+    OK(p_cuMemFree_v2(p->f));
+}
+
 /* A thread that only copies device to device between contexts (both sides this one): the peer
  * forms touch swappable memory as the others do and must wait while it is out, so it calls
  * nothing else until it is told to stop; then its two buffers must still hold their pattern. */
@@ -213,36 +244,23 @@ static atomic_ulong peer_copied;
 static void *peer_copier(void *arg)
 {
     (void)arg;
-    OK(p_cuCtxSetCurrent(ctx));
-    CUdeviceptr e, f;
-    OK(p_cuMemAlloc_v2(&e, 4096));
-    OK(p_cuMemAlloc_v2(&f, 4096));
-    unsigned pattern[1024], in[1024];
-    for (int i = 0; i < 1024; i++)
-        pattern[i] = 0xfeed0000u + (unsigned)i;
-    OK(p_cuMemcpyHtoD_v2(e, pattern, sizeof pattern));
+    struct pair p;
+    pair_open(&p, 0xfeed0000u);
     CUDA_MEMCPY3D_PEER back;
     memset(&back, 0, sizeof back);
     back.srcMemoryType = back.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-    back.srcDevice = f;
-    back.dstDevice = e;
+    back.srcDevice = p.f;
+    back.dstDevice = p.e;
     back.srcContext = back.dstContext = ctx;
-    back.WidthInBytes = sizeof pattern;
+    back.WidthInBytes = sizeof p.pattern;
     back.Height = back.Depth = 1;
     while (!atomic_load(&stop_launching)) {
-        if (p_cuMemcpyPeer(f, ctx, e, ctx, sizeof pattern) != CUDA_SUCCESS ||
+        if (p_cuMemcpyPeer(p.f, ctx, p.e, ctx, sizeof p.pattern) != CUDA_SUCCESS ||
             p_cuMemcpy3DPeer(&back) != CUDA_SUCCESS)
             atomic_fetch_add(&copy_errors, 1);
         atomic_fetch_add(&peer_copied, 1);
     }
-    OK(p_cuMemcpyDtoH_v2(in, e, sizeof in));
-    if (memcmp(in, pattern, sizeof in))
-        atomic_fetch_add(&copy_errors, 1);
-    OK(p_cuMemcpyDtoH_v2(in, f, sizeof in));
-    if (memcmp(in, pattern, sizeof in))
-        atomic_fetch_add(&copy_errors, 1);
-    OK(p_cuMemFree_v2(e));
-    OK(p_cuMemFree_v2(f));
+    pair_close(&p);
     return NULL;
 }
 
@@ -254,22 +272,16 @@ static atomic_ulong batch_copied;
 static void *batch_copier(void *arg)
 {
     (void)arg;
-    OK(p_cuCtxSetCurrent(ctx));
-    CUdeviceptr e, f;
-    OK(p_cuMemAlloc_v2(&e, 4096));
-    OK(p_cuMemAlloc_v2(&f, 4096));
-    unsigned pattern[1024], in[1024];
-    for (int i = 0; i < 1024; i++)
-        pattern[i] = 0xba7c0000u + (unsigned)i;
-    OK(p_cuMemcpyHtoD_v2(e, pattern, sizeof pattern));
+    struct pair p;
+    pair_open(&p, 0xba7c0000u);
     CUstream s;
     OK(p_cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    CUdeviceptr dst[2] = {f, f + 2048}, src[2] = {e, e + 2048};
+    CUdeviceptr dst[2] = {p.f, p.f + 2048}, src[2] = {p.e, p.e + 2048};
     size_t size[2] = {2048, 2048}, first = 0;
     CUmemcpyAttributes attr = {.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM};
     CUDA_MEMCPY3D_BATCH_OP back = {
-        .src = {.type = CU_MEMCPY_OPERAND_TYPE_POINTER, .op.ptr.ptr = f},
-        .dst = {.type = CU_MEMCPY_OPERAND_TYPE_POINTER, .op.ptr.ptr = e},
+        .src = {.type = CU_MEMCPY_OPERAND_TYPE_POINTER, .op.ptr.ptr = p.f},
+        .dst = {.type = CU_MEMCPY_OPERAND_TYPE_POINTER, .op.ptr.ptr = p.e},
         .extent = {.width = 256, .height = 4, .depth = 4},
         .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM};
     while (!atomic_load(&stop_launching)) {
@@ -279,14 +291,7 @@ static void *batch_copier(void *arg)
             atomic_fetch_add(&copy_errors, 1);
         atomic_fetch_add(&batch_copied, 1);
     }
-    OK(p_cuMemcpyDtoH_v2(in, e, sizeof in));
-    if (memcmp(in, pattern, sizeof in))
-        atomic_fetch_add(&copy_errors, 1);
-    OK(p_cuMemcpyDtoH_v2(in, f, sizeof in));
-    if (memcmp(in, pattern, sizeof in))
-        atomic_fetch_add(&copy_errors, 1);
-    OK(p_cuMemFree_v2(e));
-    OK(p_cuMemFree_v2(f));
+    pair_close(&p);
     return NULL;
 }
 
