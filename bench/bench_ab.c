@@ -10,9 +10,11 @@
  *          diff_med_ms=... diff_p25_ms=... diff_p75_ms=... diff_lo95_ms=... diff_hi95_ms=...]
  * On a shared, noisy machine the paired figures are the steadier ones: both runs of a pair are
  * adjacent in time, so load that comes and goes cancels out of their ratio.
- * A command that fails (non-zero exit) stops the run with exit status 1.
+ * A command that fails (non-zero exit) stops the run with exit status 1. --raw FILE also writes
+ * every repetition's times (rep, then one column per command, ms), to see drift in a run.
  *
- * Usage: bench_ab [--reps N] [--warmup W] [--labels a,b,...] -- CMD_A ARGS --- CMD_B ARGS [--- ...] */
+ * Usage: bench_ab [--reps N] [--warmup W] [--labels a,b,...] [--raw FILE] -- CMD_A ARGS --- CMD_B
+ *        ARGS [--- ...] */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -90,6 +92,7 @@ int main(int argc, char **argv)
 {
     int reps = 20, warmup = 2;
     char *labels = NULL;
+    const char *raw_path = NULL;
     int i = 1;
     for (; i < argc; i++) {
         if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
@@ -98,11 +101,14 @@ int main(int argc, char **argv)
             warmup = atoi(argv[++i]);
         else if (strcmp(argv[i], "--labels") == 0 && i + 1 < argc)
             labels = argv[++i];
+        else if (strcmp(argv[i], "--raw") == 0 && i + 1 < argc)
+            raw_path = argv[++i];
         else if (strcmp(argv[i], "--") == 0) {
             i++;
             break;
         } else {
-            fprintf(stderr, "usage: bench_ab [--reps N] [--warmup W] [--labels a,b] -- A --- B\n");
+            fprintf(stderr, "usage: bench_ab [--reps N] [--warmup W] [--labels a,b] [--raw FILE] "
+                            "-- A --- B\n");
             return 2;
         }
     }
@@ -126,6 +132,11 @@ int main(int argc, char **argv)
         if (!label[k])
             label[k] = cmds[k][0];
     }
+    FILE *raw = NULL;
+    if (raw_path && !(raw = fopen(raw_path, "we"))) {
+        fprintf(stderr, "bench_ab: cannot write %s: %s\n", raw_path, strerror(errno));
+        return 1;
+    }
     double *t[MAXCMD], *d[MAXCMD], *q[MAXCMD];
     for (int k = 0; k < ncmd; k++) {
         t[k] = calloc((size_t)reps, sizeof(double));
@@ -142,11 +153,21 @@ int main(int argc, char **argv)
         }
         if (r < 0)
             continue;
+        if (raw) {
+            fprintf(raw, "%d", r);
+            for (int k = 0; k < ncmd; k++)
+                fprintf(raw, " %.3f", one[k]);
+            fprintf(raw, "\n");
+        }
         for (int k = 0; k < ncmd; k++) {
             t[k][r] = one[k];
             d[k][r] = one[k] - one[0];
             q[k][r] = one[0] > 0 ? one[k] / one[0] : 0;
         }
+    }
+    if (raw && fclose(raw) != 0) {
+        fprintf(stderr, "bench_ab: cannot write %s: %s\n", raw_path, strerror(errno));
+        return 1;
     }
     double med0 = 0;
     for (int k = 0; k < ncmd; k++) {

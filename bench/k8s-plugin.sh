@@ -15,7 +15,7 @@
 # removes everything on exit. The Markdown section goes to stdout, progress to stderr. Exit 77
 # with the reason where containerd cannot run.
 # Environment: BENCH_QUICK=1 (few repetitions), BENCH_K8S_REPS=N (default 61), BENCH_K8S_ROUNDS=N
-# (Allocate rounds, default 10).
+# (Allocate rounds, default 10), BENCH_K8S_RAW=FILE (every triple's times, for drift).
 set -eu
 [ $# -eq 1 ] || { echo "usage: bench/k8s-plugin.sh BUILD_DIR" >&2; exit 2; }
 export CONVGPU_BUILD_DIR
@@ -94,7 +94,7 @@ EOF
 chmod +x "$TMP/ctr-once"
 for v in runc pass gpu runc pass gpu; do "$TMP/ctr-once" $v; done # warm caches
 log "$REPS interleaved triples of ctr run --rm IMAGE true"
-"$BB/bench_ab" --reps "$REPS" --labels runc,shim-pass,shim-units -- "$TMP/ctr-once" runc --- \
+"$BB/bench_ab" --reps "$REPS" --labels runc,shim-pass,shim-units ${BENCH_K8S_RAW:+--raw "$BENCH_K8S_RAW"} -- "$TMP/ctr-once" runc --- \
     "$TMP/ctr-once" pass --- "$TMP/ctr-once" gpu >"$TMP/ctr.txt"
 check "nothing left registered after the measurement" test "$(registered_count)" = 0
 kvl() { awk -v k="$1" '{ for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) { print substr($i, length(k) + 2); next } }'; }
