@@ -19,8 +19,10 @@
  *     device memory is host memory faulted in page by page), against a swap-out (synchronise,
  *     host copy, copy out, unmap and release) and a swap-in (create, map at the same address,
  *     grant access, copy back, host copy freed) of the same allocations, with the host copy in
- *     warm pinned memory (the device side's cost alone), in new pinned memory, or in new
- *     pageable memory populated in one call. Every swap-in is checked word for word.
+ *     warm pinned memory (the device side's cost alone), in new pinned memory, in new
+ *     pageable memory populated in one call, or (kept) in the pageable copy the chunk's last
+ *     swap-in kept, lazily freed (MADV_FREE), as the interposer does (its first round is the
+ *     populated case). Every swap-in is checked word for word.
  *
  * Output, one line per figure:
  *   op=NAME n=ROUNDS med_ns=... p25_ns=... p75_ns=...           (allocation path, per call set)
@@ -109,6 +111,7 @@ struct chunk {
     size_t size;
     CUmemGenericAllocationHandle h;
     void *host;
+    void *spare; /* HOST_KEPT: the last host copy, lazily freed */
 };
 
 static void map_in(struct chunk *c)
@@ -128,7 +131,8 @@ static void map_out(struct chunk *c)
 /* Where a swap-out puts its host copy: host memory that is already there (the device side's
  * cost alone), new pinned memory, or new pageable memory populated in one call (transparent
  * huge pages where the kernel gives them: one fault per 2 MiB instead of per 4 KiB). */
-enum host_kind { HOST_GIVEN, HOST_PINNED, HOST_POPULATED };
+enum host_kind { HOST_GIVEN, HOST_PINNED, HOST_POPULATED, HOST_KEPT };
+#define HOST_KINDS 4
 
 static void *populated(size_t n)
 {
@@ -153,7 +157,10 @@ static void swap_out(struct chunk *c, int n, enum host_kind kind, void **given)
             c[i].host = given[i];
         else if (kind == HOST_PINNED)
             CHECK(p_cuMemAllocHost_v2(&c[i].host, c[i].size));
-        else if (!(c[i].host = populated(c[i].size)))
+        else if (kind == HOST_KEPT && c[i].spare) {
+            c[i].host = c[i].spare; /* what the kernel took back is faulted in again */
+            madvise(c[i].host, c[i].size, MADV_POPULATE_WRITE);
+        } else if (!(c[i].host = populated(c[i].size)))
             exit(1);
         CHECK(p_cuMemcpyDtoH_v2(c[i].host, c[i].va, c[i].size));
         map_out(&c[i]);
@@ -172,6 +179,10 @@ static void swap_in(struct chunk *c, int n, enum host_kind kind)
         if (kind == HOST_PINNED)
             CHECK(p_cuMemFreeHost(c[i].host));
         else if (kind == HOST_POPULATED)
+            munmap(c[i].host, c[i].size);
+        else if (kind == HOST_KEPT && madvise(c[i].host, c[i].size, MADV_FREE) == 0)
+            c[i].spare = c[i].host;
+        else if (kind == HOST_KEPT)
             munmap(c[i].host, c[i].size);
         c[i].host = NULL;
     }
@@ -389,8 +400,8 @@ int main(int argc, char **argv)
     struct series co = {calloc((size_t)brounds, sizeof(double)), 0};
     struct series ci = {calloc((size_t)brounds, sizeof(double)), 0};
     struct series cf = {calloc((size_t)brounds, sizeof(double)), 0};
-    struct series so[3], si[3];
-    for (int k = 0; k < 3; k++) {
+    struct series so[HOST_KINDS], si[HOST_KINDS];
+    for (int k = 0; k < HOST_KINDS; k++) {
         so[k] = (struct series){calloc((size_t)brounds, sizeof(double)), 0};
         si[k] = (struct series){calloc((size_t)brounds, sizeof(double)), 0};
     }
@@ -418,8 +429,8 @@ int main(int argc, char **argv)
             CHECK(p_cuMemFree_v2(p));
         }
         put(&cf, total / fresh);
-        for (int k = 0; k < 3; k++) {
-            enum host_kind kind = k == 0 ? HOST_GIVEN : k == 1 ? HOST_PINNED : HOST_POPULATED;
+        for (int k = 0; k < HOST_KINDS; k++) {
+            enum host_kind kind = (enum host_kind)k;
             t0 = now_ns();
             swap_out(c, nchunks, kind, pinned);
             t1 = now_ns();
@@ -432,8 +443,8 @@ int main(int argc, char **argv)
     }
     double mco = report_gbps("copy_out", &co), mci = report_gbps("copy_in", &ci);
     report_gbps("copy_in_fresh", &cf);
-    static const char *name[3] = {"warm", "pinned", "populated"};
-    for (int k = 0; k < 3; k++) {
+    static const char *name[HOST_KINDS] = {"warm", "pinned", "populated", "kept"};
+    for (int k = 0; k < HOST_KINDS; k++) {
         char o[64], i[64];
         snprintf(o, sizeof o, "swap_out_%s", name[k]);
         snprintf(i, sizeof i, "swap_in_%s", name[k]);

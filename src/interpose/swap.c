@@ -16,7 +16,13 @@
  * In front of it, freed allocations may be kept whole (kept memory, below): still mapped and
  * still charged, so the next allocation of the same size costs a lookup and its free nothing
  * but the synchronize cuMemFree owes. Kept memory is the process's own use, within the
- * container's assignment; it is dropped whenever anyone could want it (see "Kept memory"). */
+ * container's assignment; it is dropped whenever anyone could want it (see "Kept memory").
+ *
+ * A swap-in keeps each host copy, lazily freed (MADV_FREE), with its record (the spare): the
+ * kernel takes those pages back whenever it needs memory, and until then the record's next
+ * swap-out writes into pages that are already there instead of faulting in new ones, which is
+ * what a swap-out's time goes to (docs/SWAP.md). A reclaimed page reads as zero and is written
+ * over like any other: the copy always covers the whole record. */
 #include "swap.h"
 #include "account.h"
 #include "client.h"
@@ -48,6 +54,7 @@ struct rec {
     CUcontext ctx;
     CUdevice dev;
     void *host;                         /* the host copy while out */
+    void *spare;                        /* while in: the last host copy, lazily freed */
     uint32_t live;
     uint32_t next_free;                 /* free list, index + 1 */
 };
@@ -85,6 +92,10 @@ static uint32_t kept_n;
 static uint64_t kept_charged;
 static _Atomic uint32_t kept_count; /* kept_n, for a look without mu */
 static int keep_mode = -1;          /* -1: not read yet; 0: off; 1: on */
+/* Whether a swap-in keeps its host copies as spares (CONVGPU_SWAP_KEEP_HOST, read once by the
+ * swap thread): -1 not read yet; 0 off; 1 on; 2 on, and each spare dropped at once as a
+ * reclaim by the kernel would (CONVGPU_SWAP_KEEP_HOST=test-reclaim: fault injection). */
+static int keep_host_mode = -1;
 /* Set while the swap thread holds mu and charges (swap_in): a drop must not take mu then. */
 static _Thread_local bool holding_mu;
 
@@ -398,26 +409,72 @@ static void sync_contexts(void)
     }
 }
 
-/* Host memory for a copy, populated in one call (a fault per huge page, not per 4 KiB). */
-static void *host_copy(size_t n)
+static void keep_host_configure(void)
 {
-    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
-    madvise(p, n, MADV_HUGEPAGE);
+    if (keep_host_mode >= 0)
+        return;
+    const char *v = getenv("CONVGPU_SWAP_KEEP_HOST");
+    keep_host_mode = 1;
+    if (!v || !*v || strcmp(v, "1") == 0)
+        return;
+    if (strcmp(v, "0") == 0)
+        keep_host_mode = 0;
+    else if (strcmp(v, "test-reclaim") == 0)
+        keep_host_mode = 2;
+    else
+        cg_log(CG_LOG_WARN, "ignoring CONVGPU_SWAP_KEEP_HOST=%s (want 0 or 1): host copies are "
+                            "kept, lazily freed, after a swap-in", v);
+}
+
+/* Host memory for r's copy: its spare if it has one, else new; populated in one call (a fault
+ * per huge page, not per 4 KiB; for a spare, only the pages the kernel took back). *spare says
+ * which. */
+static void *host_copy(struct rec *r, bool *spare)
+{
+    void *p = r->spare;
+    *spare = p != NULL;
+    r->spare = NULL;
+    if (!p) {
+        p = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return NULL;
+        madvise(p, r->size, MADV_HUGEPAGE);
+    }
 #ifdef MADV_POPULATE_WRITE
-    madvise(p, n, MADV_POPULATE_WRITE); /* only a hint: the copy faults in whatever is left */
+    madvise(p, r->size, MADV_POPULATE_WRITE); /* only a hint: the copy faults in what is left */
 #endif
     return p;
 }
 
+/* After a swap-in: r's host copy becomes its spare, or is unmapped. */
+static void host_done(struct rec *r)
+{
+    if (keep_host_mode == 0 || madvise(r->host, r->size, MADV_FREE) != 0) {
+        munmap(r->host, r->size);
+    } else {
+        if (keep_host_mode == 2) /* what the kernel's reclaim leaves: pages that read as zero */
+            madvise(r->host, r->size, MADV_DONTNEED);
+        r->spare = r->host;
+    }
+    r->host = NULL;
+}
+
+static void spare_drop(struct rec *r)
+{
+    if (r->spare)
+        munmap(r->spare, r->size);
+    r->spare = NULL;
+}
+
 /* Copies every resident record out and releases its device memory; returns what its slot was
- * charged for them. A record that cannot be copied stays resident. */
-static uint64_t swap_out(struct cg_ledger *l)
+ * charged for them, *into_spares how much of that went into spares. A record that cannot be
+ * copied stays resident. */
+static uint64_t swap_out(struct cg_ledger *l, uint64_t *into_spares)
 {
     PFN_cuCtxSetCurrent setcur = SYM(c_setcur, cuCtxSetCurrent);
     PFN_cuMemcpyDtoH_v2 dtoh = SYM(c_dtoh, cuMemcpyDtoH_v2);
     uint64_t moved = 0;
+    *into_spares = 0;
     if (!setcur || !dtoh || !SYM(c_sync, cuCtxSynchronize))
         return 0;
     /* Our own bit too, whoever ordered: nothing may run on memory that is leaving. */
@@ -432,7 +489,8 @@ static uint64_t swap_out(struct cg_ledger *l)
         struct rec *r = &recs[i];
         if (!r->live || r->host)
             continue;
-        void *host = host_copy(r->size);
+        bool spare;
+        void *host = host_copy(r, &spare);
         if (!host) {
             cg_log(CG_LOG_WARN, "swap-out: no host memory for %zu bytes: stays on the device",
                    r->size);
@@ -451,6 +509,8 @@ static uint64_t swap_out(struct cg_ledger *l)
         }
         r->host = host;
         moved += r->charged;
+        if (spare)
+            *into_spares += r->charged;
     }
     pthread_mutex_unlock(&mu);
     kept_release(drop, ndrop, "swap-out");
@@ -468,6 +528,7 @@ static bool swap_in(void)
     if (!setcur || !htod || !sync)
         return false;
     bool all = true;
+    keep_host_configure(); /* getenv outside mu: nothing the program does can wait on us here */
     pthread_mutex_lock(&mu);
     holding_mu = true; /* our charges below must not try to drop kept memory (there is none) */
     for (uint32_t i = 0; i < used_n; i++) {
@@ -496,8 +557,7 @@ static bool swap_in(void)
             all = false;
             continue;
         }
-        munmap(r->host, r->size);
-        r->host = NULL;
+        host_done(r);
     }
     holding_mu = false;
     pthread_mutex_unlock(&mu);
@@ -530,10 +590,12 @@ static void *swap_main(void *arg)
         if (order == CG_SWAP_OUT &&
             atomic_load_explicit(&me->state, memory_order_relaxed) != CG_SWAPST_OUT) {
             atomic_store_explicit(&me->state, CG_SWAPST_MOVING, memory_order_relaxed);
-            out = swap_out(l);
+            uint64_t into_spares;
+            out = swap_out(l, &into_spares);
             atomic_store_explicit(&me->out_bytes, out, memory_order_relaxed);
             atomic_fetch_add_explicit(&me->swaps, 1, memory_order_relaxed);
-            cg_log(CG_LOG_INFO, "swapped out %llu bytes", (unsigned long long)out);
+            cg_log(CG_LOG_INFO, "swapped out %" PRIu64 " bytes (%" PRIu64 " into host memory "
+                                "kept since the last swap-in)", out, into_spares);
             report(me, CG_SWAPST_OUT, epoch);
         } else if (order == CG_SWAP_IN &&
                    atomic_load_explicit(&me->state, memory_order_relaxed) != CG_SWAPST_IN) {
@@ -731,6 +793,7 @@ CUresult cg_swap_free(uint64_t id, bool *kept_it)
     struct rec r = recs[id - 1];
     put_rec((uint32_t)(id - 1));
     pthread_mutex_unlock(&mu);
+    spare_drop(&r); /* kept memory, reused or not, starts without one */
     /* As cuMemFree: the device's work that may still use it finishes first. */
     sync();
     if (kept_it && !r.host && keeping_allowed()) {
@@ -778,9 +841,12 @@ void cg_swap_fork_parent(void) { pthread_mutex_unlock(&mu); }
 
 void cg_swap_fork_child(void)
 {
-    for (uint32_t i = 0; i < used_n; i++)
+    for (uint32_t i = 0; i < used_n; i++) {
         if (recs[i].live && recs[i].host)
             munmap(recs[i].host, recs[i].size);
+        if (recs[i].live)
+            spare_drop(&recs[i]);
+    }
     if (recs)
         munmap(recs, (size_t)cap * sizeof *recs);
     recs = NULL;

@@ -12,6 +12,10 @@
  *                          (a test kills it meanwhile)
  *   swap_probe wait FILE   allocates, says "ready", waits for FILE, checks every byte (the
  *                          test orders the swap through the daemon meanwhile)
+ *   swap_probe rounds N    N round trips of the same allocations, their contents changed on the
+ *                          device (a kernel) after each: every byte checked after every swap-in,
+ *                          so a host copy kept from the last round (swap.c's spares) that were
+ *                          not written over whole would show
  *
  * Prints "ok" and exits 0, or says what failed and exits 1. Every wait is for a condition,
  * bounded only by a generous deadline. */
@@ -510,6 +514,47 @@ static int big_check(const char *file, const char *mib_text)
     return 0;
 }
 
+/* N round trips of one set of allocations; between two, a kernel changes every byte. */
+static int rounds(const char *n_text)
+{
+    char *end;
+    unsigned long n = strtoul(n_text, &end, 10);
+    if (*end || n == 0 || n > 100) {
+        fprintf(stderr, "swap_probe rounds: a count, 1-100\n");
+        return 2;
+    }
+    init_ctx();
+    for (int i = 0; i < NBUF; i++)
+        fill(&bufs[i], sizes[i], 0x30u + (unsigned)i);
+    struct cg_ledger *l = ledger();
+    long me = slot_of(l, getpid());
+    if (me < 0)
+        die("no slot of ours");
+    uint64_t want_moved = 0;
+    for (int i = 0; i < NBUF; i++)
+        want_moved += (sizes[i] + (2u << 20) - 1) / (2u << 20) * (2u << 20);
+    for (unsigned long r = 0; r < n; r++) {
+        order(l, CG_SWAP_OUT);
+        wait_state(l, getpid(), CG_SWAPST_OUT);
+        if (atomic_load(&l->swap_slots[me].out_bytes) != want_moved)
+            die("out_bytes is not what the allocations were charged");
+        order(l, CG_SWAP_IN);
+        wait_state(l, getpid(), CG_SWAPST_IN);
+        open_gate(l);
+        for (int i = 0; i < NBUF; i++)
+            verify(&bufs[i]);
+        for (int i = 0; i < NBUF; i++)
+            queue_complement(&bufs[i], NULL);
+        OK(p_cuCtxSynchronize());
+    }
+    for (int i = 0; i < NBUF; i++) {
+        verify(&bufs[i]);
+        OK(p_cuMemFree_v2(bufs[i].p));
+    }
+    printf("ok rounds=%lu moved=%llu\n", n, (unsigned long long)want_moved);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -522,6 +567,9 @@ int main(int argc, char **argv)
         return wait_check(argv[2]);
     if (argc == 4 && strcmp(argv[1], "big") == 0)
         return big_check(argv[2], argv[3]);
-    fprintf(stderr, "usage: swap_probe roundtrip | hold FILE | wait FILE | big FILE MIB\n");
+    if (argc == 3 && strcmp(argv[1], "rounds") == 0)
+        return rounds(argv[2]);
+    fprintf(stderr,
+            "usage: swap_probe roundtrip | hold FILE | wait FILE | big FILE MIB | rounds N\n");
     return 2;
 }

@@ -1,0 +1,44 @@
+# test_swap_host.sh — host copies kept between round trips (src/interpose/swap.c, the spares;
+# docs/SWAP.md, "Host memory between round trips"): after a swap-in each host copy stays, lazily
+# freed (MADV_FREE), and the allocation's next swap-out writes into it instead of new memory.
+# swap_probe rounds: three round trips of six allocations whose every byte a kernel changes
+# between two, each byte checked after every swap-in.
+#   1. as shipped: every round trip exact; the first swap-out goes into new memory, the next two
+#      wholly into the kept copies (the interposer's log says how much);
+#   2. the kernel's reclaim (CONVGPU_SWAP_KEEP_HOST=test-reclaim drops every kept page at once,
+#      so it reads as zero, as a reclaimed one does): still exact;
+#   3. CONVGPU_SWAP_KEEP_HOST=0: nothing kept, still exact;
+#   4. a malformed setting: named in a warning, the default kept.
+. "$(dirname "$0")/lib.sh"
+need_emulator
+export CONVGPU_EMU_CONTEXT=2MiB
+start_daemon --emulate 2GiB --swap yes
+SWAP_PROBE=${IP_SWAP_PROBE:?}
+export CONVGPU_LOG=info
+MOVED=$(( (4 + 2 + 6 + 2 + 8 + 2) << 20 )) # the six allocations, each in whole 2 MiB granules
+
+spares() { # spares: the "into host memory kept" figure of each swap-out in $TMP/out, in order
+    sed -n 's/.*swapped out [0-9]* bytes (\([0-9]*\) into host memory kept since the last swap-in).*/\1/p' \
+        "$TMP/out" | tr '\n' ' '
+}
+
+expect_rc 0 "three round trips, every byte checked after each" run_in 1GiB "$SWAP_PROBE" rounds 3
+check "moved the $MOVED bytes charged each time" grep -q "^ok rounds=3 moved=$MOVED\$" "$TMP/out"
+check "the first swap-out into new memory, the next two into the kept copies ($(spares))" \
+    test "$(spares)" = "0 $MOVED $MOVED "
+
+CONVGPU_SWAP_KEEP_HOST=test-reclaim expect_rc 0 "kept copies reclaimed by the kernel: still exact" \
+    run_in 1GiB "$SWAP_PROBE" rounds 3
+check "reclaimed: the kept mappings were still used ($(spares))" \
+    test "$(spares)" = "0 $MOVED $MOVED "
+
+CONVGPU_SWAP_KEEP_HOST=0 expect_rc 0 "CONVGPU_SWAP_KEEP_HOST=0: still exact" \
+    run_in 1GiB "$SWAP_PROBE" rounds 2
+check "CONVGPU_SWAP_KEEP_HOST=0: every swap-out into new memory ($(spares))" \
+    test "$(spares)" = "0 0 "
+
+CONVGPU_SWAP_KEEP_HOST=bogus expect_rc 0 "a malformed CONVGPU_SWAP_KEEP_HOST: still exact" \
+    run_in 1GiB "$SWAP_PROBE" rounds 2
+check "malformed setting: a warning naming it" grep -q "ignoring CONVGPU_SWAP_KEEP_HOST=bogus" "$TMP/out"
+check "malformed setting: the default (kept) ($(spares))" test "$(spares)" = "0 $MOVED "
+finish
