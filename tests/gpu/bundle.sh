@@ -4,7 +4,8 @@
 #
 #   tests/gpu/bundle.sh [--build DIR] [--dest DIR]     (defaults: build, .gpu-bundle)
 #
-# DEST gets bin/{convgpud,convgpu,convgpu-sample}, lib/libconvgpu.so, bench/bench_* (so that
+# DEST gets bin/{convgpud,convgpu,convgpu-sample,convgpu-burn,swap_probe}, lib/libconvgpu.so,
+# bench/bench_* (so that
 # `bench/run-all.sh --real-gpu DEST` runs there too), deps/ (every shared library
 # convgpud and convgpu need beyond glibc, e.g. libmicrohttpd, libjansson, libsqlite3, libhttp_parser and
 # theirs), gpu/{cudart_table2,gpu_probe} when nvcc is here, and ORIGIN (where and from what it was
@@ -24,20 +25,21 @@ while [ $# -gt 0 ]; do
     case $1 in
         --build) BUILD=${2:?}; shift 2 ;;
         --dest) DEST=${2:?}; shift 2 ;;
-        -h|--help) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "bundle.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
 
-BENCH_BINS=(bench_ab bench_api bench_roundtrip bench_scale)
-for f in bin/convgpud bin/convgpu bin/convgpu-sample bin/convgpu-burn lib/libconvgpu.so "${BENCH_BINS[@]/#/bench/}"; do
+BENCH_BINS=(bench_ab bench_api bench_roundtrip bench_scale bench_swap)
+for f in bin/convgpud bin/convgpu bin/convgpu-sample bin/convgpu-burn bin/swap_probe lib/libconvgpu.so "${BENCH_BINS[@]/#/bench/}"; do
     [ -e "$BUILD/$f" ] || { echo "bundle.sh: $BUILD/$f missing: run 'make build' first" >&2; exit 1; }
 done
 [ "$(uname -m)" = x86_64 ] || echo "bundle.sh: warning: built on $(uname -m); the GPU machines are x86-64" >&2
 
 rm -rf "$DEST"
 mkdir -p "$DEST/bin" "$DEST/lib" "$DEST/deps" "$DEST/bench"
-cp "$BUILD/bin/convgpud" "$BUILD/bin/convgpu" "$BUILD/bin/convgpu-sample" "$BUILD/bin/convgpu-burn" "$DEST/bin/"
+cp "$BUILD/bin/convgpud" "$BUILD/bin/convgpu" "$BUILD/bin/convgpu-sample" "$BUILD/bin/convgpu-burn" "$BUILD/bin/swap_probe" \
+    "$DEST/bin/"
 cp "$BUILD/lib/libconvgpu.so" "$DEST/lib/"
 for b in "${BENCH_BINS[@]}"; do cp "$BUILD/bench/$b" "$DEST/bench/"; done
 

@@ -77,6 +77,7 @@ JAX_FRACTION=0.5
 CAP=16384                                              # daemon capacity (total - --reserve)
 SUSP_LIMIT=10240 SUSP_HOLD=8192                         # two containers, together over CAP
 TRAIN_LIMIT=8192 TRAIN_STEPS=400
+SWAP_MIB=4096 SWAP_CHUNK_MIB=256 SWAP_CHUNKS=8           # swap: the container's allocation, bench_swap's set
 EMU_SPEC=24GiB
 
 # ---- plan ----------------------------------------------------------------------------------
@@ -103,7 +104,12 @@ Plan (each step bounded by a timeout; the whole run by --budget ${BUDGET}s):
   9. cupy       native and under ${FW_LIMIT}MiB (skipped if not importable)
  10. jax        XLA_PYTHON_CLIENT_MEM_FRACTION=${JAX_FRACTION}: native and under ${FW_LIMIT}MiB (skipped if not importable)
  11. train      PyTorch training loop (${TRAIN_STEPS} steps), ${TRAIN_REPS}x interleaved native / under ${TRAIN_LIMIT}MiB
- 12. report     $OUT_MD, $(basename "$OUT_TSV"), $(basename "$STEPS_LOG"), $(basename "$DAEMON_LOG")
+ 12. swap       convgpud restarted with --swap yes: bench_swap natively (${SWAP_CHUNKS} x ${SWAP_CHUNK_MIB} MiB: the
+                copy bandwidth and each kind of host copy); swap_probe rounds 3 (round trips
+                ordered through the ledger, every byte rewritten and checked); a container
+                holding ${SWAP_MIB} MiB moved out and in twice with convgpu swap/unswap, times from
+                inspect against the copy bandwidth (target >= 0.80), every byte checked
+ 13. report     $OUT_MD, $(basename "$OUT_TSV"), $(basename "$STEPS_LOG"), $(basename "$DAEMON_LOG")
 EOF
 }
 
@@ -302,6 +308,7 @@ use_bundle() { # use_bundle DIR
         [ -e "$b/$f" ] || { record build.bundle - fail 0 "$b/$f missing (make it with tests/gpu/bundle.sh)"; return 1; }
     done
     LIBDIR=$b/lib CLI=$b/bin/convgpu DAEMON=$b/bin/convgpud SAMPLE=$b/bin/convgpu-sample
+    SWAP_PROBE=$b/bin/swap_probe BENCH_SWAP=$b/bench/bench_swap
     if [ -d "$b/deps" ]; then
         CG_ENV=("LD_LIBRARY_PATH=$b/deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
         # In the container, take the bundle's directory out of LD_LIBRARY_PATH again (keeping
@@ -344,6 +351,7 @@ build_convgpu() {
     fi
     record build.convgpu - pass "$SECS" "make build BUILD=$BUILD_DIR"
     LIBDIR=$BUILD_DIR/lib CLI=$BUILD_DIR/bin/convgpu DAEMON=$BUILD_DIR/bin/convgpud SAMPLE=$BUILD_DIR/bin/convgpu-sample
+    SWAP_PROBE=$BUILD_DIR/bin/swap_probe BENCH_SWAP=$BUILD_DIR/bench/bench_swap
 }
 
 build_gpu_programs() {
@@ -402,7 +410,7 @@ md_escape_keep_pipes() { cat; } # the measure table's own pipes are the table's
 log "convgpu real-GPU validation: repo $ROOT, out $OUT_DIR, budget ${BUDGET}s$([ "$EMULATE" -eq 1 ] && echo ', EMULATED GPU')"
 log "temporary directory: $TMP"
 
-LIBDIR="" CLI="" DAEMON="" SAMPLE="" GPU_BIN=""
+LIBDIR="" CLI="" DAEMON="" SAMPLE="" GPU_BIN="" SWAP_PROBE="" BENCH_SWAP=""
 if ! build_convgpu; then log "cannot build or find convgpu: stopping"; exit 1; fi
 if ! build_gpu_programs; then log "cannot build or find the GPU programs: stopping"; exit 1; fi
 PROBE=$GPU_BIN/gpu_probe TABLE2=$GPU_BIN/cudart_table2
@@ -418,6 +426,8 @@ if [ "$EMULATE" -eq 1 ]; then
     # The emulator's memory is host memory: verifying all of 1.5 GiB is minutes of CPU on a busy
     # 2-core machine, and checks nothing the emulated run is for (the suite's orchestration).
     SAMPLE_OPTS=(--touch 1MiB)
+    # The swap step's copies are host memcpy here: small sets show the mechanics as well.
+    SWAP_MIB=128 SWAP_CHUNK_MIB=16 SWAP_CHUNKS=4
 fi
 
 # ---- 2. the GPU, measured natively ---------------------------------------------------------
@@ -712,7 +722,110 @@ else
     record train - skip 0 "$SKIPWHY"
 fi
 
-# ---- 12. done ------------------------------------------------------------------------------
+# ---- 12. swap: device memory to the host and back, through the interposer ------------------
+# The daemon is restarted with --swap yes (every later allocation is VMM-backed: this step comes
+# after the others). What it answers: the swap round trip on this driver, byte for byte (issue
+# 20's "Done when"), and its bandwidth against a plain copy measured in the same run (its target).
+swap_field() { # swap_field EXPR: of `convgpu inspect gpuS` (j)
+    cg inspect gpuS 2>/dev/null | json_get "$1" 2>/dev/null || true
+}
+swap_wait() { # swap_wait STATE: until inspect shows swap=STATE; 1 after 300 s
+    local _
+    for _ in $(seq 1 3000); do
+        [ "$(swap_field 'j.get("swap")')" = "$1" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+gbps() { awk -v b="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.2f", b / s / 1e9; else print "?" }'; }
+swap_test() {
+    if [ "$(remaining)" -lt 120 ]; then record swap - skip 0 "not started: time budget"; BUDGET_HIT=1; return; fi
+    if [ ! -x "$SWAP_PROBE" ] || [ ! -x "$BENCH_SWAP" ]; then
+        record swap - fail 0 "swap_probe or bench_swap missing ($SWAP_PROBE, $BENCH_SWAP)"; return
+    fi
+    # bench_swap first, natively: the run's copy bandwidth, and what each kind of host copy costs.
+    run_cmd 240 native "$BENCH_SWAP" --rounds 5 --chunks "$SWAP_CHUNKS" --chunk "${SWAP_CHUNK_MIB}MiB"
+    local co ci
+    co=$(sed -n 's/^op=copy_out .*med_gbps=\([0-9.]*\).*/\1/p' "$TMP/out")
+    ci=$(sed -n 's/^op=copy_in .*med_gbps=\([0-9.]*\).*/\1/p' "$TMP/out")
+    if [ "$RC" -eq 0 ] && [ -n "$co" ] && [ -n "$ci" ]; then
+        record swap.bench native pass "$SECS" "copy out $co GB/s, in $ci GB/s; $(grep '^ratio' "$TMP/out" | tr '\n' ' ')"
+        measure "device-to-host / host-to-device copy (bench_swap, ${SWAP_CHUNKS} x ${SWAP_CHUNK_MIB} MiB)" "$co / $ci GB/s"
+        measure "bench_swap: each kind of host copy, swap bandwidth / copy bandwidth" \
+            "$(sed -n 's/^ratio //p' "$TMP/out" | tr '\n' ' ')"
+    else
+        record swap.bench native fail "$SECS" "exit $RC: $(tail_out)"
+    fi
+    stop_daemon
+    DAEMON_EXTRA+=(--swap yes)
+    if ! start_daemon "${DAEMON_EXTRA[@]}"; then
+        record swap.daemon convgpu fail 0 "convgpud --swap yes did not start: $(tail -n 3 "$DAEMON_LOG" | tr '\n' ' ')"
+        return
+    fi
+    local limit=$((SWAP_MIB + 1024))
+    # The mechanism alone: the probe orders its own moves through its ledger, as the daemon does.
+    run_cmd 180 under "$limit" env CONVGPU_LOG=info "$SWAP_PROBE" rounds 3
+    local spares
+    spares=$(sed -n 's/.*(\([0-9]*\) into host memory kept since the last swap-in).*/\1/p' "$TMP/out" | tr '\n' ' ')
+    if [ "$RC" -eq 0 ] && grep -q '^ok rounds=3 ' "$TMP/out"; then
+        record swap.rounds convgpu pass "$SECS" "3 round trips of 6 allocations, every byte rewritten between them and checked; bytes into kept host copies per swap-out: $spares"
+    else
+        record swap.rounds convgpu fail "$SECS" "exit $RC: $(tail_out)"
+    fi
+    # Through the daemon: a container holding SWAP_MIB, moved out and in twice by the operator's
+    # order; the probe checks every byte once released.
+    local rel=$TMP/swap.release out=$TMP/swap_big.out rc=0 round bytes so si
+    rm -f "$rel"
+    timeout 600 env "${CG_ENV[@]}" "$CLI" --runtime-dir "$RUNDIR" run --quiet --name gpuS --gpu-memory "${limit}MiB" -- \
+        "${RUNPFX[@]}" "$SWAP_PROBE" big "$rel" "$SWAP_MIB" >"$out" 2>&1 </dev/null &
+    local pid=$!
+    BG_PIDS+=("$pid")
+    for _ in $(seq 1 1200); do grep -q '^ready$' "$out" && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if ! grep -q '^ready$' "$out"; then
+        record swap.daemon convgpu fail 0 "the probe did not allocate ${SWAP_MIB} MiB: $(tail -n 3 "$out" | tr '\n' ' ')"
+        kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+        return
+    fi
+    local ok_rounds=0 r2_out="" r2_in=""
+    for round in 1 2; do
+        if ! cg swap gpuS >>"$STEPS_LOG" 2>&1 || ! swap_wait out; then
+            record "swap.daemon.round$round" convgpu fail "" "never out: swap=$(swap_field 'j.get("swap")')"; break
+        fi
+        bytes=$(swap_field 'j.get("swapped_bytes")') so=$(swap_field 'j.get("swap_out_s")')
+        if ! cg unswap gpuS >>"$STEPS_LOG" 2>&1 || ! swap_wait in; then
+            record "swap.daemon.round$round" convgpu fail "" "never back in: swap=$(swap_field 'j.get("swap")')"; break
+        fi
+        si=$(swap_field 'j.get("swap_in_s")')
+        record "swap.daemon.round$round" convgpu pass "" "$((bytes >> 20)) MiB; out: $(printf '%.3f' "$so") s ($(gbps "$bytes" "$so") GB/s); in: $(printf '%.3f' "$si") s ($(gbps "$bytes" "$si") GB/s)"
+        measure "swap round trip $round through convgpud ($((bytes >> 20)) MiB$([ "$round" = 2 ] && echo ', host copy kept from round 1'))" "out $(gbps "$bytes" "$so") GB/s, in $(gbps "$bytes" "$si") GB/s"
+        ok_rounds=$round r2_out=$(gbps "$bytes" "$so") r2_in=$(gbps "$bytes" "$si")
+    done
+    : >"$rel"
+    wait "$pid" || rc=$?
+    cat "$out" >>"$STEPS_LOG"
+    if [ "$rc" -eq 0 ] && [ "$(tail -n 1 "$out")" = ok ]; then
+        record swap.daemon.data convgpu pass "" "every byte of ${SWAP_MIB} MiB back after $ok_rounds round trips"
+    else
+        record swap.daemon.data convgpu fail "" "exit $rc: $(tail -n 3 "$out" | tr '\n' ' ')"
+    fi
+    # The issue's target, on the steady state (round 2: the host copy kept from round 1).
+    if [ "$ok_rounds" -eq 2 ] && [ -n "$co" ] && [ -n "$ci" ]; then
+        local ro rin
+        ro=$(awk -v a="$r2_out" -v b="$co" 'BEGIN { printf "%.2f", a / b }')
+        rin=$(awk -v a="$r2_in" -v b="$ci" 'BEGIN { printf "%.2f", a / b }')
+        measure "swap bandwidth / copy bandwidth, round 2 (target >= 0.80)" "out $ro, in $rin"
+        if [ "$EMULATE" -eq 1 ]; then
+            record swap.bandwidth convgpu skip "" "out $ro, in $rin of the copy: not judged on the emulator (its device memory is host memory)"
+        elif awk -v a="$ro" -v b="$rin" 'BEGIN { exit !(a >= 0.8 && b >= 0.8) }'; then
+            record swap.bandwidth convgpu pass "" "out $ro, in $rin of the copy bandwidth (target >= 0.80)"
+        else
+            record swap.bandwidth convgpu fail "" "out $ro, in $rin of the copy bandwidth (target >= 0.80)"
+        fi
+    fi
+}
+swap_test
+
+# ---- 13. done ------------------------------------------------------------------------------
 stop_daemon
 if grep -qiE 'assert|segmentation|sanitizer' "$DAEMON_LOG"; then
     record daemon.log - fail "" "the daemon log mentions an assertion or crash"

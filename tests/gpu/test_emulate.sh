@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gpu.emulate: run.sh --emulate on this build tree — the whole orchestration (daemon, native and
 # convgpu runs, every sample API, suspend/resume, timing, report files, cleanup) on the emulated
-# GPU. The CUDA runtime program and the frameworks need a real driver and are skipped there.
+# GPU, the swap step included. The CUDA runtime program and the frameworks need a real driver and
+# are skipped there (and the swap bandwidth is not judged).
 # 77 without nvcc (gpu_probe is built against the toolkit's cuda.h).
 set -euo pipefail
 SRC=${CONVGPU_SOURCE_DIR:?}/tests/gpu
@@ -23,10 +24,11 @@ tsv=$OUT/gpu-results.tsv
 head -n1 "$tsv" | grep -q "^check	mode	result	seconds	detail$" || fail "TSV header"
 awk -F'\t' 'NR > 1 && NF != 5 { bad = 1 } END { exit bad }' "$tsv" || fail "TSV rows without 5 fields"
 for c in sample.plain.over_limit sample.vmm.over_limit sample.pool.over_limit suspend.second_suspended \
+         swap.bench swap.rounds swap.daemon.round1 swap.daemon.round2 swap.daemon.data \
          suspend.resumed_after_first daemon.context_probe; do
     awk -F'\t' -v c="$c" '$1 == c && $3 == "pass" { ok = 1 } END { exit !ok }' "$tsv" || fail "$c did not pass"
 done
-for c in table2 torch jax cupy train; do
+for c in table2 torch jax cupy train swap.bandwidth; do
     awk -F'\t' -v c="$c" '$1 == c && $3 == "skip" { ok = 1 } END { exit !ok }' "$tsv" || fail "$c not recorded as skipped"
 done
 grep -q '^| check | mode | result' "$OUT/gpu-results.md" || fail "Markdown table missing"
