@@ -528,7 +528,7 @@ static bool swap_in(void)
     if (!setcur || !htod || !sync)
         return false;
     bool all = true;
-    keep_host_configure(); /* getenv outside mu: nothing the program does can wait on us here */
+    keep_host_configure(); /* only this thread reads the setting, before its first host_done */
     pthread_mutex_lock(&mu);
     holding_mu = true; /* our charges below must not try to drop kept memory (there is none) */
     for (uint32_t i = 0; i < used_n; i++) {
