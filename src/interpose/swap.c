@@ -274,19 +274,26 @@ static void resv_put(CUdeviceptr va, size_t size)
 
 /* ---- kept memory -------------------------------------------------------------------------------- */
 
+/* An on/off setting from the environment: 1 when unset, empty or "1", 0 for "0", other_value
+ * for `other` (if not NULL); anything else is named in a warning and gives 1 (`on` says what
+ * that means). */
+static int env_switch(const char *name, const char *other, int other_value, const char *on)
+{
+    const char *v = getenv(name);
+    if (!v || !*v || strcmp(v, "1") == 0)
+        return 1;
+    if (strcmp(v, "0") == 0)
+        return 0;
+    if (other && strcmp(v, other) == 0)
+        return other_value;
+    cg_log(CG_LOG_WARN, "ignoring %s=%s (want 0 or 1): %s", name, v, on);
+    return 1;
+}
+
 static void keep_configure(void)
 {
-    if (keep_mode >= 0)
-        return;
-    const char *v = getenv("CONVGPU_SWAP_KEEP_FREED");
-    keep_mode = 1;
-    if (!v || !*v || strcmp(v, "1") == 0)
-        return;
-    if (strcmp(v, "0") == 0)
-        keep_mode = 0;
-    else
-        cg_log(CG_LOG_WARN, "ignoring CONVGPU_SWAP_KEEP_FREED=%s (want 0 or 1): freed memory "
-                            "is kept", v);
+    if (keep_mode < 0)
+        keep_mode = env_switch("CONVGPU_SWAP_KEEP_FREED", NULL, 0, "freed memory is kept");
 }
 
 /* The set's size where the daemon and the container's other processes can see it (mu held). */
@@ -411,19 +418,9 @@ static void sync_contexts(void)
 
 static void keep_host_configure(void)
 {
-    if (keep_host_mode >= 0)
-        return;
-    const char *v = getenv("CONVGPU_SWAP_KEEP_HOST");
-    keep_host_mode = 1;
-    if (!v || !*v || strcmp(v, "1") == 0)
-        return;
-    if (strcmp(v, "0") == 0)
-        keep_host_mode = 0;
-    else if (strcmp(v, "test-reclaim") == 0)
-        keep_host_mode = 2;
-    else
-        cg_log(CG_LOG_WARN, "ignoring CONVGPU_SWAP_KEEP_HOST=%s (want 0 or 1): host copies are "
-                            "kept, lazily freed, after a swap-in", v);
+    if (keep_host_mode < 0)
+        keep_host_mode = env_switch("CONVGPU_SWAP_KEEP_HOST", "test-reclaim", 2,
+                                    "host copies are kept, lazily freed, after a swap-in");
 }
 
 /* Host memory for r's copy: its spare if it has one, else new; populated in one call (a fault

@@ -583,6 +583,23 @@ else
     else record cudart.lookups convgpu fail "$SECS" "the runtime did not get our$missing (got: ${got:-none})"; fi
 fi
 
+# bg_container NAME LIMIT_MIB OUT READY CMD... : CMD in container NAME, in the background (its
+# pid in BG_PID, stopped at cleanup), output in OUT; waits until a line of OUT matches the
+# regular expression READY (bounded: 120 s, or until it exits). 1 if it never did (stopped).
+BG_PID=""
+bg_container() {
+    local name=$1 lim=$2 out=$3 ready=$4 _
+    shift 4
+    timeout 600 env "${CG_ENV[@]}" "$CLI" --runtime-dir "$RUNDIR" run --quiet --name "$name" --gpu-memory "${lim}MiB" -- \
+        "${RUNPFX[@]}" "$@" >"$out" 2>&1 </dev/null &
+    BG_PID=$!
+    BG_PIDS+=("$BG_PID")
+    for _ in $(seq 1 1200); do grep -q "$ready" "$out" && return 0; kill -0 "$BG_PID" 2>/dev/null || break; sleep 0.1; done
+    grep -q "$ready" "$out" && return 0
+    kill -TERM "$BG_PID" 2>/dev/null; wait "$BG_PID" 2>/dev/null || true
+    return 1
+}
+
 # ---- 6. two containers over capacity: suspend and resume ----------------------------------
 suspend_test() {
     local a_out=$TMP/susp_a.out b_out=$TMP/susp_b.out state="" a_rc=0 b_rc=0
@@ -593,16 +610,11 @@ suspend_test() {
     # that takes on a busy machine. The polls below are bounded by 120 s each; only a hang fails.
     local release=$TMP/susp.release
     rm -f "$release"
-    timeout 300 env "${CG_ENV[@]}" "$CLI" --runtime-dir "$RUNDIR" run --quiet --name gpuA --gpu-memory "${SUSP_LIMIT}MiB" -- \
-        "${RUNPFX[@]}" "$PROBE" hold-until "${SUSP_HOLD}MiB" "$release" >"$a_out" 2>&1 </dev/null &
-    local a_pid=$!
-    BG_PIDS+=("$a_pid")
-    for _ in $(seq 1 1200); do grep -q '^alloc_at_unix_ms=' "$a_out" && break; kill -0 "$a_pid" 2>/dev/null || break; sleep 0.1; done
-    if ! grep -q '^alloc_at_unix_ms=' "$a_out"; then
+    if ! bg_container gpuA "$SUSP_LIMIT" "$a_out" '^alloc_at_unix_ms=' "$PROBE" hold-until "${SUSP_HOLD}MiB" "$release"; then
         record suspend.first_allocates convgpu fail 0 "A did not allocate: $(tail -n 3 "$a_out" | tr '\n' ' ')"
-        kill -TERM "$a_pid" 2>/dev/null; wait "$a_pid" 2>/dev/null || true
         return
     fi
+    local a_pid=$BG_PID
     record suspend.first_allocates convgpu pass "" "A holds ${SUSP_HOLD} MiB until released"
     local t_b
     t_b=$(date +%s%3N)
@@ -776,16 +788,11 @@ swap_test() {
     # order; the probe checks every byte once released.
     local rel=$TMP/swap.release out=$TMP/swap_big.out rc=0 round bytes so si
     rm -f "$rel"
-    timeout 600 env "${CG_ENV[@]}" "$CLI" --runtime-dir "$RUNDIR" run --quiet --name gpuS --gpu-memory "${limit}MiB" -- \
-        "${RUNPFX[@]}" "$SWAP_PROBE" big "$rel" "$SWAP_MIB" >"$out" 2>&1 </dev/null &
-    local pid=$!
-    BG_PIDS+=("$pid")
-    for _ in $(seq 1 1200); do grep -q '^ready$' "$out" && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    if ! grep -q '^ready$' "$out"; then
+    if ! bg_container gpuS "$limit" "$out" '^ready$' "$SWAP_PROBE" big "$rel" "$SWAP_MIB"; then
         record swap.daemon convgpu fail 0 "the probe did not allocate ${SWAP_MIB} MiB: $(tail -n 3 "$out" | tr '\n' ' ')"
-        kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
         return
     fi
+    local pid=$BG_PID
     local ok_rounds=0 r2_out="" r2_in=""
     for round in 1 2; do
         if ! cg swap gpuS >>"$STEPS_LOG" 2>&1 || ! swap_wait out; then
