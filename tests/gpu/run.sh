@@ -97,18 +97,19 @@ Plan (each step bounded by a timeout; the whole run by --budget ${BUDGET}s):
                 cudaMallocPitch, cudaMalloc3D, cudaFree, cudaMemGetInfo, totalGlobalMem
   6. suspend    two containers of ${SUSP_LIMIT}MiB each holding ${SUSP_HOLD}MiB (capacity ${CAP}MiB): the second
                 is suspended (convgpu ps --json) and resumes when the first exits
-  7. timing     gpu_probe timing: cuMemAlloc_v2/cuMemFree_v2 (2 MiB), cuMemGetInfo_v2, native
-                and under ${TIMING_LIMIT}MiB
-  8. torch      default allocator, expandable_segments:True, backend:cudaMallocAsync; native and
-                under ${FW_LIMIT}MiB (skipped if torch is not importable)
-  9. cupy       native and under ${FW_LIMIT}MiB (skipped if not importable)
- 10. jax        XLA_PYTHON_CLIENT_MEM_FRACTION=${JAX_FRACTION}: native and under ${FW_LIMIT}MiB (skipped if not importable)
- 11. train      PyTorch training loop (${TRAIN_STEPS} steps), ${TRAIN_REPS}x interleaved native / under ${TRAIN_LIMIT}MiB
- 12. swap       convgpud restarted with --swap yes: bench_swap natively (${SWAP_CHUNKS} x ${SWAP_CHUNK_MIB} MiB: the
-                copy bandwidth and each kind of host copy); swap_probe rounds 3 (round trips
+  7. swap       bench_swap natively (${SWAP_CHUNKS} x ${SWAP_CHUNK_MIB} MiB: the copy bandwidth and each kind
+                of host copy); convgpud again with --swap yes (as before after the step):
+                swap_probe rounds 3 (round trips
                 ordered through the ledger, every byte rewritten and checked); a container
                 holding ${SWAP_MIB} MiB moved out and in twice with convgpu swap/unswap, times from
                 inspect against the copy bandwidth (target >= 0.80), every byte checked
+  8. timing     gpu_probe timing: cuMemAlloc_v2/cuMemFree_v2 (2 MiB), cuMemGetInfo_v2, native
+                and under ${TIMING_LIMIT}MiB
+  9. torch      default allocator, expandable_segments:True, backend:cudaMallocAsync; native and
+                under ${FW_LIMIT}MiB (skipped if torch is not importable)
+ 10. cupy       native and under ${FW_LIMIT}MiB (skipped if not importable)
+ 11. jax        XLA_PYTHON_CLIENT_MEM_FRACTION=${JAX_FRACTION}: native and under ${FW_LIMIT}MiB (skipped if not importable)
+ 12. train      PyTorch training loop (${TRAIN_STEPS} steps), ${TRAIN_REPS}x interleaved native / under ${TRAIN_LIMIT}MiB
  13. report     $OUT_MD, $(basename "$OUT_TSV"), $(basename "$STEPS_LOG"), $(basename "$DAEMON_LOG")
 EOF
 }
@@ -650,94 +651,12 @@ suspend_test() {
 }
 suspend_test
 
-# ---- 7. API response times ----------------------------------------------------------------
-timing() { # timing MODE
-    if [ "$1" = native ]; then run_cmd 120 native "$PROBE" timing 2000; else run_cmd 120 under "$TIMING_LIMIT" "$PROBE" timing 2000; fi
-    cp "$TMP/out" "$TMP/timing.$1"
-    if [ "$RC" -eq 0 ]; then
-        record "timing" "$1" pass "$SECS" "$(grep -E '_ns_median=|first_alloc' "$TMP/out" | tr '\n' ' ')"
-    else
-        record "timing" "$1" fail "$SECS" "exit $RC: $(tail_out)"
-    fi
-}
-timing native
-timing convgpu
-for c in cuMemAlloc cuMemFree cuMemGetInfo; do
-    n=$(kv "${c}_ns_median" "$TMP/timing.native") g=$(kv "${c}_ns_median" "$TMP/timing.convgpu")
-    [ -n "$n" ] && [ -n "$g" ] && measure "$c median, native / under convgpu (2 MiB, fast path)" "$n ns / $g ns ($(awk -v a="$n" -v b="$g" 'BEGIN { printf "%+d ns", b - a }'))"
-done
-n=$(kv first_alloc_ns "$TMP/timing.native") g=$(kv first_alloc_ns "$TMP/timing.convgpu")
-[ -n "$n" ] && [ -n "$g" ] && measure "first cuMemAlloc of a process, native / under convgpu (daemon round trip)" "$n ns / $g ns"
-
-# ---- 8-10. frameworks ---------------------------------------------------------------------
-framework_ok() { # framework_ok MODULE : importable (and, in --emulate, never)
-    if [ "$EMULATE" -eq 1 ]; then SKIPWHY="skipped: frameworks need a real driver (--emulate)"; return 1; fi
-    if ! have "$PYTHON"; then SKIPWHY="skipped: not installed (no $PYTHON)"; return 1; fi
-    if ! py_has "$1"; then SKIPWHY="skipped: not installed ($1 not importable by $PYTHON)"; return 1; fi
-    return 0
-}
-SKIPWHY=""
-if framework_ok torch; then
-    for conf in default expandable_segments:True backend:cudaMallocAsync; do
-        tag=${conf%%:*}; [ "$tag" = backend ] && tag=cudaMallocAsync
-        alloc_env=(); [ "$conf" = default ] || alloc_env=("PYTORCH_CUDA_ALLOC_CONF=$conf")
-        run_cmd 120 native env "${alloc_env[@]}" "$PYTHON" "$HERE/frameworks.py" torch --native $((FW_LIMIT << 20))
-        record_lines "torch.$tag" native
-        run_cmd 120 under "$FW_LIMIT" env "${alloc_env[@]}" "$PYTHON" "$HERE/frameworks.py" torch --limit $((FW_LIMIT << 20))
-        record_lines "torch.$tag" convgpu
-    done
-else
-    record torch - skip 0 "$SKIPWHY"
-fi
-if framework_ok cupy; then
-    run_cmd 120 native "$PYTHON" "$HERE/frameworks.py" cupy --native $((FW_LIMIT << 20))
-    record_lines cupy native
-    run_cmd 120 under "$FW_LIMIT" "$PYTHON" "$HERE/frameworks.py" cupy --limit $((FW_LIMIT << 20))
-    record_lines cupy convgpu
-else
-    record cupy - skip 0 "$SKIPWHY"
-fi
-if framework_ok jax; then
-    run_cmd 150 native env "XLA_PYTHON_CLIENT_MEM_FRACTION=$JAX_FRACTION" "$PYTHON" "$HERE/frameworks.py" jax --native $((FW_LIMIT << 20))
-    record_lines jax native
-    run_cmd 150 under "$FW_LIMIT" env "XLA_PYTHON_CLIENT_MEM_FRACTION=$JAX_FRACTION" "$PYTHON" "$HERE/frameworks.py" jax --limit $((FW_LIMIT << 20))
-    record_lines jax convgpu
-    bl=$(kv bytes_limit "$TMP/out")
-    [ -n "$bl" ] && measure "JAX preallocation under ${FW_LIMIT} MiB (fraction $JAX_FRACTION)" "$((bl >> 20)) MiB"
-else
-    record jax - skip 0 "$SKIPWHY"
-fi
-
-# ---- 11. training loop, interleaved --------------------------------------------------------
-if framework_ok torch; then
-    : >"$TMP/train.native"; : >"$TMP/train.convgpu"
-    for rep in $(seq 1 "$TRAIN_REPS"); do
-        for mode in native convgpu; do
-            if [ "$mode" = native ]; then run_cmd 120 native "$PYTHON" "$HERE/frameworks.py" train --steps "$TRAIN_STEPS"
-            else run_cmd 120 under "$TRAIN_LIMIT" "$PYTHON" "$HERE/frameworks.py" train --steps "$TRAIN_STEPS"; fi
-            s=$(kv train_seconds "$TMP/out")
-            if [ "$RC" -eq 0 ] && [ -n "$s" ]; then
-                echo "$s" >>"$TMP/train.$mode"
-                record "train.rep$rep" "$mode" pass "$SECS" "train_seconds=$s startup_seconds=$(kv startup_seconds "$TMP/out")"
-            else
-                record "train.rep$rep" "$mode" fail "$SECS" "exit $RC: $(tail_out)"
-            fi
-        done
-    done
-    median() { sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-    mn=$(median "$TMP/train.native") mg=$(median "$TMP/train.convgpu")
-    if [ -n "$mn" ] && [ -n "$mg" ]; then
-        ratio=$(awk -v a="$mn" -v b="$mg" 'BEGIN { printf "%.4f (%+.2f%%)", b / a, (b / a - 1) * 100 }')
-        measure "training loop ($TRAIN_STEPS steps) median, native / under convgpu (paper: +0.7%)" "$mn s / $mg s, ratio $ratio"
-    fi
-else
-    record train - skip 0 "$SKIPWHY"
-fi
-
-# ---- 12. swap: device memory to the host and back, through the interposer ------------------
-# The daemon is restarted with --swap yes (every later allocation is VMM-backed: this step comes
-# after the others). What it answers: the swap round trip on this driver, byte for byte (issue
-# 20's "Done when"), and its bandwidth against a plain copy measured in the same run (its target).
+# ---- 7. swap: device memory to the host and back, through the interposer -------------------
+# The daemon runs with --swap yes for this step only (with it every allocation is VMM-backed),
+# and is started again as before afterwards. Early in the run, so that a tight budget cuts the
+# frameworks rather than this. What it answers: the swap round trip on this driver, byte for
+# byte (issue 20's "Done when"), and its bandwidth against a plain copy measured in the same run
+# (its target).
 swap_field() { # swap_field EXPR: of `convgpu inspect gpuS` (j)
     cg inspect gpuS 2>/dev/null | json_get "$1" 2>/dev/null || true
 }
@@ -750,6 +669,7 @@ swap_wait() { # swap_wait STATE: until inspect shows swap=STATE; 1 after 300 s
     return 1
 }
 gbps() { awk -v b="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.2f", b / s / 1e9; else print "?" }'; }
+SWAP_CO="" SWAP_CI="" # bench_swap's copy out / in, GB/s
 swap_test() {
     if [ "$(remaining)" -lt 120 ]; then record swap - skip 0 "not started: time budget"; BUDGET_HIT=1; return; fi
     if [ ! -x "$SWAP_PROBE" ] || [ ! -x "$BENCH_SWAP" ]; then
@@ -762,6 +682,7 @@ swap_test() {
     ci=$(sed -n 's/^op=copy_in .*med_gbps=\([0-9.]*\).*/\1/p' "$TMP/out")
     if [ "$RC" -eq 0 ] && [ -n "$co" ] && [ -n "$ci" ]; then
         record swap.bench native pass "$SECS" "copy out $co GB/s, in $ci GB/s; $(grep '^ratio' "$TMP/out" | tr '\n' ' ')"
+        SWAP_CO=$co SWAP_CI=$ci
         measure "device-to-host / host-to-device copy (bench_swap, ${SWAP_CHUNKS} x ${SWAP_CHUNK_MIB} MiB)" "$co / $ci GB/s"
         measure "bench_swap: each kind of host copy, swap bandwidth / copy bandwidth" \
             "$(sed -n 's/^ratio //p' "$TMP/out" | tr '\n' ' ')"
@@ -769,12 +690,17 @@ swap_test() {
         record swap.bench native fail "$SECS" "exit $RC: $(tail_out)"
     fi
     stop_daemon
-    DAEMON_EXTRA+=(--swap yes)
-    if ! start_daemon "${DAEMON_EXTRA[@]}"; then
+    if ! start_daemon "${DAEMON_EXTRA[@]}" --swap yes; then
         record swap.daemon convgpu fail 0 "convgpud --swap yes did not start: $(tail -n 3 "$DAEMON_LOG" | tr '\n' ' ')"
+        start_daemon "${DAEMON_EXTRA[@]}" || record daemon.restart convgpu fail "" "could not start convgpud again"
         return
     fi
-    local limit=$((SWAP_MIB + 1024))
+    swap_steps
+    stop_daemon
+    start_daemon "${DAEMON_EXTRA[@]}" || record daemon.restart convgpu fail "" "could not start convgpud again after the swap step"
+}
+swap_steps() {
+    local limit=$((SWAP_MIB + 1024)) co=$SWAP_CO ci=$SWAP_CI
     # The mechanism alone: the probe orders its own moves through its ledger, as the daemon does.
     run_cmd 180 under "$limit" env CONVGPU_LOG=info "$SWAP_PROBE" rounds 3
     local spares
@@ -831,6 +757,91 @@ swap_test() {
     fi
 }
 swap_test
+
+# ---- 8. API response times ----------------------------------------------------------------
+timing() { # timing MODE
+    if [ "$1" = native ]; then run_cmd 120 native "$PROBE" timing 2000; else run_cmd 120 under "$TIMING_LIMIT" "$PROBE" timing 2000; fi
+    cp "$TMP/out" "$TMP/timing.$1"
+    if [ "$RC" -eq 0 ]; then
+        record "timing" "$1" pass "$SECS" "$(grep -E '_ns_median=|first_alloc' "$TMP/out" | tr '\n' ' ')"
+    else
+        record "timing" "$1" fail "$SECS" "exit $RC: $(tail_out)"
+    fi
+}
+timing native
+timing convgpu
+for c in cuMemAlloc cuMemFree cuMemGetInfo; do
+    n=$(kv "${c}_ns_median" "$TMP/timing.native") g=$(kv "${c}_ns_median" "$TMP/timing.convgpu")
+    [ -n "$n" ] && [ -n "$g" ] && measure "$c median, native / under convgpu (2 MiB, fast path)" "$n ns / $g ns ($(awk -v a="$n" -v b="$g" 'BEGIN { printf "%+d ns", b - a }'))"
+done
+n=$(kv first_alloc_ns "$TMP/timing.native") g=$(kv first_alloc_ns "$TMP/timing.convgpu")
+[ -n "$n" ] && [ -n "$g" ] && measure "first cuMemAlloc of a process, native / under convgpu (daemon round trip)" "$n ns / $g ns"
+
+# ---- 9-11. frameworks ---------------------------------------------------------------------
+framework_ok() { # framework_ok MODULE : importable (and, in --emulate, never)
+    if [ "$EMULATE" -eq 1 ]; then SKIPWHY="skipped: frameworks need a real driver (--emulate)"; return 1; fi
+    if ! have "$PYTHON"; then SKIPWHY="skipped: not installed (no $PYTHON)"; return 1; fi
+    if ! py_has "$1"; then SKIPWHY="skipped: not installed ($1 not importable by $PYTHON)"; return 1; fi
+    return 0
+}
+SKIPWHY=""
+if framework_ok torch; then
+    for conf in default expandable_segments:True backend:cudaMallocAsync; do
+        tag=${conf%%:*}; [ "$tag" = backend ] && tag=cudaMallocAsync
+        alloc_env=(); [ "$conf" = default ] || alloc_env=("PYTORCH_CUDA_ALLOC_CONF=$conf")
+        run_cmd 120 native env "${alloc_env[@]}" "$PYTHON" "$HERE/frameworks.py" torch --native $((FW_LIMIT << 20))
+        record_lines "torch.$tag" native
+        run_cmd 120 under "$FW_LIMIT" env "${alloc_env[@]}" "$PYTHON" "$HERE/frameworks.py" torch --limit $((FW_LIMIT << 20))
+        record_lines "torch.$tag" convgpu
+    done
+else
+    record torch - skip 0 "$SKIPWHY"
+fi
+if framework_ok cupy; then
+    run_cmd 120 native "$PYTHON" "$HERE/frameworks.py" cupy --native $((FW_LIMIT << 20))
+    record_lines cupy native
+    run_cmd 120 under "$FW_LIMIT" "$PYTHON" "$HERE/frameworks.py" cupy --limit $((FW_LIMIT << 20))
+    record_lines cupy convgpu
+else
+    record cupy - skip 0 "$SKIPWHY"
+fi
+if framework_ok jax; then
+    run_cmd 150 native env "XLA_PYTHON_CLIENT_MEM_FRACTION=$JAX_FRACTION" "$PYTHON" "$HERE/frameworks.py" jax --native $((FW_LIMIT << 20))
+    record_lines jax native
+    run_cmd 150 under "$FW_LIMIT" env "XLA_PYTHON_CLIENT_MEM_FRACTION=$JAX_FRACTION" "$PYTHON" "$HERE/frameworks.py" jax --limit $((FW_LIMIT << 20))
+    record_lines jax convgpu
+    bl=$(kv bytes_limit "$TMP/out")
+    [ -n "$bl" ] && measure "JAX preallocation under ${FW_LIMIT} MiB (fraction $JAX_FRACTION)" "$((bl >> 20)) MiB"
+else
+    record jax - skip 0 "$SKIPWHY"
+fi
+
+# ---- 12. training loop, interleaved --------------------------------------------------------
+if framework_ok torch; then
+    : >"$TMP/train.native"; : >"$TMP/train.convgpu"
+    for rep in $(seq 1 "$TRAIN_REPS"); do
+        for mode in native convgpu; do
+            if [ "$mode" = native ]; then run_cmd 120 native "$PYTHON" "$HERE/frameworks.py" train --steps "$TRAIN_STEPS"
+            else run_cmd 120 under "$TRAIN_LIMIT" "$PYTHON" "$HERE/frameworks.py" train --steps "$TRAIN_STEPS"; fi
+            s=$(kv train_seconds "$TMP/out")
+            if [ "$RC" -eq 0 ] && [ -n "$s" ]; then
+                echo "$s" >>"$TMP/train.$mode"
+                record "train.rep$rep" "$mode" pass "$SECS" "train_seconds=$s startup_seconds=$(kv startup_seconds "$TMP/out")"
+            else
+                record "train.rep$rep" "$mode" fail "$SECS" "exit $RC: $(tail_out)"
+            fi
+        done
+    done
+    median() { sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+    mn=$(median "$TMP/train.native") mg=$(median "$TMP/train.convgpu")
+    if [ -n "$mn" ] && [ -n "$mg" ]; then
+        ratio=$(awk -v a="$mn" -v b="$mg" 'BEGIN { printf "%.4f (%+.2f%%)", b / a, (b / a - 1) * 100 }')
+        measure "training loop ($TRAIN_STEPS steps) median, native / under convgpu (paper: +0.7%)" "$mn s / $mg s, ratio $ratio"
+    fi
+else
+    record train - skip 0 "$SKIPWHY"
+fi
+
 
 # ---- 13. done ------------------------------------------------------------------------------
 stop_daemon
