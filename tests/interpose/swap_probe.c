@@ -122,17 +122,23 @@ static unsigned char byte_at(const struct buf *b, size_t i)
     return b->complemented % 2 ? (unsigned char)~v : v;
 }
 
+/* New contents for an allocation, written from the host. */
+static void rewrite(struct buf *b, unsigned seed)
+{
+    b->seed = seed;
+    b->complemented = 0;
+    unsigned char *h = malloc(b->n);
+    for (size_t i = 0; i < b->n; i++)
+        h[i] = byte_at(b, i);
+    OK(p_cuMemcpyHtoD_v2(b->p, h, b->n));
+    free(h);
+}
+
 static void fill(struct buf *b, size_t n, unsigned seed)
 {
     b->n = n;
-    b->seed = seed;
-    b->complemented = 0;
     OK(p_cuMemAlloc_v2(&b->p, n));
-    unsigned char *h = malloc(n);
-    for (size_t i = 0; i < n; i++)
-        h[i] = byte_at(b, i);
-    OK(p_cuMemcpyHtoD_v2(b->p, h, n));
-    free(h);
+    rewrite(b, seed);
 }
 
 static void verify(const struct buf *b)
@@ -148,18 +154,6 @@ static void verify(const struct buf *b)
     free(h);
 }
 
-/* New contents for an allocation, written from the host. */
-static void rewrite(struct buf *b, unsigned seed)
-{
-    b->seed = seed;
-    b->complemented = 0;
-    unsigned char *h = malloc(b->n);
-    for (size_t i = 0; i < b->n; i++)
-        h[i] = byte_at(b, i);
-    OK(p_cuMemcpyHtoD_v2(b->p, h, b->n));
-    free(h);
-}
-
 static void queue_complement(struct buf *b, CUstream s)
 {
     void *params[] = {&b->p, &b->n};
@@ -168,6 +162,16 @@ static void queue_complement(struct buf *b, CUstream s)
 }
 
 static struct buf bufs[NBUF];
+
+/* What the slot is charged for bufs: each in whole 2 MiB granules (the emulator's, and a
+ * GPU's VMM granularity). */
+static uint64_t bufs_charged(void)
+{
+    uint64_t total = 0;
+    for (int i = 0; i < NBUF; i++)
+        total += (sizes[i] + (2u << 20) - 1) / (2u << 20) * (2u << 20);
+    return total;
+}
 
 static void *alloc_half(void *arg)
 {
@@ -410,9 +414,8 @@ static int roundtrip(void)
     wait_state(l, getpid(), CG_SWAPST_OUT);
     wait_state(l, kid, CG_SWAPST_OUT);
     uint64_t moved = atomic_load(&l->swap_slots[me].out_bytes);
-    uint64_t want_moved = 6 * (2u << 20); /* the copiers' five buffers and the pitched one */
-    for (int i = 0; i < NBUF; i++)
-        want_moved += (sizes[i] + (2u << 20) - 1) / (2u << 20) * (2u << 20);
+    /* bufs, the copiers' five buffers and the pitched one */
+    uint64_t want_moved = bufs_charged() + 6 * (2u << 20);
     if (moved != want_moved)
         die("out_bytes is not what the allocations were charged");
     if (resident - nvml_used(getpid()) != moved)
@@ -549,9 +552,7 @@ static int rounds(const char *n_text)
     long me = slot_of(l, getpid());
     if (me < 0)
         die("no slot of ours");
-    uint64_t want_moved = 0;
-    for (int i = 0; i < NBUF; i++)
-        want_moved += (sizes[i] + (2u << 20) - 1) / (2u << 20) * (2u << 20);
+    uint64_t want_moved = bufs_charged();
     for (unsigned long r = 0; r < n; r++) {
         order(l, CG_SWAP_OUT);
         wait_state(l, getpid(), CG_SWAPST_OUT);
