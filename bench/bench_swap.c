@@ -178,11 +178,9 @@ static void swap_in(struct chunk *c, int n, enum host_kind kind)
     for (int i = 0; i < n; i++) {
         if (kind == HOST_PINNED)
             CHECK(p_cuMemFreeHost(c[i].host));
-        else if (kind == HOST_POPULATED)
-            munmap(c[i].host, c[i].size);
         else if (kind == HOST_KEPT && madvise(c[i].host, c[i].size, MADV_FREE) == 0)
             c[i].spare = c[i].host;
-        else if (kind == HOST_KEPT)
+        else if (kind != HOST_GIVEN) /* populated, or kept where MADV_FREE is missing */
             munmap(c[i].host, c[i].size);
         c[i].host = NULL;
     }

@@ -839,10 +839,11 @@ void cg_swap_fork_parent(void) { pthread_mutex_unlock(&mu); }
 void cg_swap_fork_child(void)
 {
     for (uint32_t i = 0; i < used_n; i++) {
-        if (recs[i].live && recs[i].host)
+        if (!recs[i].live)
+            continue;
+        if (recs[i].host)
             munmap(recs[i].host, recs[i].size);
-        if (recs[i].live)
-            spare_drop(&recs[i]);
+        spare_drop(&recs[i]);
     }
     if (recs)
         munmap(recs, (size_t)cap * sizeof *recs);
