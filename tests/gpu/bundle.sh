@@ -5,11 +5,10 @@
 #   tests/gpu/bundle.sh [--build DIR] [--dest DIR]     (defaults: build, .gpu-bundle)
 #
 # DEST gets bin/{convgpud,convgpu,convgpu-sample,convgpu-burn,swap_probe}, lib/libconvgpu.so,
-# bench/bench_* (so that
-# `bench/run-all.sh --real-gpu DEST` runs there too), deps/ (every shared library
-# convgpud and convgpu need beyond glibc, e.g. libmicrohttpd, libjansson, libsqlite3, libhttp_parser and
-# theirs), gpu/{cudart_table2,gpu_probe} when nvcc is here, and ORIGIN (where and from what it was
-# built). run.sh uses the bundle when the build packages are missing (or with --prebuilt DIR) and
+# bench/bench_* (so that `bench/run-all.sh --real-gpu DEST` and run.sh's swap step run there
+# too), deps/ (every shared library convgpud and convgpu need beyond glibc, e.g. libmicrohttpd,
+# libjansson, libsqlite3, libhttp_parser and theirs), gpu/{cudart_table2,gpu_probe} when nvcc is
+# here, and ORIGIN (where and from what it was built). run.sh uses the bundle when the build packages are missing (or with --prebuilt DIR) and
 # puts deps/ on LD_LIBRARY_PATH of the daemon and the CLI only, never of the workloads.
 # The binaries need a glibc at least as new as this machine's (Debian 12: 2.36) and x86-64.
 #
@@ -25,7 +24,7 @@ while [ $# -gt 0 ]; do
     case $1 in
         --build) BUILD=${2:?}; shift 2 ;;
         --dest) DEST=${2:?}; shift 2 ;;
-        -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "bundle.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done

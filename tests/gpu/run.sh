@@ -99,10 +99,10 @@ Plan (each step bounded by a timeout; the whole run by --budget ${BUDGET}s):
                 is suspended (convgpu ps --json) and resumes when the first exits
   7. swap       bench_swap natively (${SWAP_CHUNKS} x ${SWAP_CHUNK_MIB} MiB: the copy bandwidth and each kind
                 of host copy); convgpud again with --swap yes (as before after the step):
-                swap_probe rounds 3 (round trips
-                ordered through the ledger, every byte rewritten and checked); a container
-                holding ${SWAP_MIB} MiB moved out and in twice with convgpu swap/unswap, times from
-                inspect against the copy bandwidth (target >= 0.80), every byte checked
+                swap_probe rounds 3 (round trips ordered through the ledger, every byte
+                rewritten and checked); a container holding ${SWAP_MIB} MiB moved out and in twice
+                with convgpu swap/unswap, times from inspect against the copy bandwidth
+                (target >= 0.80), every byte checked
   8. timing     gpu_probe timing: cuMemAlloc_v2/cuMemFree_v2 (2 MiB), cuMemGetInfo_v2, native
                 and under ${TIMING_LIMIT}MiB
   9. torch      default allocator, expandable_segments:True, backend:cudaMallocAsync; native and
@@ -669,7 +669,6 @@ swap_wait() { # swap_wait STATE: until inspect shows swap=STATE; 1 after 300 s
     return 1
 }
 gbps() { awk -v b="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.2f", b / s / 1e9; else print "?" }'; }
-SWAP_CO="" SWAP_CI="" # bench_swap's copy out / in, GB/s
 swap_test() {
     if [ "$(remaining)" -lt 120 ]; then record swap - skip 0 "not started: time budget"; BUDGET_HIT=1; return; fi
     if [ ! -x "$SWAP_PROBE" ] || [ ! -x "$BENCH_SWAP" ]; then
@@ -682,7 +681,6 @@ swap_test() {
     ci=$(sed -n 's/^op=copy_in .*med_gbps=\([0-9.]*\).*/\1/p' "$TMP/out")
     if [ "$RC" -eq 0 ] && [ -n "$co" ] && [ -n "$ci" ]; then
         record swap.bench native pass "$SECS" "copy out $co GB/s, in $ci GB/s; $(grep '^ratio' "$TMP/out" | tr '\n' ' ')"
-        SWAP_CO=$co SWAP_CI=$ci
         measure "device-to-host / host-to-device copy (bench_swap, ${SWAP_CHUNKS} x ${SWAP_CHUNK_MIB} MiB)" "$co / $ci GB/s"
         measure "bench_swap: each kind of host copy, swap bandwidth / copy bandwidth" \
             "$(sed -n 's/^ratio //p' "$TMP/out" | tr '\n' ' ')"
@@ -695,12 +693,12 @@ swap_test() {
         start_daemon "${DAEMON_EXTRA[@]}" || record daemon.restart convgpu fail "" "could not start convgpud again"
         return
     fi
-    swap_steps
+    swap_steps "$co" "$ci"
     stop_daemon
     start_daemon "${DAEMON_EXTRA[@]}" || record daemon.restart convgpu fail "" "could not start convgpud again after the swap step"
 }
-swap_steps() {
-    local limit=$((SWAP_MIB + 1024)) co=$SWAP_CO ci=$SWAP_CI
+swap_steps() { # swap_steps COPY_OUT_GBPS COPY_IN_GBPS (bench_swap's; empty if it failed)
+    local co=$1 ci=$2 limit=$((SWAP_MIB + 1024))
     # The mechanism alone: the probe orders its own moves through its ledger, as the daemon does.
     run_cmd 180 under "$limit" env CONVGPU_LOG=info "$SWAP_PROBE" rounds 3
     local spares
