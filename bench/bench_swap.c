@@ -14,20 +14,23 @@
  *     last one (alloc_vmm_reuse: create + map + set access; free_vmm_reuse: unmap + release),
  *     which is what a cache of reservations leaves to pay.
  *  2. Bandwidth: device-to-host and host-to-device copies of CHUNKS allocations into warm
- *     pinned host memory (copy_out, copy_in: the reference), a copy into device memory written
- *     for the first time (copy_in_fresh: what any new allocation costs on the emulator, whose
- *     device memory is host memory faulted in page by page), against a swap-out (synchronise,
- *     host copy, copy out, unmap and release) and a swap-in (create, map at the same address,
- *     grant access, copy back, host copy freed) of the same allocations, with the host copy in
- *     warm pinned memory (the device side's cost alone), in new pinned memory, in new
- *     pageable memory populated in one call, or (kept) in the pageable copy the chunk's last
- *     swap-in kept, lazily freed (MADV_FREE), as the interposer does (its first round is the
- *     populated case). Every swap-in is checked word for word.
+ *     pinned host memory (copy_out, copy_in: the reference) and into warm pageable memory
+ *     (copy_out_pageable, copy_in_pageable: what the driver's staging of pageable copies
+ *     allows), a copy into device memory written for the first time (copy_in_fresh: what any
+ *     new allocation costs on the emulator, whose device memory is host memory faulted in page
+ *     by page), against a swap-out (synchronise, host copy, copy out, unmap and release) and a
+ *     swap-in (create, map at the same address, grant access, copy back, host copy freed) of
+ *     the same allocations, with the host copy in warm pinned memory (the device side's cost
+ *     alone), in new pinned memory, in new pageable memory populated in one call, (kept) in
+ *     the pageable copy the chunk's last swap-in kept, lazily freed (MADV_FREE), as the
+ *     interposer does (its first round is the populated case), or (registered) in that kept
+ *     copy page-locked for each copy and unlocked after it, as the interposer does with
+ *     CONVGPU_SWAP_PIN=1. Every swap-in is checked word for word.
  *
  * Output, one line per figure:
  *   op=NAME n=ROUNDS med_ns=... p25_ns=... p75_ns=...           (allocation path, per call set)
  *   op=NAME n=ROUNDS med_gbps=... p25_gbps=... p75_gbps=...      (bandwidth, whole set)
- *   ratio swap_out_KIND/copy_out=... swap_in_KIND/copy_in=...    (medians)
+ *   ratio swap_out_KIND/copy_out=... swap_in_KIND/copy_in=...    (medians; copy_*_pageable too)
  *
  * Usage: bench_swap [--rounds R] [--size BYTES] [--chunks N] [--chunk BYTES] */
 #include "cuda_types.h"
@@ -90,6 +93,8 @@ static PFN_cuMemAlloc_v2 p_cuMemAlloc_v2;
 static PFN_cuMemFree_v2 p_cuMemFree_v2;
 static PFN_cuMemAllocHost_v2 p_cuMemAllocHost_v2;
 static PFN_cuMemFreeHost p_cuMemFreeHost;
+static PFN_cuMemHostRegister_v2 p_cuMemHostRegister_v2;
+static PFN_cuMemHostUnregister p_cuMemHostUnregister;
 static PFN_cuMemcpyDtoH_v2 p_cuMemcpyDtoH_v2;
 static PFN_cuMemcpyHtoD_v2 p_cuMemcpyHtoD_v2;
 static PFN_cuMemsetD32_v2 p_cuMemsetD32_v2;
@@ -129,10 +134,12 @@ static void map_out(struct chunk *c)
 }
 
 /* Where a swap-out puts its host copy: host memory that is already there (the device side's
- * cost alone), new pinned memory, or new pageable memory populated in one call (transparent
- * huge pages where the kernel gives them: one fault per 2 MiB instead of per 4 KiB). */
-enum host_kind { HOST_GIVEN, HOST_PINNED, HOST_POPULATED, HOST_KEPT };
-#define HOST_KINDS 4
+ * cost alone), new pinned memory, new pageable memory populated in one call (transparent
+ * huge pages where the kernel gives them: one fault per 2 MiB instead of per 4 KiB), the
+ * pageable copy the last swap-in kept (the interposer's default), or that kept copy
+ * page-locked for each copy and unlocked after it (CONVGPU_SWAP_PIN=1). */
+enum host_kind { HOST_GIVEN, HOST_PINNED, HOST_POPULATED, HOST_KEPT, HOST_REGISTERED };
+#define HOST_KINDS 5
 
 static void *populated(size_t n)
 {
@@ -157,12 +164,17 @@ static void swap_out(struct chunk *c, int n, enum host_kind kind, void **given)
             c[i].host = given[i];
         else if (kind == HOST_PINNED)
             CHECK(p_cuMemAllocHost_v2(&c[i].host, c[i].size));
-        else if (kind == HOST_KEPT && c[i].spare) {
+        else if ((kind == HOST_KEPT || kind == HOST_REGISTERED) && c[i].spare) {
             c[i].host = c[i].spare; /* what the kernel took back is faulted in again */
+            c[i].spare = NULL;
             madvise(c[i].host, c[i].size, MADV_POPULATE_WRITE);
         } else if (!(c[i].host = populated(c[i].size)))
             exit(1);
+        if (kind == HOST_REGISTERED)
+            CHECK(p_cuMemHostRegister_v2(c[i].host, c[i].size, 0));
         CHECK(p_cuMemcpyDtoH_v2(c[i].host, c[i].va, c[i].size));
+        if (kind == HOST_REGISTERED)
+            CHECK(p_cuMemHostUnregister(c[i].host));
         map_out(&c[i]);
     }
 }
@@ -172,13 +184,18 @@ static void swap_in(struct chunk *c, int n, enum host_kind kind)
 {
     for (int i = 0; i < n; i++) {
         map_in(&c[i]);
+        if (kind == HOST_REGISTERED)
+            CHECK(p_cuMemHostRegister_v2(c[i].host, c[i].size, 0));
         CHECK(p_cuMemcpyHtoD_v2(c[i].va, c[i].host, c[i].size));
     }
     CHECK(p_cuCtxSynchronize());
     for (int i = 0; i < n; i++) {
+        if (kind == HOST_REGISTERED)
+            CHECK(p_cuMemHostUnregister(c[i].host));
         if (kind == HOST_PINNED)
             CHECK(p_cuMemFreeHost(c[i].host));
-        else if (kind == HOST_KEPT && madvise(c[i].host, c[i].size, MADV_FREE) == 0)
+        else if ((kind == HOST_KEPT || kind == HOST_REGISTERED) &&
+                 madvise(c[i].host, c[i].size, MADV_FREE) == 0)
             c[i].spare = c[i].host;
         else if (kind != HOST_GIVEN) /* populated, or kept where MADV_FREE is missing */
             munmap(c[i].host, c[i].size);
@@ -329,7 +346,7 @@ int main(int argc, char **argv)
     }
     SYM(cuInit); SYM(cuDeviceGet); SYM(cuDevicePrimaryCtxRetain); SYM(cuCtxSetCurrent);
     SYM(cuCtxSynchronize); SYM(cuCtxGetCurrent); SYM(cuCtxGetDevice); SYM(cuMemAlloc_v2); SYM(cuMemFree_v2); SYM(cuMemAllocHost_v2);
-    SYM(cuMemFreeHost); SYM(cuMemcpyDtoH_v2); SYM(cuMemcpyHtoD_v2); SYM(cuMemsetD32_v2);
+    SYM(cuMemFreeHost); SYM(cuMemHostRegister_v2); SYM(cuMemHostUnregister); SYM(cuMemcpyDtoH_v2); SYM(cuMemcpyHtoD_v2); SYM(cuMemsetD32_v2);
     SYM(cuMemGetAllocationGranularity); SYM(cuMemAddressReserve); SYM(cuMemAddressFree);
     SYM(cuMemCreate); SYM(cuMemRelease); SYM(cuMemMap); SYM(cuMemUnmap); SYM(cuMemSetAccess);
 
@@ -385,8 +402,9 @@ int main(int argc, char **argv)
     int brounds = rounds < 20 ? rounds : 20;
     struct chunk *c = calloc((size_t)nchunks, sizeof *c);
     void **pinned = calloc((size_t)nchunks, sizeof *pinned);
+    void **pageable = calloc((size_t)nchunks, sizeof *pageable);
     uint32_t *check = malloc(chunk_size);
-    if (!c || !pinned || !check)
+    if (!c || !pinned || !pageable || !check)
         return 1;
     for (int i = 0; i < nchunks; i++) {
         c[i].size = chunk_size;
@@ -394,10 +412,14 @@ int main(int argc, char **argv)
         map_in(&c[i]);
         CHECK(p_cuMemsetD32_v2(c[i].va, 0x5eed0000u + (unsigned)i, chunk_size / 4));
         CHECK(p_cuMemAllocHost_v2(&pinned[i], chunk_size));
+        if (!(pageable[i] = populated(chunk_size)))
+            return 1;
     }
     struct series co = {calloc((size_t)brounds, sizeof(double)), 0};
     struct series ci = {calloc((size_t)brounds, sizeof(double)), 0};
     struct series cf = {calloc((size_t)brounds, sizeof(double)), 0};
+    struct series cpo = {calloc((size_t)brounds, sizeof(double)), 0};
+    struct series cpi = {calloc((size_t)brounds, sizeof(double)), 0};
     struct series so[HOST_KINDS], si[HOST_KINDS];
     for (int k = 0; k < HOST_KINDS; k++) {
         so[k] = (struct series){calloc((size_t)brounds, sizeof(double)), 0};
@@ -414,6 +436,17 @@ int main(int argc, char **argv)
         double t2 = now_ns();
         put(&co, total / (t1 - t0));
         put(&ci, total / (t2 - t1));
+        /* The same copies through warm pageable memory: what the driver's own staging allows. */
+        t0 = now_ns();
+        for (int i = 0; i < nchunks; i++)
+            CHECK(p_cuMemcpyDtoH_v2(pageable[i], c[i].va, chunk_size));
+        t1 = now_ns();
+        for (int i = 0; i < nchunks; i++)
+            CHECK(p_cuMemcpyHtoD_v2(c[i].va, pageable[i], chunk_size));
+        CHECK(p_cuCtxSynchronize()); /* a pageable HtoD may return before its DMA completes */
+        t2 = now_ns();
+        put(&cpo, total / (t1 - t0));
+        put(&cpi, total / (t2 - t1));
 
         /* Emulated device memory written for the first time (what a swap-in's new physical
          * memory is on the emulator): a new allocation, filled, freed. */
@@ -441,7 +474,10 @@ int main(int argc, char **argv)
     }
     double mco = report_gbps("copy_out", &co), mci = report_gbps("copy_in", &ci);
     report_gbps("copy_in_fresh", &cf);
-    static const char *name[HOST_KINDS] = {"warm", "pinned", "populated", "kept"};
+    double mpo = report_gbps("copy_out_pageable", &cpo), mpi = report_gbps("copy_in_pageable", &cpi);
+    printf("ratio copy_out_pageable/copy_out=%.2f copy_in_pageable/copy_in=%.2f\n", mpo / mco,
+           mpi / mci);
+    static const char *name[HOST_KINDS] = {"warm", "pinned", "populated", "kept", "registered"};
     for (int k = 0; k < HOST_KINDS; k++) {
         char o[64], i[64];
         snprintf(o, sizeof o, "swap_out_%s", name[k]);

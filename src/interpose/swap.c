@@ -96,13 +96,19 @@ static int keep_mode = -1;          /* -1: not read yet; 0: off; 1: on */
  * swap thread): -1 not read yet; 0 off; 1 on; 2 on, and each spare dropped at once as a
  * reclaim by the kernel would (CONVGPU_SWAP_KEEP_HOST=test-reclaim: fault injection). */
 static int keep_host_mode = -1;
+/* Whether each host copy is page-locked (cuMemHostRegister) for the length of its copy, so
+ * that the driver copies it directly instead of through its own staging buffers
+ * (CONVGPU_SWAP_PIN, read once by the swap thread): -1 not read yet; 0 off (the default); 1
+ * on; 2 on, with every registration failing (CONVGPU_SWAP_PIN=test-fail: fault injection).
+ * Which is faster depends on the driver and the machine (pinning costs too): docs/SWAP.md. */
+static int pin_mode = -1;
 /* Set while the swap thread holds mu and charges (swap_in): a drop must not take mu then. */
 static _Thread_local bool holding_mu;
 
 /* ---- the driver functions we call ourselves (the real ones: ours would charge again) ------ */
 
 static _Atomic(void *) c_getcur, c_setcur, c_getdev, c_gran, c_reserve, c_afree, c_map, c_unmap,
-    c_access, c_sync, c_dtoh, c_htod;
+    c_access, c_sync, c_dtoh, c_htod, c_hreg, c_hunreg;
 /* Each device's granularity (index: the ordinal), 0 until asked once: it never changes. */
 static _Atomic size_t gran_of[32];
 #define SYM(cache, name) ((PFN_##name)cg_lib_sym(CG_LIB_CUDA, &cache, #name))
@@ -274,26 +280,27 @@ static void resv_put(CUdeviceptr va, size_t size)
 
 /* ---- kept memory -------------------------------------------------------------------------------- */
 
-/* An on/off setting from the environment: 1 when unset, empty or "1", 0 for "0", other_value
- * for `other` (if not NULL); anything else is named in a warning and gives 1 (`on` says what
- * that means). */
-static int env_switch(const char *name, const char *other, int other_value, const char *on)
+/* An on/off setting from the environment: `dflt` when unset or empty, 1 for "1", 0 for "0",
+ * other_value for `other` (if not NULL); anything else is named in a warning and gives `dflt`
+ * (`dflt_means` says what that is). */
+static int env_switch(const char *name, int dflt, const char *other, int other_value,
+                      const char *dflt_means)
 {
     const char *v = getenv(name);
-    if (!v || !*v || strcmp(v, "1") == 0)
-        return 1;
-    if (strcmp(v, "0") == 0)
-        return 0;
+    if (!v || !*v)
+        return dflt;
+    if (strcmp(v, "1") == 0 || strcmp(v, "0") == 0)
+        return v[0] == '1';
     if (other && strcmp(v, other) == 0)
         return other_value;
-    cg_log(CG_LOG_WARN, "ignoring %s=%s (want 0 or 1): %s", name, v, on);
-    return 1;
+    cg_log(CG_LOG_WARN, "ignoring %s=%s (want 0 or 1): %s", name, v, dflt_means);
+    return dflt;
 }
 
 static void keep_configure(void)
 {
     if (keep_mode < 0)
-        keep_mode = env_switch("CONVGPU_SWAP_KEEP_FREED", NULL, 0, "freed memory is kept");
+        keep_mode = env_switch("CONVGPU_SWAP_KEEP_FREED", 1, NULL, 0, "freed memory is kept");
 }
 
 /* The set's size where the daemon and the container's other processes can see it (mu held). */
@@ -416,11 +423,15 @@ static void sync_contexts(void)
     }
 }
 
-static void keep_host_configure(void)
+/* The swap thread's settings, read by it alone before its first move. */
+static void host_settings(void)
 {
     if (keep_host_mode < 0)
-        keep_host_mode = env_switch("CONVGPU_SWAP_KEEP_HOST", "test-reclaim", 2,
+        keep_host_mode = env_switch("CONVGPU_SWAP_KEEP_HOST", 1, "test-reclaim", 2,
                                     "host copies are kept, lazily freed, after a swap-in");
+    if (pin_mode < 0)
+        pin_mode = env_switch("CONVGPU_SWAP_PIN", 0, "test-fail", 2,
+                              "host copies are not page-locked for the copy");
 }
 
 /* Host memory for r's copy: its spare if it has one, else new; populated in one call (a fault
@@ -463,17 +474,41 @@ static void spare_drop(struct rec *r)
     r->spare = NULL;
 }
 
+/* Page-locks a host copy for one copy when CONVGPU_SWAP_PIN asks (the current context is the
+ * record's). True if it did; a copy it could not lock goes through pageable memory, as
+ * without the setting. */
+static bool pin(void *p, size_t n)
+{
+    if (pin_mode <= 0)
+        return false;
+    PFN_cuMemHostRegister_v2 reg = SYM(c_hreg, cuMemHostRegister_v2);
+    CUresult rc = pin_mode == 2 || !reg ? CUDA_ERROR_OPERATING_SYSTEM : reg(p, n, 0);
+    if (rc != CUDA_SUCCESS)
+        cg_log(CG_LOG_DEBUG, "swap: cannot page-lock %zu bytes (%d): copied from pageable memory",
+               n, (int)rc);
+    return rc == CUDA_SUCCESS;
+}
+
+/* Only after the copy is complete: the memory stays the host copy (or the spare). */
+static void unpin(void *p, bool pinned)
+{
+    PFN_cuMemHostUnregister unreg = SYM(c_hunreg, cuMemHostUnregister);
+    if (pinned && unreg && unreg(p) != CUDA_SUCCESS)
+        cg_log(CG_LOG_WARN, "swap: a host copy could not be unlocked");
+}
+
 /* Copies every resident record out and releases its device memory; returns what its slot was
  * charged for them, *into_spares how much of that went into spares. A record that cannot be
  * copied stays resident. */
-static uint64_t swap_out(struct cg_ledger *l, uint64_t *into_spares)
+static uint64_t swap_out(struct cg_ledger *l, uint64_t *into_spares, uint64_t *pinned_bytes)
 {
     PFN_cuCtxSetCurrent setcur = SYM(c_setcur, cuCtxSetCurrent);
     PFN_cuMemcpyDtoH_v2 dtoh = SYM(c_dtoh, cuMemcpyDtoH_v2);
     uint64_t moved = 0;
-    *into_spares = 0;
+    *into_spares = *pinned_bytes = 0;
     if (!setcur || !dtoh || !SYM(c_sync, cuCtxSynchronize))
         return 0;
+    host_settings();
     /* Our own bit too, whoever ordered: nothing may run on memory that is leaving. */
     atomic_fetch_or_explicit(&l->compute.gate, CG_GATE_SWAPPED, memory_order_seq_cst);
     wait_quiet();
@@ -494,8 +529,10 @@ static uint64_t swap_out(struct cg_ledger *l, uint64_t *into_spares)
             continue;
         }
         CUresult rc = setcur(r->ctx);
+        bool pinned = rc == CUDA_SUCCESS && pin(host, r->size);
         if (rc == CUDA_SUCCESS)
-            rc = dtoh(host, r->va, r->size);
+            rc = dtoh(host, r->va, r->size); /* synchronous: done when it returns */
+        unpin(host, pinned);
         if (rc == CUDA_SUCCESS)
             rc = map_out(r);
         if (rc != CUDA_SUCCESS) {
@@ -508,6 +545,8 @@ static uint64_t swap_out(struct cg_ledger *l, uint64_t *into_spares)
         moved += r->charged;
         if (spare)
             *into_spares += r->charged;
+        if (pinned)
+            *pinned_bytes += r->charged;
     }
     pthread_mutex_unlock(&mu);
     kept_release(drop, ndrop, "swap-out");
@@ -517,15 +556,16 @@ static uint64_t swap_out(struct cg_ledger *l, uint64_t *into_spares)
 
 /* Brings every record that is out back at its address; false if some could not come back yet
  * (the caller tries again). */
-static bool swap_in(void)
+static bool swap_in(uint64_t *pinned_bytes)
 {
+    uint64_t in_pinned = 0;
     PFN_cuCtxSetCurrent setcur = SYM(c_setcur, cuCtxSetCurrent);
     PFN_cuMemcpyHtoD_v2 htod = SYM(c_htod, cuMemcpyHtoD_v2);
     PFN_cuCtxSynchronize sync = SYM(c_sync, cuCtxSynchronize);
     if (!setcur || !htod || !sync)
         return false;
     bool all = true;
-    keep_host_configure(); /* only this thread reads the setting, before its first host_done */
+    host_settings();
     pthread_mutex_lock(&mu);
     holding_mu = true; /* our charges below must not try to drop kept memory (there is none) */
     for (uint32_t i = 0; i < used_n; i++) {
@@ -543,10 +583,14 @@ static bool swap_in(void)
         if (rc == CUDA_SUCCESS)
             while ((rc = map_in(r)) == CUDA_ERROR_OUT_OF_MEMORY && cg_driver_retry(&attempt))
                 ;
+        bool pinned = rc == CUDA_SUCCESS && pin(r->host, r->size);
         if (rc == CUDA_SUCCESS && (rc = htod(r->va, r->host, r->size)) != CUDA_SUCCESS)
             map_out(r);
         if (rc == CUDA_SUCCESS)
             rc = sync();
+        unpin(r->host, pinned); /* the copy is complete, or failed and mapped out */
+        if (pinned && rc == CUDA_SUCCESS)
+            in_pinned += r->charged;
         if (rc != CUDA_SUCCESS) {
             cg_log(CG_LOG_WARN, "swap-in of %zu bytes failed (%d): will try again", r->size,
                    (int)rc);
@@ -558,6 +602,7 @@ static bool swap_in(void)
     }
     holding_mu = false;
     pthread_mutex_unlock(&mu);
+    *pinned_bytes += in_pinned;
     return all;
 }
 
@@ -572,7 +617,7 @@ static void report(struct cg_ledger_swap_slot *me, uint32_t state, uint32_t epoc
 static void *swap_main(void *arg)
 {
     (void)arg;
-    uint64_t out = 0;
+    uint64_t out = 0, in_pinned = 0; /* in_pinned: over the tries of one swap-in */
     for (;;) {
         struct cg_session s;
         if (!cg_session_get(&s)) {
@@ -587,22 +632,31 @@ static void *swap_main(void *arg)
         if (order == CG_SWAP_OUT &&
             atomic_load_explicit(&me->state, memory_order_relaxed) != CG_SWAPST_OUT) {
             atomic_store_explicit(&me->state, CG_SWAPST_MOVING, memory_order_relaxed);
-            uint64_t into_spares;
-            out = swap_out(l, &into_spares);
+            uint64_t into_spares, pinned;
+            out = swap_out(l, &into_spares, &pinned);
             atomic_store_explicit(&me->out_bytes, out, memory_order_relaxed);
             atomic_fetch_add_explicit(&me->swaps, 1, memory_order_relaxed);
-            cg_log(CG_LOG_INFO, "swapped out %" PRIu64 " bytes (%" PRIu64 " into host memory "
-                                "kept since the last swap-in)", out, into_spares);
+            if (pin_mode > 0)
+                cg_log(CG_LOG_INFO, "swapped out %" PRIu64 " bytes (%" PRIu64 " into host "
+                                    "memory kept since the last swap-in); %" PRIu64
+                                    " page-locked for the copy", out, into_spares, pinned);
+            else
+                cg_log(CG_LOG_INFO, "swapped out %" PRIu64 " bytes (%" PRIu64 " into host "
+                                    "memory kept since the last swap-in)", out, into_spares);
             report(me, CG_SWAPST_OUT, epoch);
         } else if (order == CG_SWAP_IN &&
                    atomic_load_explicit(&me->state, memory_order_relaxed) != CG_SWAPST_IN) {
             atomic_store_explicit(&me->state, CG_SWAPST_MOVING, memory_order_relaxed);
-            if (!swap_in()) {
+            if (!swap_in(&in_pinned)) {
                 pause_ms(100);
                 continue;
             }
-            cg_log(CG_LOG_INFO, "swapped in %llu bytes", (unsigned long long)out);
-            out = 0;
+            if (pin_mode > 0)
+                cg_log(CG_LOG_INFO, "swapped in %llu bytes; %llu page-locked for the copy",
+                       (unsigned long long)out, (unsigned long long)in_pinned);
+            else
+                cg_log(CG_LOG_INFO, "swapped in %llu bytes", (unsigned long long)out);
+            out = in_pinned = 0;
             atomic_store_explicit(&me->out_bytes, 0, memory_order_relaxed);
             report(me, CG_SWAPST_IN, epoch);
         } else {

@@ -102,7 +102,8 @@ Plan (each step bounded by a timeout; the whole run by --budget ${BUDGET}s):
                 swap_probe rounds 3 (round trips ordered through the ledger, every byte
                 rewritten and checked); a container holding ${SWAP_MIB} MiB moved out and in twice
                 with convgpu swap/unswap, times from inspect against the copy bandwidth
-                (target >= 0.80), every byte checked
+                (target >= 0.80), every byte checked; both again with CONVGPU_SWAP_PIN=1 (host
+                copies page-locked for each copy), whose figure the report gives beside it
   8. timing     gpu_probe timing: cuMemAlloc_v2/cuMemFree_v2 (2 MiB), cuMemGetInfo_v2, native
                 and under ${TIMING_LIMIT}MiB
   9. torch      default allocator, expandable_segments:True, backend:cudaMallocAsync; native and
@@ -657,13 +658,13 @@ suspend_test
 # frameworks rather than this. What it answers: the swap round trip on this driver, byte for
 # byte (issue 20's "Done when"), and its bandwidth against a plain copy measured in the same run
 # (its target).
-swap_field() { # swap_field EXPR: of `convgpu inspect gpuS` (j)
-    cg inspect gpuS 2>/dev/null | json_get "$1" 2>/dev/null || true
+swap_field() { # swap_field NAME EXPR: of `convgpu inspect NAME` (j)
+    cg inspect "$1" 2>/dev/null | json_get "$2" 2>/dev/null || true
 }
-swap_wait() { # swap_wait STATE: until inspect shows swap=STATE; 1 after 300 s
+swap_wait() { # swap_wait NAME STATE: until inspect shows swap=STATE; 1 after 300 s
     local _
     for _ in $(seq 1 3000); do
-        [ "$(swap_field 'j.get("swap")')" = "$1" ] && return 0
+        [ "$(swap_field "$1" 'j.get("swap")')" = "$2" ] && return 0
         sleep 0.1
     done
     return 1
@@ -699,7 +700,8 @@ swap_test() {
 }
 swap_steps() { # swap_steps COPY_OUT_GBPS COPY_IN_GBPS (bench_swap's; empty if it failed)
     local co=$1 ci=$2 limit=$((SWAP_MIB + 1024))
-    # The mechanism alone: the probe orders its own moves through its ledger, as the daemon does.
+    # The mechanism alone: the probe orders its own moves through its ledger, as the daemon does;
+    # with host copies in pageable memory (the default) and page-locked for each copy.
     run_cmd 180 under "$limit" env CONVGPU_LOG=info "$SWAP_PROBE" rounds 3
     local spares
     spares=$(sed -n 's/.*(\([0-9]*\) into host memory kept since the last swap-in).*/\1/p' "$TMP/out" | tr '\n' ' ')
@@ -708,50 +710,78 @@ swap_steps() { # swap_steps COPY_OUT_GBPS COPY_IN_GBPS (bench_swap's; empty if i
     else
         record swap.rounds convgpu fail "$SECS" "exit $RC: $(tail_out)"
     fi
+    run_cmd 180 under "$limit" env CONVGPU_LOG=info CONVGPU_SWAP_PIN=1 "$SWAP_PROBE" rounds 3
+    local locked
+    locked=$(sed -n 's/.*swapped out [0-9]* bytes (.*); \([0-9]*\) page-locked for the copy.*/\1/p' "$TMP/out" | tr '\n' ' ')
+    # Every swap-out's copies locked: a driver that refuses would leave this mode untested.
+    if [ "$RC" -eq 0 ] && grep -q '^ok rounds=3 ' "$TMP/out" &&
+        [ "$(wc -w <<<"$locked")" -eq 3 ] && ! grep -qw 0 <<<"$locked"; then
+        record swap.rounds.pinned convgpu pass "$SECS" "CONVGPU_SWAP_PIN=1: the same, exact; bytes page-locked per swap-out: $locked"
+    else
+        record swap.rounds.pinned convgpu fail "$SECS" "CONVGPU_SWAP_PIN=1: exit $RC, bytes page-locked per swap-out: ${locked:-none}: $(tail_out)"
+    fi
     # Through the daemon: a container holding SWAP_MIB, moved out and in twice by the operator's
-    # order; the probe checks every byte once released.
-    local rel=$TMP/swap.release out=$TMP/swap_big.out rc=0 round bytes so si
+    # order, once per kind of host copy; the target is judged on the default's.
+    local r_default r_pinned
+    swap_big "" "" "$co" "$ci"
+    r_default=$SWAP_R2
+    swap_big .pinned "CONVGPU_SWAP_PIN=1" "$co" "$ci"
+    r_pinned=$SWAP_R2
+    [ -n "$r_default" ] || return 0
+    measure "swap bandwidth / copy bandwidth, round 2 (target >= 0.80)" \
+        "pageable (default): $r_default; page-locked (CONVGPU_SWAP_PIN=1): ${r_pinned:-?}"
+    local also="page-locked for each copy (CONVGPU_SWAP_PIN=1): ${r_pinned:-not measured}"
+    if [ "$EMULATE" -eq 1 ]; then
+        record swap.bandwidth convgpu skip "" "$r_default of the copy; $also: not judged on the emulator (its device memory is host memory)"
+    elif meets_swap_target "$r_default"; then
+        record swap.bandwidth convgpu pass "" "$r_default of the copy bandwidth (target >= 0.80); $also"
+    elif [ -n "$r_pinned" ] && meets_swap_target "$r_pinned"; then
+        record swap.bandwidth convgpu fail "" "$r_default of the copy bandwidth (target >= 0.80), but $also meets it: make that the default (pin_mode in src/interpose/swap.c)"
+    else
+        record swap.bandwidth convgpu fail "" "$r_default of the copy bandwidth (target >= 0.80); $also"
+    fi
+}
+meets_swap_target() { # meets_swap_target "out X, in Y"
+    awk -v s="$1" 'BEGIN { split(s, f, /[ ,]+/); exit !(f[2] >= 0.8 && f[4] >= 0.8) }'
+}
+# swap_big SUFFIX ENV CO CI: the 4 GiB container (ENV: extra environment for its process, or
+# empty), two round trips; sets SWAP_R2 to "out X, in Y" (round 2 against the copy), or empty.
+swap_big() {
+    local sfx=$1 extra=$2 co=$3 ci=$4 limit=$((SWAP_MIB + 1024))
+    local rel=$TMP/swap$sfx.release out=$TMP/swap_big$sfx.out rc=0 round bytes so si
+    local name=gpuS${sfx:+P} what=${extra:-pageable host copies}
+    SWAP_R2=
     rm -f "$rel"
-    if ! bg_container gpuS "$limit" "$out" '^ready$' "$SWAP_PROBE" big "$rel" "$SWAP_MIB"; then
-        record swap.daemon convgpu fail 0 "the probe did not allocate ${SWAP_MIB} MiB: $(tail -n 3 "$out" | tr '\n' ' ')"
+    if ! bg_container "$name" "$limit" "$out" '^ready$' env ${extra:+"$extra"} "$SWAP_PROBE" big "$rel" "$SWAP_MIB"; then
+        record "swap.daemon$sfx" convgpu fail 0 "$what: the probe did not allocate ${SWAP_MIB} MiB: $(tail -n 3 "$out" | tr '\n' ' ')"
         return
     fi
     local pid=$BG_PID
     local ok_rounds=0 r2_out="" r2_in=""
     for round in 1 2; do
-        if ! cg swap gpuS >>"$STEPS_LOG" 2>&1 || ! swap_wait out; then
-            record "swap.daemon.round$round" convgpu fail "" "never out: swap=$(swap_field 'j.get("swap")')"; break
+        if ! cg swap "$name" >>"$STEPS_LOG" 2>&1 || ! swap_wait "$name" out; then
+            record "swap.daemon$sfx.round$round" convgpu fail "" "$what: never out: swap=$(swap_field "$name" 'j.get("swap")')"; break
         fi
-        bytes=$(swap_field 'j.get("swapped_bytes")') so=$(swap_field 'j.get("swap_out_s")')
-        if ! cg unswap gpuS >>"$STEPS_LOG" 2>&1 || ! swap_wait in; then
-            record "swap.daemon.round$round" convgpu fail "" "never back in: swap=$(swap_field 'j.get("swap")')"; break
+        bytes=$(swap_field "$name" 'j.get("swapped_bytes")') so=$(swap_field "$name" 'j.get("swap_out_s")')
+        if ! cg unswap "$name" >>"$STEPS_LOG" 2>&1 || ! swap_wait "$name" in; then
+            record "swap.daemon$sfx.round$round" convgpu fail "" "$what: never back in: swap=$(swap_field "$name" 'j.get("swap")')"; break
         fi
-        si=$(swap_field 'j.get("swap_in_s")')
-        record "swap.daemon.round$round" convgpu pass "" "$((bytes >> 20)) MiB; out: $(printf '%.3f' "$so") s ($(gbps "$bytes" "$so") GB/s); in: $(printf '%.3f' "$si") s ($(gbps "$bytes" "$si") GB/s)"
-        measure "swap round trip $round through convgpud ($((bytes >> 20)) MiB$([ "$round" = 2 ] && echo ', host copy kept from round 1'))" "out $(gbps "$bytes" "$so") GB/s, in $(gbps "$bytes" "$si") GB/s"
+        si=$(swap_field "$name" 'j.get("swap_in_s")')
+        record "swap.daemon$sfx.round$round" convgpu pass "" "$what: $((bytes >> 20)) MiB; out: $(printf '%.3f' "$so") s ($(gbps "$bytes" "$so") GB/s); in: $(printf '%.3f' "$si") s ($(gbps "$bytes" "$si") GB/s)"
+        measure "swap round trip $round through convgpud, $what ($((bytes >> 20)) MiB$([ "$round" = 2 ] && echo ', host copy kept from round 1'))" "out $(gbps "$bytes" "$so") GB/s, in $(gbps "$bytes" "$si") GB/s"
         ok_rounds=$round r2_out=$(gbps "$bytes" "$so") r2_in=$(gbps "$bytes" "$si")
     done
     : >"$rel"
     wait "$pid" || rc=$?
     cat "$out" >>"$STEPS_LOG"
     if [ "$rc" -eq 0 ] && [ "$(tail -n 1 "$out")" = ok ]; then
-        record swap.daemon.data convgpu pass "" "every byte of ${SWAP_MIB} MiB back after $ok_rounds round trips"
+        record "swap.daemon$sfx.data" convgpu pass "" "$what: every byte of ${SWAP_MIB} MiB back after $ok_rounds round trips"
     else
-        record swap.daemon.data convgpu fail "" "exit $rc: $(tail -n 3 "$out" | tr '\n' ' ')"
+        record "swap.daemon$sfx.data" convgpu fail "" "$what: exit $rc: $(tail -n 3 "$out" | tr '\n' ' ')"
     fi
-    # The issue's target, on the steady state (round 2: the host copy kept from round 1).
+    # The steady state (round 2: the host copy kept from round 1) against the copy.
     if [ "$ok_rounds" -eq 2 ] && [ -n "$co" ] && [ -n "$ci" ]; then
-        local ro rin
-        ro=$(awk -v a="$r2_out" -v b="$co" 'BEGIN { printf "%.2f", a / b }')
-        rin=$(awk -v a="$r2_in" -v b="$ci" 'BEGIN { printf "%.2f", a / b }')
-        measure "swap bandwidth / copy bandwidth, round 2 (target >= 0.80)" "out $ro, in $rin"
-        if [ "$EMULATE" -eq 1 ]; then
-            record swap.bandwidth convgpu skip "" "out $ro, in $rin of the copy: not judged on the emulator (its device memory is host memory)"
-        elif awk -v a="$ro" -v b="$rin" 'BEGIN { exit !(a >= 0.8 && b >= 0.8) }'; then
-            record swap.bandwidth convgpu pass "" "out $ro, in $rin of the copy bandwidth (target >= 0.80)"
-        else
-            record swap.bandwidth convgpu fail "" "out $ro, in $rin of the copy bandwidth (target >= 0.80)"
-        fi
+        SWAP_R2="out $(awk -v a="$r2_out" -v b="$co" 'BEGIN { printf "%.2f", a / b }'), in $(awk -v a="$r2_in" -v b="$ci" 'BEGIN { printf "%.2f", a / b }')"
     fi
 }
 swap_test

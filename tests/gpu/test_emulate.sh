@@ -25,6 +25,7 @@ head -n1 "$tsv" | grep -q "^check	mode	result	seconds	detail$" || fail "TSV head
 awk -F'\t' 'NR > 1 && NF != 5 { bad = 1 } END { exit bad }' "$tsv" || fail "TSV rows without 5 fields"
 for c in sample.plain.over_limit sample.vmm.over_limit sample.pool.over_limit suspend.second_suspended \
          swap.bench swap.rounds swap.daemon.round1 swap.daemon.round2 swap.daemon.data \
+         swap.rounds.pinned swap.daemon.pinned.round1 swap.daemon.pinned.round2 swap.daemon.pinned.data \
          suspend.resumed_after_first daemon.context_probe; do
     awk -F'\t' -v c="$c" '$1 == c && $3 == "pass" { ok = 1 } END { exit !ok }' "$tsv" || fail "$c did not pass"
 done

@@ -8,7 +8,12 @@
 #   2. the kernel's reclaim (CONVGPU_SWAP_KEEP_HOST=test-reclaim drops every kept page at once,
 #      so it reads as zero, as a reclaimed one does): still exact;
 #   3. CONVGPU_SWAP_KEEP_HOST=0: nothing kept, still exact;
-#   4. a malformed setting: named in a warning, the default kept.
+#   4. a malformed setting: named in a warning, the default kept;
+#   5. CONVGPU_SWAP_PIN=1: each host copy page-locked for its copy (cuMemHostRegister) and
+#      unlocked after it (otherwise the next round's lock of the same kept copy would fail):
+#      every byte of both directions in all three round trips; still exact;
+#   6. CONVGPU_SWAP_PIN=test-fail (every lock refused): copied from pageable memory, exact;
+#      a malformed CONVGPU_SWAP_PIN: named in a warning, nothing locked.
 . "$(dirname "$0")/lib.sh"
 need_emulator
 export CONVGPU_EMU_CONTEXT=2MiB
@@ -41,4 +46,29 @@ CONVGPU_SWAP_KEEP_HOST=bogus expect_rc 0 "a malformed CONVGPU_SWAP_KEEP_HOST: st
     run_in 1GiB "$SWAP_PROBE" rounds 2
 check "malformed setting: a warning naming it" grep -q "ignoring CONVGPU_SWAP_KEEP_HOST=bogus" "$TMP/out"
 check "malformed setting: the default (kept) ($(spares))" test "$(spares)" = "0 $MOVED "
+pinned() { # pinned out|in: the "page-locked for the copy" figure of each swap-out or swap-in
+    case $1 in
+    out) sed -n 's/.*swapped out [0-9]* bytes (.*); \([0-9]*\) page-locked for the copy.*/\1/p' "$TMP/out" ;;
+    in) sed -n 's/.*swapped in [0-9]* bytes; \([0-9]*\) page-locked for the copy.*/\1/p' "$TMP/out" ;;
+    esac | tr '\n' ' '
+}
+
+CONVGPU_SWAP_PIN=1 expect_rc 0 "CONVGPU_SWAP_PIN=1: three round trips, every byte checked" \
+    run_in 1GiB "$SWAP_PROBE" rounds 3
+check "pinned: every swap-out's copy page-locked ($(pinned out))" \
+    test "$(pinned out)" = "$MOVED $MOVED $MOVED "
+check "pinned: every swap-in's copy page-locked ($(pinned in))" \
+    test "$(pinned in)" = "$MOVED $MOVED $MOVED "
+check "pinned: the kept copies still used ($(spares))" test "$(spares)" = "0 $MOVED $MOVED "
+
+CONVGPU_SWAP_PIN=test-fail expect_rc 0 "every page lock refused: still exact" \
+    run_in 1GiB "$SWAP_PROBE" rounds 2
+check "refused locks: nothing page-locked ($(pinned out)/$(pinned in))" \
+    test "$(pinned out)/$(pinned in)" = "0 0 /0 0 "
+
+CONVGPU_SWAP_PIN=yes expect_rc 0 "a malformed CONVGPU_SWAP_PIN: still exact" \
+    run_in 1GiB "$SWAP_PROBE" rounds 2
+check "malformed CONVGPU_SWAP_PIN: a warning naming it" grep -q "ignoring CONVGPU_SWAP_PIN=yes" "$TMP/out"
+check "malformed CONVGPU_SWAP_PIN: the default, nothing locked" \
+    test -z "$(pinned out)$(pinned in)"
 finish
