@@ -36,6 +36,7 @@
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -423,7 +424,7 @@ static void sync_contexts(void)
     }
 }
 
-/* The swap thread's settings, read by it alone before its first move. */
+/* The swap thread's settings, read by it alone when it starts (once per process). */
 static void host_settings(void)
 {
     if (keep_host_mode < 0)
@@ -492,9 +493,20 @@ static bool pin(void *p, size_t n)
 /* Only after the copy is complete: the memory stays the host copy (or the spare). */
 static void unpin(void *p, bool pinned)
 {
+    if (!pinned)
+        return;
     PFN_cuMemHostUnregister unreg = SYM(c_hunreg, cuMemHostUnregister);
-    if (pinned && unreg && unreg(p) != CUDA_SUCCESS)
+    if (!unreg || unreg(p) != CUDA_SUCCESS)
         cg_log(CG_LOG_WARN, "swap: a host copy could not be unlocked");
+}
+
+/* "; N page-locked for the copy" for a move's log line when CONVGPU_SWAP_PIN is on, else "". */
+static const char *locked_text(char *buf, size_t len, uint64_t bytes)
+{
+    buf[0] = '\0';
+    if (pin_mode > 0)
+        snprintf(buf, len, "; %" PRIu64 " page-locked for the copy", bytes);
+    return buf;
 }
 
 /* Copies every resident record out and releases its device memory; returns what its slot was
@@ -508,7 +520,6 @@ static uint64_t swap_out(struct cg_ledger *l, uint64_t *into_spares, uint64_t *p
     *into_spares = *pinned_bytes = 0;
     if (!setcur || !dtoh || !SYM(c_sync, cuCtxSynchronize))
         return 0;
-    host_settings();
     /* Our own bit too, whoever ordered: nothing may run on memory that is leaving. */
     atomic_fetch_or_explicit(&l->compute.gate, CG_GATE_SWAPPED, memory_order_seq_cst);
     wait_quiet();
@@ -558,14 +569,12 @@ static uint64_t swap_out(struct cg_ledger *l, uint64_t *into_spares, uint64_t *p
  * (the caller tries again). */
 static bool swap_in(uint64_t *pinned_bytes)
 {
-    uint64_t in_pinned = 0;
     PFN_cuCtxSetCurrent setcur = SYM(c_setcur, cuCtxSetCurrent);
     PFN_cuMemcpyHtoD_v2 htod = SYM(c_htod, cuMemcpyHtoD_v2);
     PFN_cuCtxSynchronize sync = SYM(c_sync, cuCtxSynchronize);
     if (!setcur || !htod || !sync)
         return false;
     bool all = true;
-    host_settings();
     pthread_mutex_lock(&mu);
     holding_mu = true; /* our charges below must not try to drop kept memory (there is none) */
     for (uint32_t i = 0; i < used_n; i++) {
@@ -590,7 +599,7 @@ static bool swap_in(uint64_t *pinned_bytes)
             rc = sync();
         unpin(r->host, pinned); /* the copy is complete, or failed and mapped out */
         if (pinned && rc == CUDA_SUCCESS)
-            in_pinned += r->charged;
+            *pinned_bytes += r->charged;
         if (rc != CUDA_SUCCESS) {
             cg_log(CG_LOG_WARN, "swap-in of %zu bytes failed (%d): will try again", r->size,
                    (int)rc);
@@ -602,7 +611,6 @@ static bool swap_in(uint64_t *pinned_bytes)
     }
     holding_mu = false;
     pthread_mutex_unlock(&mu);
-    *pinned_bytes += in_pinned;
     return all;
 }
 
@@ -618,6 +626,8 @@ static void *swap_main(void *arg)
 {
     (void)arg;
     uint64_t out = 0, in_pinned = 0; /* in_pinned: over the tries of one swap-in */
+    char locked[64];                 /* the log's page-locked figure, with the setting on */
+    host_settings();
     for (;;) {
         struct cg_session s;
         if (!cg_session_get(&s)) {
@@ -636,13 +646,9 @@ static void *swap_main(void *arg)
             out = swap_out(l, &into_spares, &pinned);
             atomic_store_explicit(&me->out_bytes, out, memory_order_relaxed);
             atomic_fetch_add_explicit(&me->swaps, 1, memory_order_relaxed);
-            if (pin_mode > 0)
-                cg_log(CG_LOG_INFO, "swapped out %" PRIu64 " bytes (%" PRIu64 " into host "
-                                    "memory kept since the last swap-in); %" PRIu64
-                                    " page-locked for the copy", out, into_spares, pinned);
-            else
-                cg_log(CG_LOG_INFO, "swapped out %" PRIu64 " bytes (%" PRIu64 " into host "
-                                    "memory kept since the last swap-in)", out, into_spares);
+            cg_log(CG_LOG_INFO, "swapped out %" PRIu64 " bytes (%" PRIu64 " into host memory "
+                                "kept since the last swap-in)%s", out, into_spares,
+                   locked_text(locked, sizeof locked, pinned));
             report(me, CG_SWAPST_OUT, epoch);
         } else if (order == CG_SWAP_IN &&
                    atomic_load_explicit(&me->state, memory_order_relaxed) != CG_SWAPST_IN) {
@@ -651,11 +657,8 @@ static void *swap_main(void *arg)
                 pause_ms(100);
                 continue;
             }
-            if (pin_mode > 0)
-                cg_log(CG_LOG_INFO, "swapped in %llu bytes; %llu page-locked for the copy",
-                       (unsigned long long)out, (unsigned long long)in_pinned);
-            else
-                cg_log(CG_LOG_INFO, "swapped in %llu bytes", (unsigned long long)out);
+            cg_log(CG_LOG_INFO, "swapped in %" PRIu64 " bytes%s", out,
+                   locked_text(locked, sizeof locked, in_pinned));
             out = in_pinned = 0;
             atomic_store_explicit(&me->out_bytes, 0, memory_order_relaxed);
             report(me, CG_SWAPST_IN, epoch);
