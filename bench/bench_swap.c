@@ -116,7 +116,7 @@ struct chunk {
     size_t size;
     CUmemGenericAllocationHandle h;
     void *host;
-    void *spare; /* HOST_KEPT: the last host copy, lazily freed */
+    void *spare; /* HOST_KEPT, HOST_REGISTERED: the last host copy, lazily freed */
 };
 
 static void map_in(struct chunk *c)
@@ -141,6 +141,9 @@ static void map_out(struct chunk *c)
 enum host_kind { HOST_GIVEN, HOST_PINNED, HOST_POPULATED, HOST_KEPT, HOST_REGISTERED };
 #define HOST_KINDS 5
 
+/* Whether a kind keeps its host copy after a swap-in, as the interposer does. */
+static int keeps_copy(enum host_kind kind) { return kind == HOST_KEPT || kind == HOST_REGISTERED; }
+
 static void *populated(size_t n)
 {
     void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -164,7 +167,7 @@ static void swap_out(struct chunk *c, int n, enum host_kind kind, void **given)
             c[i].host = given[i];
         else if (kind == HOST_PINNED)
             CHECK(p_cuMemAllocHost_v2(&c[i].host, c[i].size));
-        else if ((kind == HOST_KEPT || kind == HOST_REGISTERED) && c[i].spare) {
+        else if (keeps_copy(kind) && c[i].spare) {
             c[i].host = c[i].spare; /* what the kernel took back is faulted in again */
             c[i].spare = NULL;
             madvise(c[i].host, c[i].size, MADV_POPULATE_WRITE);
@@ -194,8 +197,7 @@ static void swap_in(struct chunk *c, int n, enum host_kind kind)
             CHECK(p_cuMemHostUnregister(c[i].host));
         if (kind == HOST_PINNED)
             CHECK(p_cuMemFreeHost(c[i].host));
-        else if ((kind == HOST_KEPT || kind == HOST_REGISTERED) &&
-                 madvise(c[i].host, c[i].size, MADV_FREE) == 0)
+        else if (keeps_copy(kind) && madvise(c[i].host, c[i].size, MADV_FREE) == 0)
             c[i].spare = c[i].host;
         else if (kind != HOST_GIVEN) /* populated, or kept where MADV_FREE is missing */
             munmap(c[i].host, c[i].size);
@@ -346,7 +348,8 @@ int main(int argc, char **argv)
     }
     SYM(cuInit); SYM(cuDeviceGet); SYM(cuDevicePrimaryCtxRetain); SYM(cuCtxSetCurrent);
     SYM(cuCtxSynchronize); SYM(cuCtxGetCurrent); SYM(cuCtxGetDevice); SYM(cuMemAlloc_v2); SYM(cuMemFree_v2); SYM(cuMemAllocHost_v2);
-    SYM(cuMemFreeHost); SYM(cuMemHostRegister_v2); SYM(cuMemHostUnregister); SYM(cuMemcpyDtoH_v2); SYM(cuMemcpyHtoD_v2); SYM(cuMemsetD32_v2);
+    SYM(cuMemFreeHost); SYM(cuMemHostRegister_v2); SYM(cuMemHostUnregister);
+    SYM(cuMemcpyDtoH_v2); SYM(cuMemcpyHtoD_v2); SYM(cuMemsetD32_v2);
     SYM(cuMemGetAllocationGranularity); SYM(cuMemAddressReserve); SYM(cuMemAddressFree);
     SYM(cuMemCreate); SYM(cuMemRelease); SYM(cuMemMap); SYM(cuMemUnmap); SYM(cuMemSetAccess);
 
