@@ -8,8 +8,9 @@
 # bench/bench_* (so that `bench/run-all.sh --real-gpu DEST` and run.sh's swap step run there
 # too), deps/ (every shared library convgpud and convgpu need beyond glibc, e.g. libmicrohttpd,
 # libjansson, libsqlite3, libhttp_parser and theirs), gpu/{cudart_table2,gpu_probe} when nvcc is
-# here, and ORIGIN (where and from what it was built). run.sh uses the bundle when the build packages are missing (or with --prebuilt DIR) and
-# puts deps/ on LD_LIBRARY_PATH of the daemon and the CLI only, never of the workloads.
+# here, and ORIGIN (where and from what it was built). run.sh uses the bundle when the build
+# packages are missing (or with --prebuilt DIR) and puts deps/ on LD_LIBRARY_PATH of the daemon
+# and the CLI only, never of the workloads.
 # The binaries need a glibc at least as new as this machine's (Debian 12: 2.36) and x86-64.
 #
 # Through the session device tool: the default DEST is added to .git/info/exclude, so name it in

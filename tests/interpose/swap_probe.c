@@ -514,16 +514,25 @@ static int wait_check(const char *file)
     return 0;
 }
 
+/* A mode's numeric argument, 1..max; 0 (after saying what it wants) for anything else. */
+static unsigned long count_arg(const char *text, unsigned long max, const char *what)
+{
+    char *end;
+    unsigned long n = strtoul(text, &end, 10);
+    if (*end || n == 0 || n > max) {
+        fprintf(stderr, "swap_probe %s, 1-%lu\n", what, max);
+        return 0;
+    }
+    return n;
+}
+
 /* One allocation of `mib` MiB with a known pattern: "ready", then wait for `file`, then check
  * every byte ("ok"). The scheduler may move it out and back meanwhile (test_swap_policy.sh). */
 static int big_check(const char *file, const char *mib_text)
 {
-    char *end;
-    unsigned long mib = strtoul(mib_text, &end, 10);
-    if (*end || mib == 0 || mib > 65536) {
-        fprintf(stderr, "swap_probe big: size in MiB, 1-65536\n");
+    unsigned long mib = count_arg(mib_text, 65536, "big: size in MiB");
+    if (!mib)
         return 2;
-    }
     init_ctx();
     struct buf big;
     fill(&big, (size_t)mib << 20, 0x77u);
@@ -539,12 +548,9 @@ static int big_check(const char *file, const char *mib_text)
 /* N round trips of one set of allocations; between two, every byte changes. */
 static int rounds(const char *n_text)
 {
-    char *end;
-    unsigned long n = strtoul(n_text, &end, 10);
-    if (*end || n == 0 || n > 100) {
-        fprintf(stderr, "swap_probe rounds: a count, 1-100\n");
+    unsigned long n = count_arg(n_text, 100, "rounds: a count");
+    if (!n)
         return 2;
-    }
     init_ctx();
     for (int i = 0; i < NBUF; i++)
         fill(&bufs[i], sizes[i], 0x30u + (unsigned)i);
