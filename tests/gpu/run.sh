@@ -744,7 +744,7 @@ swap_steps() { # swap_steps COPY_OUT_GBPS COPY_IN_GBPS (bench_swap's; empty if i
 meets_swap_target() { # meets_swap_target "out X, in Y"
     awk -v s="$1" 'BEGIN { split(s, f, /[ ,]+/); exit !(f[2] >= 0.8 && f[4] >= 0.8) }'
 }
-# swap_big SUFFIX ENV CO CI: the 4 GiB container (ENV: extra environment for its process, or
+# swap_big SUFFIX ENV CO CI: the SWAP_MIB container (ENV: extra environment for its process, or
 # empty), two round trips; sets SWAP_R2 to "out X, in Y" (round 2 against the copy), or empty.
 swap_big() {
     local sfx=$1 extra=$2 co=$3 ci=$4 limit=$((SWAP_MIB + 1024))
