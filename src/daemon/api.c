@@ -1351,7 +1351,11 @@ int api_start(struct daemon *d, int listen_fd, char *err, size_t errlen)
                               MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
                               MHD_OPTION_CONNECTION_TIMEOUT, d->opt.api_idle_timeout,
                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
-                              MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
+                              /* MHD's default: the request line, headers and read
+                               * buffer; a body streams into request_ctx. 128 KiB cost
+                               * each connection page faults (53 -> 19 per container's
+                               * life) and 32 MiB under 256 idle connections. */
+                              MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
                               MHD_OPTION_END);
     if (!a->mhd) {
         snprintf(err, errlen, "cannot start the HTTP server on the control socket");
