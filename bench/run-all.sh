@@ -12,8 +12,9 @@
 #   BENCH_QUICK=1   smoke run (< 1 min): few repetitions; numbers are not meaningful
 #   BENCH_OUT=FILE  write there instead of docs/BENCHMARKS.md
 #
-# Figure 5 with Docker: bench/docker-create.sh (its own private dockerd; skipped, with the reason
-# printed and written, where none can start).
+# Figure 5 with Docker: bench/docker-create.sh (its own private dockerd); the device plugin and a
+# start through containerd (issue 18): bench/k8s-plugin.sh (its own containerd, kubelet stand-in
+# and plugin). Each is skipped, with the reason printed and written, where its engine cannot run.
 #
 # Everything runs against private daemons (convgpud --runtime-dir TMP/... --foreground) in a
 # temporary directory; a trap stops them and removes the directory. Comparisons are always made
@@ -302,26 +303,34 @@ if [ "$REAL" = 0 ]; then
     emit ""
 fi
 
-# ---- 4b. container creation with Docker (Figure 5 proper) -----------------------------------
+# ---- 4b, 4c. container creation with Docker (Figure 5 proper); start through containerd -------
 
-if [ "$REAL" = 0 ]; then
-    log "container creation with Docker: bench/docker-create.sh (a private dockerd)"
+# sub_bench TITLE SCRIPT: a benchmark script with its own private engine, its Markdown section
+# appended; skipped (exit 77, the reason printed and written) where its engine cannot run.
+sub_bench() {
+    local title=$1 script=$2 name rc why
+    name=$(basename "$script" .sh)
+    log "$title: bench/$name.sh (a private engine)"
     set +e
-    "$SRC/bench/docker-create.sh" "$BUILD" >"$TMP/docker.md" 2>"$TMP/docker.log"
-    DRC=$?
+    "$SRC/bench/$name.sh" "$BUILD" >"$TMP/$name.md" 2>"$TMP/$name.log"
+    rc=$?
     set -e
-    if [ "$DRC" = 0 ]; then
-        cat "$TMP/docker.md" >>"$GEN"
+    if [ "$rc" = 0 ]; then
+        cat "$TMP/$name.md" >>"$GEN"
+    elif [ "$rc" = 77 ]; then
+        why=$(grep '^SKIP: ' "$TMP/$name.log" | tail -1 | sed 's/^SKIP: //')
+        log "$title skipped: $why"
+        emit "### $title" "" "Not measured in this run: $why (\`bench/$name.sh\` skipped)." ""
     else
-        if [ "$DRC" = 77 ]; then
-            WHY=$(grep '^SKIP: ' "$TMP/docker.log" | tail -1 | sed 's/^SKIP: //')
-            log "Docker creation benchmark skipped: $WHY"
-            emit "### Container creation with Docker (paper Figure 5)" "" "Not measured in this run: $WHY (\`bench/docker-create.sh\` skipped)." ""
-        else
-            log "Docker creation benchmark failed (exit $DRC):"; tail -n 20 "$TMP/docker.log" >&2
-            emit "### Container creation with Docker (paper Figure 5)" "" "\`bench/docker-create.sh\` failed in this run (exit $DRC); see its output." ""
-        fi
+        log "$title failed (exit $rc):"; tail -n 20 "$TMP/$name.log" >&2
+        emit "### $title" "" "\`bench/$name.sh\` failed in this run (exit $rc); see its output." ""
+        SUB_FAILED+=("bench/$name.sh")
     fi
+}
+SUB_FAILED=()
+if [ "$REAL" = 0 ]; then
+    sub_bench "Container creation with Docker (paper Figure 5)" docker-create.sh
+    sub_bench "Kubernetes: the device plugin's Allocate, and a container's start through containerd" k8s-plugin.sh
 fi
 
 # ---- 5. scaling ------------------------------------------------------------------------------
@@ -463,3 +472,8 @@ else BEGIN='<!-- bench:begin -->'; END='<!-- bench:end -->'; fi
 . "$SRC/bench/section.sh"
 write_section "$OUT" "$BEGIN" "$END" "$GEN"
 log "results written to $OUT"
+# The other results are written, but a benchmark that broke fails the run (and bench.smoke).
+if [ ${#SUB_FAILED[@]} -ne 0 ]; then
+    log "failed: ${SUB_FAILED[*]}"
+    exit 1
+fi
