@@ -237,6 +237,46 @@ static int usage(void)
     return 2;
 }
 
+/* Runs the commands (or reads a replay's times) into t, then reports; the exit status. t is
+ * the caller's to free, whatever happened. */
+static int compare(char **cmds[MAXCMD], int ncmd, const char *replay, const char *raw_path,
+                   char *labels, int reps, int warmup, int base, double *t[MAXCMD])
+{
+    if (replay) {
+        reps = load_raw(replay, t, &ncmd);
+        if (reps < 0)
+            return 1;
+    } else if (ncmd < 1)
+        return usage();
+    if (base >= ncmd) {
+        fprintf(stderr, "bench_ab: --base %d, but there are %d commands\n", base, ncmd);
+        return 2;
+    }
+    const char *label[MAXCMD] = {0};
+    for (int k = 0; k < ncmd; k++) {
+        label[k] = labels ? strsep(&labels, ",") : NULL;
+        if (!label[k])
+            label[k] = replay ? "?" : cmds[k][0];
+    }
+    if (!replay) {
+        FILE *raw = NULL;
+        if (raw_path && !(raw = fopen(raw_path, "we"))) {
+            fprintf(stderr, "bench_ab: cannot write %s: %s\n", raw_path, strerror(errno));
+            return 1;
+        }
+        if (run_all(cmds, ncmd, reps, warmup, raw, t) != 0) {
+            if (raw)
+                fclose(raw);
+            return 1;
+        }
+        if (raw && fclose(raw) != 0) {
+            fprintf(stderr, "bench_ab: cannot write %s: %s\n", raw_path, strerror(errno));
+            return 1;
+        }
+    }
+    return report(t, ncmd, reps, base, label) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     int reps = 20, warmup = 2, base = 0;
@@ -281,34 +321,8 @@ int main(int argc, char **argv)
         }
     }
     double *t[MAXCMD] = {0};
-    if (replay) {
-        reps = load_raw(replay, t, &ncmd);
-        if (reps < 0)
-            return 1;
-    } else if (ncmd < 1)
-        return usage();
-    if (base >= ncmd) {
-        fprintf(stderr, "bench_ab: --base %d, but there are %d commands\n", base, ncmd);
-        return 2;
-    }
-    const char *label[MAXCMD] = {0};
-    for (int k = 0; k < ncmd; k++) {
-        label[k] = labels ? strsep(&labels, ",") : NULL;
-        if (!label[k])
-            label[k] = replay ? "?" : cmds[k][0];
-    }
-    if (!replay) {
-        FILE *raw = NULL;
-        if (raw_path && !(raw = fopen(raw_path, "we"))) {
-            fprintf(stderr, "bench_ab: cannot write %s: %s\n", raw_path, strerror(errno));
-            return 1;
-        }
-        if (run_all(cmds, ncmd, reps, warmup, raw, t) != 0)
-            return 1;
-        if (raw && fclose(raw) != 0) {
-            fprintf(stderr, "bench_ab: cannot write %s: %s\n", raw_path, strerror(errno));
-            return 1;
-        }
-    }
-    return report(t, ncmd, reps, base, label) == 0 ? 0 : 1;
+    int rc = compare(replay ? NULL : cmds, ncmd, replay, raw_path, labels, reps, warmup, base, t);
+    for (int k = 0; k < MAXCMD; k++)
+        free(t[k]);
+    return rc;
 }
