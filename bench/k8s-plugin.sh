@@ -11,8 +11,8 @@
 #      for the driver), (c) convgpu-runtime as BinaryName with no units (pass-through), (d)
 #      convgpu-runtime with the environment the plugin's Allocate returned (registered with
 #      convgpud, wired, released). bench_ab runs them interleaved in the same run (order reversed
-#      every repetition); the paired ratios d/b (what convgpu adds to a GPU container: the
-#      target, <= +5%) and d/a (to a container without a GPU) are the figures.
+#      every repetition); the paired ratios d/b (what convgpu adds to a GPU container) and d/a
+#      (to a container without a GPU) are the figures (issue 18's target: <= +5%).
 # It starts its own convgpud (emulated 8GiB, runtime directory on tmpfs like /run), kubelet
 # stand-in, plugin and containerd (tests/k8s/containerd_lib.sh: private root, state, socket), and
 # removes everything on exit. The Markdown section goes to stdout, progress to stderr. Exit 77
@@ -153,6 +153,6 @@ row "runc, the driver's files (against runc)" "$LD"
 row "convgpu-runtime, no units (against runc)" "$L1"
 row "convgpu-runtime, Allocate's env (against runc)" "$L2"
 row "**convgpu-runtime, Allocate's env (against runc with the driver's files)**" "$L2D"
-md "" "Target: the start with units within +5% of the same GPU container's without convgpu (the last row)."
+md "" "Target (issue 18): the start with units within +5% of one without the shim: the last row against the same GPU container without convgpu, the one above it against a container without a GPU."
 cat "$TMP/ctr.txt" "$TMP/ctr-driver.txt"
 finish
