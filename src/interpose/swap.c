@@ -22,7 +22,10 @@
  * kernel takes those pages back whenever it needs memory, and until then the record's next
  * swap-out writes into pages that are already there instead of faulting in new ones, which is
  * what a swap-out's time goes to (docs/SWAP.md). A reclaimed page reads as zero and is written
- * over like any other: the copy always covers the whole record. */
+ * over like any other: the copy always covers the whole record. With CONVGPU_SWAP_PIN=keep the
+ * host copy is page-locked once and stays so, spare included, until it is unmapped: the
+ * driver then copies at the speed of pinned memory from the second move on, and those pages
+ * are the host's for as long (they cannot be lazily freed). */
 #include "swap.h"
 #include "account.h"
 #include "client.h"
@@ -56,6 +59,7 @@ struct rec {
     CUdevice dev;
     void *host;                         /* the host copy while out */
     void *spare;                        /* while in: the last host copy, lazily freed */
+    bool locked;                        /* host (or spare) stays page-locked (PIN_KEEP) */
     uint32_t live;
     uint32_t next_free;                 /* free list, index + 1 */
 };
@@ -97,11 +101,13 @@ static int keep_mode = -1;          /* -1: not read yet; 0: off; 1: on */
  * swap thread): -1 not read yet; 0 off; 1 on; 2 on, and each spare dropped at once as a
  * reclaim by the kernel would (CONVGPU_SWAP_KEEP_HOST=test-reclaim: fault injection). */
 static int keep_host_mode = -1;
-/* Whether each host copy is page-locked (cuMemHostRegister) for the length of its copy, so
- * that the driver copies it directly instead of through its own staging buffers
- * (CONVGPU_SWAP_PIN, read once by the swap thread): -1 not read yet; 0 off (the default); 1
- * on; 2 on, with every registration failing (CONVGPU_SWAP_PIN=test-fail: fault injection).
+/* Whether each host copy is page-locked (cuMemHostRegister), so that the driver copies it
+ * directly instead of through its own staging buffers (CONVGPU_SWAP_PIN, read once by the swap
+ * thread): -1 not read yet; 0 off (the default); 1 for the length of each copy; 2 the same,
+ * with every registration failing (CONVGPU_SWAP_PIN=test-fail: fault injection); PIN_KEEP
+ * (CONVGPU_SWAP_PIN=keep) locked at its first copy and kept locked until it is unmapped.
  * Which is faster depends on the driver and the machine (pinning costs too): docs/SWAP.md. */
+#define PIN_KEEP 3
 static int pin_mode = -1;
 /* Set while the swap thread holds mu and charges (swap_in): a drop must not take mu then. */
 static _Thread_local bool holding_mu;
@@ -430,9 +436,13 @@ static void host_settings(void)
     if (keep_host_mode < 0)
         keep_host_mode = env_switch("CONVGPU_SWAP_KEEP_HOST", 1, "test-reclaim", 2,
                                     "host copies are kept, lazily freed, after a swap-in");
-    if (pin_mode < 0)
-        pin_mode = env_switch("CONVGPU_SWAP_PIN", 0, "test-fail", 2,
-                              "host copies are not page-locked for the copy");
+    if (pin_mode < 0) {
+        const char *v = getenv("CONVGPU_SWAP_PIN");
+        pin_mode = v && strcmp(v, "keep") == 0
+                       ? PIN_KEEP
+                       : env_switch("CONVGPU_SWAP_PIN", 0, "test-fail", 2,
+                                    "host copies are not page-locked for the copy");
+    }
 }
 
 /* Host memory for r's copy: its spare if it has one, else new; populated in one call (a fault
@@ -458,7 +468,9 @@ static void *host_copy(struct rec *r, bool *spare)
 /* After a swap-in: r's host copy becomes its spare, or is unmapped. */
 static void host_done(struct rec *r)
 {
-    if (keep_host_mode == 0 || madvise(r->host, r->size, MADV_FREE) != 0) {
+    if (r->locked) { /* locked pages cannot be lazily freed: it stays whole, and locked */
+        r->spare = r->host;
+    } else if (keep_host_mode == 0 || madvise(r->host, r->size, MADV_FREE) != 0) {
         munmap(r->host, r->size);
     } else {
         if (keep_host_mode == 2) /* what the kernel's reclaim leaves: pages that read as zero */
@@ -468,10 +480,30 @@ static void host_done(struct rec *r)
     r->host = NULL;
 }
 
+/* Unmaps r's host copy or spare p, unlocking it first if it was kept locked (in any context:
+ * it was registered portable; the caller's current context is left as it was). */
+static void host_unmap(struct rec *r, void *p)
+{
+    if (r->locked) {
+        PFN_cuMemHostUnregister unreg = SYM(c_hunreg, cuMemHostUnregister);
+        PFN_cuCtxGetCurrent getcur = SYM(c_getcur, cuCtxGetCurrent);
+        PFN_cuCtxSetCurrent setcur = SYM(c_setcur, cuCtxSetCurrent);
+        CUcontext cur = NULL;
+        bool switched = getcur && setcur && getcur(&cur) == CUDA_SUCCESS && !cur &&
+                        setcur(r->ctx) == CUDA_SUCCESS;
+        if (!unreg || unreg(p) != CUDA_SUCCESS)
+            cg_log(CG_LOG_WARN, "swap: a host copy could not be unlocked");
+        if (switched)
+            setcur(NULL);
+        r->locked = false;
+    }
+    munmap(p, r->size);
+}
+
 static void spare_drop(struct rec *r)
 {
     if (r->spare)
-        munmap(r->spare, r->size);
+        host_unmap(r, r->spare);
     r->spare = NULL;
 }
 
@@ -483,17 +515,20 @@ static bool pin(void *p, size_t n)
     if (pin_mode <= 0)
         return false;
     PFN_cuMemHostRegister_v2 reg = SYM(c_hreg, cuMemHostRegister_v2);
-    CUresult rc = pin_mode == 2 || !reg ? CUDA_ERROR_OPERATING_SYSTEM : reg(p, n, 0);
+    /* Kept locked, it may be unlocked later from another context (a free on another thread). */
+    unsigned flags = pin_mode == PIN_KEEP ? CU_MEMHOSTREGISTER_PORTABLE : 0;
+    CUresult rc = pin_mode == 2 || !reg ? CUDA_ERROR_OPERATING_SYSTEM : reg(p, n, flags);
     if (rc != CUDA_SUCCESS)
         cg_log(CG_LOG_DEBUG, "swap: cannot page-lock %zu bytes (%d): copied from pageable memory",
                n, (int)rc);
     return rc == CUDA_SUCCESS;
 }
 
-/* Only after the copy is complete: the memory stays the host copy (or the spare). */
+/* Only after the copy is complete: the memory stays the host copy (or the spare). Kept locked
+ * with PIN_KEEP: host_unmap unlocks it. */
 static void unpin(void *p, bool pinned)
 {
-    if (!pinned)
+    if (!pinned || pin_mode == PIN_KEEP)
         return;
     PFN_cuMemHostUnregister unreg = SYM(c_hunreg, cuMemHostUnregister);
     if (!unreg || unreg(p) != CUDA_SUCCESS)
@@ -505,7 +540,8 @@ static const char *locked_text(char *buf, size_t len, uint64_t bytes)
 {
     buf[0] = '\0';
     if (pin_mode > 0)
-        snprintf(buf, len, "; %" PRIu64 " page-locked for the copy", bytes);
+        snprintf(buf, len, "; %" PRIu64 " page-locked%s", bytes,
+                 pin_mode == PIN_KEEP ? " (kept locked)" : " for the copy");
     return buf;
 }
 
@@ -533,14 +569,16 @@ static uint64_t swap_out(struct cg_ledger *l, uint64_t *into_spares, uint64_t *p
         if (!r->live || r->host)
             continue;
         bool spare;
-        void *host = host_copy(r, &spare);
+        void *host = host_copy(r, &spare); /* a spare kept locked is still locked */
         if (!host) {
             cg_log(CG_LOG_WARN, "swap-out: no host memory for %zu bytes: stays on the device",
                    r->size);
             continue;
         }
         CUresult rc = setcur(r->ctx);
-        bool pinned = rc == CUDA_SUCCESS && pin(host, r->size);
+        bool pinned = rc == CUDA_SUCCESS && (r->locked || pin(host, r->size));
+        if (pinned && pin_mode == PIN_KEEP)
+            r->locked = true;
         if (rc == CUDA_SUCCESS)
             rc = dtoh(host, r->va, r->size); /* synchronous: done when it returns */
         unpin(host, pinned);
@@ -549,7 +587,7 @@ static uint64_t swap_out(struct cg_ledger *l, uint64_t *into_spares, uint64_t *p
         if (rc != CUDA_SUCCESS) {
             cg_log(CG_LOG_WARN, "swap-out of %zu bytes failed (%d): stays on the device",
                    r->size, (int)rc);
-            munmap(host, r->size);
+            host_unmap(r, host);
             continue;
         }
         r->host = host;
@@ -592,7 +630,9 @@ static bool swap_in(uint64_t *pinned_bytes)
         if (rc == CUDA_SUCCESS)
             while ((rc = map_in(r)) == CUDA_ERROR_OUT_OF_MEMORY && cg_driver_retry(&attempt))
                 ;
-        bool pinned = rc == CUDA_SUCCESS && pin(r->host, r->size);
+        bool pinned = rc == CUDA_SUCCESS && (r->locked || pin(r->host, r->size));
+        if (pinned && pin_mode == PIN_KEEP)
+            r->locked = true;
         if (rc == CUDA_SUCCESS && (rc = htod(r->va, r->host, r->size)) != CUDA_SUCCESS)
             map_out(r);
         if (rc == CUDA_SUCCESS)
@@ -877,7 +917,7 @@ CUresult cg_swap_free(uint64_t id, bool *kept_it)
     }
     bool unmapped = true;
     if (r.host)
-        munmap(r.host, r.size); /* freed while out: only its host copy and address remain */
+        host_unmap(&r, r.host); /* freed while out: only its host copy and address remain */
     else
         unmapped = map_out(&r) == CUDA_SUCCESS;
     /* Only a range with nothing mapped in it may serve another allocation. */
@@ -898,6 +938,7 @@ void cg_swap_fork_child(void)
     for (uint32_t i = 0; i < used_n; i++) {
         if (!recs[i].live)
             continue;
+        recs[i].locked = false; /* the driver's registrations are the parent's */
         if (recs[i].host)
             munmap(recs[i].host, recs[i].size);
         spare_drop(&recs[i]);

@@ -12,7 +12,11 @@
 #   5. CONVGPU_SWAP_PIN=1: each host copy page-locked for its copy (cuMemHostRegister) and
 #      unlocked after it (otherwise the next round's lock of the same kept copy would fail):
 #      every byte of both directions in all three round trips; still exact;
-#   6. CONVGPU_SWAP_PIN=test-fail (every lock refused): copied from pageable memory, exact;
+#   6. CONVGPU_SWAP_PIN=keep: each host copy locked at its first copy and kept locked, spare
+#      included (a second lock of the same range would be refused and counted as not locked):
+#      every copy of all three round trips locked, exact, and every lock undone when the
+#      allocations are freed (no warning that one could not be);
+#   7. CONVGPU_SWAP_PIN=test-fail (every lock refused): copied from pageable memory, exact;
 #      a malformed CONVGPU_SWAP_PIN: named in a warning, nothing locked.
 . "$(dirname "$0")/lib.sh"
 need_emulator
@@ -27,10 +31,11 @@ spares() { # spares: the "into host memory kept" figure of each swap-out in $TMP
         "$TMP/out" | tr '\n' ' '
 }
 
-pinned() { # pinned out|in: the "page-locked for the copy" figure of each swap-out or swap-in
+pinned() { # pinned out|in [WHY]: the "page-locked WHY" figure of each swap-out or swap-in
+    local why=${2:-for the copy}
     case $1 in
-    out) sed -n 's/.*swapped out [0-9]* bytes (.*); \([0-9]*\) page-locked for the copy.*/\1/p' "$TMP/out" ;;
-    in) sed -n 's/.*swapped in [0-9]* bytes; \([0-9]*\) page-locked for the copy.*/\1/p' "$TMP/out" ;;
+    out) sed -n "s/.*swapped out [0-9]* bytes (.*); \([0-9]*\) page-locked $why.*/\1/p" "$TMP/out" ;;
+    in) sed -n "s/.*swapped in [0-9]* bytes; \([0-9]*\) page-locked $why.*/\1/p" "$TMP/out" ;;
     esac | tr '\n' ' '
 }
 
@@ -66,6 +71,15 @@ check "pinned: every swap-out's copy page-locked ($(pinned out))" \
 check "pinned: every swap-in's copy page-locked ($(pinned in))" \
     test "$(pinned in)" = "$MOVED $MOVED $MOVED "
 check "pinned: the kept copies still used ($(spares))" test "$(spares)" = "0 $MOVED $MOVED "
+
+CONVGPU_SWAP_PIN=keep expect_rc 0 "CONVGPU_SWAP_PIN=keep: three round trips, every byte checked" \
+    run_in 1GiB "$SWAP_PROBE" rounds 3
+check "kept locked: every swap-out's copy page-locked ($(pinned out '(kept locked)'))" \
+    test "$(pinned out '(kept locked)')" = "$MOVED $MOVED $MOVED "
+check "kept locked: every swap-in's copy page-locked ($(pinned in '(kept locked)'))" \
+    test "$(pinned in '(kept locked)')" = "$MOVED $MOVED $MOVED "
+check "kept locked: the kept copies still used ($(spares))" test "$(spares)" = "0 $MOVED $MOVED "
+check "kept locked: every lock undone at the frees" bash -c "! grep -q 'could not be unlocked' '$TMP/out'"
 
 CONVGPU_SWAP_PIN=test-fail expect_rc 0 "every page lock refused: still exact" \
     run_in 1GiB "$SWAP_PROBE" rounds 2
