@@ -69,7 +69,9 @@ if [ -z "$NVCC" ]; then
 fi
 
 # ---- sizes (MiB) ---------------------------------------------------------------------------
-SAMPLE_LIMIT=1024 SAMPLE_WITHIN=512 SAMPLE_OVER=1536   # convgpu-sample, every --api
+SAMPLE_LIMIT=1024 SAMPLE_WITHIN=512 SAMPLE_OVER=1536   # convgpu-sample, every --api (the limit
+                                                      # grows by the context charge, step 3)
+SWAP_PIN_SET=keep # the second kind of host copy the swap step measures (CONVGPU_SWAP_PIN)
 TABLE2_LIMIT=2048                                      # cudart_table2
 TIMING_LIMIT=4096                                      # gpu_probe timing
 FW_LIMIT=4096                                          # PyTorch, JAX, CuPy
@@ -92,7 +94,8 @@ Plan (each step bounded by a timeout; the whole run by --budget ${BUDGET}s):
   3. daemon     convgpud --foreground on the real GPU, --reserve total-${CAP}MiB, log kept;
                 its "context charge measured" line recorded
   4. sample     convgpu-sample --api plain|pitch|managed|vmm|async|pool|array, native and
-                under ${SAMPLE_LIMIT}MiB: ${SAMPLE_WITHIN}MiB succeeds, ${SAMPLE_OVER}MiB exits 2 (native: 0)
+                under ${SAMPLE_LIMIT}MiB plus the context charge: ${SAMPLE_WITHIN}MiB succeeds,
+                ${SAMPLE_OVER}MiB exits 2 (native: 0)
   5. table2     cudart_table2 --native / --limit ${TABLE2_LIMIT}MiB: cudaMalloc, cudaMallocManaged,
                 cudaMallocPitch, cudaMalloc3D, cudaFree, cudaMemGetInfo, totalGlobalMem
   6. suspend    two containers of ${SUSP_LIMIT}MiB each holding ${SUSP_HOLD}MiB (capacity ${CAP}MiB): the second
@@ -102,8 +105,8 @@ Plan (each step bounded by a timeout; the whole run by --budget ${BUDGET}s):
                 swap_probe rounds 3 (round trips ordered through the ledger, every byte
                 rewritten and checked); a container holding ${SWAP_MIB} MiB moved out and in twice
                 with convgpu swap/unswap, times from inspect against the copy bandwidth
-                (target >= 0.80), every byte checked; both again with CONVGPU_SWAP_PIN=1 (host
-                copies page-locked for each copy), whose figure the report gives beside it
+                (target >= 0.80), every byte checked; both again with CONVGPU_SWAP_PIN=$SWAP_PIN_SET (host
+                copies page-locked once and kept so), whose figure the report gives beside it
   8. timing     gpu_probe timing: cuMemAlloc_v2/cuMemFree_v2 (2 MiB), cuMemGetInfo_v2, native
                 and under ${TIMING_LIMIT}MiB
   9. torch      default allocator, expandable_segments:True, backend:cudaMallocAsync; native and
@@ -542,6 +545,10 @@ cg devices --json >"$TMP/devices.json" 2>>"$STEPS_LOG" || true
 cat "$TMP/devices.json" >>"$STEPS_LOG"
 CTX_DAEMON=$(json_get 'j[0]["context_charge"]' <"$TMP/devices.json" 2>/dev/null || true)
 [ -n "$CTX_DAEMON" ] && measure "context charge (convgpud, charged per process)" "$((CTX_DAEMON >> 20)) MiB ($CTX_DAEMON B)"
+# The sample's limit holds its context too (518 MiB on an H200 with CUDA 13): SAMPLE_WITHIN
+# must fit beside it and SAMPLE_OVER must not, whatever the GPU's context costs.
+case $CTX_DAEMON in ''|*[!0-9]*) ctx_b=$CTX_FALLBACK ;; *) ctx_b=$CTX_DAEMON ;; esac
+SAMPLE_LIMIT=$((SAMPLE_LIMIT + (ctx_b + (1 << 20) - 1) / (1 << 20)))
 
 # ---- 4. convgpu-sample, every allocation API ----------------------------------------------
 for api in plain pitch managed vmm async pool array mipmap; do
@@ -701,7 +708,7 @@ swap_test() {
 swap_steps() { # swap_steps COPY_OUT_GBPS COPY_IN_GBPS (bench_swap's; empty if it failed)
     local co=$1 ci=$2 limit=$((SWAP_MIB + 1024))
     # The mechanism alone: the probe orders its own moves through its ledger, as the daemon does;
-    # with host copies in pageable memory (the default) and page-locked for each copy.
+    # with host copies in pageable memory (the default) and page-locked (SWAP_PIN_SET).
     run_cmd 180 under "$limit" env CONVGPU_LOG=info "$SWAP_PROBE" rounds 3
     local spares
     spares=$(sed -n 's/.*(\([0-9]*\) into host memory kept since the last swap-in).*/\1/p' "$TMP/out" | tr '\n' ' ')
@@ -710,27 +717,27 @@ swap_steps() { # swap_steps COPY_OUT_GBPS COPY_IN_GBPS (bench_swap's; empty if i
     else
         record swap.rounds convgpu fail "$SECS" "exit $RC: $(tail_out)"
     fi
-    run_cmd 180 under "$limit" env CONVGPU_LOG=info CONVGPU_SWAP_PIN=1 "$SWAP_PROBE" rounds 3
+    run_cmd 180 under "$limit" env CONVGPU_LOG=info CONVGPU_SWAP_PIN=$SWAP_PIN_SET "$SWAP_PROBE" rounds 3
     local locked
-    locked=$(sed -n 's/.*swapped out [0-9]* bytes (.*); \([0-9]*\) page-locked for the copy.*/\1/p' "$TMP/out" | tr '\n' ' ')
+    locked=$(sed -n 's/.*swapped out [0-9]* bytes (.*); \([0-9]*\) page-locked.*/\1/p' "$TMP/out" | tr '\n' ' ')
     # Every swap-out's copies locked: a driver that refuses would leave this mode untested.
     if [ "$RC" -eq 0 ] && grep -q '^ok rounds=3 ' "$TMP/out" &&
         [ "$(wc -w <<<"$locked")" -eq 3 ] && ! grep -qw 0 <<<"$locked"; then
-        record swap.rounds.pinned convgpu pass "$SECS" "CONVGPU_SWAP_PIN=1: the same, exact; bytes page-locked per swap-out: $locked"
+        record swap.rounds.pinned convgpu pass "$SECS" "CONVGPU_SWAP_PIN=$SWAP_PIN_SET: the same, exact; bytes page-locked per swap-out: $locked"
     else
-        record swap.rounds.pinned convgpu fail "$SECS" "CONVGPU_SWAP_PIN=1: exit $RC, bytes page-locked per swap-out: ${locked:-none}: $(tail_out)"
+        record swap.rounds.pinned convgpu fail "$SECS" "CONVGPU_SWAP_PIN=$SWAP_PIN_SET: exit $RC, bytes page-locked per swap-out: ${locked:-none}: $(tail_out)"
     fi
     # Through the daemon: a container holding SWAP_MIB, moved out and in twice by the operator's
     # order, once per kind of host copy; the target is judged on the default's.
     local r_default r_pinned
     swap_big "" "" "$co" "$ci"
     r_default=$SWAP_R2
-    swap_big .pinned "CONVGPU_SWAP_PIN=1" "$co" "$ci"
+    swap_big .pinned "CONVGPU_SWAP_PIN=$SWAP_PIN_SET" "$co" "$ci"
     r_pinned=$SWAP_R2
     [ -n "$r_default" ] || return 0
     measure "swap bandwidth / copy bandwidth, round 2 (target >= 0.80)" \
-        "pageable (default): $r_default; page-locked (CONVGPU_SWAP_PIN=1): ${r_pinned:-?}"
-    local also="page-locked for each copy (CONVGPU_SWAP_PIN=1): ${r_pinned:-not measured}"
+        "pageable (default): $r_default; page-locked (CONVGPU_SWAP_PIN=$SWAP_PIN_SET): ${r_pinned:-?}"
+    local also="page-locked (CONVGPU_SWAP_PIN=$SWAP_PIN_SET): ${r_pinned:-not measured}"
     if [ "$EMULATE" -eq 1 ]; then
         record swap.bandwidth convgpu skip "" "$r_default of the copy; $also: not judged on the emulator (its device memory is host memory)"
     elif meets_swap_target "$r_default"; then
