@@ -64,22 +64,21 @@ check "CONVGPU_SWAP_KEEP_HOST=0: every swap-out into new memory ($(spares))" \
 malformed CONVGPU_SWAP_KEEP_HOST bogus
 check "malformed CONVGPU_SWAP_KEEP_HOST: the default (kept) ($(spares))" test "$(spares)" = "0 $MOVED "
 
-CONVGPU_SWAP_PIN=1 expect_rc 0 "CONVGPU_SWAP_PIN=1: three round trips, every byte checked" \
-    run_in 1GiB "$SWAP_PROBE" rounds 3
-check "pinned: every swap-out's copy page-locked ($(pinned out))" \
-    test "$(pinned out)" = "$MOVED $MOVED $MOVED "
-check "pinned: every swap-in's copy page-locked ($(pinned in))" \
-    test "$(pinned in)" = "$MOVED $MOVED $MOVED "
-check "pinned: the kept copies still used ($(spares))" test "$(spares)" = "0 $MOVED $MOVED "
-
-CONVGPU_SWAP_PIN=keep expect_rc 0 "CONVGPU_SWAP_PIN=keep: three round trips, every byte checked" \
-    run_in 1GiB "$SWAP_PROBE" rounds 3
-check "kept locked: every swap-out's copy page-locked ($(pinned out '(kept locked)'))" \
-    test "$(pinned out '(kept locked)')" = "$MOVED $MOVED $MOVED "
-check "kept locked: every swap-in's copy page-locked ($(pinned in '(kept locked)'))" \
-    test "$(pinned in '(kept locked)')" = "$MOVED $MOVED $MOVED "
-check "kept locked: the kept copies still used ($(spares))" test "$(spares)" = "0 $MOVED $MOVED "
-check "kept locked: every lock undone at the frees" bash -c "! grep -q 'could not be unlocked' '$TMP/out'"
+locked_rounds() { # locked_rounds VALUE WHY: three round trips with CONVGPU_SWAP_PIN=VALUE, every
+    # copy of both directions counted as "page-locked WHY", exact, the kept copies still used
+    CONVGPU_SWAP_PIN=$1 expect_rc 0 "CONVGPU_SWAP_PIN=$1: three round trips, every byte checked" \
+        run_in 1GiB "$SWAP_PROBE" rounds 3
+    check "CONVGPU_SWAP_PIN=$1: every swap-out's copy page-locked ($(pinned out "$2"))" \
+        test "$(pinned out "$2")" = "$MOVED $MOVED $MOVED "
+    check "CONVGPU_SWAP_PIN=$1: every swap-in's copy page-locked ($(pinned in "$2"))" \
+        test "$(pinned in "$2")" = "$MOVED $MOVED $MOVED "
+    check "CONVGPU_SWAP_PIN=$1: the kept copies still used ($(spares))" \
+        test "$(spares)" = "0 $MOVED $MOVED "
+}
+locked_rounds 1 "for the copy"
+locked_rounds keep "(kept locked)"
+check "CONVGPU_SWAP_PIN=keep: every lock undone at the frees" \
+    bash -c "! grep -q 'could not be unlocked' '$TMP/out'"
 
 CONVGPU_SWAP_PIN=test-fail expect_rc 0 "every page lock refused: still exact" \
     run_in 1GiB "$SWAP_PROBE" rounds 2
