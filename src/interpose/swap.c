@@ -480,19 +480,24 @@ static void host_done(struct rec *r)
     r->host = NULL;
 }
 
+static void unlock(void *p)
+{
+    PFN_cuMemHostUnregister unreg = SYM(c_hunreg, cuMemHostUnregister);
+    if (!unreg || unreg(p) != CUDA_SUCCESS)
+        cg_log(CG_LOG_WARN, "swap: a host copy could not be unlocked");
+}
+
 /* Unmaps r's host copy or spare p, unlocking it first if it was kept locked (in any context:
  * it was registered portable; the caller's current context is left as it was). */
 static void host_unmap(struct rec *r, void *p)
 {
     if (r->locked) {
-        PFN_cuMemHostUnregister unreg = SYM(c_hunreg, cuMemHostUnregister);
         PFN_cuCtxGetCurrent getcur = SYM(c_getcur, cuCtxGetCurrent);
         PFN_cuCtxSetCurrent setcur = SYM(c_setcur, cuCtxSetCurrent);
         CUcontext cur = NULL;
         bool switched = getcur && setcur && getcur(&cur) == CUDA_SUCCESS && !cur &&
                         setcur(r->ctx) == CUDA_SUCCESS;
-        if (!unreg || unreg(p) != CUDA_SUCCESS)
-            cg_log(CG_LOG_WARN, "swap: a host copy could not be unlocked");
+        unlock(p);
         if (switched)
             setcur(NULL);
         r->locked = false;
@@ -507,20 +512,23 @@ static void spare_drop(struct rec *r)
     r->spare = NULL;
 }
 
-/* Page-locks a host copy for one copy when CONVGPU_SWAP_PIN asks (the current context is the
- * record's). True if it did; a copy it could not lock goes through pageable memory, as
- * without the setting. */
-static bool pin(void *p, size_t n)
+/* Page-locks r's host copy p for its copy when CONVGPU_SWAP_PIN asks (the current context is
+ * the record's); with PIN_KEEP a copy locked before stays so, and r->locked records it. True if
+ * p is locked; a copy it could not lock goes through pageable memory, as without the setting. */
+static bool pin(struct rec *r, void *p)
 {
     if (pin_mode <= 0)
         return false;
+    if (r->locked)
+        return true;
     PFN_cuMemHostRegister_v2 reg = SYM(c_hreg, cuMemHostRegister_v2);
     /* Kept locked, it may be unlocked later from another context (a free on another thread). */
     unsigned flags = pin_mode == PIN_KEEP ? CU_MEMHOSTREGISTER_PORTABLE : 0;
-    CUresult rc = pin_mode == 2 || !reg ? CUDA_ERROR_OPERATING_SYSTEM : reg(p, n, flags);
+    CUresult rc = pin_mode == 2 || !reg ? CUDA_ERROR_OPERATING_SYSTEM : reg(p, r->size, flags);
     if (rc != CUDA_SUCCESS)
         cg_log(CG_LOG_DEBUG, "swap: cannot page-lock %zu bytes (%d): copied from pageable memory",
-               n, (int)rc);
+               r->size, (int)rc);
+    r->locked = rc == CUDA_SUCCESS && pin_mode == PIN_KEEP;
     return rc == CUDA_SUCCESS;
 }
 
@@ -528,11 +536,8 @@ static bool pin(void *p, size_t n)
  * with PIN_KEEP: host_unmap unlocks it. */
 static void unpin(void *p, bool pinned)
 {
-    if (!pinned || pin_mode == PIN_KEEP)
-        return;
-    PFN_cuMemHostUnregister unreg = SYM(c_hunreg, cuMemHostUnregister);
-    if (!unreg || unreg(p) != CUDA_SUCCESS)
-        cg_log(CG_LOG_WARN, "swap: a host copy could not be unlocked");
+    if (pinned && pin_mode != PIN_KEEP)
+        unlock(p);
 }
 
 /* "; N page-locked for the copy" for a move's log line when CONVGPU_SWAP_PIN is on, else "". */
@@ -576,9 +581,7 @@ static uint64_t swap_out(struct cg_ledger *l, uint64_t *into_spares, uint64_t *p
             continue;
         }
         CUresult rc = setcur(r->ctx);
-        bool pinned = rc == CUDA_SUCCESS && (r->locked || pin(host, r->size));
-        if (pinned && pin_mode == PIN_KEEP)
-            r->locked = true;
+        bool pinned = rc == CUDA_SUCCESS && pin(r, host);
         if (rc == CUDA_SUCCESS)
             rc = dtoh(host, r->va, r->size); /* synchronous: done when it returns */
         unpin(host, pinned);
@@ -630,9 +633,7 @@ static bool swap_in(uint64_t *pinned_bytes)
         if (rc == CUDA_SUCCESS)
             while ((rc = map_in(r)) == CUDA_ERROR_OUT_OF_MEMORY && cg_driver_retry(&attempt))
                 ;
-        bool pinned = rc == CUDA_SUCCESS && (r->locked || pin(r->host, r->size));
-        if (pinned && pin_mode == PIN_KEEP)
-            r->locked = true;
+        bool pinned = rc == CUDA_SUCCESS && pin(r, r->host);
         if (rc == CUDA_SUCCESS && (rc = htod(r->va, r->host, r->size)) != CUDA_SUCCESS)
             map_out(r);
         if (rc == CUDA_SUCCESS)
