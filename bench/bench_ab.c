@@ -140,6 +140,7 @@ static int load_raw(const char *path, double *t[MAXCMD], int *ncmd)
             for (int k = 0; k < n; k++) {
                 double *grown = realloc(t[k], (size_t)cap * sizeof(double));
                 if (!grown) {
+                    fprintf(stderr, "bench_ab: out of memory reading %s\n", path);
                     fclose(f);
                     return -1;
                 }
