@@ -743,7 +743,7 @@ swap_steps() { # swap_steps COPY_OUT_GBPS COPY_IN_GBPS (bench_swap's; empty if i
     elif meets_swap_target "$r_default"; then
         record swap.bandwidth convgpu pass "" "$r_default of the copy bandwidth (target >= 0.80); $also"
     elif [ -n "$r_pinned" ] && meets_swap_target "$r_pinned"; then
-        record swap.bandwidth convgpu fail "" "$r_default of the copy bandwidth (target >= 0.80), but $also meets it: make that the default (pin_mode in src/interpose/swap.c)"
+        record swap.bandwidth convgpu fail "" "$r_default of the copy bandwidth (target >= 0.80), but $also meets it (docs/SWAP.md, \"Page-locked copies\": what making it the default needs)"
     else
         record swap.bandwidth convgpu fail "" "$r_default of the copy bandwidth (target >= 0.80); $also"
     fi
