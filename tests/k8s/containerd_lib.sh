@@ -60,8 +60,9 @@ start_containerd() { # start_containerd SHIM; skips (77) where containerd cannot
     ctd_config "$1" >"$CTD/config.toml"
     # The shims containerd starts inherit its environment: that is how convgpu-runtime finds
     # this test's convgpud (an installed node uses the default /run/convgpu).
-    CONVGPU_RUNTIME_DIR=$RUNDIR containerd --config "$CTD/config.toml" --log-level info \
-        >"$CTD/containerd.log" 2>&1 &
+    # CTD_ENV: more NAME=VALUE words for containerd's environment (a node's systemd drop-in).
+    env CONVGPU_RUNTIME_DIR="$RUNDIR" ${CTD_ENV[@]+"${CTD_ENV[@]}"} \
+        containerd --config "$CTD/config.toml" --log-level info >"$CTD/containerd.log" 2>&1 &
     CTD_PID=$!
     at_exit stop_containerd
     if ! wait_for "containerd answers" "$WAIT_S" ctr_ version; then

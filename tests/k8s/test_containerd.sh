@@ -45,6 +45,16 @@ check "Allocate: 1GiB on GPU 0" bash -c "grep -qx CONVGPU_GPU_MEMORY=$((1 << 30)
 allocate_units convgpu.io_gpu-memory convgpu-memory.sock 9 >"$TMP/env9" || fail "allocate 9 units"
 check "Allocate: 9 units (2.25GiB) only fit GPU 1" grep -qx CONVGPU_GPU_DEVICE=1 "$TMP/env9"
 
+# The next runtime after the shim, named as a GPU node names NVIDIA's (containerd's environment,
+# packaging/k8s/containerd-convgpu-nvidia.conf): a stand-in that writes down each command, then
+# runs runc.
+cat >"$TMP/next-runtime" <<EOF
+#!/bin/sh
+printf '%s\n' "\$*" >>"$TMP/next-runtime.log"
+exec runc "\$@"
+EOF
+chmod +x "$TMP/next-runtime"
+CTD_ENV=("CONVGPU_RUNC=$TMP/next-runtime")
 start_containerd "$SHIM"
 containerd --config "$CTD/config.toml" config dump >"$TMP/dump" 2>/dev/null
 python3 - "$TMP/dump" "$SHIM" <<'PY' &&
@@ -73,6 +83,9 @@ crun_ "$TMP/env4" -- --rm "$IMG" c1 convgpu-sample --size 800MiB --report >"$TMP
 check "800MiB within the allocated 1GiB: exit 0" test "$rc" = 0
 check "memory info inside shows the 1GiB limit" grep -qx "mem_total_before=$((1 << 30))" "$TMP/out1"
 check "the container sees GPU 0 (the 2GiB one)" grep -qx "device_name=ConvGPU Emulated GPU 2GiB" "$TMP/out1"
+ran() { grep -q " $1 .*$2\$\| $1 $2\$" "$TMP/next-runtime.log"; } # ran COMMAND ID
+check "the shim handed c1's create, start and delete to \$CONVGPU_RUNC from containerd's environment" \
+    eval 'ran create c1 && ran start c1 && ran delete c1'
 crun_ "$TMP/env4" -- --rm "$IMG" c2 convgpu-sample --size 1100MiB --quiet >"$TMP/out2" 2>&1 && rc=0 || rc=$?
 check "1100MiB over the allocated 1GiB: exit 2 (refused)" test "$rc" = 2
 check "both released when they ended" test "$(registered_count)" = 0

@@ -6,6 +6,10 @@ parse, and say what the rest of convgpu expects, field by field. No cluster can 
   runtimeclass.yaml       RuntimeClass convgpu, handler convgpu
   containerd-convgpu.toml a runtimes.<that handler> entry: io.containerd.runc.v2 running
                           BinaryName = /usr/bin/convgpu-runtime, the path the package installs
+  containerd-convgpu-nvidia.conf
+                          a systemd drop-in for containerd: [Service] Environment=
+                          CONVGPU_RUNC=/usr/bin/nvidia-container-runtime, the variable the
+                          built shim's --help names as its next runtime
   daemonset.yaml          convgpud and /usr/bin/convgpu-device-plugin from the node image of this
                           version; hostPath /run/convgpu in both, /var/lib/kubelet/device-plugins
                           in the plugin; hostPID; every mount names a volume; every convgpud
@@ -87,6 +91,19 @@ check(entry.get("runtime_type") == "io.containerd.runc.v2",
 binary = entry.get("options", {}).get("BinaryName")
 check(binary == "/usr/bin/convgpu-runtime", f"containerd BinaryName is {binary!r}")
 check(binary in INSTALLED, f"BinaryName {binary} is not what debian/convgpu.install installs")
+
+# The drop-in that puts NVIDIA's runtime after the shim on a GPU node: systemd's syntax (a
+# [Service] section, Environment= with one NAME=VALUE) and the variable the shim reads.
+with open(os.path.join(DIR, "containerd-convgpu-nvidia.conf"), encoding="utf-8") as f:
+    unit = [l.strip() for l in f if l.strip() and not l.lstrip().startswith("#")]
+check(unit[:1] == ["[Service]"], f"nvidia drop-in: its first section is {unit[:1]}, not [Service]")
+envs = [l.split("=", 1)[1] for l in unit if l.startswith("Environment=")]
+check(envs == ["CONVGPU_RUNC=/usr/bin/nvidia-container-runtime"],
+      f"nvidia drop-in: Environment= lines {envs}")
+if BUILD:
+    out = subprocess.run([os.path.join(BUILD, "bin", "convgpu-runtime"), "--help"],
+                         capture_output=True, text=True, timeout=60).stdout
+    check("$CONVGPU_RUNC" in out, "nvidia drop-in: convgpu-runtime --help names no $CONVGPU_RUNC")
 
 # The DaemonSet and what it relies on.
 node = docs("daemonset.yaml")
