@@ -22,32 +22,11 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 exec 3>&1 1>&2 # stdout: the results only (fd 3)
 . "$SRC/tests/containers/lib.sh"
 . "$SRC/tests/k8s/containerd_lib.sh"
+. "$SRC/bench/k8s_node.sh"
 BB=$BUILD/bench
-STANDIN=$BUILD/bin/kubelet-standin
-PLUGIN=$BUILD/bin/convgpu-device-plugin
 [ -x "$BB/bench_ab" ] || { echo "k8s-hooks.sh: missing $BB/bench_ab (build first)"; exit 1; }
-for p in "$STANDIN" "$PLUGIN"; do
-    [ -x "$p" ] || skip "$p was not built (it needs libgrpc++-dev, protobuf-compiler-grpc, libprotobuf-dev)"
-done
 REPS=${BENCH_K8S_REPS:-201}
-if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then # as /run is on a node
-    RUNDIR=$(mktemp -d /dev/shm/convgpu-bench-hooks.XXXXXX)
-    at_exit "rm -rf '$RUNDIR'"
-    CTD_STATE=$(mktemp -d /dev/shm/convgpu-bench-hctd.XXXXXX)
-    at_exit "rm -rf '$CTD_STATE'"
-fi
-export CONVGPU_EMU_CONTEXT=2MiB
-start_daemon --emulate 8GiB --log-level info
-DP=$TMP/device-plugins
-mkdir -p "$DP" "$TMP/kubelet"
-"$STANDIN" serve --dir "$DP" --state "$TMP/kubelet" >"$TMP/standin.log" 2>&1 &
-STANDIN_PID=$!
-at_exit 'kill -TERM $STANDIN_PID; wait $STANDIN_PID'
-wait_for "the stand-in serves" "$WAIT_S" test -e "$TMP/kubelet/ready"
-"$PLUGIN" --plugin-dir "$DP" --runtime-dir "$RUNDIR" >"$TMP/plugin.log" 2>&1 &
-PLUGIN_PID=$!
-at_exit 'kill -TERM $PLUGIN_PID; wait $PLUGIN_PID'
-wait_for "memory units listed" "$WAIT_S" test -s "$TMP/kubelet/convgpu.io_gpu-memory.list"
+k8s_bench_node hooks
 start_containerd "$SHIM"
 make_rootfs "$TMP/img"
 "$STANDIN" allocate --socket "$DP/convgpu-memory.sock" gpu0-mem-0,gpu0-mem-1,gpu0-mem-2,gpu0-mem-3 |

@@ -27,39 +27,14 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 exec 3>&1 1>&2 # stdout: the section only (fd 3)
 . "$SRC/tests/containers/lib.sh"
 . "$SRC/tests/k8s/containerd_lib.sh"
+. "$SRC/bench/k8s_node.sh"
 BB=$BUILD/bench
-STANDIN=$BUILD/bin/kubelet-standin
-PLUGIN=$BUILD/bin/convgpu-device-plugin
 [ -x "$BB/bench_ab" ] || { echo "k8s-plugin.sh: missing $BB/bench_ab (build first)"; exit 1; }
-for p in "$STANDIN" "$PLUGIN"; do # built only where Debian's grpc++ is installed
-    [ -x "$p" ] || skip "$p was not built (it needs libgrpc++-dev, protobuf-compiler-grpc, libprotobuf-dev)"
-done
 if [ "${BENCH_QUICK:-0}" = 1 ]; then REPS=${BENCH_K8S_REPS:-3}; ROUNDS=${BENCH_K8S_ROUNDS:-1}
 else REPS=${BENCH_K8S_REPS:-61}; ROUNDS=${BENCH_K8S_ROUNDS:-10}; fi
 log() { echo "[bench k8s] $*"; }
 md() { printf '%s\n' "$@" >&3; }
-# The daemon's runtime directory on tmpfs, as /run is on a node.
-if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
-    RUNDIR=$(mktemp -d /dev/shm/convgpu-bench-k8s.XXXXXX)
-    at_exit "rm -rf '$RUNDIR'"
-    # containerd's state (the bundles: config.json, which the shim rewrites) too, as a node's
-    # /run/containerd is.
-    CTD_STATE=$(mktemp -d /dev/shm/convgpu-bench-ctd.XXXXXX)
-    at_exit "rm -rf '$CTD_STATE'"
-fi
-
-export CONVGPU_EMU_CONTEXT=2MiB
-start_daemon --emulate 8GiB --log-level info
-DP=$TMP/device-plugins
-mkdir -p "$DP" "$TMP/kubelet"
-"$STANDIN" serve --dir "$DP" --state "$TMP/kubelet" >"$TMP/standin.log" 2>&1 &
-STANDIN_PID=$!
-at_exit 'kill -TERM $STANDIN_PID; wait $STANDIN_PID'
-wait_for "the stand-in serves" "$WAIT_S" test -e "$TMP/kubelet/ready"
-"$PLUGIN" --plugin-dir "$DP" --runtime-dir "$RUNDIR" >"$TMP/plugin.log" 2>&1 &
-PLUGIN_PID=$!
-at_exit 'kill -TERM $PLUGIN_PID; wait $PLUGIN_PID'
-wait_for "memory units listed" "$WAIT_S" test -s "$TMP/kubelet/convgpu.io_gpu-memory.list"
+k8s_bench_node k8s
 IDS=gpu0-mem-0,gpu0-mem-1,gpu0-mem-2,gpu0-mem-3
 
 # ---- 1. Allocate latency ----------------------------------------------------------------------
