@@ -6,7 +6,8 @@
 # Inside, on the emulated GPU the units belong to, the 1GiB limit holds (over it: exit 2) and
 # memory info shows it; the daemon has the container on that GPU while it runs and releases it when
 # it is killed; compute units reach the daemon as the container's share; a container without
-# units is untouched. Skips (77) where containerd cannot run.
+# units is untouched; the shim hands each runtime command to the runtime that $CONVGPU_RUNC in
+# containerd's environment names (NVIDIA's on a GPU node). Skips (77) where containerd cannot run.
 . "$(dirname "$0")/../containers/lib.sh"
 . "$(dirname "$0")/containerd_lib.sh"
 STANDIN=$BUILD/bin/kubelet-standin
