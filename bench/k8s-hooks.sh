@@ -20,11 +20,7 @@ export CONVGPU_BUILD_DIR
 CONVGPU_BUILD_DIR=$(cd "$1" && pwd)
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 exec 3>&1 1>&2 # stdout: the results only (fd 3)
-. "$SRC/tests/containers/lib.sh"
-. "$SRC/tests/k8s/containerd_lib.sh"
 . "$SRC/bench/k8s_node.sh"
-BB=$BUILD/bench
-[ -x "$BB/bench_ab" ] || { echo "k8s-hooks.sh: missing $BB/bench_ab (build first)"; exit 1; }
 REPS=${BENCH_K8S_REPS:-201}
 k8s_bench_node hooks
 start_containerd "$SHIM"

@@ -25,11 +25,7 @@ export CONVGPU_BUILD_DIR
 CONVGPU_BUILD_DIR=$(cd "$1" && pwd)
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 exec 3>&1 1>&2 # stdout: the section only (fd 3)
-. "$SRC/tests/containers/lib.sh"
-. "$SRC/tests/k8s/containerd_lib.sh"
 . "$SRC/bench/k8s_node.sh"
-BB=$BUILD/bench
-[ -x "$BB/bench_ab" ] || { echo "k8s-plugin.sh: missing $BB/bench_ab (build first)"; exit 1; }
 if [ "${BENCH_QUICK:-0}" = 1 ]; then REPS=${BENCH_K8S_REPS:-3}; ROUNDS=${BENCH_K8S_ROUNDS:-1}
 else REPS=${BENCH_K8S_REPS:-61}; ROUNDS=${BENCH_K8S_ROUNDS:-10}; fi
 log() { echo "[bench k8s] $*"; }

@@ -1,9 +1,13 @@
 # k8s_node.sh — what the Kubernetes benchmarks (k8s-plugin.sh, k8s-hooks.sh) start as a node:
 # convgpud on an emulated 8GiB GPU (context charge 2 MiB), the kubelet stand-in and
 # convgpu-device-plugin (skipped, exit 77, where they are not built), with the daemon's runtime
-# directory and containerd's state on tmpfs as /run is on a node. Sourced after
-# tests/containers/lib.sh and tests/k8s/containerd_lib.sh; everything stops and is removed at
-# exit.
+# directory and containerd's state on tmpfs as /run is on a node. Sourced with SRC and
+# CONVGPU_BUILD_DIR set; it brings in the tests' helpers (tests/containers/lib.sh) and the
+# private containerd (tests/k8s/containerd_lib.sh). Everything stops and is removed at exit.
+. "$SRC/tests/containers/lib.sh"
+. "$SRC/tests/k8s/containerd_lib.sh"
+BB=$BUILD/bench
+[ -x "$BB/bench_ab" ] || { echo "$(basename "$0"): missing $BB/bench_ab (build first)"; exit 1; }
 STANDIN=$BUILD/bin/kubelet-standin
 PLUGIN=$BUILD/bin/convgpu-device-plugin
 
