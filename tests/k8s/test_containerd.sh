@@ -85,8 +85,9 @@ check "800MiB within the allocated 1GiB: exit 0" test "$rc" = 0
 check "memory info inside shows the 1GiB limit" grep -qx "mem_total_before=$((1 << 30))" "$TMP/out1"
 check "the container sees GPU 0 (the 2GiB one)" grep -qx "device_name=ConvGPU Emulated GPU 2GiB" "$TMP/out1"
 ran() { grep -q " $1 .*$2\$\| $1 $2\$" "$TMP/next-runtime.log"; } # ran COMMAND ID
+ran_lifecycle() { ran create "$1" && ran start "$1" && ran delete "$1"; } # ran_lifecycle ID
 check "the shim handed c1's create, start and delete to \$CONVGPU_RUNC from containerd's environment" \
-    eval 'ran create c1 && ran start c1 && ran delete c1'
+    ran_lifecycle c1
 crun_ "$TMP/env4" -- --rm "$IMG" c2 convgpu-sample --size 1100MiB --quiet >"$TMP/out2" 2>&1 && rc=0 || rc=$?
 check "1100MiB over the allocated 1GiB: exit 2 (refused)" test "$rc" = 2
 check "both released when they ended" test "$(registered_count)" = 0
