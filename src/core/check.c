@@ -278,12 +278,18 @@ const char *cg_core_check(const cg_core *core)
     }
     if (core->by_pid.len != nproc || core->by_req.len != nreq)
         return "index sizes differ from the lists";
-    cg_bytes host = 0;
-    for (const cg_container *c = core->head; c; c = c->next)
-        host += c->swap == CG_SWAPPED_OUT ? c->swapped : c->swap_reserved;
+    cg_bytes host = 0, tenants = 0;
+    for (const cg_container *c = core->head; c; c = c->next) {
+        cg_bytes h = c->swap == CG_SWAPPED_OUT ? c->swapped : c->swap_reserved;
+        host += h;
+        tenants += c->hold_tenant ? h : 0;
+        if (c->hold_tenant && c->swap == CG_RESIDENT)
+            return "a tenant's hold counted for a container that is in";
+    }
     if (host != core->swap_host)
         return "host bytes of swap differ from the containers'";
-    if (core->cfg.swap_limit && host > core->cfg.swap_limit)
+    /* Tenants' holds do not count against preemption (swap.c, held swaps). */
+    if (core->cfg.swap_limit && host - tenants > core->cfg.swap_limit)
         return "swap holds more host memory than its budget";
     claim *buf = malloc((n ? n : 1) * sizeof *buf);
     struct cg_fair_claim *fb = malloc((n ? n : 1) * sizeof *fb);

@@ -164,6 +164,10 @@ typedef struct {
     /* Swap (swap.c): host memory the swapped-out containers may hold together, node-wide.
      * 0: the core never orders a swap, and cg_swap_order refuses. */
     cg_bytes swap_limit;
+    /* Held swaps (swap.c, cg_swap_hold): the percent of swap_limit, 0..100, that tenants'
+     * holds of their own containers may take together (0: tenants may not hold); each tenant
+     * at most its weight's part of that among the tenants with a container on the node. */
+    unsigned swap_hold_pct;
     /* Priorities (priority.c): waiting this long lifts a container one priority class, so low
      * priorities never starve; it is also how long a container swapped back in is protected
      * from being swapped out again for a running victim's sake. 0: CG_AGING_STEP_DEFAULT. */
@@ -296,6 +300,25 @@ const char *cg_residency_name(cg_residency s);
  * it does not come back by itself. In: OUT only; ends the hold, and the container comes back
  * through the resume policy like any waiting one (at once when the memory is free). */
 cg_status cg_swap_order(cg_core *core, cg_cid cid, bool out, cg_time now);
+/* Who holds a container out (docs/SWAP.md, "Held swaps"). An operator's hold is bounded by the
+ * budget only; a tenant's hold of its own container also by the hold pool (swap_hold_pct of the
+ * budget, all tenants' holds together) and by its tenant's weighted part of that pool. The
+ * scheduler's victims and operators' orders do not count tenants' holds (until those containers
+ * are back in), so a tenant's hold never stops a preemption. Refusals: as cg_swap_order,
+ * CG_ERR_SWAP_BUDGET for any of the bounds. */
+typedef enum { CG_HOLD_NONE = 0, CG_HOLD_OPERATOR = 1, CG_HOLD_TENANT = 2 } cg_hold;
+/* NONE orders the container in (ends any hold); OPERATOR or TENANT orders it out, held. */
+cg_status cg_swap_hold(cg_core *core, cg_cid cid, cg_hold hold, cg_time now);
+/* What cg_swap_hold would answer now, changing nothing (a caller stores the order first). */
+cg_status cg_swap_hold_check(cg_core *core, cg_cid cid, cg_hold hold);
+/* Who holds container cid out now (NONE: not held, or no such container). */
+cg_hold cg_swap_hold_of(const cg_core *core, cg_cid cid);
+/* The hold pool and what tenant's holds may still take of it, for a refusal's words. */
+typedef struct {
+    cg_bytes pool, pool_held;      /* swap_hold_pct of the budget; all tenants' holds */
+    cg_bytes share, tenant_held;   /* the tenant's weighted part of the pool; its holds */
+} cg_hold_room;
+cg_status cg_swap_hold_room(cg_core *core, uint32_t tenant, cg_hold_room *out);
 /* Process pid of a MOVING_OUT container moved `bytes` of its use to the host (<= its use). */
 cg_status cg_process_swap_out(cg_core *core, cg_cid cid, cg_pid pid, cg_bytes bytes, cg_time now);
 /* Every process of a MOVING_OUT container reported: its assignment shrinks to its use (what
@@ -307,6 +330,9 @@ cg_status cg_swap_in_done(cg_core *core, cg_cid cid, cg_time now);
  * or was moving); then the container's state (held for the operator's order). */
 cg_status cg_process_restore_swapped(cg_core *core, cg_cid cid, cg_pid pid, cg_bytes bytes);
 cg_status cg_swap_restore(cg_core *core, cg_cid cid, cg_residency state, bool held, cg_time now);
+/* The same with who held it (a tenant's hold is restored as one, counted in the pool). */
+cg_status cg_swap_restore_hold(cg_core *core, cg_cid cid, cg_residency state, cg_hold hold,
+                               cg_time now);
 
 /* Read-only views. */
 typedef enum { CG_STATE_RUNNING, CG_STATE_SUSPENDED } cg_container_state;
@@ -352,7 +378,8 @@ typedef struct {
 } cg_process_info;
 
 /* Host memory the swapped containers hold or may take (those moving out count their whole
- * assignment), node-wide; never above cg_config.swap_limit. */
+ * assignment), node-wide; never above cg_config.swap_limit plus what tenants' holds take
+ * (at most swap_hold_pct of it: cg_swap_hold). */
 cg_bytes cg_swap_host_bytes(const cg_core *core);
 
 unsigned cg_device_count(const cg_core *core);

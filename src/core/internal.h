@@ -49,6 +49,7 @@ struct cg_container {
     unsigned priority;           /* 0..CG_PRIORITY_MAX (priority.c) */
     bool no_swap;
     bool held;                   /* out by the operator's order: not brought back by itself */
+    bool hold_tenant;            /* its tenant held it out: in the hold pool until back in */
     cg_residency swap;          /* swap.c */
     cg_bytes swapped;            /* on the host: the sum of its processes' */
     cg_bytes swap_reserved;      /* host budget taken: MOVING_OUT its assignment at the order,

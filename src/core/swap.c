@@ -51,10 +51,13 @@ static cg_bytes expected_free(const cg_core *core, const cg_container *c)
     return c->assigned > ctx ? c->assigned - ctx : 0;
 }
 
-static bool budget_allows(const cg_core *core, cg_bytes more)
+/* Whether `more` fits the budget beside what swap holds now, less `exempt`: the host memory
+ * of tenants' holds for preemption and operators' orders (held swaps, below), 0 for a tenant's
+ * own hold. */
+static bool budget_allows(const cg_core *core, cg_bytes exempt, cg_bytes more)
 {
-    cg_bytes limit = core->cfg.swap_limit;
-    return core->swap_host <= limit && more <= limit - core->swap_host;
+    cg_bytes limit = core->cfg.swap_limit, host = core->swap_host - exempt;
+    return host <= limit && more <= limit - host;
 }
 
 static void order_out(cg_core *core, cg_container *c, cg_reason why, cg_reqid req, cg_time now)
@@ -68,28 +71,133 @@ static void order_out(cg_core *core, cg_container *c, cg_reason why, cg_reqid re
     cg_emit(core, CG_EV_SWAP_OUT, why, c, 0, req, c->assigned, now);
 }
 
-cg_status cg_swap_order(cg_core *core, cg_cid cid, bool out, cg_time now)
+/* ---- held swaps --------------------------------------------------------------------------
+ * A hold keeps a container's memory on the host for as long as the one who ordered it likes.
+ * An operator's hold takes the budget like any swap. A tenant's hold of its own container
+ * (issue 42: one tenant held 440 MiB of a 512 MiB budget, and nobody could be swapped for
+ * anyone any more) is admitted only within the budget, within the hold pool (cfg.swap_hold_pct
+ * of the budget, all tenants' holds together) and within its tenant's part of the pool (the
+ * pool x its weight / the weights of the tenants with a container on the node, itself
+ * included); and the scheduler's victims and operators' orders do not count it: they see the
+ * budget as if no tenant held anything, so a tenant's hold never stops a preemption. The host
+ * memory swap takes may then exceed the budget by what tenants hold, never by more than the
+ * pool. A tenant's hold counts from its order until the container is back in (hold_tenant),
+ * also after it was ordered in: it waits for the device like any container out, and its host
+ * memory must not fall on the budget the others were promised meanwhile. */
+
+/* pct percent of b, without overflow (b < 2^64, pct <= 100). */
+static cg_bytes pct_of(cg_bytes b, unsigned pct)
+{
+    return b / 100 * pct + b % 100 * pct / 100;
+}
+
+/* What a tenant's hold takes of the pool: what it reserved while moving out, then what is
+ * on the host. */
+static cg_bytes hold_bytes(const cg_container *c)
+{
+    if (!c->hold_tenant)
+        return 0;
+    return c->swap == CG_SWAPPED_OUT ? c->swapped : c->swap_reserved;
+}
+
+static cg_bytes tenant_holds(const cg_core *core)
+{
+    cg_bytes sum = 0;
+    for (const cg_container *c = core->head; c; c = c->next)
+        sum += hold_bytes(c);
+    return sum;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+cg_status cg_swap_hold_room(cg_core *core, uint32_t tenant, cg_hold_room *out)
+{
+    *out = (cg_hold_room){.pool = pct_of(core->cfg.swap_limit, core->cfg.swap_hold_pct)};
+    size_t n = 0;
+    for (cg_container *c = core->head; c; c = c->next) {
+        cg_bytes h = hold_bytes(c);
+        out->pool_held += h;
+        if (c->tenant == tenant)
+            out->tenant_held += h;
+        n++;
+    }
+    /* The tenants present, each once: their weights divide the pool. A tenant with no
+     * container here asks for nothing, and is counted as present (its part if it came). */
+    uint32_t *ids = cg_mem_alloc(core, (n + 1) * sizeof *ids);
+    if (!ids)
+        return CG_ERR_NOMEM;
+    size_t k = 0;
+    for (cg_container *c = core->head; c; c = c->next)
+        ids[k++] = c->tenant;
+    ids[k++] = tenant;
+    qsort(ids, k, sizeof *ids, cmp_u32);
+    cg_bytes weights = 0;
+    for (size_t i = 0; i < k; i++)
+        if (i == 0 || ids[i] != ids[i - 1])
+            weights += cg_tenant_weight(core, ids[i]);
+    cg_mem_free(core, ids, (n + 1) * sizeof *ids);
+    cg_bytes w = cg_tenant_weight(core, tenant);
+    /* pool x w / weights, in two parts: (pool % weights) x w < weights x w stays small. */
+    out->share = out->pool / weights * w + out->pool % weights * w / weights;
+    return CG_OK;
+}
+
+cg_status cg_swap_hold_check(cg_core *core, cg_cid cid, cg_hold hold)
 {
     cg_container *c = find(core, cid);
     if (!c)
         return CG_ERR_NOT_FOUND;
-    if (!out) {
-        if (c->swap != CG_SWAPPED_OUT)
-            return CG_ERR_STATE;
-        c->held = false;
-        cg_wait_update(core, c, now);
-        cg_reschedule(core, c->dev, now);
-        return CG_OK;
-    }
+    if (hold == CG_HOLD_NONE)
+        return c->swap != CG_SWAPPED_OUT ? CG_ERR_STATE : CG_OK;
     if (c->swap != CG_RESIDENT)
         return CG_ERR_STATE;
     if (core->cfg.swap_limit == 0 || c->no_swap)
         return CG_ERR_NO_SWAP;
-    if (!budget_allows(core, c->assigned))
+    if (!budget_allows(core, hold == CG_HOLD_TENANT ? 0 : tenant_holds(core), c->assigned))
         return CG_ERR_SWAP_BUDGET;
+    if (hold == CG_HOLD_TENANT) {
+        cg_hold_room room;
+        cg_status st = cg_swap_hold_room(core, c->tenant, &room);
+        if (st != CG_OK)
+            return st;
+        if (room.pool_held > room.pool || c->assigned > room.pool - room.pool_held ||
+            room.tenant_held > room.share || c->assigned > room.share - room.tenant_held)
+            return CG_ERR_SWAP_BUDGET;
+    }
+    return CG_OK;
+}
+
+cg_status cg_swap_hold(cg_core *core, cg_cid cid, cg_hold hold, cg_time now)
+{
+    cg_status st = cg_swap_hold_check(core, cid, hold);
+    if (st != CG_OK)
+        return st;
+    cg_container *c = find(core, cid);
+    if (hold == CG_HOLD_NONE) {
+        c->held = false; /* a tenant's still counts until it is back in */
+        cg_wait_update(core, c, now);
+        cg_reschedule(core, c->dev, now);
+        return CG_OK;
+    }
     c->held = true;
+    c->hold_tenant = hold == CG_HOLD_TENANT;
     order_out(core, c, CG_WHY_OPERATOR, 0, now);
     return CG_OK;
+}
+
+cg_hold cg_swap_hold_of(const cg_core *core, cg_cid cid)
+{
+    const cg_container *c = find(core, cid);
+    return !c || !c->held ? CG_HOLD_NONE : c->hold_tenant ? CG_HOLD_TENANT : CG_HOLD_OPERATOR;
+}
+
+cg_status cg_swap_order(cg_core *core, cg_cid cid, bool out, cg_time now)
+{
+    return cg_swap_hold(core, cid, out ? CG_HOLD_OPERATOR : CG_HOLD_NONE, now);
 }
 
 cg_status cg_container_set_no_swap(cg_core *core, cg_cid cid, bool no_swap)
@@ -173,6 +281,7 @@ cg_status cg_swap_in_done(cg_core *core, cg_cid cid, cg_time now)
     core->swap_host -= c->swap_reserved;
     c->swap_reserved = 0;
     ctr_set_swap(core, c, CG_RESIDENT);
+    c->hold_tenant = false;
     c->returned = true;
     c->resident_since = now;
     cg_drain_own(core, c, CG_WHY_FITS_ASSIGNMENT, now);
@@ -205,7 +314,7 @@ void cg_swap_forget_container(cg_core *core, cg_container *c)
     c->swap_reserved = c->swap_expect = 0;
     c->swapped = 0;
     ctr_set_swap(core, c, CG_RESIDENT);
-    c->held = false;
+    c->held = c->hold_tenant = false;
 }
 
 /* ---- victims ----------------------------------------------------------------------------- */
@@ -284,10 +393,10 @@ void cg_swap_consider(cg_core *core, unsigned dev, cg_time now)
         v[n++] = (candidate){c, frees, suspended};
     }
     qsort(v, n, sizeof *v, victim_order);
-    cg_bytes got = 0, host = 0;
+    cg_bytes got = 0, host = 0, exempt = tenant_holds(core);
     size_t k = 0;
     for (size_t i = 0; i < n && got < need; i++) {
-        if (!budget_allows(core, host + v[i].c->assigned))
+        if (!budget_allows(core, exempt, host + v[i].c->assigned))
             continue;
         host += v[i].c->assigned;
         got += v[i].frees;
@@ -318,6 +427,13 @@ cg_status cg_process_restore_swapped(cg_core *core, cg_cid cid, cg_pid pid, cg_b
 
 cg_status cg_swap_restore(cg_core *core, cg_cid cid, cg_residency state, bool held, cg_time now)
 {
+    return cg_swap_restore_hold(core, cid, state, held ? CG_HOLD_OPERATOR : CG_HOLD_NONE, now);
+}
+
+cg_status cg_swap_restore_hold(cg_core *core, cg_cid cid, cg_residency state, cg_hold hold,
+                               cg_time now)
+{
+    bool held = hold != CG_HOLD_NONE;
     cg_container *c;
     cg_status st = find_in(core, cid, CG_RESIDENT, &c);
     if (st != CG_OK)
@@ -332,6 +448,7 @@ cg_status cg_swap_restore(cg_core *core, cg_cid cid, cg_residency state, bool he
             return CG_ERR_NO_SWAP;
         ctr_set_swap(core, c, CG_SWAPPED_OUT);
         c->held = held;
+        c->hold_tenant = hold == CG_HOLD_TENANT;
         core->swap_host += c->swapped;
         cg_wait_update(core, c, now);
         cg_reschedule(core, c->dev, now);
@@ -341,6 +458,7 @@ cg_status cg_swap_restore(cg_core *core, cg_cid cid, cg_residency state, bool he
         if (c->no_swap || c->swapped)
             return CG_ERR_INVALID;
         c->held = held;
+        c->hold_tenant = hold == CG_HOLD_TENANT;
         order_out(core, c, held ? CG_WHY_OPERATOR : CG_WHY_VICTIM, 0, now);
         return CG_OK;
     case CG_MOVING_IN:
