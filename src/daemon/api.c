@@ -1180,8 +1180,16 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
         if (strcmp(slash, "/swap-out") == 0 || strcmp(slash, "/swap-in") == 0) {
             if (!post)
                 return send_error(conn, 405, "use POST on %s", slash);
-            char msg[256];
-            if (swap_request(d, c, strcmp(slash, "/swap-out") == 0, msg, sizeof msg) != 0)
+            /* A hold by a caller who is not an operator is its tenant's: bounded by the hold
+             * pool (swap.h). */
+            cg_hold hold = strcmp(slash, "/swap-in") == 0 ? CG_HOLD_NONE
+                           : who.all                     ? CG_HOLD_OPERATOR
+                                                         : CG_HOLD_TENANT;
+            char msg[512];
+            int src = swap_request(d, c, hold, msg, sizeof msg);
+            if (src == -ENOSPC || src == -EIO)
+                return send_not_stored(conn, src, msg);
+            if (src != 0)
                 return send_error(conn, 409, "%s", msg);
             return send_json(conn, 202, container_json(d, c, true));
         }

@@ -200,6 +200,7 @@ struct daemon_options {
     bool swap;                  /* containers' allocations are made swappable (docs/SWAP.md) */
     uint64_t swap_limit;        /* host memory swap may hold (0 with swap off) */
     bool swap_limit_set;        /* given; else half the host's memory when swap is on */
+    unsigned swap_hold_pct;     /* percent of swap_limit tenants' own holds may take (core.h) */
     uint64_t aging_ns;          /* priority aging step (0: the core's default) */
     /* The compute share of a container created without one (API field gpu_compute absent):
      * 0 = none; and the mode of a share given without a mode. */
@@ -209,6 +210,10 @@ struct daemon_options {
     /* --profile-limits MARGIN: a container created without a limit takes its profile's peak
      * plus this many percent (profile.h); 0 = off. */
     unsigned profile_margin_pct;
+    /* Profile records one tenant may keep: how many, and their stored bytes (profile.h);
+     * beyond either the oldest go first. */
+    unsigned profile_max_keys;
+    uint64_t profile_max_bytes;
     bool policy_explicit;       /* policy or placement given by flag or configuration file */
     cg_fair_mode fair_share;    /* tenants' fair share (docs/SCHEDULING.md) */
     uint64_t fair_interval_ns;  /* adaptive: seconds between updates (0: the default) */

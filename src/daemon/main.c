@@ -90,12 +90,20 @@ static void usage(FILE *f)
             "                        (default no; docs/SWAP.md)\n"
             "  --swap-limit SIZE     host memory swapped-out containers may hold together\n"
             "                        (default: half the host's memory when --swap yes)\n"
+            "  --swap-hold-share N%%  the share of --swap-limit that users who are not operators\n"
+            "                        may hold their own containers out with (convgpu swap), all\n"
+            "                        together, each its tenant's weighted part (default 50%%;\n"
+            "                        0 = only operators hold); the rest stays for preemption\n"
             "  --aging SECONDS       waiting this long lifts a container one priority class\n"
             "                        (default 60; docs/SCHEDULING.md, Priorities)\n"
             "  --profile-limits MARGIN|off  a container created without a GPU-memory limit gets\n"
             "                        its profile's peak (learnt from past runs of the same\n"
             "                        image or command by the same user) plus MARGIN, 1%%-100%%\n"
             "                        (default off: a limit is required; convgpu profile)\n"
+            "  --profile-max-keys N  profiles (keys) one tenant keeps; the oldest goes first\n"
+            "                        (default 256)\n"
+            "  --profile-max-bytes SIZE  what one tenant's profiles may take in state.db, keys\n"
+            "                        and runs (default 1MiB; at least 16KiB); the oldest first\n"
             "  --log-level LEVEL     error, warn, info (default), debug\n"
             "  --foreground          do not detach (use under systemd, docker, tests)\n"
             "  --version             print the version and exit\n"
@@ -286,6 +294,31 @@ static int apply_option(void *ctx, const char *key, const char *value, char *err
         }
         o->swap_limit = v;
         o->swap_limit_set = true;
+    } else if (strcmp(key, "swap-hold-share") == 0) {
+        if (strcmp(value, "0") == 0 || strcmp(value, "0%") == 0)
+            o->swap_hold_pct = 0;
+        else if (!cg_pct_parse(value, 100, &o->swap_hold_pct)) {
+            snprintf(err, errlen, "swap-hold-share takes a whole percentage from 0 to 100, not "
+                                  "'%s'", value);
+            return -1;
+        }
+    } else if (strcmp(key, "profile-max-keys") == 0) {
+        char *end;
+        errno = 0;
+        unsigned long n = strtoul(value, &end, 10);
+        if (errno || *end || end == value || value[0] < '0' || value[0] > '9' || n < 1 ||
+            n > 100000) {
+            snprintf(err, errlen, "profile-max-keys takes a number from 1 to 100000");
+            return -1;
+        }
+        o->profile_max_keys = (unsigned)n;
+    } else if (strcmp(key, "profile-max-bytes") == 0) {
+        if (cg_parse_size(value, &v, &why) != 0 || v < PROFILE_MAX_BYTES_MIN) {
+            snprintf(err, errlen, "profile-max-bytes takes a size of at least %uKiB, not '%s'",
+                     PROFILE_MAX_BYTES_MIN >> 10, value);
+            return -1;
+        }
+        o->profile_max_bytes = v;
     } else if (strcmp(key, "fair-interval") == 0) {
         char *end;
         errno = 0;
@@ -424,6 +457,9 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
         {"watchdog-kill", required_argument, NULL, O_SETTING},
         {"swap", required_argument, NULL, O_SETTING},
         {"swap-limit", required_argument, NULL, O_SETTING},
+        {"swap-hold-share", required_argument, NULL, O_SETTING},
+        {"profile-max-keys", required_argument, NULL, O_SETTING},
+        {"profile-max-bytes", required_argument, NULL, O_SETTING},
         {"aging", required_argument, NULL, O_SETTING},
         {"fair-interval", required_argument, NULL, O_SETTING},
         {"profile-limits", required_argument, NULL, O_SETTING},
@@ -447,6 +483,11 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
     o->user_max_containers = 64;
     o->default_compute_pct = 0;
     o->default_compute_mode = CG_COMPUTE_ELASTIC;
+    /* Half the swap budget for tenants' own holds, the other half always the scheduler's and
+     * the operators' (docs/SECURITY.md, "Held swaps and profile records"). */
+    o->swap_hold_pct = 50;
+    o->profile_max_keys = PROFILE_MAX_KEYS_DEFAULT;
+    o->profile_max_bytes = PROFILE_MAX_BYTES_DEFAULT;
 
     /* First pass: help, version and the configuration file, which flags then override. */
     const char *config = NULL;
@@ -670,6 +711,7 @@ int main(int argc, char **argv)
                  "ever moved out");
     cg_config cfg = {.resume = d.opt.policy, .placement = d.opt.placement, .seed = (uint64_t)getpid(),
                      .sink = decide_sink, .sink_ctx = &d, .swap_limit = d.opt.swap_limit,
+                     .swap_hold_pct = d.opt.swap_hold_pct,
                      .aging_step = d.opt.aging_ns};
     d.core = cg_core_new(&cfg);
     d.loop = loop_new();

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "adaptive.h"
 #include "daemon.h"
 #include "gates.h"
 #include "log.h"
@@ -66,8 +67,12 @@ int profile_record(struct daemon *d, struct container *c)
     }
     snprintf(run.tenant, sizeof run.tenant, "%s", c->tenant); /* the container's tenant */
     snprintf(run.key, sizeof run.key, "%s", c->profile_key);
-    int rc = store_profile_add(d->store, &run);
+    unsigned evicted = 0;
+    int rc = store_profile_add(d->store, &run, d->opt.profile_max_keys, d->opt.profile_max_bytes,
+                               &evicted);
     char b1[CG_SIZE_BUFLEN];
+    if (rc == 0 && evicted)
+        adaptive_touch(d); /* a running job may have lost the profile it was weighed by */
     if (rc != 0)
         log_error("container %s: its run (peak %s) is not in profile %s/%s: %s", c->id,
                   cg_format_size(run.peak, b1, sizeof b1), run.tenant, run.key,

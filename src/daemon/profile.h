@@ -44,6 +44,16 @@ struct container;
 #define PROFILE_TENANT_MAX 64
 #define PROFILE_DEFAULT_MARGIN_PCT 20 /* --limit profile on a daemon without --profile-limits */
 #define PROFILE_MARGIN_MAX_PCT 100    /* a margin above doubling the peak is a typo */
+/* Bounds on one tenant's profiles (issue 42 item 4: distinct long keys grew state.db until
+ * the disk was full). A tenant keeps at most --profile-max-keys profiles whose rows take at most
+ * --profile-max-bytes, counted as PROFILE_ROW_BYTES per row (a profile's and each of its runs')
+ * plus the tenant's and the key's text in each; at most (PROFILE_WINDOW + 1) x (64 + 255 +
+ * PROFILE_ROW_BYTES) = 7 KiB for one profile. Recording a run that takes the tenant over either
+ * drops its least recently run other profiles, oldest first, in the same transaction. */
+#define PROFILE_MAX_KEYS_DEFAULT 256
+#define PROFILE_MAX_BYTES_DEFAULT (1u << 20)
+#define PROFILE_MAX_BYTES_MIN (16u << 10)
+#define PROFILE_ROW_BYTES 64          /* a row's numbers and SQLite's own cost, roughly */
 
 /* One finished run, as stored. */
 struct profile_run {

@@ -352,7 +352,7 @@ void store_row_of(const struct container *c, struct stored_container *r)
     r->compute_mode = ci.compute_mode;
     r->priority = ci.priority;
     r->no_swap = ci.no_swap;
-    r->swap_held = ci.swap_held;
+    r->swap_held = cg_swap_hold_of(c->d->core, c->cid);
     snprintf(r->tenant, sizeof r->tenant, "%s", c->tenant);
     r->exclusive = ci.exclusive;
     snprintf(r->profile_key, sizeof r->profile_key, "%s", c->profile_key);
@@ -407,7 +407,7 @@ int store_put_row(struct store *s, const struct stored_container *r)
     b |= sqlite3_bind_text(st, 15, cg_compute_mode_name(r->compute_mode), -1, SQLITE_STATIC);
     b |= sqlite3_bind_int(st, 16, (int)r->priority);
     b |= sqlite3_bind_int(st, 17, r->no_swap);
-    b |= sqlite3_bind_int(st, 18, r->swap_held);
+    b |= sqlite3_bind_int(st, 18, (int)r->swap_held);
     b |= sqlite3_bind_text(st, 19, r->tenant, -1, SQLITE_STATIC);
     b |= sqlite3_bind_int(st, 20, r->exclusive);
     b |= sqlite3_bind_text(st, 21, r->profile_key, -1, SQLITE_STATIC);
@@ -499,7 +499,10 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
         }
         sc.priority = (unsigned)prio;
         sc.no_swap = sqlite3_column_int(st, 16) != 0;
-        sc.swap_held = sqlite3_column_int(st, 17) != 0;
+        /* 2: a tenant's own hold (counted in the hold pool); any other non-zero value, as an
+         * older daemon wrote it, the operator's. */
+        int held = sqlite3_column_int(st, 17);
+        sc.swap_held = held == 0 ? CG_HOLD_NONE : held == 2 ? CG_HOLD_TENANT : CG_HOLD_OPERATOR;
         /* A tenant name that is not one (an edited state.db) is dropped: the owner's is used. */
         const unsigned char *tenant = sqlite3_column_text(st, 18);
         if (tenant && strlen((const char *)tenant) < sizeof sc.tenant)
@@ -633,9 +636,80 @@ static int write_texts(struct store *s, const char *sql, const char *const *v, i
     return run(s, st, what);
 }
 
-int store_profile_add(struct store *s, const struct profile_run *r)
+/* What tenant's profiles take: how many, and their bytes as PROFILE_ROW_BYTES per row plus
+ * the text of the tenant and the key in each (the profile's row and every run's). */
+static int profile_usage(struct store *s, const char *tenant, unsigned *count, uint64_t *bytes)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT COUNT(*), COALESCE(SUM((1 + (SELECT COUNT(*) FROM profile_run r"
+             " WHERE r.tenant = p.tenant AND r.key = p.key)) * (length(CAST(p.tenant AS BLOB))"
+             " + length(CAST(p.key AS BLOB)) + %d)), 0) FROM profile p WHERE p.tenant = ?1",
+             PROFILE_ROW_BYTES);
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return failed(s, rc, "cannot measure a tenant's profiles");
+    const char *const v[] = {tenant};
+    rc = bind_texts(st, v, 1) ? sqlite3_step(st) : SQLITE_ERROR;
+    if (rc == SQLITE_ROW) {
+        sqlite3_int64 n = sqlite3_column_int64(st, 0), b = sqlite3_column_int64(st, 1);
+        *count = n > 0 ? (unsigned)n : 0;
+        *bytes = b > 0 ? (uint64_t)b : 0;
+    }
+    done(s, st);
+    return rc == SQLITE_ROW ? 0 : failed(s, rc, "cannot measure a tenant's profiles");
+}
+
+/* Drops the tenant's profiles beyond max_keys or max_bytes, the least recently run first,
+ * never `keep` (the one just recorded). Inside a transaction. */
+static int profile_bound(struct store *s, const char *tenant, const char *keep, unsigned max_keys,
+                         uint64_t max_bytes, unsigned *evicted)
+{
+    const char *what = "cannot drop an old profile";
+    for (;;) {
+        unsigned n = 0;
+        uint64_t bytes = 0;
+        int rc = profile_usage(s, tenant, &n, &bytes);
+        if (rc != 0 || (n <= max_keys && bytes <= max_bytes))
+            return rc;
+        sqlite3_stmt *st;
+        /* Runs' seq only grows: the profile whose latest run is the oldest (none: first). */
+        rc = sqlite3_prepare_v2(s->db, "SELECT p.key FROM profile p WHERE p.tenant = ?1 AND"
+                                       " p.key <> ?2 ORDER BY (SELECT MAX(r.seq) FROM profile_run r"
+                                       " WHERE r.tenant = p.tenant AND r.key = p.key), p.rowid"
+                                       " LIMIT 1", -1, &st, NULL);
+        if (rc != SQLITE_OK)
+            return failed(s, rc, what);
+        const char *const tk[] = {tenant, keep};
+        char oldest[PROFILE_KEY_MAX + 1] = "";
+        rc = bind_texts(st, tk, 2) ? sqlite3_step(st) : SQLITE_ERROR;
+        if (rc == SQLITE_ROW && sqlite3_column_text(st, 0))
+            snprintf(oldest, sizeof oldest, "%s", (const char *)sqlite3_column_text(st, 0));
+        done(s, st);
+        if (rc == SQLITE_DONE)
+            return 0; /* only the new one is left: it stays, whatever it takes */
+        if (rc != SQLITE_ROW)
+            return failed(s, rc, what);
+        const char *const old[] = {tenant, oldest};
+        rc = write_texts(s, "DELETE FROM profile WHERE tenant = ?1 AND key = ?2", old, 2, what);
+        if (rc == 0)
+            rc = write_texts(s, "DELETE FROM profile_run WHERE tenant = ?1 AND key = ?2", old, 2,
+                             what);
+        if (rc != 0)
+            return rc;
+        log_info("store: profile %s/%s dropped: the tenant's profiles were over "
+                 "profile-max-keys %u or profile-max-bytes %llu (%u, %llu bytes)", tenant, oldest,
+                 max_keys, (unsigned long long)max_bytes, n, (unsigned long long)bytes);
+        (*evicted)++;
+    }
+}
+
+int store_profile_add(struct store *s, const struct profile_run *r, unsigned max_keys,
+                      uint64_t max_bytes, unsigned *evicted)
 {
     settle_owed(s);
+    *evicted = 0;
     const char *what = "cannot record a profile run";
     const char *const tk[] = {r->tenant, r->key};
     sqlite3_stmt *st = NULL;
@@ -673,9 +747,13 @@ int store_profile_add(struct store *s, const struct profile_run *r)
         rc = write_texts(s, sql, tk, 2, what);
     }
     if (rc == 0)
+        rc = profile_bound(s, r->tenant, r->key, max_keys, max_bytes, evicted);
+    if (rc == 0)
         rc = exec(s, "COMMIT");
-    if (rc != 0)
+    if (rc != 0) {
         rollback(s);
+        *evicted = 0;
+    }
     return rc;
 }
 

@@ -39,7 +39,7 @@ struct stored_container {
     cg_compute_mode compute_mode;
     unsigned priority;             /* 0..CG_PRIORITY_MAX */
     bool no_swap;
-    bool swap_held;                /* out by the operator's order */
+    cg_hold swap_held;             /* held out, and by whom (stored 0, 1 operator, 2 tenant) */
     char tenant[33];               /* "" in a row of an older daemon: the owner's user */
     bool exclusive;                /* holds its device alone */
     char profile_key[256];         /* its runs' profile key ("" = none) */
@@ -71,14 +71,17 @@ int store_each_setting(struct store *s, const char *prefix,
                        int (*fn)(void *ctx, const char *key, const char *value), void *ctx);
 /* Copies the value into buf; returns 0 when found, 1 when absent, -1 on error. */
 int store_get(struct store *s, const char *key, char *buf, size_t len);
-/* Profiles (profile.h). A run is added, its profile's count raised and the runs beyond the
- * window dropped in one transaction. get: 0 found, 1 absent, -1 error. each: every profile, or
+/* Profiles (profile.h). A run is added, its profile's count raised, the runs beyond the
+ * window dropped and, while the tenant's profiles are more than max_keys or take more than
+ * max_bytes (profile_usage in store.c), its least recently run other profile dropped (*evicted
+ * counts them), in one transaction. get: 0 found, 1 absent, -1 error. each: every profile, or
  * those of one tenant (NULL: all), ordered by tenant and key. delete: the profiles named key, of
  * one tenant (NULL: every tenant), runs and all; *deleted says how many (0: none, nothing
  * changed). */
 struct profile;
 struct profile_run;
-int store_profile_add(struct store *s, const struct profile_run *run);
+int store_profile_add(struct store *s, const struct profile_run *run, unsigned max_keys,
+                      uint64_t max_bytes, unsigned *evicted);
 int store_profile_get(struct store *s, const char *tenant, const char *key, struct profile *out);
 int store_profile_each(struct store *s, const char *tenant,
                        int (*fn)(void *ctx, const struct profile *p), void *ctx);

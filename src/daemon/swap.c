@@ -54,40 +54,78 @@ static void order(struct daemon *d, struct container *c, bool out)
     api_watchdog_event(d, out ? "swap-out" : "swap-in", c, 0, 0);
 }
 
-int swap_request(struct daemon *d, struct container *c, bool out, char *err, size_t errlen)
+/* The refusal's words for a hold the core would not take (409). */
+static void refusal(struct daemon *d, struct container *c, cg_hold hold, cg_status st, char *err,
+                    size_t errlen)
+{
+    char b1[CG_SIZE_BUFLEN], b2[CG_SIZE_BUFLEN], b3[CG_SIZE_BUFLEN], b4[CG_SIZE_BUFLEN],
+        b5[CG_SIZE_BUFLEN], b6[CG_SIZE_BUFLEN];
+    cg_container_info ci = {0};
+    cg_container_get(d->core, c->cid, loop_now_ns(), &ci);
+    cg_hold_room room = {0};
+    if (st == CG_ERR_STATE) {
+        snprintf(err, errlen, "container %s is %s", c->id,
+                 swap_phase_name((enum swap_phase)c->swap_phase));
+    } else if (st == CG_ERR_SWAP_BUDGET && hold == CG_HOLD_TENANT &&
+               cg_swap_hold_check(d->core, c->cid, CG_HOLD_OPERATOR) == CG_OK &&
+               cg_swap_hold_room(d->core, ci.tenant, &room) == CG_OK) {
+        /* Within the budget: the hold pool refused it. */
+        snprintf(err, errlen, "holding container %s out (%s) would take the swap holds of users "
+                              "who are not operators over swap-hold-share: its tenant may hold "
+                              "%s (%s held now), all such tenants together %s (%s held now); the "
+                              "rest of --swap-limit is kept for preemption",
+                 c->id, cg_format_size(ci.assigned, b1, sizeof b1),
+                 cg_format_size(room.share, b2, sizeof b2),
+                 cg_format_size(room.tenant_held, b3, sizeof b3),
+                 cg_format_size(room.pool, b4, sizeof b4),
+                 cg_format_size(room.pool_held, b5, sizeof b5));
+    } else if (st == CG_ERR_SWAP_BUDGET) {
+        snprintf(err, errlen, "swapping container %s out would take the host memory held by "
+                              "swap above --swap-limit %s (%s held now)", c->id,
+                 cg_format_size(d->opt.swap_limit, b6, sizeof b6),
+                 cg_format_size(cg_swap_host_bytes(d->core), b2, sizeof b2));
+    } else {
+        snprintf(err, errlen, "container %s: %s", c->id, cg_status_str(st));
+    }
+}
+
+int swap_request(struct daemon *d, struct container *c, cg_hold hold, char *err, size_t errlen)
 {
     if (!swaps(c)) {
         snprintf(err, errlen, "container %s does not swap (%s)", c->id,
                  c->no_swap ? "created with swap off" : "convgpud --swap yes turns it on");
-        return -1;
+        return 409;
     }
     container_freeze_sync(d, c);
-    cg_status st = cg_swap_order(d->core, c->cid, out, loop_now_ns());
-    char b1[CG_SIZE_BUFLEN], b2[CG_SIZE_BUFLEN];
-    switch (st) {
-    case CG_OK:
-        /* The hold survives a restart (state.db); failing to store it only loses that. */
-        if (d->store && store_put_container(d->store, c) != 0)
-            log_warn("container %s: the swap order could not be saved (%s); a restart brings "
-                     "it back in", c->id, store_error(d->store));
-        c->dirty = true;
-        decide_flush(d);
-        return 0;
-    case CG_ERR_STATE:
-        snprintf(err, errlen, "container %s is %s", c->id,
-                 swap_phase_name((enum swap_phase)c->swap_phase));
-        break;
-    case CG_ERR_SWAP_BUDGET:
-        snprintf(err, errlen, "swapping container %s out would take the host memory held by "
-                              "swap above --swap-limit %s (%s held now)", c->id,
-                 cg_format_size(d->opt.swap_limit, b1, sizeof b1),
-                 cg_format_size(cg_swap_host_bytes(d->core), b2, sizeof b2));
-        break;
-    default:
-        snprintf(err, errlen, "container %s: %s", c->id, cg_status_str(st));
-        break;
+    cg_status st = cg_swap_hold_check(d->core, c->cid, hold);
+    if (st != CG_OK) {
+        refusal(d, c, hold, st, err, errlen);
+        return 409;
     }
-    return -1;
+    /* Stored, then done: a hold is kept across a restart, so it is acknowledged only once
+     * state.db holds it (an order in likewise, or a restart would hold it out again). */
+    if (d->store) {
+        struct stored_container row;
+        store_row_of(c, &row);
+        row.swap_held = hold;
+        int rc = store_put_row(d->store, &row);
+        if (rc != 0) {
+            snprintf(err, errlen, "container %s: the swap order was not carried out: the state "
+                                  "could not be saved (%s)", c->id, store_error(d->store));
+            return rc;
+        }
+    }
+    st = cg_swap_hold(d->core, c->cid, hold, loop_now_ns());
+    if (st != CG_OK) { /* checked just above, with nothing in between: not expected */
+        refusal(d, c, hold, st, err, errlen);
+        if (d->store && store_put_container(d->store, c) != 0)
+            log_error("container %s: state.db says it is %sheld, which it is not: %s", c->id,
+                      hold ? "" : "not ", store_error(d->store));
+        return 409;
+    }
+    c->dirty = true;
+    decide_flush(d);
+    return 0;
 }
 
 void swap_carry_out(struct daemon *d, struct container *c)
@@ -195,7 +233,7 @@ static void bring_back_in(struct container *c)
     c->swap_since = loop_now_ns();
 }
 
-void swap_restore(struct daemon *d, struct container *c, bool held)
+void swap_restore(struct daemon *d, struct container *c, cg_hold held)
 {
     struct cg_ledger *l = c->ledger;
     c->swap_found = false;
@@ -221,13 +259,14 @@ void swap_restore(struct daemon *d, struct container *c, bool held)
     }
     c->swap_phase = SWAP_OUT;
     c->swapped_bytes = total;
-    if (cg_swap_restore(d->core, c->cid, CG_SWAPPED_OUT, held, loop_now_ns()) != CG_OK) {
+    if (cg_swap_restore_hold(d->core, c->cid, CG_SWAPPED_OUT, held, loop_now_ns()) != CG_OK) {
         log_error("container %s: cannot restore it as swapped out; bringing it back in", c->id);
         bring_back_in(c);
         return;
     }
     log_info("container %s: restored swapped out (%llu bytes on the host%s)", c->id,
-             (unsigned long long)total, held ? ", held by the operator" : "");
+             (unsigned long long)total,
+             held == CG_HOLD_TENANT ? ", held by its tenant" : held ? ", held by the operator" : "");
     swap_flush(d); /* the core may have ordered it in at once */
 }
 

@@ -22,14 +22,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core.h"
+
 struct daemon;
 struct container;
 
 enum swap_phase { SWAP_RESIDENT = 0, SWAP_MOVING_OUT, SWAP_OUT, SWAP_MOVING_IN };
 
-/* The operator's order (API): out (held until ordered in) or back in. 0, or -1 with a message
- * and the HTTP status that fits (409 for a state or budget refusal). */
-int swap_request(struct daemon *d, struct container *c, bool out, char *err, size_t errlen);
+/* An order through the API: out, held until ordered in (hold OPERATOR for root, the daemon's
+ * user and operators; TENANT for anyone else, bounded by the hold pool: core.h, cg_swap_hold),
+ * or back in (hold NONE). Stored first: 0 once state.db has it and it is carried out; else
+ * nothing changed and err says why: 409 (the core refuses: state, budget, hold pool), or
+ * -ENOSPC / -EIO (state.db did not take it: 507 / 503). */
+int swap_request(struct daemon *d, struct container *c, cg_hold hold, char *err, size_t errlen);
 
 /* From the core's decision sink (no core calls): SWAP_OUT is carried out at once; SWAP_IN
  * marks the container, and swap_flush (after the core call returned) carries it out. */
@@ -40,10 +45,11 @@ void swap_flush(struct daemon *d);
 /* A restarted daemon found the swap gate bit in a container's ledger (its processes' accounts
  * already restored from their slots, which hold only what is on the device). Out, with every
  * process reported: the core is told what each has on the host and the container stays out
- * (held as it was, from state.db). Moving either way: it is brought back in through the
- * normal request path (its processes charge again, waiting for memory like any request).
+ * (held as it was, and by whom, from state.db). Moving either way: it is brought back in
+ * through the normal request path (its processes charge again, waiting for memory like any
+ * request).
  * Either way nothing is charged twice and nothing is lost. */
-void swap_restore(struct daemon *d, struct container *c, bool held);
+void swap_restore(struct daemon *d, struct container *c, cg_hold held);
 
 /* A process of c reported its part of the move (its SWAPPED notice): looks at c's move now.
  * Anything else (c not moving, a notice a process sends uninvited) changes nothing. */
