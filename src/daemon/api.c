@@ -261,6 +261,9 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
     if (!o)
         return NULL;
     json_object_set_new(o, "tenant", json_string(c->tenant));
+    /* Removed at this wall-clock second unless its init is reported (null: no deadline). */
+    json_object_set_new(o, "start_by", c->start_by_unix ? json_integer(c->start_by_unix)
+                                                        : json_null());
     if (ci.state == CG_STATE_SUSPENDED)
         json_object_set_new(o, "suspended_for_s",
                             json_real((double)(now - ci.suspended_since) / 1e9));
@@ -703,9 +706,11 @@ static enum MHD_Result create_container(struct daemon *d, struct MHD_Connection 
     if (refusal)
         return send_json(conn, 403, refusal);
     struct container *c = NULL;
+    d->creating_start_by = req.start_within ? (int64_t)time(NULL) + req.start_within : 0;
     int rcode = gang_create(d, req.id, req.name, req.no_profile ? "" : key, &spec, req.gpus,
                             req.has_devices ? req.devices : NULL, uid, gid,
                             req.auto_remove ? cred->pid : 0, req.auto_remove, &c, msg, sizeof msg);
+    d->creating_start_by = 0;
     if (rcode != 0)
         return send_error(conn, rcode == -EEXIST || rcode == -EBUSY ? 409
                                 : rcode == -EIO || rcode == -ENOMEM ? 500 : 400,
@@ -1148,6 +1153,7 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
                 struct stored_container row;
                 store_row_of(c, &row);
                 row.init_pid = sr.pid;
+                row.start_by_unix = 0; /* started: its start deadline is met */
                 if (sr.auto_remove) {
                     row.auto_remove = true;
                     row.owner_pid = sr.pid;
@@ -1168,6 +1174,7 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
                 return send_error(conn, 400, "%s", msg);
             }
             c->init_pid = sr.pid;
+            container_set_start_by(c, 0, msg, sizeof msg);
             log_info("container %s: started, init pid %d%s", c->id, sr.pid,
                      sr.auto_remove ? ", removed when it exits" : "");
             return send_json(conn, 200, container_json(d, c, true));

@@ -144,6 +144,67 @@ static int json_key(json_t *v, const char *field, char *out, size_t len, char *e
     return 0;
 }
 
+bool api_valid_token(const char *s)
+{
+    size_t n = 0;
+    for (; s[n]; n++)
+        if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
+            return false;
+    return n == API_ALLOCATION_TOKEN_LEN;
+}
+
+/* "start_within", "allocation" and "allocation_pod" (api_parse.h); j is the whole body. */
+static int json_alloc_fields(json_t *j, struct create_request *out, char *err, size_t errlen)
+{
+    json_t *sw = json_object_get(j, "start_within"), *al = json_object_get(j, "allocation");
+    json_t *pod = json_object_get(j, "allocation_pod");
+    if (sw && (!json_is_integer(sw) || json_integer_value(sw) < 1 ||
+               json_integer_value(sw) > API_START_WITHIN_MAX)) {
+        snprintf(err, errlen, "start_within must be whole seconds from 1 to %d",
+                 API_START_WITHIN_MAX);
+        return -1;
+    }
+    out->start_within = sw ? (unsigned)json_integer_value(sw) : 0;
+    if (!al) {
+        if (pod)
+            return fail(err, errlen, "allocation_pod goes with allocation");
+        return 0;
+    }
+    static const char *const instead[] = {"gpu_memory", "gpu_compute", "compute_mode", "device",
+                                          "devices", "gpus", "exclusive", "profile_limit", NULL};
+    for (size_t i = 0; instead[i]; i++)
+        if (json_object_get(j, instead[i])) {
+            snprintf(err, errlen, "%s cannot be given with allocation: the allocation's record "
+                                  "decides it", instead[i]);
+            return -1;
+        }
+    size_t n = json_is_array(al) ? json_array_size(al) : json_is_string(al) ? 1 : 0;
+    if (n < 1 || n > API_MAX_ALLOCATIONS) {
+        snprintf(err, errlen, "allocation must be a token or an array of 1 to %d tokens",
+                 API_MAX_ALLOCATIONS);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *t = json_is_array(al) ? json_array_get(al, i) : al;
+        if (!json_is_string(t) || !api_valid_token(json_string_value(t))) {
+            snprintf(err, errlen, "allocation tokens are %d lowercase hex digits",
+                     API_ALLOCATION_TOKEN_LEN);
+            return -1;
+        }
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(out->allocations[k], json_string_value(t)) == 0)
+                return fail(err, errlen, "allocation names one token twice");
+        snprintf(out->allocations[i], sizeof out->allocations[i], "%s", json_string_value(t));
+    }
+    out->nallocations = (unsigned)n;
+    if (pod && (!json_is_string(pod) || !api_valid_name(json_string_value(pod))))
+        return fail(err, errlen, "allocation_pod must be 1-64 characters of [A-Za-z0-9_.-], not "
+                                 "starting with . or -");
+    if (pod)
+        snprintf(out->allocation_pod, sizeof out->allocation_pod, "%s", json_string_value(pod));
+    return 0;
+}
+
 /* "gpus" and "devices" into out->gpus / out->devices (see api_parse.h). */
 static int json_gpus(json_t *gpus, json_t *devs, json_t *device, unsigned ndevices,
                      struct create_request *out, char *err, size_t errlen)
@@ -200,7 +261,7 @@ int api_parse_create(const char *body, size_t len, unsigned ndevices, struct cre
                                           "uid", "gid", "gpu_compute", "compute_mode",
                                           "priority", "swap", "tenant", "exclusive", "profile_limit",
                                           "image", "command", "gpus", "devices", "profile",
-                                          NULL};
+                                          "start_within", "allocation", "allocation_pod", NULL};
     const char *bad = NULL;
     json_t *prio = json_object_get(j, "priority"), *sw = json_object_get(j, "swap");
     bool has_prio = false;
@@ -216,7 +277,9 @@ int api_parse_create(const char *body, size_t len, unsigned ndevices, struct cre
         snprintf(err, errlen, "unknown field '%s' (allowed: gpu_memory, name, id, device, "
                               "auto_remove, uid, gid, gpu_compute, compute_mode, priority, swap, "
                               "tenant, exclusive, profile_limit, image, command, gpus, "
-                              "devices, profile)", bad);
+                              "devices, profile, start_within, allocation, allocation_pod)", bad);
+    } else if (json_alloc_fields(j, out, err, errlen) != 0) {
+        /* message set */
     } else if (json_gpus(json_object_get(j, "gpus"), json_object_get(j, "devices"), dev,
                          ndevices, out, err, errlen) != 0) {
         /* message set */

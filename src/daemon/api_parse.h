@@ -41,7 +41,22 @@ struct create_request {
     unsigned devices[CG_MAX_DEVICES];
     bool no_profile;             /* "profile": false: its run is not recorded (a measurement
                                   * that runs it slowed down on purpose); the key still reads */
+    /* "start_within": seconds 1..API_START_WITHIN_MAX (0 when absent): removed unless its init
+     * is reported (POST .../start) by then; the CDI hook and the OCI shim set it. */
+    unsigned start_within;
+    /* "allocation": a token (or an array of up to API_MAX_ALLOCATIONS distinct tokens, one per
+     * kind of resource) the device plugin's POST /v1/allocations returned (api_alloc.h): the
+     * limit, share and GPUs come from the daemon's records, so gpu_memory, gpu_compute,
+     * compute_mode, device, devices, gpus, exclusive and profile_limit are refused beside it.
+     * "allocation_pod": who claims it (the pod's sandbox id): a claimed allocation may be claimed
+     * again only for the same pod, once its earlier container is gone (a restart). */
+    unsigned nallocations;
+    char allocations[3][33];
+    char allocation_pod[65];
 };
+#define API_START_WITHIN_MAX 3600
+#define API_MAX_ALLOCATIONS 3
+#define API_ALLOCATION_TOKEN_LEN 32
 
 /* PUT /v1/containers/{id}/limit: any of "gpu_memory" (a size), "gpu_compute" (1..100, or null
  * to remove the share), "compute_mode", at least one. */
@@ -65,6 +80,9 @@ struct policy_request {
 /* A container id or name: 1-64 of [A-Za-z0-9_.-], not starting with '.' or '-' (it becomes a
  * directory name in the runtime directory). */
 bool api_valid_name(const char *s);
+
+/* An allocation token: API_ALLOCATION_TOKEN_LEN lowercase hex digits. */
+bool api_valid_token(const char *s);
 
 /* A tenant name: 1-32 of [A-Za-z0-9_.-], not starting with '.' or '-'. */
 bool api_valid_tenant(const char *s);

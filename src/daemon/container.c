@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <sys/epoll.h>
 #include <linux/memfd.h>
@@ -167,6 +168,53 @@ void container_rebalance(struct daemon *d, struct container *c, struct proc *fav
 bool container_owner_gone(struct container *c)
 {
     return c->owner_poll && !proc_alive(c->owner_pid, c->owner_start);
+}
+
+/* The start deadline passed and no init was reported: the hook or shim that registered the
+ * container did not finish, so nothing will ever report or release it. */
+static void start_overdue(void *ctx, uint32_t events)
+{
+    (void)events;
+    struct container *c = ctx;
+    uint64_t ticks;
+    if (read(c->start_timer_fd, &ticks, sizeof ticks) < 0 && errno == EAGAIN)
+        return;
+    if (!c->start_by_unix)
+        return; /* reported meanwhile */
+    char err[128];
+    if ((int64_t)time(NULL) < c->start_by_unix) { /* the clock was set back: wait again */
+        if (container_set_start_by(c, c->start_by_unix, err, sizeof err) != 0)
+            log_warn("container %s: %s", c->id, err);
+        return;
+    }
+    log_warn("container %s: its init was not reported by its start deadline (the hook or shim "
+             "that registered it did not finish); removing", c->id);
+    container_remove(c->d, c, "never started");
+}
+
+int container_set_start_by(struct container *c, int64_t by_unix, char *err, size_t errlen)
+{
+    if (c->start_timer_fd >= 0) {
+        loop_del(c->d->loop, c->start_timer_fd);
+        close(c->start_timer_fd);
+        c->start_timer_fd = -1;
+    }
+    c->start_by_unix = by_unix;
+    if (!by_unix)
+        return 0;
+    /* Wall clock, absolute: the deadline is stored as such and survives a restart. */
+    int fd = timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK | TFD_CLOEXEC);
+    struct itimerspec at = {.it_value = {.tv_sec = (time_t)by_unix}};
+    if (fd < 0 || timerfd_settime(fd, TFD_TIMER_ABSTIME, &at, NULL) != 0 ||
+        loop_add(c->d->loop, fd, EPOLLIN, start_overdue, c) != 0) {
+        snprintf(err, errlen, "cannot arm the start deadline: %s", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        c->start_by_unix = 0;
+        return -1;
+    }
+    c->start_timer_fd = fd;
+    return 0;
 }
 
 static void owner_exited(void *ctx, uint32_t events)
@@ -365,6 +413,8 @@ static void container_destroy_files(struct container *c)
         close(c->listen_fd);
     if (c->owner_pidfd >= 0)
         close(c->owner_pidfd);
+    if (c->start_timer_fd >= 0)
+        close(c->start_timer_fd);
     record_close(c->rec);
     record_unlink(c->d->rd.records_fd, c->id);
     if (c->dir_fd >= 0 && c->leader) { /* the directory is its leader's: only the socket goes */
@@ -498,7 +548,7 @@ int container_create(struct daemon *d, const char *id, const char *name, const c
         return -ENOMEM;
     }
     c->d = d;
-    c->listen_fd = c->ledger_fd = c->owner_pidfd = c->dir_fd = -1;
+    c->listen_fd = c->ledger_fd = c->owner_pidfd = c->dir_fd = c->start_timer_fd = -1;
     snprintf(c->id, sizeof c->id, "%s", id);
     snprintf(c->name, sizeof c->name, "%s", name ? name : "");
     const struct tenant *tenant = tenant_by_id(d, spec->tenant);
@@ -601,10 +651,21 @@ int container_create(struct daemon *d, const char *id, const char *name, const c
         loop_del(d->loop, c->listen_fd);
         goto fail_files;
     }
+    /* A gang's deadline is its leader's: removing the leader removes the members. */
+    int64_t start_by = restore ? restore->start_by_unix
+                       : !member || member->index == 0 ? d->creating_start_by : 0;
+    if (start_by && container_set_start_by(c, start_by, err, errlen) != 0) {
+        if (c->owner_pidfd >= 0)
+            loop_del(d->loop, c->owner_pidfd);
+        loop_del(d->loop, c->listen_fd);
+        goto fail_files;
+    }
     if (d->store && !restore && store_put_container(d->store, c) != 0) {
         snprintf(err, errlen, "cannot persist container state");
         if (c->owner_pidfd >= 0)
             loop_del(d->loop, c->owner_pidfd);
+        if (c->start_timer_fd >= 0)
+            loop_del(d->loop, c->start_timer_fd);
         loop_del(d->loop, c->listen_fd);
         goto fail_files;
     }
@@ -651,6 +712,8 @@ int container_remove(struct daemon *d, struct container *c, const char *why)
     loop_del(d->loop, c->listen_fd);
     if (c->owner_pidfd >= 0)
         loop_del(d->loop, c->owner_pidfd);
+    if (c->start_timer_fd >= 0)
+        loop_del(d->loop, c->start_timer_fd);
     /* Callers that may refuse (the API) delete the row before calling; a removal that cannot
      * be refused (the owner exited) keeps going when the row cannot be deleted: the store
      * retries before its next write, and a restart drops the row anyway, its owner being dead

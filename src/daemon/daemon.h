@@ -99,6 +99,11 @@ struct container {
     bool owner_poll;       /* no pidfd on this kernel: the reaper polls the owner's liveness */
     uint64_t owner_start;  /* owner's start time, so a reused pid is not mistaken for it */
     bool auto_remove;
+    /* Registered by an integration that reports the container's init (POST .../start) by this
+     * wall-clock second, or removed then (a hook or shim killed between the two, a container
+     * that never starts): 0 = no deadline, or reported. Stored, so a restart keeps it. */
+    int64_t start_by_unix;
+    int start_timer_fd;          /* a timerfd armed for start_by_unix, or -1 */
     bool no_swap;                /* created refusing swap: its allocations stay plain */
     int64_t created_unix;  /* wall clock, seconds */
     uint64_t created_mono; /* monotonic ns: the core's creation time, kept across restarts */
@@ -231,6 +236,7 @@ struct daemon {
     char emu_dir[PATH_MAX];     /* emulator libraries, when emulating */
     char emu_state[PATH_MAX];
     struct container *creating; /* being created: the core's ADMIT/ASSIGN events are about it */
+    int64_t creating_start_by;  /* the start deadline of the container being created (api.c) */
     int control_fd;
     int spare_fd;               /* kept open to shed connections when out of descriptors */
     uint64_t last_fd_warning;
@@ -270,6 +276,7 @@ struct container_restore {
     uint64_t created_mono; /* monotonic ns at first creation (FIFO order) */
     uint64_t owner_start;  /* the auto_remove owner's start time when it was recorded */
     pid_t init_pid;
+    int64_t start_by_unix; /* its start deadline when it had not started (0: none) */
     struct cg_record *rec; /* the record, opened (ownership passes to the container) */
     int ledger_fd;         /* the ledger found again in a live process, or -1: a fresh one */
 };
@@ -295,6 +302,10 @@ struct container *container_find(struct daemon *d, const char *id_or_name);
  * another process is refused. Returns 0, or -1 with err. */
 int container_watch_owner(struct container *c, pid_t pid, uint64_t start, char *err,
                           size_t errlen);
+/* Removes the container at by_unix (wall clock, seconds) unless this is called again before
+ * with 0 (its init was reported): the release of a registration whose hook or shim never
+ * finished. Stored by the caller. Returns 0, or -1 with err. */
+int container_set_start_by(struct container *c, int64_t by_unix, char *err, size_t errlen);
 /* True when a polled owner (no pidfd) has exited; the reaper then removes the container. */
 bool container_owner_gone(struct container *c);
 struct container *container_by_cid(struct daemon *d, cg_cid cid);

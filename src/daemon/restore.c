@@ -151,6 +151,7 @@ int restore_container(void *ctx, const struct stored_container *sc)
         .created_mono = sc->created_mono,
         .owner_start = sc->owner_start,
         .init_pid = sc->init_pid,
+        .start_by_unix = sc->start_by_unix,
         .rec = rec,
         .ledger_fd = find_ledger(sc->id, rec),
     };

@@ -60,7 +60,8 @@ static const char *schema =
     "  priority INTEGER NOT NULL DEFAULT 0, no_swap INTEGER NOT NULL DEFAULT 0,"
     "  swap_held INTEGER NOT NULL DEFAULT 0, tenant TEXT NOT NULL DEFAULT '',"
     "  exclusive INTEGER NOT NULL DEFAULT 0, profile_key TEXT NOT NULL DEFAULT '',"
-    "  gang TEXT NOT NULL DEFAULT '', member INTEGER NOT NULL DEFAULT 0);"
+    "  gang TEXT NOT NULL DEFAULT '', member INTEGER NOT NULL DEFAULT 0,"
+    "  start_by INTEGER NOT NULL DEFAULT 0);"
     "CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);";
 
 /* Columns added after the first release: a state.db written by an older daemon gets them with
@@ -81,6 +82,7 @@ static int add_missing_columns(struct store *s, char *err, size_t errlen)
         {"profile_key", "TEXT NOT NULL DEFAULT ''"},       /* profiles (issue 21) */
         {"gang", "TEXT NOT NULL DEFAULT ''"},              /* several GPUs (issue 22) */
         {"member", "INTEGER NOT NULL DEFAULT 0"},
+        {"start_by", "INTEGER NOT NULL DEFAULT 0"},        /* start deadlines (issue 42) */
     };
     for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
         sqlite3_stmt *st;
@@ -360,6 +362,7 @@ void store_row_of(const struct container *c, struct stored_container *r)
         snprintf(r->gang, sizeof r->gang, "%s", c->leader->id);
         r->member = c->member_index;
     }
+    r->start_by_unix = c->start_by_unix;
 }
 
 int store_put_row(struct store *s, const struct stored_container *r)
@@ -375,15 +378,16 @@ int store_put_row(struct store *s, const struct stored_container *r)
         "INSERT INTO containers (id, name, device, limit_bytes, assigned, uid, gid, owner_pid,"
         " auto_remove, created_unix, created_mono, owner_start, init_pid, compute_pct,"
         " compute_mode, priority, no_swap, swap_held, tenant, exclusive, profile_key, gang,"
-        " member)"
+        " member, start_by)"
         " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,"
-        "?22,?23)"
+        "?22,?23,?24)"
         " ON CONFLICT(id) DO UPDATE SET limit_bytes=excluded.limit_bytes,"
         " assigned=excluded.assigned, owner_pid=excluded.owner_pid,"
         " auto_remove=excluded.auto_remove, owner_start=excluded.owner_start,"
         " init_pid=excluded.init_pid, compute_pct=excluded.compute_pct,"
         " compute_mode=excluded.compute_mode, priority=excluded.priority,"
-        " no_swap=excluded.no_swap, swap_held=excluded.swap_held, tenant=excluded.tenant";
+        " no_swap=excluded.no_swap, swap_held=excluded.swap_held, tenant=excluded.tenant,"
+        " start_by=excluded.start_by";
     char what[128];
     snprintf(what, sizeof what, "cannot save container %s", r->id);
     sqlite3_stmt *st;
@@ -413,6 +417,7 @@ int store_put_row(struct store *s, const struct stored_container *r)
     b |= sqlite3_bind_text(st, 21, r->profile_key, -1, SQLITE_STATIC);
     b |= sqlite3_bind_text(st, 22, r->gang, -1, SQLITE_STATIC);
     b |= sqlite3_bind_int(st, 23, (int)r->member);
+    b |= sqlite3_bind_int64(st, 24, r->start_by_unix);
     if (b != SQLITE_OK) {
         done(s, st);
         return failed(s, SQLITE_ERROR, what);
@@ -457,7 +462,8 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
                            "SELECT id, name, device, limit_bytes, assigned, uid, gid, owner_pid,"
                            " auto_remove, created_unix, created_mono, owner_start, init_pid,"
                            " compute_pct, compute_mode, priority, no_swap, swap_held, tenant,"
-                           " exclusive, profile_key, gang, member FROM containers ORDER BY seq",
+                           " exclusive, profile_key, gang, member, start_by FROM containers"
+                           " ORDER BY seq",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     int rc, result = 0;
@@ -527,6 +533,8 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
             snprintf(sc.gang, sizeof sc.gang, "%s", (const char *)gang);
             sc.member = (unsigned)member;
         }
+        sqlite3_int64 start_by = sqlite3_column_int64(st, 23);
+        sc.start_by_unix = start_by > 0 ? start_by : 0;
         if (fn(ctx, &sc) != 0)
             result = -1;
     }

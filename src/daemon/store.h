@@ -45,6 +45,7 @@ struct stored_container {
     char profile_key[256];         /* its runs' profile key ("" = none) */
     char gang[65];                 /* a gang member's leader's id ("" = not a member; gang.c) */
     unsigned member;               /* its index in the gang, 1..; 0 for a leader */
+    int64_t start_by_unix;         /* removed then unless its init is reported (0: none) */
 };
 
 struct store *store_open(const char *path, char *err, size_t errlen);

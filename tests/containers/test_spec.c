@@ -524,7 +524,8 @@ static void test_bundle(void)
     CHECK(c && json_integer_value(json_object_get(c, "x")) == 1);
     json_decref(c);
 
-    /* The image's ld.so.preload is read inside the root: a symlink cannot escape it. */
+    /* The image's ld.so.preload is read inside the root, never through a symlink, and only
+     * when it is a small regular file: anything else is refused before registration. */
     char p2[300];
     snprintf(p2, sizeof p2, "%s/rootfs/etc", dir);
     snprintf(tmp, sizeof tmp, "%s/rootfs", dir);
@@ -533,21 +534,30 @@ static void test_bundle(void)
     snprintf(p2, sizeof p2, "%s/rootfs/etc/ld.so.preload", dir);
     write_text(path, "{\"root\":{\"path\":\"rootfs\"}}", 0644);
     c = oci_bundle_load(dir, &pretty, err, sizeof err);
-    CHECK(oci_bundle_image_preload(dir, c) == NULL);
+    char *t = (char *)"x";
+    CHECK(oci_bundle_image_preload(dir, c, &t, err, sizeof err) == 0 && t == NULL);
     write_text(p2, "/lib/x.so\n", 0644);
-    char *t = oci_bundle_image_preload(dir, c);
-    CHECK(STREQ(t, "/lib/x.so\n"));
+    CHECK(oci_bundle_image_preload(dir, c, &t, err, sizeof err) == 0 && STREQ(t, "/lib/x.so\n"));
     free(t);
     unlink(p2);
     char secret[300];
     snprintf(secret, sizeof secret, "%s/secret", dir);
     write_text(secret, "/host/secret.so\n", 0644);
-    if (symlink(secret, p2) == 0) { /* absolute: resolved inside rootfs, where it is missing */
-        t = oci_bundle_image_preload(dir, c);
-        CHECK(t == NULL);
-        free(t);
+    if (symlink(secret, p2) == 0) {
+        CHECK(oci_bundle_image_preload(dir, c, &t, err, sizeof err) == -1 && t == NULL);
         unlink(p2);
     }
+    CHECK(mkfifo(p2, 0644) == 0); /* an open without O_NONBLOCK would wait for a writer */
+    CHECK(oci_bundle_image_preload(dir, c, &t, err, sizeof err) == -1 && strstr(err, "FIFO"));
+    unlink(p2);
+    CHECK(mkdir(p2, 0755) == 0);
+    CHECK(oci_bundle_image_preload(dir, c, &t, err, sizeof err) == -1 &&
+          strstr(err, "directory"));
+    rmdir(p2);
+    write_text(p2, "", 0644);
+    CHECK(truncate(p2, OCI_IMAGE_PRELOAD_MAX) == 0);
+    CHECK(oci_bundle_image_preload(dir, c, &t, err, sizeof err) == -1 && strstr(err, "bytes"));
+    unlink(p2);
     json_decref(c);
     unlink(secret);
     snprintf(p2, sizeof p2, "%s/rootfs/etc", dir);

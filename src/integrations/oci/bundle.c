@@ -1,5 +1,6 @@
 /* bundle.c — reading and atomically replacing a bundle's config.json, and reading the image's
- * ld.so.preload safely (openat2 with RESOLVE_IN_ROOT). */
+ * ld.so.preload safely (openat2 inside the root, no symlinks, O_PATH and a type check before
+ * any real open, a bounded read). */
 #include "bundle.h"
 
 #include <errno.h>
@@ -157,32 +158,78 @@ int oci_bundle_save(const char *bundle, json_t *config, bool pretty, char *err, 
     return rc;
 }
 
-char *oci_bundle_image_preload(const char *bundle, json_t *config)
+static const char *file_kind(mode_t m)
 {
+    return S_ISLNK(m) ? "a symlink" : S_ISFIFO(m) ? "a FIFO" : S_ISDIR(m) ? "a directory"
+           : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
+           : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+int oci_bundle_image_preload(const char *bundle, json_t *config, char **text, char *err,
+                             size_t errlen)
+{
+    *text = NULL;
     const char *root = json_string_value(json_object_get(json_object_get(config, "root"), "path"));
-    if (!root)
-        return NULL;
     char rootpath[PATH_MAX];
-    if (root[0] == '/')
-        snprintf(rootpath, sizeof rootpath, "%s", root);
-    else
-        snprintf(rootpath, sizeof rootpath, "%s/%s", bundle, root);
+    if (!root || snprintf(rootpath, sizeof rootpath, "%s%s%s", root[0] == '/' ? "" : bundle,
+                          root[0] == '/' ? "" : "/", root) >= (int)sizeof rootpath) {
+        snprintf(err, errlen, "config.json has no usable root.path");
+        return -1;
+    }
     int rfd = open(rootpath, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (rfd < 0)
-        return NULL;
-    struct open_how how = {.flags = O_RDONLY | O_CLOEXEC,
-                           .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
-    int fd = (int)syscall(SYS_openat2, rfd, "etc/ld.so.preload", &how, sizeof how);
+    if (rfd < 0) {
+        snprintf(err, errlen, "cannot open the root filesystem %s: %s", rootpath,
+                 strerror(errno));
+        return -1;
+    }
+    /* O_PATH: a FIFO's open would block until a writer comes (forever), and a device's open
+     * reaches its driver; neither happens before the type is known. */
+    struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                           .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS |
+                                      RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
+    int pfd = (int)syscall(SYS_openat2, rfd, "etc/ld.so.preload", &how, sizeof how);
+    int saved = errno;
     close(rfd);
-    if (fd < 0)
-        return NULL;
-    struct stat st;
-    char *text = NULL;
-    size_t len;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-        text = read_fd(fd, 64u << 10, &len);
-    close(fd);
-    return text;
+    if (pfd < 0 && (saved == ENOENT || saved == ENOTDIR))
+        return 0; /* none: the image preloads nothing */
+    if (pfd < 0) {
+        snprintf(err, errlen, "the image's /etc/ld.so.preload cannot be opened safely: %s%s",
+                 strerror(saved), saved == ELOOP ? " (a symlink on its path)" : "");
+        return -1;
+    }
+    struct stat st, st2;
+    int rc = -1;
+    if (fstat(pfd, &st) != 0) {
+        snprintf(err, errlen, "cannot stat the image's /etc/ld.so.preload: %s", strerror(errno));
+    } else if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "the image's /etc/ld.so.preload is %s, not a regular file: "
+                              "convgpu mounts its own there and cannot use this image",
+                 file_kind(st.st_mode));
+    } else if (st.st_size >= (off_t)OCI_IMAGE_PRELOAD_MAX) {
+        snprintf(err, errlen, "the image's /etc/ld.so.preload has %lld bytes; convgpu reads "
+                              "files under %u bytes there", (long long)st.st_size,
+                 OCI_IMAGE_PRELOAD_MAX);
+    } else {
+        /* Reopened through the descriptor: the very inode whose type was checked. */
+        char self[64];
+        snprintf(self, sizeof self, "/proc/self/fd/%d", pfd);
+        int fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        size_t len = 0;
+        if (fd < 0 || fstat(fd, &st2) != 0 || st2.st_ino != st.st_ino ||
+            st2.st_dev != st.st_dev || !S_ISREG(st2.st_mode)) {
+            snprintf(err, errlen, "cannot reopen the image's /etc/ld.so.preload: %s",
+                     fd < 0 ? strerror(errno) : "it changed");
+        } else if (!(*text = read_fd(fd, OCI_IMAGE_PRELOAD_MAX, &len))) {
+            snprintf(err, errlen, "cannot read the image's /etc/ld.so.preload: %s%s",
+                     strerror(errno), errno == EFBIG ? " (it grew past the bound)" : "");
+        } else {
+            rc = 0;
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    close(pfd);
+    return rc;
 }
 
 int oci_write_file(const char *path, const char *text, char *err, size_t errlen)

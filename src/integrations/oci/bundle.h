@@ -15,9 +15,17 @@ json_t *oci_bundle_load(const char *bundle, bool *pretty, char *err, size_t errl
  * the old file had. Returns 0, or -1 with err (the old file is then untouched). */
 int oci_bundle_save(const char *bundle, json_t *config, bool pretty, char *err, size_t errlen);
 
-/* The contents of /etc/ld.so.preload inside the bundle's root filesystem (config "root.path"),
- * resolved inside that root so an image's symlink cannot point at a host file; NULL if none. */
-char *oci_bundle_image_preload(const char *bundle, json_t *config);
+/* The image's /etc/ld.so.preload (inside config "root.path"), checked before anything is
+ * registered: the path is resolved inside that root without following any symlink, opened
+ * O_PATH (no open of a FIFO or a device happens, so nothing blocks and no driver is touched),
+ * its type checked, then reopened read-only and non-blocking through the same inode and read
+ * (smaller than OCI_IMAGE_PRELOAD_MAX bytes). Returns 0 with *text (NULL: the image has none), or -1 with
+ * err when it is unusable: a symlink, FIFO, directory, device or socket, larger than the bound,
+ * or unreadable. The shim then refuses the container (its ld.so.preload is where the interposer
+ * is mounted). */
+#define OCI_IMAGE_PRELOAD_MAX (64u << 10)
+int oci_bundle_image_preload(const char *bundle, json_t *config, char **text, char *err,
+                             size_t errlen);
 
 /* Writes text to path atomically with mode 0644, creating the parent directory (0755). */
 int oci_write_file(const char *path, const char *text, char *err, size_t errlen);

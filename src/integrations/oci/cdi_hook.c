@@ -7,7 +7,10 @@
  *      switches to the container's root, runs this hook with the OCI state on stdin.
  *   2. The hook reads the request from the bundle's config.json exactly as the OCI shim does
  *      (CONVGPU_GPU_MEMORY, else the annotations; compute share and mode), the GPU from the
- *      device's --device, and registers the container with convgpud (POST /v1/containers).
+ *      device's --device, checks the image's /etc/ld.so.preload (bundle.h: never an open that
+ *      can block), and only then registers the container with convgpud (POST /v1/containers,
+ *      with a start deadline: a hook killed before step 4 leaves a registration the daemon
+ *      removes by itself).
  *   3. It bind-mounts, into the container's mount namespace: the container's private directory
  *      at /run/convgpu (its socket), the interposer, an ld.so.preload that loads the interposer
  *      into every process (the image's own lines kept), and on the emulated GPU the emulator.
@@ -168,13 +171,24 @@ static int register_and_mount(const char *id, long pid, const char *bundle, long
         oci_log(OCI_LOG_ERROR, "container %s asks for %zu convgpu.io/gpu devices: a "
                                "container's GPU memory comes from one GPU, ask for one", id,
                 cdi_hooks_in(config));
-    } else if (!root || (root[0] != '/' && strlen(bundle) + strlen(root) + 2 > sizeof rootfs) ||
-               !oci_state_path(id, "ld.so.preload", preload, sizeof preload)) {
-        oci_log(OCI_LOG_ERROR, "container %s: config.json has no usable root.path, or the id is "
-                               "too long", id);
+    } else if (!root || (root[0] != '/' && strlen(bundle) + strlen(root) + 2 > sizeof rootfs)) {
+        oci_log(OCI_LOG_ERROR, "container %s: config.json has no usable root.path", id);
+    } else if (!oci_state_path(id, "ld.so.preload", preload, sizeof preload)) {
+        oci_log(OCI_LOG_ERROR, "container id '%.80s': %s", id, oci_state_id_problem(id));
     } else {
         rc = 0;
     }
+    /* The image is checked before anything is registered: nothing it holds (a FIFO, a device,
+     * a huge file) may hold up a hook that has a registration to finish (issue 42). */
+    char *image = NULL, *text = NULL;
+    if (rc == 0 && oci_bundle_image_preload(bundle, config, &image, err, sizeof err) != 0) {
+        oci_log(OCI_LOG_ERROR, "container %s: %s; nothing registered", id, err);
+        rc = 1;
+    } else if (rc == 0 && !(text = oci_preload_text(image))) {
+        oci_log(OCI_LOG_ERROR, "container %s: out of memory; nothing registered", id);
+        rc = 1;
+    }
+    free(image);
     if (rc != 0) {
         json_decref(config);
         return rc;
@@ -190,20 +204,16 @@ static int register_and_mount(const char *id, long pid, const char *bundle, long
     double t_registered = mono_ms(), t_mounted = t_registered;
     if (!ans) {
         oci_log(OCI_LOG_ERROR, "%s", err);
+        free(text);
         json_decref(config);
         return 1;
     }
-    char *image = oci_bundle_image_preload(bundle, config);
-    char *text = oci_preload_text(image);
-    free(image);
     struct oci_nsmount mounts[16];
     char *libcopy = NULL;
     int n = -1;
     rc = 1;
-    if (!text)
-        snprintf(err, sizeof err, "out of memory");
-    else if (check_visible(config, ans, err, sizeof err) == 0 &&
-             oci_write_file(preload, text, err, sizeof err) == 0) {
+    if (check_visible(config, ans, err, sizeof err) == 0 &&
+        oci_write_file(preload, text, err, sizeof err) == 0) {
         n = mounts_for(ans, preload, mounts, sizeof mounts / sizeof mounts[0], &libcopy);
         if (n < 0)
             snprintf(err, sizeof err, "the daemon's answer names no directory or interposer");

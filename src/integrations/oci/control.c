@@ -2,6 +2,7 @@
 #include "control.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "http.h"
@@ -31,11 +32,25 @@ static void api_error(long status, json_t *ans, const char *terr, const char *wh
              msg ? msg : "unexpected answer", status);
 }
 
+/* How long the daemon keeps a registration whose init is not reported (start_within): the
+ * shim or hook that registered it was killed, or the runtime never created it. The runtime's
+ * create (runc's, or NVIDIA's with its hook) is what runs in between; a minute is far above
+ * it. CONVGPU_START_WITHIN in the runtime's own environment (1-3600 s) changes it. */
+#define START_WITHIN_DEFAULT 60
+static long start_within(void)
+{
+    const char *s = getenv("CONVGPU_START_WITHIN");
+    char *end = NULL;
+    long v = s && *s >= '0' && *s <= '9' ? strtol(s, &end, 10) : -1;
+    return v >= 1 && v <= 3600 && end && !*end ? v : START_WITHIN_DEFAULT;
+}
+
 static long post(const char *id, const struct oci_request *req, json_t **ans, char *terr,
                  size_t tlen)
 {
     char did[DAEMON_ID_MAX + 1];
-    json_t *body = json_pack("{s:s,s:b}", "id", daemon_id(id, did), "auto_remove", 0);
+    json_t *body = json_pack("{s:s,s:b,s:I}", "id", daemon_id(id, did), "auto_remove", 0,
+                             "start_within", (json_int_t)start_within());
     if (body && req->bytes) /* none: exclusive, the GPU's capacity */
         json_object_set_new(body, "gpu_memory", json_integer((json_int_t)req->bytes));
     if (body && req->exclusive)

@@ -257,7 +257,20 @@ static int prepare(const struct oci_args *a, const char *bundle, json_t *config,
     }
     exe[n] = '\0';
     if (!oci_state_path(id, "ld.so.preload", preload, sizeof preload)) {
-        oci_log(OCI_LOG_ERROR, "container id too long: %s", id);
+        oci_log(OCI_LOG_ERROR, "container id '%.80s': %s", id, oci_state_id_problem(id));
+        return -1;
+    }
+    /* The image is checked before anything is registered: a registration must never wait on
+     * what an image holds (issue 42). */
+    char *image = NULL;
+    if (oci_bundle_image_preload(bundle, config, &image, err, sizeof err) != 0) {
+        oci_log(OCI_LOG_ERROR, "container %s: %s; nothing registered", id, err);
+        return -1;
+    }
+    char *text = oci_preload_text(image);
+    free(image);
+    if (!text) {
+        oci_log(OCI_LOG_ERROR, "container %s: out of memory", id);
         return -1;
     }
     double t0 = mono_ms();
@@ -265,6 +278,7 @@ static int prepare(const struct oci_args *a, const char *bundle, json_t *config,
     double t_registered = mono_ms();
     if (!ans) {
         oci_log(OCI_LOG_ERROR, "%s", err);
+        free(text);
         return -1;
     }
     json_t *env = json_object_get(ans, "env");
@@ -279,15 +293,10 @@ static int prepare(const struct oci_args *a, const char *bundle, json_t *config,
         .nvidia = !json_object_get(env, "CONVGPU_EMU_STATE"),
         .hooks = !reports_pid(a),
     };
-    char *image = oci_bundle_image_preload(bundle, config);
-    char *text = oci_preload_text(image);
-    free(image);
     int rc = -1;
-    if (!text)
-        snprintf(err, sizeof err, "out of memory");
-    else if (oci_write_file(preload, text, err, sizeof err) == 0 &&
-             oci_spec_inject(config, &in, err, sizeof err) == 0 &&
-             oci_bundle_save(bundle, config, pretty, err, sizeof err) == 0)
+    if (oci_write_file(preload, text, err, sizeof err) == 0 &&
+        oci_spec_inject(config, &in, err, sizeof err) == 0 &&
+        oci_bundle_save(bundle, config, pretty, err, sizeof err) == 0)
         rc = 0;
     if (rc == 0) {
         json_t *gc = json_object_get(ans, "gpu_compute");

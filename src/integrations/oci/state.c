@@ -21,6 +21,18 @@ char *oci_state_path(const char *id, const char *name, char *buf, size_t len)
     return n < 0 || (size_t)n >= len ? NULL : buf;
 }
 
+const char *oci_state_id_problem(const char *id)
+{
+    if (!id || !*id)
+        return "empty: a container id is one path component";
+    if (strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
+        return "'.' and '..' name directories, not a container: the id must be one path "
+               "component of its own";
+    if (strchr(id, '/'))
+        return "contains '/': a container id is one path component";
+    return "too long for a path under the runtime directory";
+}
+
 bool oci_state_exists(const char *id)
 {
     char p[4096];

@@ -7,8 +7,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* <runtime-dir>/oci/<id>[/name]; name may be NULL. Returns buf, or NULL if too long. */
+/* <runtime-dir>/oci/<id>[/name]; name may be NULL. Returns buf, or NULL when the id is not one
+ * path component or the path is too long (oci_state_id_problem says which). */
 char *oci_state_path(const char *id, const char *name, char *buf, size_t len);
+/* Why oci_state_path refuses id: a sentence for the log. */
+const char *oci_state_id_problem(const char *id);
 bool oci_state_exists(const char *id);
 /* The marker that the daemon watches the container's init process and removes the container
  * when it exits: `delete` then has nothing to tell the daemon. */
