@@ -52,16 +52,21 @@
 #include <limits.h>
 #include <microhttpd.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "api_conn.h"
 #include "api_interference.h"
+#include "fdspare.h"
 #include "api_parse.h"
 #include "log.h"
 #include "metrics.h"
@@ -115,10 +120,14 @@ struct api {
     struct daemon *d;
     struct MHD_Daemon *mhd;
     int epfd;
+    int listen_fd;           /* control.sock: accepted here, not by MHD (api_conn.h) */
+    struct api_conns conns;
+    uint64_t next_deadline;  /* the earliest request deadline (0: none) */
     struct subscriber *subs;
     unsigned nsubs;
     bool stopping;   /* followers end their stream instead of waiting */
     bool need_run;   /* connections were resumed: run MHD once the current callback returns */
+    uint64_t last_refusal_warning;
     struct event_rec ring[EVENT_RING];
     uint64_t next_seq;
 };
@@ -501,16 +510,29 @@ static bool peer_in_group(int fd, const struct ucred *cred, gid_t g)
     return member;
 }
 
-static bool identify(struct daemon *d, struct MHD_Connection *conn, struct caller *who)
+/* Whether the peer on fd sees and acts on everything (struct caller); cred from SO_PEERCRED. */
+static bool peer_is_operator(struct daemon *d, int fd, const struct ucred *cred)
+{
+    return cred->uid == 0 || cred->uid == geteuid() ||
+           (d->opt.operators_group[0] && peer_in_group(fd, cred, d->opt.operators_gid));
+}
+
+/* The connection's record, made when the daemon accepted it. */
+static struct api_conn *conn_of(struct daemon *d, struct MHD_Connection *conn)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    socklen_t len = sizeof who->cred;
-    if (!ci || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &who->cred, &len) != 0)
+    return ci && d->api ? api_conns_find(&d->api->conns, ci->connect_fd) : NULL;
+}
+
+/* Who is calling: read once, when the connection was accepted. */
+static bool identify(struct daemon *d, struct MHD_Connection *conn, struct caller *who)
+{
+    const struct api_conn *c = conn_of(d, conn);
+    if (!c)
         return false;
-    who->all = who->cred.uid == 0 || who->cred.uid == geteuid() ||
-               (d->opt.operators_group[0] &&
-                peer_in_group(ci->connect_fd, &who->cred, d->opt.operators_gid));
+    who->cred = c->cred;
+    who->all = c->all;
     return true;
 }
 
@@ -961,8 +983,13 @@ static void follow_done(void *cls)
 static enum MHD_Result follow(struct api *a, struct MHD_Connection *conn, uint64_t since,
                               const struct caller *who)
 {
-    if (a->nsubs >= MAX_SUBSCRIBERS)
-        return send_error(conn, 503, "too many event followers (at most %d)", MAX_SUBSCRIBERS);
+    enum api_refusal why = api_conns_follow(&a->conns, conn_of(a->d, conn));
+    if (why == API_REFUSED_USER)
+        return send_error(conn, 429, "this user follows as many event streams as it may "
+                                     "(api-user-followers: %u)", a->conns.lim.per_user_followers);
+    if (why != API_ADMITTED || a->nsubs >= MAX_SUBSCRIBERS)
+        return send_error(conn, 503, "too many event followers (at most %u)",
+                          a->conns.lim.followers);
     struct subscriber *sub = calloc(1, sizeof *sub);
     if (!sub)
         return MHD_NO;
@@ -1278,6 +1305,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
         *upload_size = 0;
         return MHD_YES;
     }
+    api_conns_request_arrived(conn_of(d, conn)); /* answered now: its deadline is met */
     if (rc->too_big)
         return send_error(conn, 413, "request body larger than %d bytes", MAX_BODY);
     return route(d, conn, url, method, rc);
@@ -1286,14 +1314,132 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
 static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                       enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
-    (void)conn;
-    (void)toe;
+    struct api *a = cls;
+    /* The next request on this connection must arrive in time as the first did. */
+    if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK) {
+        struct api_conn *c = conn_of(a->d, conn);
+        api_conns_answered(&a->conns, c, loop_now_ns());
+        if (c && c->deadline && (!a->next_deadline || c->deadline < a->next_deadline))
+            a->next_deadline = c->deadline;
+    }
     struct request_ctx *rc = *con_cls;
     if (rc) {
         free(rc->body);
         free(rc);
         *con_cls = NULL;
+    }
+}
+
+/* ---- connections (api_conn.h) -------------------------------------------------------------- */
+
+/* A refused connection is told why in one small HTTP answer (it fits any socket buffer, so a
+ * non-blocking write does not fail for want of room), then closed. */
+static void refuse(int fd, enum api_refusal why)
+{
+    char body[256], head[192];
+    int blen = snprintf(body, sizeof body, "{\"error\":\"%s\"}\n", api_refusal_text(why));
+    unsigned status = why == API_REFUSED_USER ? 429 : 503;
+    int hlen = snprintf(head, sizeof head,
+                        "HTTP/1.1 %u %s\r\nContent-Type: application/json\r\n"
+                        "Content-Length: %d\r\nConnection: close\r\n\r\n",
+                        status, status == 429 ? "Too Many Requests" : "Service Unavailable", blen);
+    struct iovec iov[2] = {{head, (size_t)hlen}, {body, (size_t)blen}};
+    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
+    (void)!sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+    close(fd);
+}
+
+/* MHD's messages, in the daemon's log at debug level: they are about one client's connection
+ * (closed early, TCP options MHD tries on the UNIX sockets the daemon hands it), and a flood of
+ * bad clients must not become a flood of warnings. What matters is logged by the daemon itself
+ * (refusals, deadlines, a server that cannot start). */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    if (!log_enabled(LOG_DEBUG))
+        return;
+    char line[512];
+    vsnprintf(line, sizeof line, fmt, ap);
+    size_t n = strlen(line);
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '.'))
+        line[--n] = '\0';
+    log_debug("control API (HTTP): %s", line);
+}
+
+static void cut_conn(int fd, void *ctx)
+{
+    (void)ctx;
+    /* MHD owns the socket: shutting it down makes MHD see the end of it and close it. */
+    shutdown(fd, SHUT_RDWR);
+}
+
+/* Accepting never stops: every pending connection is taken, admitted by the rules of
+ * api_conn.h or told why not, and handed to MHD. Out of descriptors, one is shed. */
+static void api_accept(void *ctx, uint32_t events)
+{
+    (void)events;
+    struct api *a = ctx;
+    struct daemon *d = a->d;
+    for (int n = 0; n < 64; n++) {
+        struct sockaddr_un addr;
+        socklen_t alen = sizeof addr;
+        int fd = accept4(a->listen_fd, (struct sockaddr *)&addr, &alen,
+                         SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            if (errno == EMFILE || errno == ENFILE) {
+                if (log_once_a_second(&d->last_fd_warning))
+                    log_warn("out of file descriptors: refusing control-API connections");
+                fdspare_shed(d, a->listen_fd);
+                continue;
+            }
+            return;
+        }
+        struct ucred cred;
+        socklen_t clen = sizeof cred;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0) {
+            close(fd);
+            continue;
+        }
+        struct api_conn *c, *displaced;
+        uint64_t now = loop_now_ns();
+        enum api_refusal why = api_conns_admit(&a->conns, fd, &cred,
+                                               peer_is_operator(d, fd, &cred), now, &c,
+                                               &displaced);
+        if (why != API_ADMITTED) {
+            a->conns.refused++;
+            if (log_once_a_second(&a->last_refusal_warning))
+                log_warn("control API: refusing a connection of uid %u (pid %d): %s",
+                         (unsigned)cred.uid, (int)cred.pid, api_refusal_text(why));
+            refuse(fd, why);
+            continue;
+        }
+        if (displaced) {
+            if (log_once_a_second(&a->last_refusal_warning))
+                log_warn("control API full: uid %u's oldest idle connection gives way to uid %u",
+                         (unsigned)displaced->cred.uid, (unsigned)cred.uid);
+            cut_conn(displaced->fd, NULL);
+        }
+        if (!a->next_deadline || c->deadline < a->next_deadline)
+            a->next_deadline = c->deadline;
+        /* On failure MHD has closed the socket itself. */
+        if (MHD_add_connection(a->mhd, fd, (struct sockaddr *)&addr, alen) != MHD_YES)
+            api_conns_closed(&a->conns, api_conns_find(&a->conns, fd));
+        a->need_run = true;
+    }
+}
+
+/* MHD's word that it closed a connection: the record goes with it. */
+static void conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+                        enum MHD_ConnectionNotificationCode toe)
+{
+    struct api *a = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        *socket_context = conn_of(a->d, conn);
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
+        api_conns_closed(&a->conns, *socket_context);
+        *socket_context = NULL;
     }
 }
 
@@ -1319,6 +1465,17 @@ static bool mhd_due(struct MHD_Daemon *mhd)
 void api_poll(struct daemon *d)
 {
     struct api *a = d->api;
+    if (a && a->next_deadline && a->next_deadline <= loop_now_ns()) {
+        unsigned before = (unsigned)a->conns.timed_out;
+        a->next_deadline = api_conns_expire(&a->conns, loop_now_ns(), cut_conn, NULL);
+        if ((unsigned)a->conns.timed_out != before) {
+            a->need_run = true;
+            if (log_once_a_second(&a->last_refusal_warning))
+                log_warn("control API: %u connection(s) did not send a whole request within "
+                         "%u s (api-request-timeout); closed",
+                         (unsigned)a->conns.timed_out - before, d->opt.api_request_timeout);
+        }
+    }
     if (a && (a->need_run || mhd_due(a->mhd))) {
         a->need_run = false;
         MHD_run(a->mhd);
@@ -1329,10 +1486,18 @@ int api_timeout_ms(struct daemon *d)
 {
     if (!d->api)
         return -1;
+    int due = -1;
+    if (d->api->next_deadline) {
+        uint64_t now = loop_now_ns(), at = d->api->next_deadline;
+        due = at <= now ? 0 : (int)((at - now) / 1000000 + 1);
+        if (due > 60000)
+            due = 60000;
+    }
     MHD_UNSIGNED_LONG_LONG t;
     if (MHD_get_timeout(d->api->mhd, &t) != MHD_YES)
-        return -1;
-    return t > 60000 ? 60000 : (int)t;
+        return due;
+    int mt = t > 60000 ? 60000 : (int)t;
+    return due >= 0 && due < mt ? due : mt;
 }
 
 int api_publish_version(const struct daemon *d, char *err, size_t errlen)
@@ -1365,11 +1530,27 @@ int api_start(struct daemon *d, int listen_fd, char *err, size_t errlen)
         return -1;
     }
     a->d = d;
-    a->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME, 0,
-                              NULL, NULL, handler, d, MHD_OPTION_LISTEN_SOCKET, listen_fd,
-                              MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+    a->listen_fd = listen_fd;
+    struct api_conn_limits lim = {
+        .total = d->opt.api_max_connections,
+        .reserve = API_OPERATOR_RESERVE(d->opt.api_max_connections),
+        .per_user = d->opt.api_user_connections,
+        .followers = MAX_SUBSCRIBERS,
+        .followers_reserve = MAX_SUBSCRIBERS / 4,
+        .per_user_followers = d->opt.api_user_followers,
+        .request_timeout_ns = (uint64_t)d->opt.api_request_timeout * 1000000000ull,
+    };
+    api_conns_init(&a->conns, &lim);
+    /* The daemon accepts (api_accept) and hands MHD each connection it admits: MHD's own accept
+     * stopped for good once its limit had been reached on an external epoll (issue #35). */
+    a->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME |
+                                  MHD_USE_NO_LISTEN_SOCKET,
+                              0, NULL, NULL, handler, d,
+                              MHD_OPTION_NOTIFY_COMPLETED, completed, a,
+                              MHD_OPTION_NOTIFY_CONNECTION, conn_notify, a,
+                              MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
                               MHD_OPTION_CONNECTION_TIMEOUT, d->opt.api_idle_timeout,
-                              MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
+                              MHD_OPTION_CONNECTION_LIMIT, d->opt.api_max_connections + 8,
                               /* MHD's default: the request line, headers and read
                                * buffer; a body streams into request_ctx. 128 KiB cost
                                * each connection page faults (53 -> 19 per container's
@@ -1378,13 +1559,18 @@ int api_start(struct daemon *d, int listen_fd, char *err, size_t errlen)
                               MHD_OPTION_END);
     if (!a->mhd) {
         snprintf(err, errlen, "cannot start the HTTP server on the control socket");
+        api_conns_free(&a->conns);
         free(a);
         return -1;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(a->mhd, MHD_DAEMON_INFO_EPOLL_FD);
-    if (!info || loop_add(d->loop, info->epoll_fd, EPOLLIN, api_ready, a) != 0) {
+    if (!info || loop_add(d->loop, info->epoll_fd, EPOLLIN, api_ready, a) != 0 ||
+        loop_add(d->loop, listen_fd, EPOLLIN, api_accept, a) != 0) {
         snprintf(err, errlen, "cannot watch the HTTP server");
+        if (info)
+            loop_del(d->loop, info->epoll_fd);
         MHD_stop_daemon(a->mhd);
+        api_conns_free(&a->conns);
         free(a);
         return -1;
     }
@@ -1399,6 +1585,7 @@ void api_stop(struct daemon *d)
     if (!a)
         return;
     loop_del(d->loop, a->epfd);
+    loop_del(d->loop, a->listen_fd);
     /* MHD cannot stop with suspended connections: end every follower's stream first. */
     a->stopping = true;
     for (int round = 0; round < 100 && a->subs; round++) {
@@ -1410,6 +1597,7 @@ void api_stop(struct daemon *d)
         MHD_run(a->mhd);
     }
     MHD_stop_daemon(a->mhd);
+    api_conns_free(&a->conns);
     free(a);
     d->api = NULL;
 }

@@ -14,6 +14,7 @@
 
 #include "api.h"
 #include "daemon.h"
+#include "fdspare.h"
 #include "swap.h"
 #include "log.h"
 #include "proto.h"
@@ -229,29 +230,32 @@ static void client_readable(void *ctx, uint32_t events)
     }
 }
 
-/* At most one warning a second per reason: a flood must not become a log flood. */
-static bool warn_allowed(uint64_t *last)
+/* Root's and the daemon's own containers (those integrations create for workloads whose
+ * engine decides, as Docker's root containers) are bounded only by the node's total. */
+static bool bounded_owner(const struct container *c)
 {
-    uint64_t now = loop_now_ns();
-    if (now - *last < 1000000000ull)
-        return false;
-    *last = now;
-    return true;
+    return c->owner_uid != 0 && c->owner_uid != geteuid();
 }
 
-/* Out of descriptors: the pending connection cannot be accepted, and the listening socket stays
- * readable, so the loop would spin. Give up the spare descriptor, accept the connection and
- * close it at once, and take the spare back: the caller retries later and nobody spins. */
-static void shed_one(struct daemon *d, int listen_fd)
+/* Why a new connection to c must be refused beyond c's own bounds, or NULL. The node's total
+ * keeps descriptors back for the control API and for new containers; the bound per owner keeps
+ * one user, inside every container's own bounds, from taking the node's total (issue #35). */
+static const char *over_connection_bounds(struct daemon *d, const struct container *c)
 {
-    if (d->spare_fd >= 0) {
-        close(d->spare_fd);
-        d->spare_fd = -1;
+    static char why[160];
+    if (d->opt.max_client_connections && d->client_conns >= d->opt.max_client_connections) {
+        snprintf(why, sizeof why, "the node holds max-client-connections (%u) connections",
+                 d->opt.max_client_connections);
+        return why;
     }
-    int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd >= 0)
-        close(fd);
-    d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    const struct uid_count *u = bounded_owner(c) ? uidcount_get(&d->client_owners, c->owner_uid)
+                                                 : NULL;
+    if (u && d->opt.user_max_connections && u->n >= d->opt.user_max_connections) {
+        snprintf(why, sizeof why, "uid %u's containers hold user-max-connections (%u) connections",
+                 (unsigned)c->owner_uid, d->opt.user_max_connections);
+        return why;
+    }
+    return NULL;
 }
 
 void client_accept(void *ctx, uint32_t events)
@@ -265,12 +269,12 @@ void client_accept(void *ctx, uint32_t events)
             if (errno == EINTR)
                 continue;
             if (errno == EMFILE || errno == ENFILE) {
-                if (warn_allowed(&d->last_fd_warning))
+                if (log_once_a_second(&d->last_fd_warning))
                     log_warn("out of file descriptors: refusing connections (container %s)", c->id);
-                shed_one(d, c->listen_fd);
+                fdspare_shed(d, c->listen_fd);
                 continue;
             }
-            if (errno != EAGAIN && errno != EWOULDBLOCK && warn_allowed(&d->last_fd_warning))
+            if (errno != EAGAIN && errno != EWOULDBLOCK && log_once_a_second(&d->last_fd_warning))
                 log_warn("container %s: accept: %s", c->id, strerror(errno));
             return;
         }
@@ -282,7 +286,7 @@ void client_accept(void *ctx, uint32_t events)
             unwelcomed += !q->welcomed;
         }
         if (total >= MAX_CONNECTIONS_PER_CONTAINER || unwelcomed >= MAX_UNWELCOMED_PER_CONTAINER) {
-            if (warn_allowed(&c->last_refusal_warning))
+            if (log_once_a_second(&c->last_refusal_warning))
                 log_warn("container %s: %u connections (%u before HELLO): refusing more", c->id,
                          total, unwelcomed);
             close(fd);
@@ -292,6 +296,14 @@ void client_accept(void *ctx, uint32_t events)
         socklen_t len = sizeof cred;
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.pid <= 0) {
             log_warn("container %s: no peer credentials; refusing", c->id);
+            close(fd);
+            continue;
+        }
+        const char *why = over_connection_bounds(d, c);
+        if (why) {
+            if (log_once_a_second(&d->last_fd_warning))
+                log_warn("container %s: refusing a connection of pid %d: %s", c->id,
+                         (int)cred.pid, why);
             close(fd);
             continue;
         }
@@ -313,6 +325,9 @@ void client_accept(void *ctx, uint32_t events)
         }
         p->next = c->procs;
         c->procs = p;
+        d->client_conns++;
+        if (bounded_owner(c))
+            uidcount_add(&d->client_owners, c->owner_uid, 1, 0);
     }
 }
 
@@ -345,6 +360,9 @@ void proc_drop(struct daemon *d, struct proc *p, const char *why)
         loop_del(d->loop, p->fd);
         close(p->fd);
         p->fd = -1;
+        d->client_conns--;
+        if (bounded_owner(c))
+            uidcount_add(&d->client_owners, c->owner_uid, -1, 0);
     }
     uint64_t used = proc_used_bytes(p);
     if (p->known_to_core) {

@@ -29,6 +29,7 @@
 #include "record.h"
 #include "rundir.h"
 #include "tenant.h"
+#include "uidcount.h"
 
 #define CONTAINER_ID_MAX 64
 #define DEVICE_NAME_MAX 96
@@ -199,6 +200,19 @@ struct daemon_options {
     unsigned user_memory_quota_pct; /* 1..100; used when user_memory_quota is 0 */
     unsigned user_max_containers;   /* 0: no bound */
     unsigned api_idle_timeout;  /* seconds an HTTP connection may stay silent (1..3600) */
+    /* The control socket's connections (api_conn.h): in all, per tenant, event streams per
+     * tenant, and the seconds a request may take to arrive however it trickles. */
+    unsigned api_max_connections;
+    unsigned api_user_connections;
+    unsigned api_user_followers;
+    unsigned api_request_timeout;
+    /* Container-socket connections: the node's total (0: derived from the descriptor limit at
+     * start) and those of one owner's containers together (root's are bounded by the total). */
+    unsigned max_client_connections;
+    unsigned user_max_connections;
+    /* The highest priority a tenant may give its containers without an allowance, and whether
+     * exclusive GPUs need one (they always do for tenants; docs/SECURITY.md). */
+    unsigned user_max_priority;
     double watchdog_interval;   /* seconds between NVML cross-checks; 0 = off */
     uint64_t watchdog_tolerance;/* bytes a container may exceed its limit before it is flagged */
     bool watchdog_kill;         /* kill what the watchdog flags */
@@ -240,6 +254,8 @@ struct daemon {
     int control_fd;
     int spare_fd;               /* kept open to shed connections when out of descriptors */
     uint64_t last_fd_warning;
+    unsigned client_conns;          /* container-socket connections, all containers */
+    struct uid_counts client_owners; /* the same per owner (bounded owners only) */
     /* Replies decided inside a core call, sent once quotas are handed out (decide_flush), so a
      * granted process finds its next allocation on the fast path. */
     struct reply { struct proc *p; uint64_t msg_id; uint32_t status; } outbox[256];

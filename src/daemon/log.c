@@ -52,3 +52,14 @@ void log_msg(enum log_level level, const char *fmt, ...)
     ssize_t w = write(STDERR_FILENO, line, (size_t)n);
     (void)w;
 }
+
+bool log_once_a_second(uint64_t *last)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    if (*last && now - *last < 1000000000ull)
+        return false;
+    *last = now;
+    return true;
+}

@@ -5,6 +5,7 @@
 #include <grp.h>
 #include <libgen.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,9 @@
 #include "watchdog.h"
 #include "gates.h"
 #include "daemon.h"
+#include "fdbudget.h"
+#include "fdspare.h"
+#include <sys/resource.h>
 #include "gang.h"
 #include "swap.h"
 #include "adaptive.h"
@@ -77,6 +81,23 @@ static void usage(FILE *f)
             "                        elastic: may use time nobody else wants; hard: never more)\n"
             "  --metrics ADDR:PORT   also serve Prometheus metrics on TCP (default off; /metrics\n"
             "                        on the control socket is always there)\n"
+            "  --api-max-connections N  control-socket connections in all (default 512; an\n"
+            "                        eighth, at least 8, is kept for root and operators)\n"
+            "  --api-user-connections N  control-socket connections one user who is not root or\n"
+            "                        an operator may hold (default 32)\n"
+            "  --api-user-followers N  event streams (events --follow) one such user may hold\n"
+            "                        (default 4)\n"
+            "  --api-request-timeout S  seconds a request may take to arrive, however slowly it\n"
+            "                        trickles (default 10; 1-3600)\n"
+            "  --max-client-connections N  container-socket connections in all (default: what\n"
+            "                        the descriptor limit leaves; docs/SECURITY.md)\n"
+            "  --user-max-connections N  container-socket connections one user's containers may\n"
+            "                        hold together (default: a quarter of the total; root's\n"
+            "                        containers are bounded by the total only)\n"
+            "  --user-max-priority N  the highest priority (0-9) a user who is not root or an\n"
+            "                        operator may give its containers (default 0); above it, and\n"
+            "                        for exclusive GPUs, a tenant needs an allowance\n"
+            "                        (convgpu tenant set NAME --max-priority N --exclusive yes)\n"
             "  --api-idle-timeout S  seconds a control-socket connection may stay silent before\n"
             "                        it is closed (default 30; 1-3600; event followers\n"
             "                        waiting for events are exempt)\n"
@@ -112,12 +133,56 @@ static void usage(FILE *f)
             "Control API: curl --unix-socket DIR/control.sock http://convgpu/v1/containers\n");
 }
 
+/* Settings that are a whole number in a range: one row each, one parser for all. */
+static const struct uint_setting {
+    const char *key;
+    size_t offset; /* of the unsigned in struct daemon_options */
+    unsigned long min, max;
+} uint_settings[] = {
+    {"api-max-connections", offsetof(struct daemon_options, api_max_connections), 16, 65536},
+    {"api-user-connections", offsetof(struct daemon_options, api_user_connections), 1, 65536},
+    {"api-user-followers", offsetof(struct daemon_options, api_user_followers), 0, 64},
+    {"api-request-timeout", offsetof(struct daemon_options, api_request_timeout), 1, 3600},
+    {"max-client-connections", offsetof(struct daemon_options, max_client_connections), 64,
+     1000000},
+    {"user-max-connections", offsetof(struct daemon_options, user_max_connections), 1, 1000000},
+    {"user-max-priority", offsetof(struct daemon_options, user_max_priority), 0, 9},
+};
+
+/* 1 when key is one of uint_settings (0 applied, or -1 with err), 0 when it is not. */
+static int apply_uint_setting(struct daemon_options *o, const char *key, const char *value,
+                              int *rc, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < sizeof uint_settings / sizeof uint_settings[0]; i++) {
+        const struct uint_setting *u = &uint_settings[i];
+        if (strcmp(key, u->key) != 0)
+            continue;
+        char *end;
+        errno = 0;
+        unsigned long n = strtoul(value, &end, 10);
+        if (errno || *end || end == value || value[0] < '0' || value[0] > '9' || n < u->min ||
+            n > u->max) {
+            snprintf(err, errlen, "%s takes a whole number from %lu to %lu, not '%s'", key,
+                     u->min, u->max, value);
+            *rc = -1;
+        } else {
+            *(unsigned *)((char *)o + u->offset) = (unsigned)n;
+            *rc = 0;
+        }
+        return 1;
+    }
+    return 0;
+}
+
 /* Applies one setting (from the command line or the configuration file); 0 or -1 with err. */
 static int apply_option(void *ctx, const char *key, const char *value, char *err, size_t errlen)
 {
     struct daemon_options *o = ctx;
     const char *why;
     uint64_t v;
+    int urc;
+    if (apply_uint_setting(o, key, value, &urc, err, errlen))
+        return urc;
     if (strcmp(key, "runtime-dir") == 0) {
         if (value[0] != '/' || strlen(value) >= sizeof o->runtime_dir - 80) {
             snprintf(err, errlen, "runtime-dir must be an absolute path of at most %zu characters",
@@ -452,6 +517,13 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
         {"default-gpu-compute", required_argument, NULL, O_SETTING},
         {"default-compute-mode", required_argument, NULL, O_SETTING},
         {"api-idle-timeout", required_argument, NULL, O_SETTING},
+        {"api-max-connections", required_argument, NULL, O_SETTING},
+        {"api-user-connections", required_argument, NULL, O_SETTING},
+        {"api-user-followers", required_argument, NULL, O_SETTING},
+        {"api-request-timeout", required_argument, NULL, O_SETTING},
+        {"max-client-connections", required_argument, NULL, O_SETTING},
+        {"user-max-connections", required_argument, NULL, O_SETTING},
+        {"user-max-priority", required_argument, NULL, O_SETTING},
         {"watchdog-interval", required_argument, NULL, O_SETTING},
         {"watchdog-tolerance", required_argument, NULL, O_SETTING},
         {"watchdog-kill", required_argument, NULL, O_SETTING},
@@ -475,6 +547,10 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
     o->log_level = LOG_INFO;
     o->watchdog_interval = 5;
     o->api_idle_timeout = 30;
+    o->api_max_connections = 512;
+    o->api_user_connections = 32;
+    o->api_user_followers = 4;
+    o->api_request_timeout = 10;
     o->watchdog_tolerance = 64ull << 20;
     /* A single-user host keeps working (one user may hold the whole node); a shared host sets a
      * quota. 64 containers is far beyond what one user runs on a node, and bounds what one user
@@ -563,6 +639,33 @@ static int lock_runtime_dir(struct daemon *d)
     return fd; /* held open (and locked) for the daemon's life */
 }
 
+/* The soft descriptor limit is raised to the hard one (every connection is a descriptor), and
+ * the connection bounds are fitted inside it (fdbudget.h); what does not fit is said. */
+static void plan_descriptors(struct daemon_options *o)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+        getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    struct fdbudget b = {.nofile = rl.rlim_cur == RLIM_INFINITY ? 1ul << 20 : rl.rlim_cur,
+                         .api_max_connections = o->api_max_connections,
+                         .max_client_connections = o->max_client_connections,
+                         .user_max_connections = o->user_max_connections};
+    char warning[512];
+    if (fdbudget_plan(&b, warning, sizeof warning) != 0)
+        log_warn("%s", warning);
+    o->max_client_connections = b.max_client_connections;
+    o->user_max_connections = b.user_max_connections;
+    log_info("connections: control API %u (%u per user), container sockets %u (%u per user), "
+             "descriptor limit %lu",
+             o->api_max_connections, o->api_user_connections, o->max_client_connections,
+             o->user_max_connections, b.nofile);
+}
+
 static int open_control_socket(struct daemon *d)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -578,7 +681,7 @@ static int open_control_socket(struct daemon *d)
     mode_t old = umask(0117); /* created 0660: owner and group only */
     int rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
     umask(old);
-    if (rc != 0 || listen(fd, 64) != 0) {
+    if (rc != 0 || listen(fd, SOMAXCONN) != 0) {
         log_error("cannot listen on %s: %s", sa.sun_path, strerror(errno));
         close(fd);
         return -1;
@@ -694,7 +797,9 @@ int main(int argc, char **argv)
     }
 
     signal(SIGPIPE, SIG_IGN);
-    d.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    d.spare_fd = -1;
+    fdspare_open(&d);
+    plan_descriptors(&d.opt);
     if (gpu_discover(&d, err, sizeof err) != 0) {
         log_error("%s", err);
         return 1;
