@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api_alloc.h"
 #include "api_interference.h"
 #include "api_parse.h"
 
@@ -31,6 +32,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (!err[0]) {
         abort();
     }
+    struct alloc_request ar;
+    err[0] = '\0';
+    if (api_parse_alloc(body, size, 4, &ar, err, sizeof err) == 0) {
+        if ((ar.kind == ALLOC_MEMORY && (ar.bytes == 0 || ar.bytes > ALLOC_MAX_BYTES ||
+                                         ar.device < -1 || ar.device >= 4)) ||
+            (ar.kind == ALLOC_COMPUTE && ar.compute == 0) ||
+            (ar.kind == ALLOC_GPUS && (ar.ndevices == 0 || ar.ndevices > 4)) ||
+            (ar.kind != ALLOC_MEMORY && ar.kind != ALLOC_COMPUTE && ar.kind != ALLOC_GPUS))
+            abort();
+    } else if (!err[0]) {
+        abort();
+    }
+    if (api_parse_create(body, size, 4, &cr, err, sizeof err) == 0 &&
+        (cr.nallocations > API_MAX_ALLOCATIONS || (cr.nallocations && cr.has_limit) ||
+         cr.start_within > API_START_WITHIN_MAX))
+        abort();
     struct update_request ur;
     err[0] = '\0';
     if (api_parse_update(body, size, &ur, err, sizeof err) == 0) {

@@ -65,6 +65,7 @@
 #include <unistd.h>
 
 #include "api_conn.h"
+#include "api_alloc.h"
 #include "api_interference.h"
 #include "fdspare.h"
 #include "api_parse.h"
@@ -684,6 +685,14 @@ static enum MHD_Result create_container(struct daemon *d, struct MHD_Connection 
     char msg[512];
     if (api_parse_create(rc->body, rc->len, d->ndevices, &req, msg, sizeof msg) != 0)
         return send_error(conn, 400, "%s", msg);
+    /* The limit, share and GPUs of an allocation are the device plugin's records (api_alloc.h);
+     * only the runtime (root) claims them. */
+    if (req.nallocations && !who->all)
+        return send_error(conn, 403, "only root, the daemon's user or an operator may claim an "
+                                     "allocation");
+    unsigned astatus = req.nallocations ? api_alloc_resolve(d, &req, msg, sizeof msg) : 0;
+    if (astatus)
+        return send_error(conn, astatus, "%s", msg);
     if (req.has_owner && cred->uid != 0 && cred->uid != geteuid() &&
         (req.uid != cred->uid || req.gid != cred->gid))
         return send_error(conn, 403, "only root or the daemon's user may create a container for "
@@ -737,6 +746,12 @@ static enum MHD_Result create_container(struct daemon *d, struct MHD_Connection 
         return send_error(conn, rcode == -EEXIST || rcode == -EBUSY ? 409
                                 : rcode == -EIO || rcode == -ENOMEM ? 500 : 400,
                           "%s", msg);
+    int arc = req.nallocations ? api_alloc_claim(d, &req, c->id, msg, sizeof msg) : 0;
+    if (arc != 0) { /* an unrecorded claim could be claimed again: the container goes */
+        if (store_delete_container(d->store, c->id) == 0)
+            container_remove(d, c, "its allocation's claim was not saved");
+        return send_not_stored(conn, arc, msg);
+    }
     if (from == 1) {
         char b1[CG_SIZE_BUFLEN], b2[CG_SIZE_BUFLEN];
         log_info("container %s: limit %s from profile %s/%s (peak %s + %u%%)", c->id,
@@ -1251,6 +1266,13 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
         return events(d, conn, &who);
     if (strcmp(url, "/v1/profiles") == 0 || strncmp(url, "/v1/profiles/", 13) == 0)
         return profiles(d, conn, url, get, del, &who);
+    if (strcmp(url, "/v1/allocations") == 0) { /* the device plugin's (api_alloc.h) */
+        if (!post)
+            return send_error(conn, 405, "use POST on /v1/allocations");
+        unsigned status = 500;
+        json_t *ans = api_alloc_post(d, rc->body, rc->len, who.all, &status);
+        return ans ? send_json(conn, status, ans) : send_error(conn, 500, "out of memory");
+    }
     if (strcmp(url, "/v1/interference") == 0) {
         unsigned status = 500;
         json_t *ans = api_interference(d, method, rc->body, rc->len, who.cred.uid, who.all,

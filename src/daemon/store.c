@@ -62,7 +62,13 @@ static const char *schema =
     "  exclusive INTEGER NOT NULL DEFAULT 0, profile_key TEXT NOT NULL DEFAULT '',"
     "  gang TEXT NOT NULL DEFAULT '', member INTEGER NOT NULL DEFAULT 0,"
     "  start_by INTEGER NOT NULL DEFAULT 0);"
-    "CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);";
+    "CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    /* The device plugin's allocations (api_alloc.h); devices as "0,2". */
+    "CREATE TABLE IF NOT EXISTS allocations ("
+    "  token TEXT PRIMARY KEY, kind INTEGER NOT NULL, bytes INTEGER NOT NULL,"
+    "  device INTEGER NOT NULL, compute INTEGER NOT NULL, devices TEXT NOT NULL,"
+    "  created_unix INTEGER NOT NULL, claimed_by TEXT NOT NULL DEFAULT '',"
+    "  pod TEXT NOT NULL DEFAULT '');";
 
 /* Columns added after the first release: a state.db written by an older daemon gets them with
  * their defaults, so an upgrade keeps every container. */
@@ -956,4 +962,106 @@ int store_interference_delete(struct store *s, const char *tenant, unsigned *del
     if (rc == 0)
         *deleted = (unsigned)sqlite3_changes(s->db);
     return rc;
+}
+
+/* ---- allocations (api_alloc.h) ---------------------------------------------------------------- */
+
+int store_alloc_add(struct store *s, const struct stored_allocation *a, unsigned max_rows,
+                    int64_t expire_before, bool *full)
+{
+    settle_owed(s);
+    *full = false;
+    const char *what = "cannot store the allocation";
+    char devs[CG_MAX_DEVICES * 5 + 1] = "";
+    for (unsigned i = 0, at = 0; i < a->ndevices && i < CG_MAX_DEVICES; i++)
+        at += (unsigned)snprintf(devs + at, sizeof devs - at, "%s%u", i ? "," : "", a->devices[i]);
+    int rc = exec(s, "BEGIN IMMEDIATE");
+    sqlite3_stmt *st = NULL;
+    if (rc == 0) { /* unclaimed ones past their time go first: they count against the bound */
+        int prc = sqlite3_prepare_v2(s->db, "DELETE FROM allocations WHERE claimed_by='' AND "
+                                            "created_unix<?1", -1, &st, NULL);
+        rc = prc != SQLITE_OK ? failed(s, prc, what)
+                              : run_bound(s, st, sqlite3_bind_int64(st, 1, expire_before) ==
+                                                     SQLITE_OK, what);
+    }
+    if (rc == 0) {
+        int prc = sqlite3_prepare_v2(s->db, "SELECT COUNT(*) FROM allocations", -1, &st, NULL);
+        if (prc != SQLITE_OK) {
+            rc = failed(s, prc, what);
+        } else {
+            *full = sqlite3_step(st) == SQLITE_ROW &&
+                    sqlite3_column_int64(st, 0) >= (sqlite3_int64)max_rows;
+            sqlite3_finalize(st);
+        }
+    }
+    if (rc == 0 && !*full) {
+        int prc = sqlite3_prepare_v2(s->db, "INSERT INTO allocations (token, kind, bytes, device,"
+                                            " compute, devices, created_unix) VALUES"
+                                            " (?1,?2,?3,?4,?5,?6,?7)", -1, &st, NULL);
+        if (prc != SQLITE_OK) {
+            rc = failed(s, prc, what);
+        } else {
+            int b = sqlite3_bind_text(st, 1, a->token, -1, SQLITE_STATIC);
+            b |= sqlite3_bind_int(st, 2, a->kind);
+            b |= sqlite3_bind_int64(st, 3, (sqlite3_int64)a->bytes);
+            b |= sqlite3_bind_int(st, 4, a->device);
+            b |= sqlite3_bind_int(st, 5, (int)a->compute);
+            b |= sqlite3_bind_text(st, 6, devs, -1, SQLITE_STATIC);
+            b |= sqlite3_bind_int64(st, 7, a->created_unix);
+            rc = run_bound(s, st, b == SQLITE_OK, what);
+        }
+    }
+    if (rc == 0)
+        rc = exec(s, "COMMIT");
+    if (rc != 0)
+        rollback(s);
+    return rc;
+}
+
+int store_alloc_get(struct store *s, const char *token, struct stored_allocation *out)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT kind, bytes, device, compute, devices, created_unix,"
+                                  " claimed_by, pod FROM allocations WHERE token=?1",
+                           -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_bind_text(st, 1, token, -1, SQLITE_STATIC) != SQLITE_OK)
+        return -1;
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return rc == SQLITE_DONE ? 1 : -1;
+    }
+    /* Our own rows, still read as input: what does not parse is no allocation. */
+    memset(out, 0, sizeof *out);
+    snprintf(out->token, sizeof out->token, "%s", token);
+    out->kind = sqlite3_column_int(st, 0);
+    sqlite3_int64 bytes = sqlite3_column_int64(st, 1);
+    out->bytes = bytes > 0 ? (uint64_t)bytes : 0;
+    out->device = sqlite3_column_int(st, 2);
+    int compute = sqlite3_column_int(st, 3);
+    out->compute = compute > 0 ? (unsigned)compute : 0;
+    const unsigned char *devs = sqlite3_column_text(st, 4);
+    for (const char *p = devs ? (const char *)devs : ""; *p && out->ndevices < CG_MAX_DEVICES;) {
+        char *end;
+        unsigned long v = strtoul(p, &end, 10);
+        if (end == p || v >= CG_MAX_DEVICES || (*end && *end != ','))
+            break;
+        out->devices[out->ndevices++] = (unsigned)v;
+        p = *end ? end + 1 : end;
+    }
+    out->created_unix = sqlite3_column_int64(st, 5);
+    const unsigned char *by = sqlite3_column_text(st, 6), *pod = sqlite3_column_text(st, 7);
+    snprintf(out->claimed_by, sizeof out->claimed_by, "%s", by ? (const char *)by : "");
+    snprintf(out->pod, sizeof out->pod, "%s", pod ? (const char *)pod : "");
+    sqlite3_finalize(st);
+    return 0;
+}
+
+int store_alloc_claim(struct store *s, const char *token, const char *claimed_by,
+                      const char *pod)
+{
+    settle_owed(s);
+    const char *const v[] = {token, claimed_by, pod};
+    return write_texts(s, "UPDATE allocations SET claimed_by=?2, pod=?3 WHERE token=?1", v, 3,
+                       "cannot record the allocation's claim");
 }

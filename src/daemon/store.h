@@ -104,6 +104,28 @@ int store_interference_each(struct store *s, const char *tenant,
                             void *ctx);
 int store_interference_delete(struct store *s, const char *tenant, unsigned *deleted);
 
+/* The device plugin's allocations (api_alloc.h). add: in one transaction, drops the unclaimed
+ * rows created before expire_before, then inserts a unless max_rows rows remain (*full, nothing
+ * inserted, 0 returned). get: 0 found, 1 absent, -1 error. claim: records the container that
+ * holds it and its pod. */
+struct stored_allocation {
+    char token[33];
+    int kind;                      /* enum alloc_kind */
+    uint64_t bytes;                /* memory: the units' bytes */
+    int device;                    /* memory: the units' GPU, or -1 (several) */
+    unsigned compute;              /* compute: units (1% each) */
+    unsigned ndevices;             /* slots: the GPUs */
+    unsigned devices[CG_MAX_DEVICES];
+    int64_t created_unix;
+    char claimed_by[65];           /* the container id that claimed it ("" = unclaimed) */
+    char pod[65];                  /* the claimant's pod (sandbox id) */
+};
+int store_alloc_add(struct store *s, const struct stored_allocation *a, unsigned max_rows,
+                    int64_t expire_before, bool *full);
+int store_alloc_get(struct store *s, const char *token, struct stored_allocation *out);
+int store_alloc_claim(struct store *s, const char *token, const char *claimed_by,
+                      const char *pod);
+
 /* What SQLite said about the last failed write ("" when none failed). */
 const char *store_error(const struct store *s);
 

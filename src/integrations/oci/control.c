@@ -51,6 +51,16 @@ static long post(const char *id, const struct oci_request *req, json_t **ans, ch
     char did[DAEMON_ID_MAX + 1];
     json_t *body = json_pack("{s:s,s:b,s:I}", "id", daemon_id(id, did), "auto_remove", 0,
                              "start_within", (json_int_t)start_within());
+    if (body && req->nallocs) { /* Kubernetes: the daemon's records decide (api_alloc.h) */
+        json_t *toks = json_array();
+        for (unsigned i = 0; toks && i < req->nallocs; i++)
+            json_array_append_new(toks, json_string(req->allocs[i]));
+        json_object_set_new(body, "allocation", toks);
+        if (req->pod && *req->pod)
+            json_object_set_new(body, "allocation_pod", json_string(req->pod));
+        if (req->tenant[0])
+            json_object_set_new(body, "tenant", json_string(req->tenant));
+    }
     if (body && req->bytes) /* none: exclusive, the GPU's capacity */
         json_object_set_new(body, "gpu_memory", json_integer((json_int_t)req->bytes));
     if (body && req->exclusive)

@@ -308,7 +308,10 @@ static int prepare(const struct oci_args *a, const char *bundle, json_t *config,
         oci_log(OCI_LOG_INFO, "container %s: registered with %s of GPU memory (from %s)%s on "
                               "device %lld; %s/config.json rewritten (register %.2f ms, "
                               "rewrite %.2f ms)",
-                id, cg_format_size(req->bytes, size, sizeof size), req->source, share,
+                id, cg_format_size(req->bytes ? req->bytes
+                                              : (uint64_t)json_integer_value(
+                                                    json_object_get(ans, "limit")),
+                                   size, sizeof size), req->source, share,
                 (long long)json_integer_value(json_object_get(ans, "device")), bundle,
                 t_registered - t0, mono_ms() - t_registered);
     } else {
@@ -341,7 +344,10 @@ static int cmd_create(struct oci_args *a, bool run)
         return 1;
     }
     struct oci_request req;
-    if (oci_spec_request(config, &req, err, sizeof err) != 0) {
+    /* On Kubernetes only the device plugin's allocation counts: a pod writes its own env. */
+    const char *mode = getenv(OCI_SHIM_MODE_ENV);
+    bool k8s = mode && strcmp(mode, "kubernetes") == 0;
+    if ((k8s ? oci_spec_k8s_request : oci_spec_request)(config, &req, err, sizeof err) != 0) {
         oci_log(OCI_LOG_ERROR, "container %s: %s; config.json left unchanged", a->id, err);
         json_decref(config);
         return 1;

@@ -297,6 +297,99 @@ int oci_spec_request(json_t *config, struct oci_request *req, char *err, size_t 
     return 0;
 }
 
+/* A tenant name (1-32 of [A-Za-z0-9_.-], not starting with . or -) for a namespace (a DNS
+ * label of up to 63): itself when it fits, else its first 23 characters, '-' and a hash of the
+ * whole, so two long namespaces stay two tenants. */
+static void tenant_of_namespace(const char *ns, char *out, size_t len)
+{
+    size_t n = strlen(ns);
+    bool ok = n > 0 && ns[0] != '.' && ns[0] != '-';
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (ns[i] >= 'a' && ns[i] <= 'z') || (ns[i] >= 'A' && ns[i] <= 'Z') ||
+             (ns[i] >= '0' && ns[i] <= '9') || ns[i] == '-' || ns[i] == '_' || ns[i] == '.';
+    if (!ok) {
+        out[0] = '\0';
+        return;
+    }
+    if (n <= 32) {
+        snprintf(out, len, "%s", ns);
+        return;
+    }
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)ns[i]) * 16777619u;
+    snprintf(out, len, "%.23s-%08x", ns, h);
+}
+
+static bool token_valid(const char *t)
+{
+    size_t n = 0;
+    for (; t[n]; n++)
+        if (!((t[n] >= '0' && t[n] <= '9') || (t[n] >= 'a' && t[n] <= 'f')))
+            return false;
+    return n == 32;
+}
+
+int oci_spec_k8s_request(json_t *config, struct oci_request *req, char *err, size_t errlen)
+{
+    memset(req, 0, sizeof *req);
+    req->device = -1;
+    if (!json_is_object(config))
+        return fail(err, errlen, "%s", "config.json is not a JSON object");
+    json_t *process = json_object_get(config, "process");
+    json_t *env = json_object_get(process, "env");
+    if (env && !json_is_array(env))
+        return fail(err, errlen, "%s", "config.json: \"process.env\" is not an array");
+    static const char *const keys[] = {OCI_ENV_ALLOCATION, OCI_ENV_ALLOCATION_COMPUTE,
+                                       OCI_ENV_ALLOCATION_GPUS};
+    for (size_t k = 0; k < 3; k++) {
+        size_t klen = strlen(keys[k]), i, seen = 0;
+        const char *value = NULL;
+        json_t *v;
+        json_array_foreach(env, i, v) {
+            const char *e = json_string_value(v);
+            if (e && strncmp(e, keys[k], klen) == 0 && e[klen] == '=') {
+                seen++;
+                value = e + klen + 1;
+            }
+        }
+        if (seen > 1)
+            return fail(err, errlen, "%s is set %zu times: the device plugin sets it once, so "
+                                     "the container's own environment set it too; refused",
+                        keys[k], seen);
+        if (value && !token_valid(value))
+            return fail(err, errlen, "%s is not an allocation token of the device plugin",
+                        keys[k]);
+        if (value)
+            req->allocs[req->nallocs++] = value;
+    }
+    if (!req->nallocs)
+        return 0; /* no convgpu resource: nothing at all */
+    if (!json_is_object(process))
+        return fail(err, errlen, "%s", "config.json has no \"process\" section");
+    bool bad = false;
+    req->pod = annotation(config, OCI_ANN_CRI_SANDBOX_ID, &bad);
+    const char *ns = annotation(config, OCI_ANN_CRI_NAMESPACE, &bad);
+    req->image = annotation(config, OCI_ANN_CRI_IMAGE, &bad);
+    if (bad)
+        return fail(err, errlen, "%s", "config.json: an annotation is not a string");
+    if (ns)
+        tenant_of_namespace(ns, req->tenant, sizeof req->tenant);
+    req->command = json_string_value(json_array_get(json_object_get(process, "args"), 0));
+    json_t *user = json_object_get(process, "user");
+    json_t *uid = json_object_get(user, "uid"), *gid = json_object_get(user, "gid");
+    if (json_is_integer(uid) && json_is_integer(gid) && json_integer_value(uid) >= 0 &&
+        json_integer_value(uid) <= 0xfffffffe && json_integer_value(gid) >= 0 &&
+        json_integer_value(gid) <= 0xfffffffe) {
+        req->has_user = true; /* its socket's owner only: limits and tenant are not its */
+        req->uid = (uint32_t)json_integer_value(uid);
+        req->gid = (uint32_t)json_integer_value(gid);
+    }
+    req->source = OCI_ENV_ALLOCATION;
+    req->wanted = true;
+    return 0;
+}
+
 static json_t *bind_mount(const char *dest, const char *source, bool writable)
 {
     return json_pack("{s:s,s:s,s:s,s:[s,s,s,s]}", "destination", dest, "type", "bind", "source",

@@ -65,7 +65,32 @@ struct oci_request {
     bool exclusive;       /* a whole GPU; bytes may then be 0: the GPU's capacity */
     const char *image;    /* the profile key when an annotation names the image, else NULL */
     const char *command;  /* process.args[0], else NULL */
+    /* Kubernetes mode (oci_spec_k8s_request): the device plugin's tokens, the pod's sandbox id
+     * and the tenant its namespace names; nothing else of the bundle is read. */
+    unsigned nallocs;
+    const char *allocs[3];
+    const char *pod;
+    char tenant[33];
 };
+
+/* The variables the device plugin's Allocate sets (docs/KUBERNETES.md): one per resource. */
+#define OCI_ENV_ALLOCATION "CONVGPU_ALLOCATION"
+#define OCI_ENV_ALLOCATION_COMPUTE "CONVGPU_ALLOCATION_COMPUTE"
+#define OCI_ENV_ALLOCATION_GPUS "CONVGPU_ALLOCATION_GPUS"
+/* What containerd's CRI writes from kubelet's sandbox configuration; a pod cannot set them. */
+#define OCI_ANN_CRI_SANDBOX_ID "io.kubernetes.cri.sandbox-id"
+#define OCI_ANN_CRI_NAMESPACE "io.kubernetes.cri.sandbox-namespace"
+/* The runtime's own environment (containerd's, through a systemd drop-in) that puts the shim
+ * in Kubernetes mode. */
+#define OCI_SHIM_MODE_ENV "CONVGPU_SHIM_MODE"
+
+/* Kubernetes mode: the request is only the device plugin's allocation tokens (each variable
+ * at most once, 32 lowercase hex digits), the pod from the CRI sandbox id and the tenant from
+ * the CRI sandbox namespace; CONVGPU_GPU_MEMORY, the compute, exclusive, device and GPU
+ * variables and every com.convgpu / com.nvidia annotation are not read. Returns 0 (req->wanted
+ * false: no token, the container passes through with nothing), or -1 with err (a variable given
+ * twice, a malformed token). */
+int oci_spec_k8s_request(json_t *config, struct oci_request *req, char *err, size_t errlen);
 
 /* Reads the request from process.env and annotations. Returns 0 (check req->wanted), or -1 when
  * the request is malformed (bad size, zero, bad device, no process section, a share that is not
