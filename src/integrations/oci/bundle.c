@@ -171,12 +171,16 @@ int oci_bundle_image_preload(const char *bundle, json_t *config, char **text, ch
     *text = NULL;
     const char *root = json_string_value(json_object_get(json_object_get(config, "root"), "path"));
     char rootpath[PATH_MAX];
-    if (!root || snprintf(rootpath, sizeof rootpath, "%s%s%s", root[0] == '/' ? "" : bundle,
+    if (!root)
+        return 0; /* no root: nothing of an image to read; the runtime says what is missing */
+    if (snprintf(rootpath, sizeof rootpath, "%s%s%s", root[0] == '/' ? "" : bundle,
                           root[0] == '/' ? "" : "/", root) >= (int)sizeof rootpath) {
         snprintf(err, errlen, "config.json has no usable root.path");
         return -1;
     }
     int rfd = open(rootpath, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (rfd < 0 && errno == ENOENT)
+        return 0; /* no root yet: nothing of an image to read; the runtime says what is missing */
     if (rfd < 0) {
         snprintf(err, errlen, "cannot open the root filesystem %s: %s", rootpath,
                  strerror(errno));
