@@ -11,7 +11,8 @@
 #include "http.h"
 #include "size.h"
 
-static const char *use = "convgpu tenant list [--json] | convgpu tenant set NAME --weight W";
+static const char *use = "convgpu tenant list [--json] | convgpu tenant set NAME [--weight W] "
+                         "[--max-priority N|none] [--exclusive yes|no]";
 
 static int request(const char *method, const char *path, json_t *body, json_t **ans)
 {
@@ -31,13 +32,13 @@ void cli_print_tenants(json_t *ans)
     json_t *list = json_object_get(ans, "tenants");
     const char *mode = json_string_value(json_object_get(ans, "fair_share"));
     printf("fair share: %s\n", mode ? mode : "?");
-    printf("%-20s %6s %5s %4s %9s %9s %9s %9s\n", "TENANT", "WEIGHT", "CTRS", "WAIT", "ASSIGNED",
-           "USED", "SHARE", "CEILING");
+    printf("%-20s %6s %5s %4s %9s %9s %9s %9s %7s %4s\n", "TENANT", "WEIGHT", "CTRS", "WAIT",
+           "ASSIGNED", "USED", "SHARE", "CEILING", "MAXPRIO", "EXCL");
     size_t i;
     json_t *t;
     json_array_foreach(list, i, t) {
         char a[CG_SIZE_BUFLEN], u[CG_SIZE_BUFLEN], s[CG_SIZE_BUFLEN], c[CG_SIZE_BUFLEN];
-        printf("%-20.20s %6lld %5lld %4lld %9s %9s %9s %9s\n",
+        printf("%-20.20s %6lld %5lld %4lld %9s %9s %9s %9s %7lld %4s\n",
                json_string_value(json_object_get(t, "name")),
                (long long)json_integer_value(json_object_get(t, "weight")),
                (long long)json_integer_value(json_object_get(t, "containers")),
@@ -49,7 +50,9 @@ void cli_print_tenants(json_t *ans)
                cg_format_size((uint64_t)json_integer_value(json_object_get(t, "share")), s,
                               sizeof s),
                cg_format_size((uint64_t)json_integer_value(json_object_get(t, "ceiling")), c,
-                              sizeof c));
+                              sizeof c),
+               (long long)json_integer_value(json_object_get(t, "max_priority")),
+               json_is_true(json_object_get(t, "exclusive_allowed")) ? "yes" : "no");
     }
 }
 
@@ -74,11 +77,12 @@ static int tenant_list(int argc, char **argv)
 
 static int tenant_set(int argc, char **argv)
 {
-    if (argc != 5 || strcmp(argv[3], "--weight") != 0) {
-        fprintf(stderr, "convgpu tenant set: expected NAME --weight W\nUsage: %s\n", use);
+    if (argc < 5 || argc % 2 == 0) {
+        fprintf(stderr, "convgpu tenant set: expected NAME and at least one of --weight W, "
+                        "--max-priority N|none, --exclusive yes|no\nUsage: %s\n", use);
         return 2;
     }
-    const char *name = argv[2], *w = argv[4];
+    const char *name = argv[2];
     size_t n = strlen(name);
     bool ok = n >= 1 && n <= 32 && name[0] != '.' && name[0] != '-';
     for (size_t i = 0; ok && i < n; i++)
@@ -89,20 +93,42 @@ static int tenant_set(int argc, char **argv)
                         "[A-Za-z0-9_.-], not starting with . or -)\n", name);
         return 2;
     }
-    char *end;
-    errno = 0;
-    long long weight = strtoll(w, &end, 10);
-    if (!*w || *end || errno || weight < 1 || weight > 1000000 || w[0] == '+' || w[0] == ' ') {
-        fprintf(stderr, "convgpu tenant set: --weight '%s': a whole number from 1 to 1000000\n", w);
-        return 2;
+    json_t *body = json_object();
+    for (int i = 3; i + 1 < argc; i += 2) {
+        const char *flag = argv[i], *v = argv[i + 1];
+        char *end;
+        errno = 0;
+        long long num = strtoll(v, &end, 10);
+        bool whole = *v && !*end && !errno && v[0] != '+' && v[0] != ' ';
+        if (strcmp(flag, "--weight") == 0 && whole && num >= 1 && num <= 1000000) {
+            json_object_set_new(body, "weight", json_integer(num));
+        } else if (strcmp(flag, "--max-priority") == 0 && strcmp(v, "none") == 0) {
+            json_object_set_new(body, "max_priority", json_null());
+        } else if (strcmp(flag, "--max-priority") == 0 && whole && num >= 0 && num <= 9) {
+            json_object_set_new(body, "max_priority", json_integer(num));
+        } else if (strcmp(flag, "--exclusive") == 0 &&
+                   (strcmp(v, "yes") == 0 || strcmp(v, "no") == 0)) {
+            json_object_set_new(body, "exclusive", json_boolean(strcmp(v, "yes") == 0));
+        } else {
+            fprintf(stderr, "convgpu tenant set: %s '%s': %s\n", flag, v,
+                    strcmp(flag, "--weight") == 0 ? "a whole number from 1 to 1000000"
+                    : strcmp(flag, "--max-priority") == 0 ? "a whole number from 0 to 9, or none"
+                    : strcmp(flag, "--exclusive") == 0    ? "yes or no"
+                                                          : "unknown option");
+            json_decref(body);
+            return 2;
+        }
     }
     char path[64];
     snprintf(path, sizeof path, "/v1/tenants/%s", name);
     json_t *ans = NULL;
-    int rc = request("PUT", path, json_pack("{s:I}", "weight", (json_int_t)weight), &ans);
+    int rc = request("PUT", path, body, &ans);
     if (rc)
         return rc;
-    printf("tenant %s: weight %lld\n", name, (long long)json_integer_value(json_object_get(ans, "weight")));
+    printf("tenant %s: weight %lld, max priority %lld, exclusive %s\n", name,
+           (long long)json_integer_value(json_object_get(ans, "weight")),
+           (long long)json_integer_value(json_object_get(ans, "max_priority")),
+           json_is_true(json_object_get(ans, "exclusive_allowed")) ? "allowed" : "not allowed");
     json_decref(ans);
     return 0;
 }
@@ -114,7 +140,10 @@ int cmd_tenant(int argc, char **argv)
                "(convgpud --fair-share static|adaptive) each tenant's containers on a GPU may hold\n"
                "at most its ceiling: its share (capacity x weight / the weights of the tenants\n"
                "there), or more when one of its containers' limits, or what its started containers\n"
-               "need to finish, is larger. `set` changes a weight (root or the daemon's user).\n",
+               "need to finish, is larger. `set` changes a weight and a tenant's allowances (root\n"
+               "or the daemon's user): --max-priority, the highest priority its users may give\n"
+               "their containers (none: the node's user-max-priority, default 0), and --exclusive,\n"
+               "whether they may hold a GPU exclusively (default no). Operators are not bound.\n",
                use);
         return argc < 2 ? 2 : 0;
     }

@@ -562,6 +562,20 @@ static struct container *find_for(struct daemon *d, const struct caller *who, co
 
 /* ---- per-user bounds ---------------------------------------------------------------------- */
 
+/* What one container counts against its owner's quota: its limit (at its target while a raise
+ * waits), or its whole device when it holds the device exclusively. */
+static uint64_t held_by(struct daemon *d, const struct container *c)
+{
+    cg_container_info ci = {0};
+    cg_container_get(d->core, c->cid, loop_now_ns(), &ci);
+    if (ci.exclusive) {
+        cg_device_info di = {0};
+        cg_device_get(d->core, c->device, &di);
+        return di.capacity > ci.limit ? di.capacity : ci.limit;
+    }
+    return ci.limit_waiting > ci.limit ? ci.limit_waiting : ci.limit;
+}
+
 /* What uid holds, `except` left out: its containers and the sum of their limits (a raise that
  * waits counts at its target: it is applied later without asking again). */
 static void holdings(struct daemon *d, uid_t uid, const struct container *except, unsigned *n,
@@ -572,18 +586,9 @@ static void holdings(struct daemon *d, uid_t uid, const struct container *except
     for (struct container *c = d->containers; c; c = c->next) {
         if (c->owner_uid != uid || c == except)
             continue;
-        cg_container_info ci = {0};
-        cg_container_get(d->core, c->cid, loop_now_ns(), &ci);
         *n += !c->leader; /* a gang is one container; its members' limits count below */
-        *bytes += ci.limit_waiting > ci.limit ? ci.limit_waiting : ci.limit;
+        *bytes += held_by(d, c);
     }
-}
-
-static uint64_t held_by(struct daemon *d, const struct container *c)
-{
-    cg_container_info ci = {0};
-    cg_container_get(d->core, c->cid, loop_now_ns(), &ci);
-    return ci.limit_waiting > ci.limit ? ci.limit_waiting : ci.limit;
 }
 
 /* The refusal (403) when uid, a caller bound per user, may not hold `limit` more in one
@@ -729,10 +734,23 @@ static enum MHD_Result create_container(struct daemon *d, struct MHD_Connection 
     if (from < 0)
         return send_error(conn, from == -2 ? 503 : 400, "%s", msg);
     profile_placement_hint(d, tenant, key, &spec.util_pct, &spec.app);
-    /* An exclusive container without a limit is bounded like one that asks for the device. */
+    /* What a tenant may ask for itself is policy (issue #35): a priority up to its ceiling, an
+     * exclusive GPU only with an allowance, and an exclusive container counts as the whole
+     * device it holds. */
+    if (!who->all && spec.priority > tenant_priority_ceiling(d, tenant))
+        return send_error(conn, 403, "priority %u is above what tenant '%s' may give its "
+                                     "containers (%u); an operator may allow more (convgpu "
+                                     "tenant set %s --max-priority N)",
+                          spec.priority, tenant, tenant_priority_ceiling(d, tenant), tenant);
+    if (!who->all && req.exclusive && !tenant_may_exclusive(d, tenant))
+        return send_error(conn, 403, "tenant '%s' may not hold a GPU exclusively; an operator "
+                                     "may allow it (convgpu tenant set %s --exclusive yes)",
+                          tenant, tenant);
     json_t *refusal = who->all ? NULL
                                : over_bound(d, uid, NULL,
-                                            (spec.limit ? spec.limit : device_capacity(d, &spec)) *
+                                            (spec.limit && !req.exclusive
+                                                 ? spec.limit
+                                                 : device_capacity(d, &spec)) *
                                                 req.gpus);
     if (refusal)
         return send_json(conn, 403, refusal);
@@ -793,6 +811,12 @@ static enum MHD_Result update(struct daemon *d, struct MHD_Connection *conn,
             return send_error(conn, 400, "container %s has no compute share: give gpu_compute "
                                          "(1-100) with compute_mode", c->id);
     }
+    if (!who->all && req.has_priority && req.priority > tenant_priority_ceiling(d, c->tenant))
+        return send_error(conn, 403, "priority %u is above what tenant '%s' may give its "
+                                     "containers (%u); an operator may allow more (convgpu "
+                                     "tenant set %s --max-priority N)",
+                          req.priority, c->tenant, tenant_priority_ceiling(d, c->tenant),
+                          c->tenant);
     /* Only a raise is bounded: lowering is always allowed, even above a quota set later. */
     json_t *refusal = !who->all && req.has_limit && req.limit > held_by(d, c)
                           ? over_bound(d, c->owner_uid, c, req.limit)
@@ -868,8 +892,10 @@ static json_t *tenant_json(struct daemon *d, const struct tenant *t)
                                               (json_int_t)ti.used, "share", (json_int_t)ti.share,
                                               "ceiling", (json_int_t)ti.ceiling));
     }
-    json_t *o = json_pack("{s:s,s:i,s:i,s:i,s:I,s:I,s:I,s:I,s:o}", "name", t->name, "weight",
-                          (int)t->weight, "containers", (int)n, "waiting", (int)waiting,
+    json_t *o = json_pack("{s:s,s:i,s:i,s:b,s:i,s:i,s:I,s:I,s:I,s:I,s:o}", "name", t->name,
+                          "weight", (int)t->weight, "max_priority",
+                          (int)tenant_priority_ceiling(d, t->name), "exclusive_allowed",
+                          (int)t->may_exclusive, "containers", (int)n, "waiting", (int)waiting,
                           "assigned", (json_int_t)assigned, "used", (json_int_t)used, "share",
                           (json_int_t)share, "ceiling", (json_int_t)ceiling, "devices", devs);
     /* In adaptive mode: the figures Eq. 1 weighs it by (adaptive.h), or null when it has no
@@ -927,12 +953,13 @@ static enum MHD_Result tenants_route(struct daemon *d, struct MHD_Connection *co
     if (!put)
         return send_error(conn, 405, "use GET or PUT on a tenant");
     if (who->cred.uid != 0 && who->cred.uid != geteuid())
-        return send_error(conn, 403, "only root or the daemon's user may set a tenant's weight");
+        return send_error(conn, 403, "only root or the daemon's user may set a tenant's weight "
+                                     "and allowances");
     struct tenant_request req;
     char msg[512];
     if (api_parse_tenant(rc->body, rc->len, &req, msg, sizeof msg) != 0)
         return send_error(conn, 400, "%s", msg);
-    int rcode = tenant_set_weight(d, name, req.weight, msg, sizeof msg);
+    int rcode = tenant_set(d, name, &req, msg, sizeof msg);
     if (rcode == -ENOSPC || rcode == -EIO)
         return send_not_stored(conn, rcode, msg);
     if (rcode != 0)

@@ -454,19 +454,35 @@ int api_parse_tenant(const char *body, size_t len, struct tenant_request *out, c
     if (!j)
         return -1;
     memset(out, 0, sizeof *out);
-    static const char *const allowed[] = {"weight", NULL};
+    static const char *const allowed[] = {"weight", "max_priority", "exclusive", NULL};
     const char *bad = NULL;
     json_t *w = json_object_get(j, "weight");
+    json_t *p = json_object_get(j, "max_priority");
+    json_t *x = json_object_get(j, "exclusive");
     int rc = -1;
     if (!only_keys(j, allowed, &bad)) {
-        snprintf(err, errlen, "unknown field '%s' (allowed: weight)", bad);
-    } else if (!w) {
-        fail(err, errlen, "send {\"weight\": W}, W a whole number from 1");
-    } else if (!json_is_integer(w) || json_integer_value(w) < 1 ||
-               json_integer_value(w) > CG_TENANT_WEIGHT_MAX) {
+        snprintf(err, errlen, "unknown field '%s' (allowed: weight, max_priority, exclusive)",
+                 bad);
+    } else if (!w && !p && !x) {
+        fail(err, errlen, "send any of {\"weight\": W (1-1000000), \"max_priority\": 0-9 or "
+                          "null, \"exclusive\": true|false}");
+    } else if (w && (!json_is_integer(w) || json_integer_value(w) < 1 ||
+                     json_integer_value(w) > CG_TENANT_WEIGHT_MAX)) {
         snprintf(err, errlen, "weight must be a whole number from 1 to %d", CG_TENANT_WEIGHT_MAX);
+    } else if (p && !json_is_null(p) &&
+               (!json_is_integer(p) || json_integer_value(p) < 0 ||
+                json_integer_value(p) > CG_PRIORITY_MAX)) {
+        snprintf(err, errlen, "max_priority must be a whole number from 0 to %d, or null (the "
+                              "node's user-max-priority)", CG_PRIORITY_MAX);
+    } else if (x && !json_is_boolean(x)) {
+        fail(err, errlen, "exclusive must be true or false");
     } else {
-        out->weight = (unsigned)json_integer_value(w);
+        out->has_weight = w != NULL;
+        out->weight = w ? (unsigned)json_integer_value(w) : 0;
+        out->has_max_priority = p != NULL;
+        out->max_priority = p && !json_is_null(p) ? (int)json_integer_value(p) : -1;
+        out->has_exclusive = x != NULL;
+        out->exclusive = x && json_is_true(x);
         rc = 0;
     }
     json_decref(j);

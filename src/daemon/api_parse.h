@@ -88,8 +88,15 @@ bool api_valid_token(const char *s);
 bool api_valid_tenant(const char *s);
 
 /* PUT /v1/tenants/{name}: {"weight": W}, W a whole number 1..CG_TENANT_WEIGHT_MAX. */
+/* PUT /v1/tenants/NAME: any of the tenant's fair-share weight and its allowances (what its
+ * own users may ask for beyond the node's defaults: docs/SECURITY.md). */
 struct tenant_request {
+    bool has_weight;
     unsigned weight;
+    bool has_max_priority;
+    int max_priority;      /* 0..9, or -1 (null): the node's user-max-priority again */
+    bool has_exclusive;
+    bool exclusive;        /* its users may create exclusive containers */
 };
 
 /* Each returns 0, or -1 with a message in err saying what to send instead. */

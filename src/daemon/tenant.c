@@ -12,6 +12,8 @@
 #include "log.h"
 
 #define WEIGHT_KEY "tenant_weight/"
+#define MAX_PRIORITY_KEY "tenant_max_priority/"
+#define EXCLUSIVE_KEY "tenant_exclusive/"
 
 bool tenant_name_valid(const char *s) { return api_valid_tenant(s); }
 
@@ -55,7 +57,7 @@ int tenant_intern(struct daemon *d, const char *name, uint32_t *id)
             ts->cap = cap;
         }
         struct tenant *nt = &ts->v[ts->n];
-        *nt = (struct tenant){.id = (uint32_t)ts->n + 1, .weight = 1};
+        *nt = (struct tenant){.id = (uint32_t)ts->n + 1, .weight = 1, .max_priority = -1};
         snprintf(nt->name, sizeof nt->name, "%s", name);
         ts->n++;
         t = nt;
@@ -76,17 +78,22 @@ static void apply_weight(struct daemon *d, uint32_t id, unsigned weight)
     decide_flush(d);
 }
 
-int tenant_set_weight(struct daemon *d, const char *name, long long weight, char *err,
-                      size_t errlen)
+int tenant_set(struct daemon *d, const char *name, const struct tenant_request *req, char *err,
+               size_t errlen)
 {
     if (!tenant_name_valid(name)) {
         snprintf(err, errlen, "invalid tenant name (1-%d of [A-Za-z0-9_.-], not starting with "
                               "'.' or '-')", TENANT_NAME_MAX);
         return -EINVAL;
     }
-    if (weight < 1 || weight > CG_TENANT_WEIGHT_MAX) {
-        snprintf(err, errlen, "weight %lld: a tenant's weight is a whole number from 1 to %d",
-                 weight, CG_TENANT_WEIGHT_MAX);
+    if (req->has_weight && (req->weight < 1 || req->weight > CG_TENANT_WEIGHT_MAX)) {
+        snprintf(err, errlen, "weight %u: a tenant's weight is a whole number from 1 to %d",
+                 req->weight, CG_TENANT_WEIGHT_MAX);
+        return -EINVAL;
+    }
+    if (req->has_max_priority && (req->max_priority < -1 || req->max_priority > (int)CG_PRIORITY_MAX)) {
+        snprintf(err, errlen, "max_priority %d: 0 to %d, or none", req->max_priority,
+                 CG_PRIORITY_MAX);
         return -EINVAL;
     }
     bool known = tenant_find(d, name) != NULL;
@@ -96,46 +103,101 @@ int tenant_set_weight(struct daemon *d, const char *name, long long weight, char
         return -ENOMEM;
     }
     if (d->store) {
-        char key[sizeof WEIGHT_KEY + TENANT_NAME_MAX], val[24];
-        snprintf(key, sizeof key, WEIGHT_KEY "%s", name);
-        snprintf(val, sizeof val, "%lld", weight);
-        int rc = store_set(d->store, key, val);
+        char keys[3][sizeof MAX_PRIORITY_KEY + TENANT_NAME_MAX], vals[3][24];
+        const char *kp[3], *vp[3];
+        size_t n = 0;
+        if (req->has_weight) {
+            snprintf(keys[n], sizeof keys[n], WEIGHT_KEY "%s", name);
+            snprintf(vals[n], sizeof vals[n], "%u", req->weight);
+            n++;
+        }
+        if (req->has_max_priority) {
+            snprintf(keys[n], sizeof keys[n], MAX_PRIORITY_KEY "%s", name);
+            snprintf(vals[n], sizeof vals[n], "%d", req->max_priority);
+            n++;
+        }
+        if (req->has_exclusive) {
+            snprintf(keys[n], sizeof keys[n], EXCLUSIVE_KEY "%s", name);
+            snprintf(vals[n], sizeof vals[n], "%s", req->exclusive ? "yes" : "no");
+            n++;
+        }
+        for (size_t i = 0; i < n; i++) {
+            kp[i] = keys[i];
+            vp[i] = vals[i];
+        }
+        int rc = n ? store_set_many(d->store, kp, vp, n) : 0;
         if (rc != 0) {
             /* A tenant added just now for this change is not kept: nothing changed. */
             if (!known)
                 d->tenants.n--;
-            snprintf(err, errlen, "weight not changed: the state could not be saved (%s)",
+            snprintf(err, errlen, "tenant not changed: the state could not be saved (%s)",
                      store_error(d->store));
             return rc;
         }
     }
-    d->tenants.v[id - 1].weight = (unsigned)weight;
-    apply_weight(d, id, (unsigned)weight);
-    log_info("tenant %s: weight %lld", name, weight);
+    struct tenant *t = &d->tenants.v[id - 1];
+    if (req->has_max_priority)
+        t->max_priority = req->max_priority;
+    if (req->has_exclusive)
+        t->may_exclusive = req->exclusive;
+    if (req->has_weight) {
+        t->weight = req->weight;
+        apply_weight(d, id, req->weight);
+    }
+    log_info("tenant %s: weight %u, max priority %d, exclusive %s", name, t->weight,
+             t->max_priority, t->may_exclusive ? "allowed" : "not allowed");
     return 0;
 }
 
+unsigned tenant_priority_ceiling(const struct daemon *d, const char *name)
+{
+    const struct tenant *t = tenant_find(d, name);
+    return t && t->max_priority >= 0 ? (unsigned)t->max_priority : d->opt.user_max_priority;
+}
+
+bool tenant_may_exclusive(const struct daemon *d, const char *name)
+{
+    const struct tenant *t = tenant_find(d, name);
+    return t && t->may_exclusive;
+}
+
+/* One stored setting of a tenant (prefix + name = value); an unreadable one is ignored with a
+ * warning, as a weight always was. */
 static int load_one(void *ctx, const char *key, const char *value)
 {
     struct daemon *d = ctx;
-    const char *name = key + strlen(WEIGHT_KEY);
+    bool weight = strncmp(key, WEIGHT_KEY, strlen(WEIGHT_KEY)) == 0;
+    bool prio = strncmp(key, MAX_PRIORITY_KEY, strlen(MAX_PRIORITY_KEY)) == 0;
+    const char *name = key + strlen(weight ? WEIGHT_KEY : prio ? MAX_PRIORITY_KEY : EXCLUSIVE_KEY);
     char *end;
     errno = 0;
-    long long w = strtoll(value, &end, 10);
+    long long v = strtoll(value, &end, 10);
     uint32_t id;
-    if (errno || *end || w < 1 || w > CG_TENANT_WEIGHT_MAX || tenant_intern(d, name, &id) != 0) {
-        log_warn("store: tenant weight %s = '%s' unreadable; ignored", key, value);
+    bool ok = weight ? !errno && !*end && v >= 1 && v <= CG_TENANT_WEIGHT_MAX
+              : prio ? !errno && !*end && v >= -1 && v <= CG_PRIORITY_MAX
+                     : strcmp(value, "yes") == 0 || strcmp(value, "no") == 0;
+    if (!ok || tenant_intern(d, name, &id) != 0) {
+        log_warn("store: tenant setting %s = '%s' unreadable; ignored", key, value);
         return 0;
     }
-    d->tenants.v[id - 1].weight = (unsigned)w;
-    cg_tenant_set_weight(d->core, id, w, loop_now_ns());
+    struct tenant *t = &d->tenants.v[id - 1];
+    if (weight) {
+        t->weight = (unsigned)v;
+        cg_tenant_set_weight(d->core, id, (unsigned)v, loop_now_ns());
+    } else if (prio) {
+        t->max_priority = (int)v;
+    } else {
+        t->may_exclusive = strcmp(value, "yes") == 0;
+    }
     return 0;
 }
 
 void tenant_load(struct daemon *d)
 {
-    if (d->store && store_each_setting(d->store, WEIGHT_KEY, load_one, d) != 0)
-        log_warn("store: cannot read the tenants' weights: %s", store_error(d->store));
+    static const char *const prefixes[] = {WEIGHT_KEY, MAX_PRIORITY_KEY, EXCLUSIVE_KEY};
+    for (size_t i = 0; d->store && i < 3; i++)
+        if (store_each_setting(d->store, prefixes[i], load_one, d) != 0)
+            log_warn("store: cannot read the tenants' settings: %s", store_error(d->store));
 }
 
 void tenant_free(struct daemon *d)

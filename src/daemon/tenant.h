@@ -30,6 +30,11 @@ struct tenant {
     char name[TENANT_NAME_MAX + 1];
     uint32_t id;
     unsigned weight;
+    /* Allowances an operator gave (PUT /v1/tenants/NAME), for callers bound per user: the
+     * highest priority they may give the tenant's containers (-1: the node's
+     * user-max-priority) and whether they may make them exclusive. */
+    int max_priority;
+    bool may_exclusive;
     cg_tenant_profile adaptive;    /* what the adaptive fair share was last given (runs 0: none) */
 };
 
@@ -45,10 +50,16 @@ const struct tenant *tenant_find(const struct daemon *d, const char *name);
 const struct tenant *tenant_by_id(const struct daemon *d, uint32_t id);
 /* The tenant's id, adding it (weight 1) when new. -EINVAL (bad name) or -ENOMEM. */
 int tenant_intern(struct daemon *d, const char *name, uint32_t *id);
-/* Validates, stores, applies. 0, or -EINVAL (bad name or weight), -ENOMEM, or the store's
- * -ENOSPC/-EIO; nothing changed on error; err says why. */
-int tenant_set_weight(struct daemon *d, const char *name, long long weight, char *err,
-                      size_t errlen);
+struct tenant_request;
+/* Validates, stores (every field in one transaction), applies what req has. 0, or -EINVAL (bad
+ * name or weight), -ENOMEM, or the store's -ENOSPC/-EIO; nothing changed on error; err says
+ * why. */
+int tenant_set(struct daemon *d, const char *name, const struct tenant_request *req, char *err,
+               size_t errlen);
+/* The highest priority a caller bound per user may give a container of tenant `name`. */
+unsigned tenant_priority_ceiling(const struct daemon *d, const char *name);
+/* Whether such a caller may make a container of tenant `name` exclusive. */
+bool tenant_may_exclusive(const struct daemon *d, const char *name);
 /* Brings back the stored weights at start. */
 void tenant_load(struct daemon *d);
 void tenant_free(struct daemon *d);
