@@ -51,10 +51,12 @@ class UnixConnection(http.client.HTTPConnection):
 
 
 def start(*args, sock=None):
-    """Starts an extender; returns (process, how to connect)."""
+    """Starts an extender; returns (process, how to connect). Its umask lets everyone in, so
+    that the socket's mode shows whether the extender sets its own."""
     out = open(os.path.join(TMP, "ext%d.log" % len(PROCS)), "w+")
     argv = [EXT] + (["--socket", sock] if sock else []) + list(args)
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=out, text=True)
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=out, text=True,
+                         preexec_fn=lambda: os.umask(0))
     PROCS.append(p)
     line = p.stdout.readline()  # printed once it listens: nothing to poll for
     if "listening on" not in line:
@@ -520,6 +522,12 @@ def test_flags():
     for argv, needle in [(["--policy", "densest"], "binpack or spread"),
                          (["--listen", "nohost"], "HOST:PORT"),
                          (["--max-body", "12"], "1KiB"),
+                         (["--body-budget", "12"], "1KiB"),
+                         (["--max-body", "2MiB", "--body-budget", "1MiB"], "larger than"),
+                         (["--max-connections", "8"], "16 to"),
+                         (["--max-connections", "1x"], "16 to"),
+                         (["--request-timeout", "0"], "1 to 600"),
+                         (["--request-timeout", "-5"], "1 to 600"),
                          (["--socket", "relative.sock"], "absolute"),
                          (["--bogus"], "unknown")]:
         r = subprocess.run([EXT] + argv, capture_output=True, text=True, timeout=WAIT_S)
@@ -527,7 +535,8 @@ def test_flags():
               r.returncode == 2 and needle in r.stderr, r.stderr)
     r = subprocess.run([EXT, "--help"], capture_output=True, text=True, timeout=WAIT_S)
     check("--help names the flags", r.returncode == 0 and all(
-        f in r.stdout for f in ("--listen", "--socket", "--policy", "--max-body")), r.stdout)
+        f in r.stdout for f in ("--listen", "--socket", "--policy", "--max-body", "--body-budget",
+                                "--max-connections", "--request-timeout")), r.stdout)
 
 
 def main():
@@ -536,6 +545,9 @@ def main():
         _, spread = start("--policy", "spread", sock=os.path.join(TMP, "spread.sock"))
         _, small = start("--max-body", "4KiB", sock=os.path.join(TMP, "small.sock"))
         _, tcp = start("--listen", "127.0.0.1:0")
+        mode = os.stat(binpack[5:]).st_mode & 0o7777
+        check("the UNIX socket is 0660 though the extender started with umask 0",
+              mode == 0o660, "%o" % mode)
         check("a TCP extender says where it listens", tcp.startswith("127.0.0.1:") and
               not tcp.endswith(":0"), tcp)
         st, ans = request(tcp, "GET", "/healthz")

@@ -1,31 +1,66 @@
-/* server.c — the extender's HTTP server (the path of one request is in server.h). */
+/* server.c — the extender's HTTP server (the path of one request is in server.h; what a
+ * connection may hold and for how long, in guard.h). libmicrohttpd serves on one internal
+ * thread; a second thread, the reaper, closes requests at their deadline. */
 #include "server.h"
 
 #include <jansson.h>
 #include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "args.h"
+#include "guard.h"
 #include "verbs.h"
+
+/* How often at most the reaper reports what the guard closed (under attack: every 10 s). */
+#define REPORT_EVERY_NS (10ull * 1000000000ull)
 
 struct k8s_server {
     struct MHD_Daemon *mhd;
     cg_cluster_policy policy;
     size_t max_body;
+    bool unix_listener; /* peers are told apart by uid, else by address */
+    struct guard guard;
+    pthread_t reaper;
+    bool reaper_started;
+    pthread_mutex_t reaper_lock;
+    pthread_cond_t reaper_wake;
+    bool stopping;
 };
 
 struct request {
-    char *body;
-    size_t len;
     bool too_big;
+    size_t answer_bytes;
 };
 
-static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, json_t *v)
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The guard's way to close a connection: the server sees the hang-up in its loop and closes
+ * the descriptor itself (after telling the guard), so the descriptor cannot be reused under us.
+ * The close is abortive (a reset): a client still sending would otherwise wait, its window
+ * shut, until the kernel dropped the orphaned socket (a minute). */
+static void kick(int fd)
+{
+    struct linger abort_on_close = {.l_onoff = 1, .l_linger = 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &abort_on_close, sizeof abort_on_close);
+    shutdown(fd, SHUT_RDWR);
+}
+
+static enum MHD_Result send_json(struct request *rq, struct MHD_Connection *conn,
+                                 unsigned status, json_t *v)
 {
     char *text = v ? json_dumps(v, JSON_COMPACT) : NULL;
     json_decref(v);
@@ -40,8 +75,9 @@ static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, j
         MHD_destroy_response(r);
         return ret;
     }
+    rq->answer_bytes = strlen(text);
     struct MHD_Response *r =
-        MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+        MHD_create_response_from_buffer(rq->answer_bytes, text, MHD_RESPMEM_MUST_FREE);
     if (!r) {
         free(text);
         return MHD_NO;
@@ -52,8 +88,9 @@ static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, j
     return ret;
 }
 
-__attribute__((format(printf, 4, 5))) static enum MHD_Result
-send_error(struct MHD_Connection *conn, unsigned status, const char *url, const char *fmt, ...)
+__attribute__((format(printf, 5, 6))) static enum MHD_Result
+send_error(struct request *rq, struct MHD_Connection *conn, unsigned status, const char *url,
+           const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
@@ -61,7 +98,7 @@ send_error(struct MHD_Connection *conn, unsigned status, const char *url, const 
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     fprintf(stderr, "convgpu-scheduler-extender: %s: %u %s\n", url, status, msg);
-    return send_json(conn, status, json_pack("{s:s}", "error", msg));
+    return send_json(rq, conn, status, json_pack("{s:s}", "error", msg));
 }
 
 /* The verb is the URL's last segment, so any urlPrefix (with or without a path) works. */
@@ -72,40 +109,48 @@ static const char *verb_of(const char *url)
 }
 
 static enum MHD_Result route(struct k8s_server *s, struct MHD_Connection *conn, const char *url,
-                             const char *method, const struct request *rq)
+                             const char *method, struct request *rq, const char *body,
+                             size_t len)
 {
     const char *verb = verb_of(url);
     bool post = strcmp(method, "POST") == 0;
     char err[512];
     if (strcmp(verb, "healthz") == 0 && strcmp(method, "GET") == 0)
-        return send_json(conn, 200, json_pack("{s:s,s:s}", "status", "ok", "policy",
+        return send_json(rq, conn, 200, json_pack("{s:s,s:s}", "status", "ok", "policy",
                                               cg_cluster_policy_name(s->policy)));
     bool filter = strcmp(verb, "filter") == 0, prioritize = strcmp(verb, "prioritize") == 0;
     bool bind = strcmp(verb, "bind") == 0;
     if (!filter && !prioritize && !bind)
-        return send_error(conn, 404, url, "unknown resource %s (POST .../filter, .../prioritize "
+        return send_error(rq, conn, 404, url, "unknown resource %s (POST .../filter, .../prioritize "
                                           "or .../bind; GET .../healthz)", url);
     if (!post)
-        return send_error(conn, 405, url, "%s takes POST, not %s", verb, method);
+        return send_error(rq, conn, 405, url, "%s takes POST, not %s", verb, method);
     if (rq->too_big)
-        return send_error(conn, 413, url, "request body larger than %zu bytes (--max-body)",
+        return send_error(rq, conn, 413, url, "request body larger than %zu bytes (--max-body)",
                           s->max_body);
     if (bind) {
         struct k8s_binding b;
-        if (k8s_binding_decode(rq->body ? rq->body : "", rq->len, &b, err, sizeof err) != 0)
-            return send_error(conn, 400, url, "malformed ExtenderBindingArgs: %s", err);
+        if (k8s_binding_decode(body, len, &b, err, sizeof err) != 0)
+            return send_error(rq, conn, 400, url, "malformed ExtenderBindingArgs: %s", err);
         json_t *ans = k8s_bind(&b);
         k8s_binding_free(&b);
-        return send_json(conn, 200, ans);
+        return send_json(rq, conn, 200, ans);
     }
     struct k8s_args a;
-    if (k8s_args_decode(rq->body ? rq->body : "", rq->len, &a, err, sizeof err) != 0)
-        return send_error(conn, 400, url, "malformed ExtenderArgs: %s", err);
+    if (k8s_args_decode(body, len, &a, err, sizeof err) != 0)
+        return send_error(rq, conn, 400, url, "malformed ExtenderArgs: %s", err);
     json_t *ans = filter ? k8s_filter(&a, s->policy) : k8s_prioritize(&a, s->policy);
     k8s_args_free(&a);
     if (!ans)
-        return send_error(conn, 500, url, "out of memory");
-    return send_json(conn, 200, ans);
+        return send_error(rq, conn, 500, url, "out of memory");
+    return send_json(rq, conn, 200, ans);
+}
+
+static struct guard_conn *guard_conn_of(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
 }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,
@@ -114,7 +159,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
 {
     (void)version;
     struct k8s_server *s = cls;
+    struct guard_conn *gc = guard_conn_of(conn);
     struct request *rq = *con_cls;
+    if (!gc)
+        return MHD_NO; /* refused when it opened */
     if (!rq) {
         rq = calloc(1, sizeof *rq);
         if (!rq)
@@ -123,42 +171,138 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
         return MHD_YES;
     }
     if (*upload_size) {
-        if (rq->too_big || rq->len + *upload_size > s->max_body) {
-            rq->too_big = true; /* read and dropped: the answer is 413 */
-            free(rq->body);
-            rq->body = NULL;
-            rq->len = 0;
-        } else {
-            char *nb = realloc(rq->body, rq->len + *upload_size + 1);
-            if (!nb)
-                return MHD_NO;
-            memcpy(nb + rq->len, upload, *upload_size);
-            rq->body = nb;
-            rq->len += *upload_size;
-            rq->body[rq->len] = '\0';
+        if (!rq->too_big) {
+            int rc = guard_append(&s->guard, gc, upload, *upload_size);
+            if (rc < 0)
+                return MHD_NO; /* closed by the guard (late, crowded out, over the budget) */
+            rq->too_big = rc > 0; /* read and dropped: the answer is 413 */
         }
         *upload_size = 0;
         return MHD_YES;
     }
-    return route(s, conn, url, method, rq);
+    size_t len;
+    char *body = guard_take(&s->guard, gc, &len);
+    if (!body)
+        return MHD_NO;
+    enum MHD_Result ret = route(s, conn, url, method, rq, body, len);
+    free(body);
+    guard_answering(&s->guard, gc, rq->answer_bytes);
+    return ret;
 }
 
 static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                       enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
-    (void)conn;
     (void)toe;
-    struct request *rq = *con_cls;
-    if (rq) {
-        free(rq->body);
-        free(rq);
-        *con_cls = NULL;
+    struct k8s_server *s = cls;
+    struct guard_conn *gc = guard_conn_of(conn);
+    if (gc)
+        guard_done(&s->guard, gc, now_ns());
+    free(*con_cls);
+    *con_cls = NULL;
+}
+
+/* Who is behind a connection: a UNIX client's uid (kube-scheduler's differs from a local
+ * attacker's), a TCP client's address. */
+static uint64_t peer_of(const struct k8s_server *s, struct MHD_Connection *conn, int fd)
+{
+    if (s->unix_listener) {
+        struct ucred cred;
+        socklen_t len = sizeof cred;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
+            return guard_peer_uid(cred.uid);
+        return guard_peer_uid((unsigned)-1);
+    }
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    if (sa && sa->sa_family == AF_INET)
+        return guard_peer_addr(&((const struct sockaddr_in *)(const void *)sa)->sin_addr,
+                               sizeof(struct in_addr));
+    if (sa && sa->sa_family == AF_INET6)
+        return guard_peer_addr(&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
+                               sizeof(struct in6_addr));
+    return guard_peer_addr("", 0);
+}
+
+/* Runs in the server's thread: a new connection is counted (and may crowd out another), a
+ * closed one is forgotten before its descriptor is closed. */
+static void notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                              enum MHD_ConnectionNotificationCode toe)
+{
+    struct k8s_server *s = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (!ci)
+            return;
+        int fd = ci->connect_fd;
+        *socket_context = guard_open(&s->guard, fd, peer_of(s, conn, fd), now_ns());
+        if (!*socket_context)
+            kick(fd); /* out of memory: refused */
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
+        guard_closed(&s->guard, *socket_context);
+        *socket_context = NULL;
     }
 }
 
-struct k8s_server *k8s_server_start(int listen_fd, cg_cluster_policy policy, size_t max_body,
-                                    char *err, size_t errlen)
+static void report(struct k8s_server *s, struct guard_stats *last)
+{
+    struct guard_stats now = guard_stats(&s->guard);
+    if (now.late == last->late && now.crowded == last->crowded && now.heavy == last->heavy)
+        return;
+    fprintf(stderr,
+            "convgpu-scheduler-extender: closed %llu requests at their deadline, %llu "
+            "connections to make room for new ones (--max-connections), %llu to stay within "
+            "--body-budget (totals since start)\n",
+            (unsigned long long)now.late, (unsigned long long)now.crowded,
+            (unsigned long long)now.heavy);
+    *last = now;
+}
+
+/* Closes requests at their deadline: sleeps until the earliest one is due. */
+static void *reaper(void *arg)
+{
+    struct k8s_server *s = arg;
+    struct guard_stats reported = {0};
+    uint64_t next_report = 0;
+    pthread_mutex_lock(&s->reaper_lock);
+    while (!s->stopping) {
+        uint64_t now = now_ns(), next = guard_expire(&s->guard, now);
+        if (now >= next_report) {
+            report(s, &reported);
+            next_report = now + REPORT_EVERY_NS;
+        }
+        struct timespec until = {.tv_sec = (time_t)(next / 1000000000ull),
+                                 .tv_nsec = (long)(next % 1000000000ull)};
+        pthread_cond_timedwait(&s->reaper_wake, &s->reaper_lock, &until);
+    }
+    pthread_mutex_unlock(&s->reaper_lock);
+    return NULL;
+}
+
+static void stop_reaper(struct k8s_server *s)
+{
+    if (!s->reaper_started)
+        return;
+    pthread_mutex_lock(&s->reaper_lock);
+    s->stopping = true;
+    pthread_cond_signal(&s->reaper_wake);
+    pthread_mutex_unlock(&s->reaper_lock);
+    pthread_join(s->reaper, NULL);
+    s->reaper_started = false;
+}
+
+static void server_free(struct k8s_server *s)
+{
+    pthread_cond_destroy(&s->reaper_wake);
+    pthread_mutex_destroy(&s->reaper_lock);
+    guard_destroy(&s->guard);
+    free(s);
+}
+
+struct k8s_server *k8s_server_start(int listen_fd, const struct k8s_server_limits *lim,
+                                    cg_cluster_policy policy, char *err, size_t errlen)
 {
     struct k8s_server *s = calloc(1, sizeof *s);
     if (!s) {
@@ -167,19 +311,45 @@ struct k8s_server *k8s_server_start(int listen_fd, cg_cluster_policy policy, siz
         return NULL;
     }
     s->policy = policy;
-    s->max_body = max_body;
+    s->max_body = lim->max_body;
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    s->unix_listener = getsockname(listen_fd, (struct sockaddr *)&ss, &sl) == 0 &&
+                       ss.ss_family == AF_UNIX;
+    struct guard_limits gl = {.max_conns = lim->max_conns, .budget = lim->body_budget,
+                              .max_body = lim->max_body,
+                              .deadline_ns = (uint64_t)lim->request_timeout_s * 1000000000ull};
+    guard_init(&s->guard, &gl, kick);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->reaper_wake, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&s->reaper_lock, NULL);
+    /* The server's own limit only has to leave room for connections the guard closed and the
+     * server has not yet reaped; the guard holds the real one. */
+    unsigned mhd_limit = (unsigned)(lim->max_conns + lim->max_conns / 4 + 16);
     s->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
                                   MHD_USE_ERROR_LOG,
                               0, NULL, NULL, handler, s, MHD_OPTION_LISTEN_SOCKET, listen_fd,
-                              MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-                              MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-                              MHD_OPTION_CONNECTION_LIMIT, (unsigned)256, MHD_OPTION_END);
+                              MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+                              MHD_OPTION_NOTIFY_CONNECTION, notify_connection, s,
+                              /* a stalled reader of an answer; requests have the guard's deadline */
+                              MHD_OPTION_CONNECTION_TIMEOUT, lim->request_timeout_s,
+                              MHD_OPTION_CONNECTION_LIMIT, mhd_limit, MHD_OPTION_END);
     if (!s->mhd) {
         snprintf(err, errlen, "cannot start the HTTP server");
         close(listen_fd);
-        free(s);
+        server_free(s);
         return NULL;
     }
+    if (pthread_create(&s->reaper, NULL, reaper, s) != 0) {
+        snprintf(err, errlen, "cannot start the request reaper");
+        MHD_stop_daemon(s->mhd);
+        server_free(s);
+        return NULL;
+    }
+    s->reaper_started = true;
     return s;
 }
 
@@ -187,6 +357,7 @@ void k8s_server_stop(struct k8s_server *s)
 {
     if (!s)
         return;
-    MHD_stop_daemon(s->mhd); /* closes the listening socket too */
-    free(s);
+    stop_reaper(s);
+    MHD_stop_daemon(s->mhd); /* closes the listening socket and every connection too */
+    server_free(s);
 }
