@@ -10,6 +10,7 @@
 #      process runs, so nothing of V's is swapped out (before: A's priority-9 container had V's
 #      running container moved to host memory); with an allowance (--max-priority 9) it can;
 #      allowances survive a restart, only root sets them, bad values are refused.
+#   Nit: A may report only its own process as a container's init (before: pid 1 was taken).
 . "$(dirname "$0")/lib.sh"
 command -v groupadd >/dev/null || { echo "SKIP: groupadd missing"; exit 77; }
 CTL=cgt-tp-$$
@@ -81,6 +82,17 @@ r=$(capi 1101 PUT /v1/containers/a-low/limit '{"priority":9}')
 check "granted, A may raise its container to 9 ($(status "$r"))" test "$(status "$r")" = 200
 touch "$TMP/release.v"
 wait "$V_PID" 2>/dev/null || true
+
+# ---- a tenant reports only its own process as a container's init ------------------------------
+r=$(capi 1101 POST /v1/containers/a-low/start '{"pid":1}')
+check "A cannot name pid 1 as its container's init ($(status "$r"))" test "$(status "$r")" = 403
+setpriv --reuid=1101 --regid=1101 --groups="$CTL_GID" sleep 600 &
+A_SLEEP=$!
+BG_PIDS+=("$A_SLEEP")
+runs_as_a() { grep -Eq '^Uid:\s+1101\s' "/proc/$A_SLEEP/status"; }
+wait_for "A's process runs as uid 1101" "$WAIT_S" runs_as_a
+r=$(capi 1101 POST /v1/containers/a-low/start "{\"pid\":$A_SLEEP}")
+check "... and may name its own ($(status "$r"))" test "$(status "$r")" = 200
 
 # ---- the allowances: only root, checked input, kept across a restart -------------------------
 for body in '{"max_priority":10}' '{"max_priority":-1}' '{"max_priority":"9"}' '{"exclusive":"yes"}' \
