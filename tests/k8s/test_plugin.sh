@@ -2,7 +2,9 @@
 # test_plugin.sh — convgpu-device-plugin against the kubelet stand-in (kubelet-standin, the real
 # gRPC API v1beta1 on UNIX sockets) and a private convgpud with two emulated GPUs: it registers
 # its three resources (memory units, compute units, GPU slots); kubelet's calls (GetDevicePluginOptions, ListAndWatch, GetPreferredAllocation,
-# Allocate) get the right answers; bad IDs get a clear gRPC error and register nothing; a kubelet
+# Allocate) get the right answers: Allocate answers only a token of the record it made with
+# convgpud, and the record (claimed as the shim claims it) holds what the units grant; bad IDs get
+# a clear gRPC error and register nothing; a kubelet
 # restart (its sockets removed, kubelet.sock re-created) brings a second registration; units turn
 # Unhealthy when convgpud stops or no longer lists a GPU and Healthy when it comes back; bad
 # flags are refused; GPU slots are preferred by the topology convgpud reports (three GPUs, two
@@ -68,10 +70,13 @@ cap() { curl -s --unix-socket "$RUNDIR/control.sock" http://convgpu/v1/devices |
 U0=$(cap 0); U1=$(cap 1)
 echo "memory units: GPU 0 $U0, GPU 1 $U1"
 start_standin kubelet1
-"$PLUGIN" --plugin-dir "$DP" --runtime-dir "$RUNDIR" --poll-ms 100 >>"$TMP/plugin.log" 2>&1 &
+# Started with umask 0, so that the sockets' modes show whether the plugin sets its own.
+(umask 0; exec "$PLUGIN" --plugin-dir "$DP" --runtime-dir "$RUNDIR" --poll-ms 100 >>"$TMP/plugin.log" 2>&1) &
 PLUGIN_PID=$!
 wait_for "the three resources registered" "$WAIT_S" bash -c "[ \$(wc -l <'$ST/registrations') = 3 ]" &&
     pass "registered" || fail "not registered"
+check "the plugin's sockets are 0600 though it started with umask 0 ($(stat -c %a "$MEM" "$CMP" "$GPU" | tr '\n' ' '))" \
+    test "$(stat -c %a "$MEM" "$CMP" "$GPU" | sort -u)" = 600
 check "memory registered on its own endpoint" grep -qx "convgpu.io/gpu-memory convgpu-memory.sock" "$ST/registrations"
 check "compute registered on its own endpoint" grep -qx "convgpu.io/gpu-compute convgpu-compute.sock" "$ST/registrations"
 check "GPU slots registered on their own endpoint" grep -qx "convgpu.io/gpu convgpu-gpu.sock" "$ST/registrations"
@@ -101,23 +106,38 @@ check "3 GPU slots on a node of 2 GPUs: refused (FAILED_PRECONDITION)" refused 9
 check "two must-include slots of one GPU: refused" refused 3 "on one GPU" prefer --socket "$GPU" --available "$SLOTS" --must gpu0-slot-0,gpu0-slot-1 --size 2
 check "compute: 30 units from the fuller GPU" test "$(sa prefer --socket "$CMP" --available "$(ids 0 compute 0 99),$(ids 1 compute 0 49)" --size 30 | cut -d, -f1)" = gpu1-compute-0
 
-# ---- Allocate ---------------------------------------------------------------------------------
+# ---- Allocate: convgpud records what the IDs grant; kubelet gets only the record's token --------
+token() { sed -n "s/^$1 $2=//p" "$TMP/alloc"; } # token CONTAINER VARIABLE, from the last answer
+claim() { # claim ID TOKEN...: root claims the tokens as the shim does; prints "LIMIT DEVICE SHARE DEVICES"
+    local id=$1; shift
+    local body
+    body=$(python3 -c 'import json,sys; print(json.dumps({"id": sys.argv[1], "allocation": sys.argv[2:], "allocation_pod": "pod-" + sys.argv[1]}))' "$id" "$@")
+    curl -s -o /dev/null --unix-socket "$RUNDIR/control.sock" -X POST --data "$body" http://convgpu/v1/containers
+    cg inspect "$id" 2>/dev/null | python3 -c 'import json,sys; c=json.load(sys.stdin); print(" ".join(json.dumps(c.get(k)) for k in ("limit", "device", "gpu_compute", "devices")))'
+    curl -s -o /dev/null --unix-socket "$RUNDIR/control.sock" -X DELETE "http://convgpu/v1/containers/$id"
+}
 sa allocate --socket "$MEM" gpu1-mem-0,gpu1-mem-1 >"$TMP/alloc" || fail "allocate: $(cat "$TMP/sa.err")"
-check "Allocate: the units' bytes" grep -qx "0 CONVGPU_GPU_MEMORY=$((2 * 256 << 20))" "$TMP/alloc"
-check "Allocate: their GPU" grep -qx "0 CONVGPU_GPU_DEVICE=1" "$TMP/alloc"
+check "Allocate: one variable, CONVGPU_ALLOCATION, a 128-bit token" \
+    bash -c "[ \$(wc -l <'$TMP/alloc') = 1 ] && grep -Eqx '0 CONVGPU_ALLOCATION=[0-9a-f]{32}' '$TMP/alloc'"
+check "... the record: the units' bytes on their GPU 1" prints "$((2 * 256 << 20)) 1 null [1]" claim a1 "$(token 0 CONVGPU_ALLOCATION)"
 sa allocate --socket "$CMP" "$(ids 0 compute 0 24)" >"$TMP/alloc" || fail "allocate compute"
-check "Allocate compute: 25 units, no GPU (the memory units name it)" bash -c "grep -qx '0 CONVGPU_GPU_COMPUTE=25' '$TMP/alloc' && ! grep -q CONVGPU_GPU_DEVICE '$TMP/alloc'"
+TC=$(token 0 CONVGPU_ALLOCATION_COMPUTE)
+check "Allocate compute: its own variable, CONVGPU_ALLOCATION_COMPUTE" grep -Eqx '0 CONVGPU_ALLOCATION_COMPUTE=[0-9a-f]{32}' "$TMP/alloc"
 sa allocate --socket "$MEM" gpu0-mem-0 gpu1-mem-2,gpu1-mem-3,gpu1-mem-1 >"$TMP/alloc" || fail "two containers"
-check "Allocate, two containers: each its own answer" bash -c "grep -qx '0 CONVGPU_GPU_MEMORY=$((256 << 20))' '$TMP/alloc' && grep -qx '1 CONVGPU_GPU_MEMORY=$((3 * 256 << 20))' '$TMP/alloc' && grep -qx '1 CONVGPU_GPU_DEVICE=1' '$TMP/alloc'"
+check "Allocate, two containers: a token each" bash -c "[ \$(grep -c '^[01] CONVGPU_ALLOCATION=' '$TMP/alloc') = 2 ] && [ '$(token 0 CONVGPU_ALLOCATION)' != '$(token 1 CONVGPU_ALLOCATION)' ]"
+check "... the second's record: 3 units on GPU 1" prints "$((3 * 256 << 20)) 1 null [1]" claim a2 "$(token 1 CONVGPU_ALLOCATION)"
+check "... the first's with the compute token: 1 unit on GPU 0, the 25 units its share there" \
+    prints "$((256 << 20)) 0 25 [0]" claim a3 "$(token 0 CONVGPU_ALLOCATION)" "$TC"
 check "unknown ID: refused" refused 3 "unknown device ID" allocate --socket "$MEM" gpu0-mem-zz
 check "another resource's ID: refused" refused 3 "is a unit of convgpu.io/gpu-compute" allocate --socket "$MEM" gpu0-compute-1
 check "another node's GPU: refused" refused 3 "no such GPU" allocate --socket "$MEM" gpu7-mem-0
 check "beyond a GPU's units: refused" refused 3 "beyond that GPU" allocate --socket "$MEM" "gpu1-mem-$U1"
 sa allocate --socket "$MEM" gpu0-mem-0,gpu1-mem-0 >"$TMP/alloc" || fail "allocate split"
-check "units of two GPUs (a multi-GPU pod's total): their bytes, no GPU named" \
-    bash -c "grep -qx '0 CONVGPU_GPU_MEMORY=$((2 * 256 << 20))' '$TMP/alloc' && ! grep -q CONVGPU_GPU_DEVICE '$TMP/alloc'"
+TS=$(token 0 CONVGPU_ALLOCATION)
 sa allocate --socket "$GPU" gpu1-slot-4,gpu0-slot-2 >"$TMP/alloc" || fail "allocate slots"
-check "Allocate slots: CONVGPU_K8S_GPUS lists their GPUs" grep -qx "0 CONVGPU_K8S_GPUS=0,1" "$TMP/alloc"
+check "Allocate slots: their own variable, CONVGPU_ALLOCATION_GPUS" grep -Eqx '0 CONVGPU_ALLOCATION_GPUS=[0-9a-f]{32}' "$TMP/alloc"
+check "units of two GPUs (a two-GPU pod's total) with slots of GPUs 1 and 0: half on each" \
+    prints "$((256 << 20)) 0 null [0, 1]" claim a4 "$TS" "$(token 0 CONVGPU_ALLOCATION_GPUS)"
 check "two slots of one GPU: refused" refused 3 "on one GPU" allocate --socket "$GPU" gpu0-slot-0,gpu0-slot-1
 check "a slot beyond --gpu-slots: refused" refused 3 "beyond that GPU" allocate --socket "$GPU" gpu0-slot-8
 check "the same unit twice: refused" refused 3 "twice" allocate --socket "$MEM" gpu0-mem-0,gpu0-mem-0
@@ -131,7 +151,7 @@ wait_for "registered again after the kubelet restart" "$WAIT_S" bash -c "[ \$(wc
     pass "kubelet restart: the three resources registered again" || fail "no second registration"
 wait_for "listed again" "$WAIT_S" listed $MEMRES $((U0 + U1)) $((U0 + U1)) &&
     pass "kubelet restart: ListAndWatch again" || fail "no list after the restart"
-check "kubelet restart: the re-created endpoint answers" bash -c "'$STANDIN' allocate --socket '$MEM' gpu0-mem-1 | grep -q CONVGPU_GPU_DEVICE=0"
+check "kubelet restart: the re-created endpoint answers" bash -c "'$STANDIN' allocate --socket '$MEM' gpu0-mem-1 | grep -q CONVGPU_ALLOCATION="
 
 # ---- health: the daemon goes away and comes back; a GPU goes away and comes back ---------------
 kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID"; DAEMON_PID=
@@ -147,7 +167,7 @@ wait_for "GPU 0 Healthy, GPU 1 not" "$WAIT_S" listed $MEMRES $((U0 + U1)) "$U0" 
     pass "convgpud back with GPU 0 only: GPU 0 Healthy, GPU 1's units still listed, Unhealthy" ||
     { fail "health after a GPU went away"; units $MEMRES | sort -k2 | uniq -c -f1 | head; }
 check "Allocate on the missing GPU: refused (FAILED_PRECONDITION)" refused 9 "no longer listed" allocate --socket "$MEM" gpu1-mem-0
-check "Allocate on the present GPU works" bash -c "'$STANDIN' allocate --socket '$MEM' gpu0-mem-0 | grep -q CONVGPU_GPU_DEVICE=0"
+check "Allocate on the present GPU works" bash -c "'$STANDIN' allocate --socket '$MEM' gpu0-mem-0 | grep -q CONVGPU_ALLOCATION="
 kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID"; DAEMON_PID=
 start_daemon --emulate 2GiB,1GiB
 wait_for "all Healthy again" "$WAIT_S" listed $MEMRES $((U0 + U1)) $((U0 + U1)) &&

@@ -7,6 +7,8 @@
 // us. This file holds no decision: each handler converts the message, calls the C function in
 // handlers.c, and converts the answer back.
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/resource_quota.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -22,6 +24,33 @@
 namespace {
 
 std::atomic<bool> stopping{false};
+
+// Only kubelet (root) talks to the plugin: the socket is root's alone, whatever the umask.
+constexpr mode_t kSocketMode = 0600;
+
+// What one client may make an endpoint hold. kubelet keeps one ListAndWatch stream per
+// endpoint and makes short unary calls; the largest message is GetPreferredAllocation's list of
+// every free unit (64 GPUs x 320 units of 256 MiB on an 80 GiB GPU: ~400 KB of IDs), so these
+// bounds leave honest traffic far inside them.
+constexpr int kMaxMessageBytes = 4 << 20;   // grpc's default receive limit, made explicit
+constexpr size_t kMemoryQuota = 64u << 20;  // buffers of all connections together
+constexpr int kMaxThreads = 32;             // RPCs in progress (a stream holds one)
+constexpr int kMaxStreamsPerConnection = 16;
+constexpr int kHandshakeTimeoutMs = 10000;  // a connection that never finishes its preface
+constexpr int kMaxMetadataBytes = 16 << 10; // headers of one call
+constexpr int kKeepaliveMs = 60000;         // pings find a peer that vanished ...
+constexpr int kKeepaliveTimeoutMs = 20000;  // ... and drop it when it does not answer
+
+void bound(grpc::ServerBuilder &b, grpc::ResourceQuota &quota)
+{
+    b.SetResourceQuota(quota);
+    b.SetMaxReceiveMessageSize(kMaxMessageBytes);
+    b.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, kMaxStreamsPerConnection);
+    b.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, kHandshakeTimeoutMs);
+    b.AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE, kMaxMetadataBytes);
+    b.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveMs);
+    b.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
+}
 
 std::string socket_path(const char *name)
 {
@@ -159,9 +188,21 @@ extern "C" int dp_rpc_serve(char *err, size_t errlen)
         std::string path = socket_path(s.endpoint);
         unlink(path.c_str()); // a socket left by an earlier run, or kubelet's leftovers
         grpc::ServerBuilder b;
+        grpc::ResourceQuota quota(std::string("convgpu-device-plugin ") + s.endpoint);
+        quota.Resize(kMemoryQuota).SetMaxThreads(kMaxThreads);
+        bound(b, quota);
         b.AddListeningPort("unix:" + path, grpc::InsecureServerCredentials());
         b.RegisterService(&s.service);
+        // gRPC binds inside BuildAndStart, with the umask's mode: the mask makes the socket
+        // born 0600 (no other thread creates files), the chmod says so whatever gRPC did.
+        mode_t old_mask = umask(0777 & ~kSocketMode);
         s.server = b.BuildAndStart();
+        umask(old_mask);
+        if (s.server && chmod(path.c_str(), kSocketMode) != 0) {
+            std::snprintf(err, errlen, "cannot set the mode of %s", path.c_str());
+            dp_rpc_stop();
+            return -1;
+        }
         if (!s.server) {
             std::snprintf(err, errlen, "cannot serve on %s", path.c_str());
             dp_rpc_stop();
