@@ -1,7 +1,9 @@
 /* test_units.c — the device plugin's decisions without gRPC: device IDs (src/core/units.c), the
  * best-fit preference and its split over GPUs, the choice of GPU slots by topology (checked
  * against a brute-force model), the inventory read from convgpud's answer and carried across
- * reads, and what Allocate and GetPreferredAllocation answer for good and bad requests. */
+ * reads, what Allocate grants for good and bad requests and the record it makes of a grant with
+ * convgpud (its body, and the gRPC code each answer of convgpud becomes), and what
+ * GetPreferredAllocation answers. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -460,9 +462,16 @@ static void test_inventory(void)
 static const struct dp_config config = {.unit_bytes = 256 * MIB, .gpu_slots = 8, .poll_ms = 1000};
 
 static int alloc(const struct dp_inventory *inv, cg_unit_kind kind, size_t n, const char **ids,
-                 struct dp_env *envs, size_t *nenvs, char *msg)
+                 struct dp_grant *g, char *msg)
 {
-    return dp_allocate_on(inv, &config, kind, ids, n, envs, nenvs, msg, 256);
+    return dp_allocate_on(inv, &config, kind, ids, n, g, msg, 256);
+}
+
+/* The grant's record as convgpud gets it; "" when it does not fit. */
+static const char *body_of(const struct dp_grant *g)
+{
+    static char buf[DP_MAX_GPUS * 6 + 64];
+    return dp_grant_body(g, buf, sizeof buf) == 0 ? buf : "";
 }
 
 static void test_allocate(void)
@@ -480,33 +489,51 @@ static void test_allocate(void)
     CHECK(list && n == 200 && strcmp(list[199].id, "gpu1-compute-99") == 0, "2 x 100 compute");
     free(list);
 
-    struct dp_env envs[DP_MAX_ENVS];
-    size_t ne;
+    struct dp_grant g;
     char msg[256];
     const char *good[] = {"gpu1-mem-0", "gpu1-mem-3", "gpu1-mem-2"};
-    CHECK(alloc(&inv, CG_UNIT_MEMORY, 3, good, envs, &ne, msg) == DP_OK && ne == 2 &&
-              strcmp(envs[0].name, "CONVGPU_GPU_MEMORY") == 0 &&
-              strcmp(envs[0].value, "805306368") == 0 &&
-              strcmp(envs[1].name, "CONVGPU_GPU_DEVICE") == 0 && strcmp(envs[1].value, "1") == 0,
-          "3 units of GPU 1: %s", msg);
+    CHECK(alloc(&inv, CG_UNIT_MEMORY, 3, good, &g, msg) == DP_OK && g.bytes == 805306368 &&
+              g.device == 1 && strcmp(dp_grant_env(g.kind), "CONVGPU_ALLOCATION") == 0 &&
+              strcmp(body_of(&g), "{\"gpu_memory\": 805306368, \"device\": 1}") == 0,
+          "3 units of GPU 1: %s %s", body_of(&g), msg);
     const char *compute[] = {"gpu0-compute-7", "gpu0-compute-8"};
-    CHECK(alloc(&inv, CG_UNIT_COMPUTE, 2, compute, envs, &ne, msg) == DP_OK && ne == 1 &&
-              strcmp(envs[0].name, "CONVGPU_GPU_COMPUTE") == 0 && strcmp(envs[0].value, "2") == 0,
-          "2%% of GPU 0, the GPU left to the memory units: %s", msg);
+    CHECK(alloc(&inv, CG_UNIT_COMPUTE, 2, compute, &g, msg) == DP_OK && g.compute == 2 &&
+              strcmp(dp_grant_env(g.kind), "CONVGPU_ALLOCATION_COMPUTE") == 0 &&
+              strcmp(body_of(&g), "{\"gpu_compute\": 2}") == 0,
+          "2%% of GPU 0, the GPU left to the memory units: %s %s", body_of(&g), msg);
 
     /* Memory units of two GPUs (a multi-GPU pod's total): no GPU named, the daemon places. */
     const char *split[] = {"gpu0-mem-1", "gpu1-mem-1"};
-    CHECK(alloc(&inv, CG_UNIT_MEMORY, 2, split, envs, &ne, msg) == DP_OK && ne == 1 &&
-              strcmp(envs[0].value, "536870912") == 0, "2 units of 2 GPUs: %s", msg);
+    CHECK(alloc(&inv, CG_UNIT_MEMORY, 2, split, &g, msg) == DP_OK && g.device == -1 &&
+              strcmp(body_of(&g), "{\"gpu_memory\": 536870912}") == 0,
+          "2 units of 2 GPUs: %s %s", body_of(&g), msg);
     list = dp_list_units(&inv, CG_UNIT_SLOT, &n);
     CHECK(list && n == 16 && strcmp(list[8].id, "gpu1-slot-0") == 0 && list[15].healthy,
           "8 slots per GPU");
     free(list);
     const char *slots[] = {"gpu1-slot-3", "gpu0-slot-7"};
-    CHECK(alloc(&inv, CG_UNIT_SLOT, 2, slots, envs, &ne, msg) == DP_OK && ne == 1 &&
-              strcmp(envs[0].name, "CONVGPU_K8S_GPUS") == 0 && strcmp(envs[0].value, "0,1") == 0,
-          "slots of GPUs 1 and 0: CONVGPU_K8S_GPUS=0,1 (%s=%s) %s", envs[0].name, envs[0].value,
-          msg);
+    CHECK(alloc(&inv, CG_UNIT_SLOT, 2, slots, &g, msg) == DP_OK && g.ngpus == 2 &&
+              strcmp(dp_grant_env(g.kind), "CONVGPU_ALLOCATION_GPUS") == 0 &&
+              strcmp(body_of(&g), "{\"devices\": [0, 1]}") == 0,
+          "slots of GPUs 1 and 0: devices [0, 1] (%s) %s", body_of(&g), msg);
+    /* The largest grant's body fits: 64 GPUs of index up to 1023. */
+    struct dp_grant big = {.kind = CG_UNIT_SLOT, .ngpus = DP_MAX_GPUS};
+    for (size_t i = 0; i < DP_MAX_GPUS; i++)
+        big.gpus[i] = 1023 - (unsigned)i;
+    char small[16];
+    CHECK(body_of(&big)[0] == '{' && dp_grant_body(&big, small, sizeof small) == -1,
+          "64 GPUs fit the plugin's buffer, not 16 bytes");
+
+    /* convgpud's answer to the record, mapped in one place (state.c). */
+    struct { long status; int code; } map[] = {
+        {201, DP_OK}, {0, DP_UNAVAILABLE}, {403, DP_PERMISSION_DENIED},
+        {507, DP_RESOURCE_EXHAUSTED}, {400, DP_FAILED_PRECONDITION},
+        {409, DP_FAILED_PRECONDITION}, {500, DP_UNAVAILABLE}, {503, DP_UNAVAILABLE},
+        {200, DP_UNAVAILABLE},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+        CHECK(dp_code_of_status(map[i].status) == map[i].code, "HTTP %ld -> %d, not %d",
+              map[i].status, dp_code_of_status(map[i].status), map[i].code);
 
     struct { const char *ids[3]; size_t n; cg_unit_kind kind; int code; const char *says; } bad[] = {
         {{"gpu0-mem-x"}, 1, CG_UNIT_MEMORY, DP_INVALID_ARGUMENT, "unknown device ID"},
@@ -521,21 +548,20 @@ static void test_allocate(void)
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         msg[0] = 0;
-        int code = alloc(&inv, bad[i].kind, bad[i].n, bad[i].ids, envs, &ne, msg);
-        CHECK(code == bad[i].code && ne == 0 && strstr(msg, bad[i].says), "case %zu: %d %s", i,
-              code, msg);
+        int code = alloc(&inv, bad[i].kind, bad[i].n, bad[i].ids, &g, msg);
+        CHECK(code == bad[i].code && strstr(msg, bad[i].says), "case %zu: %d %s", i, code, msg);
     }
     struct dp_inventory gone, down;
     struct dp_inventory only0;
     inventory_of(&only0, "[{\"index\":0,\"uuid\":\"GPU-a\",\"capacity\":5368709120}]");
     dp_inventory_merge(&inv, &only0, &gone);
-    CHECK(alloc(&gone, CG_UNIT_MEMORY, 1, good, envs, &ne, msg) == DP_FAILED_PRECONDITION &&
+    CHECK(alloc(&gone, CG_UNIT_MEMORY, 1, good, &g, msg) == DP_FAILED_PRECONDITION &&
               strstr(msg, "no longer listed"), "GPU 1 gone: %s", msg);
     list = dp_list_units(&gone, CG_UNIT_MEMORY, &n);
     CHECK(list && n == 24 && list[0].healthy && !list[20].healthy, "GPU 1's units Unhealthy");
     free(list);
     dp_inventory_merge(&inv, NULL, &down);
-    CHECK(alloc(&down, CG_UNIT_MEMORY, 1, good, envs, &ne, msg) == DP_UNAVAILABLE &&
+    CHECK(alloc(&down, CG_UNIT_MEMORY, 1, good, &g, msg) == DP_UNAVAILABLE &&
               strstr(msg, "not reachable"), "daemon down: %s", msg);
 
     /* GetPreferredAllocation: validated, then best fit. */

@@ -1,7 +1,9 @@
 /* handlers.c — what ListAndWatch, Allocate and GetPreferredAllocation answer, decided in C from
  * the inventory; rpc.cc only converts messages (plugin.h). Every device ID kubelet sends is
- * checked here, where it enters. */
+ * checked here, where it enters; what they grant is recorded with convgpud (state.c), and
+ * kubelet only ever gets the record's token. */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,11 +107,10 @@ static int duplicate_code(int has)
     return has < 0 ? DP_INTERNAL : has ? DP_INVALID_ARGUMENT : DP_OK;
 }
 
-/* The GPUs of a container's slots, ascending, as CONVGPU_K8S_GPUS lists them ("0,2"); n is at
- * most DP_MAX_GPUS (checked where the IDs enter). */
-static void gpu_list(const cg_unit *units, size_t n, char *buf, size_t len)
+/* The GPUs of a container's slots, ascending; n is at most DP_MAX_GPUS (checked where the IDs
+ * enter). */
+static void gpu_list(const cg_unit *units, size_t n, unsigned *sorted)
 {
-    unsigned sorted[DP_MAX_GPUS];
     for (size_t i = 0; i < n; i++) {
         size_t j = i;
         while (j > 0 && sorted[j - 1] > units[i].gpu) {
@@ -118,21 +119,15 @@ static void gpu_list(const cg_unit *units, size_t n, char *buf, size_t len)
         }
         sorted[j] = units[i].gpu;
     }
-    size_t at = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < n; i++) {
-        int w = snprintf(buf + at, len - at, "%s%u", i ? "," : "", sorted[i]);
-        if (w < 0 || (size_t)w >= len - at)
-            return;
-        at += (size_t)w;
-    }
 }
 
 int dp_allocate_on(const struct dp_inventory *inv, const struct dp_config *cfg, cg_unit_kind kind,
-                   const char *const *ids, size_t nids, struct dp_env *envs, size_t *nenvs,
-                   char *msg, size_t msglen)
+                   const char *const *ids, size_t nids, struct dp_grant *out, char *msg,
+                   size_t msglen)
 {
-    *nenvs = 0;
+    memset(out, 0, sizeof *out);
+    out->kind = kind;
+    out->device = -1;
     if (nids == 0) {
         snprintf(msg, msglen, "no device IDs to allocate");
         return DP_INVALID_ARGUMENT;
@@ -182,37 +177,73 @@ int dp_allocate_on(const struct dp_inventory *inv, const struct dp_config *cfg, 
         return code;
     }
     /* kubelet allocates each resource on its own (in no fixed order) and merges the
-     * environments, so each answer has variables of its own. The memory units name the GPU when
-     * they are all on one (the daemon places the container otherwise); the compute answer names
-     * none (a second CONVGPU_GPU_DEVICE could differ and win): the share applies on the
-     * container's GPU, where convgpud admits it. The slots name the GPUs of a multi-GPU
-     * container; the shim then splits the memory and compute totals evenly over them, and
-     * their IDs above are kubelet's count only (docs/KUBERNETES.md). */
+     * environments, so each grant is a record of its own, claimed together by the container.
+     * The memory units name the GPU when they are all on one (convgpud places the container
+     * otherwise); the compute grant names none (it applies on the container's GPU, where
+     * convgpud admits it). The slots name the GPUs of a multi-GPU container; convgpud then splits
+     * the memory and compute totals evenly over them, and their IDs above are kubelet's count
+     * only (docs/KUBERNETES.md). */
     switch (kind) {
     case CG_UNIT_MEMORY:
-        envs[0].name = "CONVGPU_GPU_MEMORY";
-        snprintf(envs[0].value, sizeof envs[0].value, "%" PRIu64,
-                 (uint64_t)nids * cfg->unit_bytes);
-        *nenvs = 1;
-        if (one_gpu) {
-            envs[1].name = "CONVGPU_GPU_DEVICE";
-            snprintf(envs[1].value, sizeof envs[1].value, "%u", units[0].gpu);
-            *nenvs = 2;
-        }
+        out->bytes = (uint64_t)nids * cfg->unit_bytes;
+        out->device = one_gpu ? (int)units[0].gpu : -1;
         break;
     case CG_UNIT_COMPUTE:
-        envs[0].name = "CONVGPU_GPU_COMPUTE";
-        snprintf(envs[0].value, sizeof envs[0].value, "%zu", nids);
-        *nenvs = 1;
+        out->compute = (unsigned)nids;
         break;
     case CG_UNIT_SLOT:
-        envs[0].name = DP_ENV_K8S_GPUS;
-        gpu_list(units, nids, envs[0].value, sizeof envs[0].value);
-        *nenvs = 1;
+        gpu_list(units, nids, out->gpus);
+        out->ngpus = nids;
         break;
     }
     free(units);
     return DP_OK;
+}
+
+const char *dp_grant_env(cg_unit_kind kind)
+{
+    switch (kind) {
+    case CG_UNIT_MEMORY: return DP_ENV_ALLOCATION;
+    case CG_UNIT_COMPUTE: return DP_ENV_ALLOCATION_COMPUTE;
+    case CG_UNIT_SLOT: return DP_ENV_ALLOCATION_GPUS;
+    }
+    return "?";
+}
+
+/* Appends to buf at *at; false once the text no longer fits. */
+static bool append(char *buf, size_t len, size_t *at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int w = *at < len ? vsnprintf(buf + *at, len - *at, fmt, ap) : -1;
+    va_end(ap);
+    if (w < 0 || (size_t)w >= len - *at)
+        return false;
+    *at += (size_t)w;
+    return true;
+}
+
+int dp_grant_body(const struct dp_grant *g, char *buf, size_t len)
+{
+    size_t at = 0;
+    bool ok = len > 0;
+    switch (g->kind) {
+    case CG_UNIT_MEMORY:
+        ok = ok && append(buf, len, &at, "{\"gpu_memory\": %" PRIu64, g->bytes) &&
+             (g->device < 0 || append(buf, len, &at, ", \"device\": %d", g->device)) &&
+             append(buf, len, &at, "}");
+        break;
+    case CG_UNIT_COMPUTE:
+        ok = ok && append(buf, len, &at, "{\"gpu_compute\": %u}", g->compute);
+        break;
+    case CG_UNIT_SLOT:
+        ok = ok && append(buf, len, &at, "{\"devices\": [");
+        for (size_t i = 0; ok && i < g->ngpus; i++)
+            ok = append(buf, len, &at, "%s%u", i ? ", " : "", g->gpus[i]);
+        ok = ok && append(buf, len, &at, "]}");
+        break;
+    }
+    return ok ? 0 : -1;
 }
 
 int dp_allocate(cg_unit_kind kind, const char *const *ids, size_t nids, struct dp_env *envs,
@@ -223,17 +254,32 @@ int dp_allocate(cg_unit_kind kind, const char *const *ids, size_t nids, struct d
      * and kubelet waits on this answer (the p99 target is 10 ms). A refusal is only given on a
      * fresh read: a GPU or a daemon that just came back is not refused for having been away. */
     struct dp_inventory inv;
+    struct dp_grant grant;
     const struct dp_config *cfg = dp_config_get();
+    *nenvs = 0;
     dp_state_get(&inv, NULL);
-    if (dp_allocate_on(&inv, cfg, kind, ids, nids, envs, nenvs, msg, msglen) == DP_OK)
-        return DP_OK;
-    char why[400];
-    if (dp_refresh(&inv, why, sizeof why) != 0) {
-        *nenvs = 0;
-        snprintf(msg, msglen, "convgpud is not reachable, nothing allocated: %s", why);
-        return DP_UNAVAILABLE;
+    if (dp_allocate_on(&inv, cfg, kind, ids, nids, &grant, msg, msglen) != DP_OK) {
+        char why[400];
+        if (dp_refresh(&inv, why, sizeof why) != 0) {
+            snprintf(msg, msglen, "convgpud is not reachable, nothing allocated: %s", why);
+            return DP_UNAVAILABLE;
+        }
+        int code = dp_allocate_on(&inv, cfg, kind, ids, nids, &grant, msg, msglen);
+        if (code != DP_OK)
+            return code;
     }
-    return dp_allocate_on(&inv, cfg, kind, ids, nids, envs, nenvs, msg, msglen);
+    /* The token, never the limit: the container's environment is the pod author's to write, so
+     * the shim takes the limit from convgpud's record, which only the plugin may make. With no
+     * record there is no answer: plain limits here would be read by no one (the shim in
+     * Kubernetes mode) or, by a shim left in Docker mode, beside the pod's own. */
+    char token[DP_TOKEN_LEN + 1];
+    int code = dp_record(&grant, token, msg, msglen);
+    if (code != DP_OK)
+        return code;
+    envs[0].name = dp_grant_env(kind);
+    snprintf(envs[0].value, sizeof envs[0].value, "%s", token);
+    *nenvs = 1;
+    return DP_OK;
 }
 
 int dp_prefer(cg_unit_kind kind, const char *const *avail, size_t navail,

@@ -9,19 +9,24 @@
  * and sends it again whenever convgpud's view changes (a poller reads GET /v1/devices). A pod that
  * asks for N units gets, through GetPreferredAllocation, N units on one GPU (least fragmentation,
  * src/core/units.c), and a pod that asks for G slots gets G GPUs that talk fastest (the
- * topology convgpud reports); kubelet then calls Allocate with the IDs it chose, and the plugin
- * answers with the environment the OCI shim reads (CONVGPU_GPU_MEMORY = the units' bytes,
- * CONVGPU_GPU_DEVICE = the GPU when they are all on one, CONVGPU_GPU_COMPUTE = the compute
- * units, CONVGPU_K8S_GPUS = the slots' GPUs, over which the shim splits the memory and compute
- * totals evenly): the shim, containerd's RuntimeClass handler, registers and fences the
- * container exactly as under Docker.
+ * topology convgpud reports); kubelet then calls Allocate with the IDs it chose. The plugin
+ * decides what they grant (the units' bytes and, when they are all on one GPU, that GPU; the
+ * compute units; the slots' GPUs), records that with convgpud (POST /v1/allocations, which only
+ * root, the daemon's user and operators may call) and answers with the token convgpud returned,
+ * one variable per resource: CONVGPU_ALLOCATION, CONVGPU_ALLOCATION_COMPUTE,
+ * CONVGPU_ALLOCATION_GPUS. The OCI shim, containerd's RuntimeClass handler in Kubernetes mode,
+ * reads only those and registers the container from convgpud's records: a pod writes its own
+ * environment, so no limit, device, exclusivity or tenant is ever read from it (issue 35).
  *
  * Invariants:
- * - Allocate changes nothing anywhere: it validates the IDs against convgpud's devices (as last
- *   polled; read afresh before a refusal) and returns environment. An invalid request (unknown,
- *   foreign or duplicated IDs, two slots of one GPU, a GPU that is gone, the daemon down) is
- *   refused with a gRPC error and a sentence saying why. The daemon is the authority on memory: it admits the container when the
- *   shim registers it.
+ * - Allocate validates the IDs against convgpud's devices (as last polled; read afresh before a
+ *   refusal) and records one allocation per container with convgpud; kubelet gets the token
+ *   only once convgpud has stored it. An invalid request (unknown, foreign or duplicated IDs, two
+ *   slots of one GPU, a GPU that is gone, the daemon down or refusing the record) is refused
+ *   with a gRPC error and a sentence saying why, and never answered with plain limits. A refused
+ *   call records nothing for the container it refuses (an earlier container of the same call
+ *   may leave a record no one holds; convgpud drops it unclaimed after an hour). The daemon is
+ *   the authority on memory: it admits the container when the shim claims the allocation.
  * - A GPU's units stay listed once seen; they are Unhealthy while the daemon is unreachable or no
  *   longer lists that GPU, Healthy again when it does.
  * - kubelet restarts re-create kubelet.sock (and remove our sockets): on its creation the plugin
@@ -51,7 +56,12 @@ extern "C" {
 #define DP_ENDPOINT_MEMORY "convgpu-memory.sock"
 #define DP_ENDPOINT_COMPUTE "convgpu-compute.sock"
 #define DP_ENDPOINT_GPU "convgpu-gpu.sock"
-#define DP_ENV_K8S_GPUS "CONVGPU_K8S_GPUS"
+/* Allocate's answer, one variable per resource: the token of convgpud's record (the OCI shim's
+ * OCI_ENV_ALLOCATION*, src/integrations/oci/spec.h). */
+#define DP_ENV_ALLOCATION "CONVGPU_ALLOCATION"
+#define DP_ENV_ALLOCATION_COMPUTE "CONVGPU_ALLOCATION_COMPUTE"
+#define DP_ENV_ALLOCATION_GPUS "CONVGPU_ALLOCATION_GPUS"
+#define DP_TOKEN_LEN 32 /* convgpud's tokens: 128 bits, lowercase hex */
 #define DP_KUBELET_SOCKET "kubelet.sock"
 #define DP_COMPUTE_UNITS 100u /* 1% each */
 #define DP_MAX_GPUS 64
@@ -62,6 +72,8 @@ extern "C" {
 enum dp_code {
     DP_OK = 0,
     DP_INVALID_ARGUMENT = 3,
+    DP_PERMISSION_DENIED = 7,
+    DP_RESOURCE_EXHAUSTED = 8,
     DP_FAILED_PRECONDITION = 9,
     DP_INTERNAL = 13,
     DP_UNAVAILABLE = 14,
@@ -129,18 +141,40 @@ struct dp_device *dp_list_units(const struct dp_inventory *inv, cg_unit_kind kin
 
 struct dp_env {
     const char *name;
-    char value[DP_MAX_GPUS * 5 + 1]; /* CONVGPU_K8S_GPUS: up to 64 indexes < 1024, commas */
+    char value[DP_TOKEN_LEN + 1];
 };
-#define DP_MAX_ENVS 2
+#define DP_MAX_ENVS 1
+
+/* What kubelet's IDs for one container grant, as convgpud records it (POST /v1/allocations). */
+struct dp_grant {
+    cg_unit_kind kind;
+    uint64_t bytes;  /* memory: the units' bytes */
+    int device;      /* memory: their GPU when they are all on one, else -1 (convgpud places) */
+    unsigned compute; /* compute: the units; the share applies on the memory's GPU(s) */
+    size_t ngpus;    /* slots: their GPUs, ascending */
+    unsigned gpus[DP_MAX_GPUS];
+};
 
 /* Allocate for one container: validates ids against the inventory (a refusal against a fresh
- * read of convgpud) and fills envs. Returns DP_OK or a code with msg. */
+ * read of convgpud), records the grant with convgpud and fills envs with its token. Returns
+ * DP_OK or a code with msg; nothing is answered unless convgpud stored the record. */
 int dp_allocate(cg_unit_kind kind, const char *const *ids, size_t nids, struct dp_env *envs,
                 size_t *nenvs, char *msg, size_t msglen);
-/* The same decision on a given inventory (no I/O; unit-tested). */
+/* The decision on a given inventory: what ids grant (no I/O; unit-tested). */
 int dp_allocate_on(const struct dp_inventory *inv, const struct dp_config *cfg, cg_unit_kind kind,
-                   const char *const *ids, size_t nids, struct dp_env *envs, size_t *nenvs,
-                   char *msg, size_t msglen);
+                   const char *const *ids, size_t nids, struct dp_grant *out, char *msg,
+                   size_t msglen);
+/* The variable a grant's token goes in. */
+const char *dp_grant_env(cg_unit_kind kind);
+/* POST /v1/allocations' body for a grant ({"gpu_memory": B[, "device": N]}, {"gpu_compute": U}
+ * or {"devices": [I, ...]}), written to buf. Returns 0, or -1 when it does not fit. */
+int dp_grant_body(const struct dp_grant *g, char *buf, size_t len);
+/* Records a grant with convgpud (state.c) and writes its token (DP_TOKEN_LEN hex digits). Returns
+ * DP_OK, or a code (dp_code_of_status) with msg carrying convgpud's reason. */
+int dp_record(const struct dp_grant *g, char token[DP_TOKEN_LEN + 1], char *msg, size_t msglen);
+/* The one map from convgpud's answer to POST /v1/allocations (its HTTP status, 0 when it could
+ * not be reached) to the gRPC code kubelet gets. */
+int dp_code_of_status(long status);
 
 /* GetPreferredAllocation for one container: writes the chosen ids' positions in avail to out
  * (size entries). Returns DP_OK or a code with msg. dp_prefer reads the poller's inventory

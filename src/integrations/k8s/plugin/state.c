@@ -1,7 +1,9 @@
-/* state.c — the plugin's settings and its one piece of shared state: the inventory last read from
- * convgpud, with a generation that open ListAndWatch streams wait on (plugin.h). */
+/* state.c — the plugin's settings, its one piece of shared state (the inventory last read from
+ * convgpud, with a generation that open ListAndWatch streams wait on), and its two requests to
+ * convgpud: the devices it reads and the allocations it records (plugin.h). */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -101,4 +103,55 @@ void dp_wake_all(void)
     pthread_mutex_lock(&lock);
     pthread_cond_broadcast(&changed);
     pthread_mutex_unlock(&lock);
+}
+
+int dp_code_of_status(long status)
+{
+    switch (status) {
+    case 201: return DP_OK;
+    case 0: return DP_UNAVAILABLE; /* not reachable: kubelet may try again */
+    case 403: return DP_PERMISSION_DENIED; /* the plugin runs as a user convgpud refuses */
+    case 507: return DP_RESOURCE_EXHAUSTED; /* too many records, or the disk full */
+    }
+    /* 400/404/409: the node changed under the poller's view (a GPU gone); 5xx: the daemon. */
+    return status >= 400 && status < 500 ? DP_FAILED_PRECONDITION : DP_UNAVAILABLE;
+}
+
+static bool token_valid(const char *t)
+{
+    size_t n = 0;
+    for (; t[n]; n++)
+        if (!((t[n] >= '0' && t[n] <= '9') || (t[n] >= 'a' && t[n] <= 'f')))
+            return false;
+    return n == DP_TOKEN_LEN;
+}
+
+int dp_record(const struct dp_grant *g, char token[DP_TOKEN_LEN + 1], char *msg, size_t msglen)
+{
+    char text[DP_MAX_GPUS * 6 + 64];
+    json_t *body = dp_grant_body(g, text, sizeof text) == 0 ? json_loads(text, 0, NULL) : NULL;
+    if (!body) {
+        snprintf(msg, msglen, "cannot write the allocation's record");
+        return DP_INTERNAL;
+    }
+    json_t *answer = NULL;
+    char why[512] = "";
+    long status = cli_request("POST", "/v1/allocations", body, &answer, why, sizeof why);
+    const char *tok = json_string_value(json_object_get(answer, "token"));
+    const char *err = json_string_value(json_object_get(answer, "error"));
+    int code = dp_code_of_status(status);
+    if (code == DP_OK && (!tok || !token_valid(tok))) {
+        snprintf(why, sizeof why, "its answer holds no token");
+        code = DP_INTERNAL;
+    }
+    if (code == DP_OK)
+        snprintf(token, DP_TOKEN_LEN + 1, "%s", tok);
+    else if (status == 0)
+        snprintf(msg, msglen, "convgpud is not reachable, nothing allocated: %s", why);
+    else
+        snprintf(msg, msglen, "convgpud did not record the allocation (HTTP %ld): %.300s%s", status,
+                 err ? err : why,
+                 status == 403 ? " (run the plugin as root, convgpud's user or an operator)" : "");
+    json_decref(answer);
+    return code;
 }
