@@ -51,6 +51,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <microhttpd.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -112,6 +113,7 @@ struct subscriber {
     struct caller who;     /* sees only the events it may see */
     uint64_t next;
     bool suspended;
+    bool gone;             /* its client hung up: end the stream (reap_gone_followers) */
     struct subscriber *prev, *next_sub;
 };
 
@@ -129,6 +131,7 @@ struct api {
     bool stopping;   /* followers end their stream instead of waiting */
     bool need_run;   /* connections were resumed: run MHD once the current callback returns */
     uint64_t last_refusal_warning;
+    uint64_t next_follower_check; /* reap_gone_followers */
     struct event_rec ring[EVENT_RING];
     uint64_t next_seq;
 };
@@ -995,6 +998,8 @@ static ssize_t follow_reader(void *cls, uint64_t pos, char *buf, size_t max)
     (void)pos;
     struct subscriber *sub = cls;
     struct api *a = sub->a;
+    if (sub->gone)
+        return MHD_CONTENT_READER_END_WITH_ERROR;
     uint64_t first = a->next_seq > EVENT_RING ? a->next_seq - EVENT_RING : 0;
     if (sub->next < first)
         sub->next = first; /* the ring moved on: the client missed some, seq numbers show it */
@@ -1538,9 +1543,37 @@ static bool mhd_due(struct MHD_Daemon *mhd)
     return MHD_get_timeout(mhd, &t) == MHD_YES && t == 0;
 }
 
+/* A follower waiting for events is suspended, and MHD does not look at a suspended connection:
+ * one whose client went away would keep its descriptor and its place in the per-user bound until
+ * the next event. Once a second, every waiting follower's socket is asked whether its peer hung
+ * up; such a follower is resumed, and MHD sees the end and closes it. */
+static void reap_gone_followers(struct api *a)
+{
+    uint64_t now = loop_now_ns();
+    if (now < a->next_follower_check)
+        return;
+    a->next_follower_check = now + 1000000000ull;
+    for (struct subscriber *sub = a->subs; sub; sub = sub->next_sub) {
+        if (!sub->suspended)
+            continue;
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(sub->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        struct pollfd pfd = {.fd = ci ? ci->connect_fd : -1, .events = POLLRDHUP};
+        if (pfd.fd >= 0 && poll(&pfd, 1, 0) == 1 &&
+            (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+            sub->gone = true;
+            sub->suspended = false;
+            MHD_resume_connection(sub->conn);
+            a->need_run = true;
+        }
+    }
+}
+
 void api_poll(struct daemon *d)
 {
     struct api *a = d->api;
+    if (a && a->subs)
+        reap_gone_followers(a);
     if (a && a->next_deadline && a->next_deadline <= loop_now_ns()) {
         unsigned before = (unsigned)a->conns.timed_out;
         a->next_deadline = api_conns_expire(&a->conns, loop_now_ns(), cut_conn, NULL);
@@ -1556,6 +1589,18 @@ void api_poll(struct daemon *d)
         a->need_run = false;
         MHD_run(a->mhd);
     }
+}
+
+void api_conn_stats(const struct daemon *d, struct api_conn_stats *out)
+{
+    *out = (struct api_conn_stats){0};
+    if (!d->api)
+        return;
+    const struct api_conns *t = &d->api->conns;
+    *out = (struct api_conn_stats){.connections = t->n, .tenant_connections = t->n_tenants,
+                                   .followers = t->nfollow, .accepted = t->accepted,
+                                   .refused = t->refused, .displaced = t->displaced,
+                                   .timed_out = t->timed_out};
 }
 
 int api_timeout_ms(struct daemon *d)

@@ -18,6 +18,13 @@ void api_stop(struct daemon *d);
 void api_poll(struct daemon *d);
 /* Milliseconds until the API needs to run again (idle timeouts), or -1. */
 int api_timeout_ms(struct daemon *d);
+/* The control socket's connections now, and what its bounds did since the start (api_conn.h):
+ * for /metrics. */
+struct api_conn_stats {
+    unsigned connections, tenant_connections, followers;
+    uint64_t accepted, refused, displaced, timed_out;
+};
+void api_conn_stats(const struct daemon *d, struct api_conn_stats *out);
 
 /* Hooks from the rest of the daemon into the event stream. */
 void api_core_event(struct daemon *d, struct container *c, struct proc *p, const cg_event *ev);

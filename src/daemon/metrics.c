@@ -3,6 +3,7 @@
  * Compute series: the share is the core's; utilisation, busy and throttled time are what the
  * daemon measured through NVML (gates.c: struct cg_compute_stats, struct device). */
 #include "metrics.h"
+#include "api.h"
 #include "swap.h"
 #include "watchdog.h"
 
@@ -167,6 +168,33 @@ static void render_tenants(struct daemon *d, struct buf *b, const uid_t *only_ui
     }
 }
 
+/* The control API's and the container sockets' connections, and what their bounds refused
+ * (docs/SECURITY.md, "The control socket under hostile clients"): node-wide, for operators. */
+static void render_connections(struct daemon *d, struct buf *b)
+{
+    struct api_conn_stats s;
+    api_conn_stats(d, &s);
+    help(b, "convgpu_api_connections", "gauge", "Open control-socket connections.");
+    out(b, "convgpu_api_connections %u\n", s.connections);
+    help(b, "convgpu_api_tenant_connections", "gauge",
+         "Open control-socket connections of users who are not root or operators.");
+    out(b, "convgpu_api_tenant_connections %u\n", s.tenant_connections);
+    help(b, "convgpu_api_followers", "gauge", "Open event streams (/v1/events?follow=1).");
+    out(b, "convgpu_api_followers %u\n", s.followers);
+    help(b, "convgpu_api_connections_total", "counter",
+         "Control-socket connections accepted, by what became of them.");
+    out(b, "convgpu_api_connections_total{outcome=\"admitted\"} %llu\n",
+        (unsigned long long)s.accepted);
+    out(b, "convgpu_api_connections_total{outcome=\"refused\"} %llu\n",
+        (unsigned long long)s.refused);
+    out(b, "convgpu_api_connections_total{outcome=\"displaced\"} %llu\n",
+        (unsigned long long)s.displaced);
+    out(b, "convgpu_api_connections_total{outcome=\"timed_out\"} %llu\n",
+        (unsigned long long)s.timed_out);
+    help(b, "convgpu_client_connections", "gauge", "Open container-socket connections.");
+    out(b, "convgpu_client_connections %u\n", d->client_conns);
+}
+
 char *metrics_render(struct daemon *d, const uid_t *only_uid)
 {
     struct metrics *m = get(d);
@@ -272,6 +300,8 @@ char *metrics_render(struct daemon *d, const uid_t *only_uid)
         }
     }
     render_tenants(d, &b, only_uid);
+    if (!only_uid)
+        render_connections(d, &b);
     help(&b, "convgpu_decisions_total", "counter", "Scheduling decisions by kind.");
     for (unsigned k = 0; k <= CG_EV_PRIORITY && k < NKINDS; k++)
         out(&b, "convgpu_decisions_total{kind=\"%s\"} %llu\n", cg_event_kind_name((cg_event_kind)k),

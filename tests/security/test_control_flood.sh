@@ -104,7 +104,8 @@ check "A asks for 260 streams: 256 told 429 (228 at accept, 28 by the stream bou
     wait_for "A's refusals" "$WAIT_S" stat_is follow refused 256
 check "... and holds 4" stat_sum_is follow 4 open answered
 rm -f "$TMP/v.events"
-as 1102 curl -sN -m 120 --unix-socket "$SOCK" "http://convgpu/v1/events?follow=1&since=0" >"$TMP/v.events" 2>&1 &
+setpriv --reuid=1102 --regid=1102 --groups="$CTL_GID" curl -sN -m 120 --unix-socket "$SOCK" \
+    "http://convgpu/v1/events?follow=1&since=0" >"$TMP/v.events" 2>&1 &
 V_FOLLOW=$!
 BG_PIDS+=("$V_FOLLOW")
 r=$(capi 1102 POST /v1/containers '{"gpu_memory":"256MiB","name":"v-seen"}')
@@ -115,6 +116,21 @@ capi 1102 DELETE "/v1/containers/$(id_of "$r")" >/dev/null
 kill "$V_FOLLOW" 2>/dev/null || true
 release follow
 victim_served "after the streams"
+# Streams whose clients hung up give their places back without waiting for an event (before: a
+# stream waiting for events kept its place, and A's descriptors, until the next event).
+no_streams() { api GET /metrics | grep -q '^convgpu_api_followers 0$'; }
+check "the streams whose clients hung up are closed without an event" \
+    wait_for "no stream left" "$WAIT_S" no_streams
+metric() { api GET /metrics | sed -n "s/^$1 //p"; }
+timed_out=$(metric 'convgpu_api_connections_total{outcome="timed_out"}')
+refused=$(metric 'convgpu_api_connections_total{outcome="refused"}')
+check "... and /metrics counted the deadlines ($timed_out, at least the 32 trickling) and refusals ($refused)" \
+    test "${timed_out:-0}" -ge 32 -a "${refused:-0}" -ge $((224 + 224 + 228))
+flood follow2 follow 6
+check "A may follow again: 4 held, 2 told 429" \
+    wait_for "A's second streams" "$WAIT_S" stat_is follow2 refused 2
+check "... and holds 4 again" stat_sum_is follow2 4 open answered
+release follow2
 
 # ---- 4. descriptors: container-socket connections ----------------------------------------------
 check "the derived bounds are logged" grep -q "container sockets 512 (128 per user), descriptor limit 1024" "$DAEMON_LOG"
