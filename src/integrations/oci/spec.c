@@ -166,6 +166,17 @@ int oci_spec_request(json_t *config, struct oci_request *req, char *err, size_t 
     if (env && !json_is_array(env))
         return fail(err, errlen, "%s", "config.json: \"process.env\" is not an array");
 
+    /* A device plugin's token here means containerd runs the shim without Kubernetes mode: the
+     * pod's own variables would be read beside it, so the container does not start. */
+    const char *const tokens[] = {OCI_ENV_ALLOCATION, OCI_ENV_ALLOCATION_COMPUTE,
+                                  OCI_ENV_ALLOCATION_GPUS};
+    for (size_t i = 0; env && i < 3; i++)
+        if (env_get(env, tokens[i]))
+            return fail(err, errlen, "%s is the device plugin's, but the runtime is not in "
+                                     "Kubernetes mode: set %s=kubernetes in containerd's "
+                                     "environment (packaging/k8s/containerd-convgpu.conf)",
+                        tokens[i], OCI_SHIM_MODE_ENV);
+
     bool bad = false;
     const char *text = NULL, *dev = NULL;
     const char *k8s_gpus = env ? env_get(env, OCI_ENV_K8S_GPUS) : NULL;
@@ -368,7 +379,9 @@ int oci_spec_k8s_request(json_t *config, struct oci_request *req, char *err, siz
     if (!json_is_object(process))
         return fail(err, errlen, "%s", "config.json has no \"process\" section");
     bool bad = false;
-    req->pod = annotation(config, OCI_ANN_CRI_SANDBOX_ID, &bad);
+    req->pod = annotation(config, OCI_ANN_CRI_SANDBOX_UID, &bad);
+    if (!req->pod || !*req->pod)
+        req->pod = annotation(config, OCI_ANN_CRI_SANDBOX_ID, &bad);
     const char *ns = annotation(config, OCI_ANN_CRI_NAMESPACE, &bad);
     req->image = annotation(config, OCI_ANN_CRI_IMAGE, &bad);
     if (bad)

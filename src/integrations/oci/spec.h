@@ -80,12 +80,17 @@ struct oci_request {
 /* What containerd's CRI writes from kubelet's sandbox configuration; a pod cannot set them. */
 #define OCI_ANN_CRI_SANDBOX_ID "io.kubernetes.cri.sandbox-id"
 #define OCI_ANN_CRI_NAMESPACE "io.kubernetes.cri.sandbox-namespace"
+/* The pod's UID (containerd 1.6.11 and later): the pod that claims an allocation. Unlike the
+ * sandbox id it survives a re-created sandbox, whose containers kubelet starts again with the
+ * same allocation (it does not call Allocate again). */
+#define OCI_ANN_CRI_SANDBOX_UID "io.kubernetes.cri.sandbox-uid"
 /* The runtime's own environment (containerd's, through a systemd drop-in) that puts the shim
  * in Kubernetes mode. */
 #define OCI_SHIM_MODE_ENV "CONVGPU_SHIM_MODE"
 
 /* Kubernetes mode: the request is only the device plugin's allocation tokens (each variable
- * at most once, 32 lowercase hex digits), the pod from the CRI sandbox id and the tenant from
+ * at most once, 32 lowercase hex digits), the pod from the CRI pod UID (else, before containerd
+ * 1.6.11, the sandbox id) and the tenant from
  * the CRI sandbox namespace; CONVGPU_GPU_MEMORY, the compute, exclusive, device and GPU
  * variables and every com.convgpu / com.nvidia annotation are not read. Returns 0 (req->wanted
  * false: no token, the container passes through with nothing), or -1 with err (a variable given
