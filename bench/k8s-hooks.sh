@@ -55,8 +55,14 @@ driver["mounts"] += [
 driver["process"]["env"] += emu_env
 shim_spec = copy.deepcopy(base)
 shim_spec["process"]["env"] += alloc
+# The annotations containerd's CRI writes: every round's container is the same pod's, which may
+# claim its allocation again once the previous one is gone.
+shim_spec.setdefault("annotations", {}).update({
+    "io.kubernetes.cri.container-type": "container", "io.kubernetes.cri.sandbox-uid": "bench-pod",
+    "io.kubernetes.cri.sandbox-id": "b" * 64, "io.kubernetes.cri.sandbox-namespace": "default"})
 hooks = copy.deepcopy(base)  # the hook mounts the driver's files itself, as the shim does
-hooks["process"]["env"] += alloc + emu_env + [
+# The CDI hook is the Docker/Podman path: the same 4 units as a size, not as an allocation.
+hooks["process"]["env"] += ["CONVGPU_GPU_MEMORY=%d" % (4 << 28)] + emu_env + [
     "CONVGPU_SOCKET=/run/convgpu/container.sock", "CUDA_VISIBLE_DEVICES=" + daemon_env["CUDA_VISIBLE_DEVICES"]]
 hook = lambda *what: {"path": shim, "args": ["convgpu-runtime", "--runtime-dir", rundir, "hook", *what]}
 hooks["hooks"] = {"createRuntime": [hook("cdi-create-runtime", "--device", "0")], "poststop": [hook("poststop")]}

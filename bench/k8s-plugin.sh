@@ -55,6 +55,9 @@ IMG=docker.io/library/cg-sample:1
 "$STANDIN" allocate --socket "$DP/convgpu-memory.sock" "$IDS" | sed -n 's/^0 //p' >"$TMP/env"
 ENVARGS=()
 while read -r e; do ENVARGS+=(--env "$e"); done <"$TMP/env"
+# The annotations containerd's CRI writes: every round's container is the same pod's, which may
+# claim its allocation again once the previous one is gone.
+mapfile -t -O "${#ENVARGS[@]}" ENVARGS < <(ctr_pod_args bench-pod default)
 # The driver's files as the shim mounts them for the emulator (the daemon's answer to a
 # registration names them), for the GPU container without convgpu.
 curl -sf --unix-socket "$RUNDIR/control.sock" -X POST -d '{"id":"bench-driver","gpu_memory":67108864}' \
@@ -105,7 +108,7 @@ md "### Kubernetes: the device plugin's Allocate, and a container's start throug
 md "Method: a private convgpud (emulated 8GiB), the kubelet stand-in (tests/k8s/kubelet_standin.cc,"
 md "the real gRPC API over UNIX sockets) and convgpu-device-plugin. Allocate: $ROUNDS rounds of 100"
 md "back-to-back calls for 4 memory units on one connection (decided on the plugin's view of convgpud,"
-md "polled every second), each round followed by 100 GetDevicePluginOptions calls as a control (the same"
+md "polled every second, and recorded with convgpud: one round trip per call), each round followed by 100 GetDevicePluginOptions calls as a control (the same"
 md "gRPC round trip, no work in the plugin: what the machine adds). Container start: \`ctr run --rm IMAGE true\` through a private containerd $CV and the runc"
 md "v2 shim, $REPS interleaved rounds of four (bench_ab; order reversed every repetition): runc; runc"
 md "with the GPU driver's files as a GPU container gets them without convgpu (on the emulator its library"

@@ -4,7 +4,10 @@
 # configuration is the one docs/KUBERNETES.md gives an operator: a CRI runtime `convgpu` (the runc
 # v2 shim with BinaryName = convgpu-runtime). ctr does not go through the CRI plugin, so `ctr run`
 # names the same pair itself (--runtime io.containerd.runc.v2 --runc-binary convgpu-runtime); the
-# test checks that containerd read the CRI entry (config dump). Stopped, its tasks and containers
+# test checks that containerd read the CRI entry (config dump). Its environment holds what the
+# node's drop-in (packaging/k8s/containerd-convgpu.conf) sets, CONVGPU_SHIM_MODE=kubernetes, and
+# ctr_pod_args gives `ctr run` the annotations containerd's CRI plugin writes into a pod's
+# containers (ctr writes none). Stopped, its tasks and containers
 # removed, at exit; the system's containerd and its state are never touched.
 CTD=$TMP/containerd
 CTD_SOCK=$CTD/containerd.sock
@@ -40,6 +43,19 @@ TOML
 
 ctr_() { ctr --address "$CTD_SOCK" --namespace "$CTD_NS" "$@"; }
 
+# ctr_pod_args UID NAMESPACE [SANDBOX]: `ctr run` options for the annotations containerd 1.6's CRI plugin
+# writes into every container of a pod, after the pod's own (so a pod cannot set them):
+# container-type, sandbox-id, sandbox-uid (1.6.11 and later), sandbox-namespace, sandbox-name
+# (containerd's pkg/cri/server/container_create_linux.go; docs/KUBERNETES.md, "containerd").
+# SANDBOX tells the pod's sandboxes apart (kubelet re-creates one with a new id, same pod UID).
+ctr_pod_args() {
+    local sandbox
+    sandbox=$(printf '%s/%s' "$1" "${3:-}" | sha256sum | cut -c1-64)
+    printf -- '--annotation\n%s\n' "io.kubernetes.cri.container-type=container" \
+        "io.kubernetes.cri.sandbox-id=$sandbox" "io.kubernetes.cri.sandbox-uid=$1" \
+        "io.kubernetes.cri.sandbox-namespace=$2" "io.kubernetes.cri.sandbox-name=pod-$1"
+}
+
 stop_containerd() {
     [ -n "$CTD_PID" ] || return 0
     local t
@@ -60,8 +76,8 @@ start_containerd() { # start_containerd SHIM; skips (77) where containerd cannot
     ctd_config "$1" >"$CTD/config.toml"
     # The shims containerd starts inherit its environment: that is how convgpu-runtime finds
     # this test's convgpud (an installed node uses the default /run/convgpu).
-    # CTD_ENV: more NAME=VALUE words for containerd's environment (a node's systemd drop-in).
-    env CONVGPU_RUNTIME_DIR="$RUNDIR" ${CTD_ENV[@]+"${CTD_ENV[@]}"} \
+    # CTD_ENV: more NAME=VALUE words for containerd's environment (a node's systemd drop-ins).
+    env CONVGPU_RUNTIME_DIR="$RUNDIR" CONVGPU_SHIM_MODE=kubernetes ${CTD_ENV[@]+"${CTD_ENV[@]}"} \
         containerd --config "$CTD/config.toml" --log-level info >"$CTD/containerd.log" 2>&1 &
     CTD_PID=$!
     at_exit stop_containerd

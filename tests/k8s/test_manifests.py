@@ -6,6 +6,9 @@ parse, and say what the rest of convgpu expects, field by field. No cluster can 
   runtimeclass.yaml       RuntimeClass convgpu, handler convgpu
   containerd-convgpu.toml a runtimes.<that handler> entry: io.containerd.runc.v2 running
                           BinaryName = /usr/bin/convgpu-runtime, the path the package installs
+  containerd-convgpu.conf a systemd drop-in for containerd: [Service] Environment=
+                          CONVGPU_SHIM_MODE=kubernetes, the mode the built shim reads (its
+                          binary names the variable and the value)
   containerd-convgpu-nvidia.conf
                           a systemd drop-in for containerd: [Service] Environment=
                           CONVGPU_RUNC=/usr/bin/nvidia-container-runtime, the variable the
@@ -92,12 +95,27 @@ binary = entry.get("options", {}).get("BinaryName")
 check(binary == "/usr/bin/convgpu-runtime", f"containerd BinaryName is {binary!r}")
 check(binary in INSTALLED, f"BinaryName {binary} is not what debian/convgpu.install installs")
 
+def drop_in(name):
+    """A systemd drop-in's Environment= values; its first section must be [Service]."""
+    with open(os.path.join(DIR, name), encoding="utf-8") as f:
+        unit = [l.strip() for l in f if l.strip() and not l.lstrip().startswith("#")]
+    check(unit[:1] == ["[Service]"], f"{name}: its first section is {unit[:1]}, not [Service]")
+    return [l.split("=", 1)[1] for l in unit if l.startswith("Environment=")]
+
+
+# The drop-in that puts the shim in Kubernetes mode on every node: limits only from the device
+# plugin's allocations. Its variable and value must be the ones the built shim compares.
+envs = drop_in("containerd-convgpu.conf")
+check(envs == ["CONVGPU_SHIM_MODE=kubernetes"], f"convgpu drop-in: Environment= lines {envs}")
+if BUILD:
+    with open(os.path.join(BUILD, "bin", "convgpu-runtime"), "rb") as f:
+        shim = f.read()
+    check(b"CONVGPU_SHIM_MODE\0" in shim and b"kubernetes\0" in shim,
+          "convgpu drop-in: the built convgpu-runtime reads no CONVGPU_SHIM_MODE=kubernetes")
+
 # The drop-in that puts NVIDIA's runtime after the shim on a GPU node: systemd's syntax (a
 # [Service] section, Environment= with one NAME=VALUE) and the variable the shim reads.
-with open(os.path.join(DIR, "containerd-convgpu-nvidia.conf"), encoding="utf-8") as f:
-    unit = [l.strip() for l in f if l.strip() and not l.lstrip().startswith("#")]
-check(unit[:1] == ["[Service]"], f"nvidia drop-in: its first section is {unit[:1]}, not [Service]")
-envs = [l.split("=", 1)[1] for l in unit if l.startswith("Environment=")]
+envs = drop_in("containerd-convgpu-nvidia.conf")
 check(envs == ["CONVGPU_RUNC=/usr/bin/nvidia-container-runtime"],
       f"nvidia drop-in: Environment= lines {envs}")
 if BUILD:
