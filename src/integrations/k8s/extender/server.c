@@ -4,6 +4,7 @@
 #include "server.h"
 
 #include <jansson.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -19,6 +20,10 @@
 #include "args.h"
 #include "guard.h"
 #include "verbs.h"
+
+/* A request this large decodes into a tree of ~5x its size in small blocks, which the heap
+ * keeps after they are freed unless asked to give them back. */
+#define TRIM_AFTER_BYTES (1u << 20)
 
 /* How often at most the reaper reports what the guard closed (under attack: every 10 s). */
 #define REPORT_EVERY_NS (10ull * 1000000000ull)
@@ -187,6 +192,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
     enum MHD_Result ret = route(s, conn, url, method, rq, body, len);
     free(body);
     guard_answering(&s->guard, gc, rq->answer_bytes);
+    if (len >= TRIM_AFTER_BYTES)
+        malloc_trim(0);
     return ret;
 }
 
