@@ -93,7 +93,8 @@ static void test_budget(void)
                                .deadline_ns = 10 * S};
     guard_init(&g, &lim, record_kick);
     reset_kicks();
-    uint64_t attacker = guard_peer_addr("\x7f\0\0\x02", 4), other = guard_peer_addr("\x0a\0\0\x01", 4);
+    uint64_t attacker = guard_peer_addr("\x7f\0\0\x02", 4);
+    uint64_t other = guard_peer_addr("\x0a\0\0\x01", 4);
     struct guard_conn *a1 = guard_open(&g, 1, attacker, 0);
     struct guard_conn *a2 = guard_open(&g, 2, attacker, 1);
     struct guard_conn *o = guard_open(&g, 3, other, 2);
@@ -177,7 +178,8 @@ static void test_random(void)
         case 0:
         case 1:
             if (next_fd < MAX_FD) {
-                live[next_fd] = guard_open(&g, next_fd, guard_peer_uid((unsigned)(rand() % 4)), now);
+                uint64_t peer = guard_peer_uid((unsigned)(rand() % 4));
+                live[next_fd] = guard_open(&g, next_fd, peer, now);
                 next_fd++;
             }
             break;

@@ -25,6 +25,10 @@
  * keeps after they are freed unless asked to give them back. */
 #define TRIM_AFTER_BYTES (1u << 20)
 
+/* libmicrohttpd says a line per connection it drops; a client can make those at will, so at
+ * most this many a second reach stderr (and then how many were left out). */
+#define MHD_LOG_LINES_PER_S 10
+
 /* How often at most the reaper reports what the guard closed (under attack: every 10 s). */
 #define REPORT_EVERY_NS (10ull * 1000000000ull)
 
@@ -39,6 +43,9 @@ struct k8s_server {
     pthread_mutex_t reaper_lock;
     pthread_cond_t reaper_wake;
     bool stopping;
+    uint64_t log_second;       /* the second the lines below are counted in (server thread) */
+    unsigned log_lines;        /* said in it */
+    unsigned long log_dropped; /* left out since the last line said */
 };
 
 struct request {
@@ -126,8 +133,9 @@ static enum MHD_Result route(struct k8s_server *s, struct MHD_Connection *conn, 
     bool filter = strcmp(verb, "filter") == 0, prioritize = strcmp(verb, "prioritize") == 0;
     bool bind = strcmp(verb, "bind") == 0;
     if (!filter && !prioritize && !bind)
-        return send_error(rq, conn, 404, url, "unknown resource %s (POST .../filter, .../prioritize "
-                                          "or .../bind; GET .../healthz)", url);
+        return send_error(rq, conn, 404, url,
+                          "unknown resource %s (POST .../filter, .../prioritize or .../bind; "
+                          "GET .../healthz)", url);
     if (!post)
         return send_error(rq, conn, 405, url, "%s takes POST, not %s", verb, method);
     if (rq->too_big)
@@ -149,6 +157,26 @@ static enum MHD_Result route(struct k8s_server *s, struct MHD_Connection *conn, 
     if (!ans)
         return send_error(rq, conn, 500, url, "out of memory");
     return send_json(rq, conn, 200, ans);
+}
+
+__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    struct k8s_server *s = cls;
+    uint64_t second = now_ns() / 1000000000ull;
+    if (second != s->log_second) {
+        if (s->log_dropped)
+            fprintf(stderr, "convgpu-scheduler-extender: (%lu more lines from the HTTP server "
+                            "left out)\n", s->log_dropped);
+        s->log_second = second;
+        s->log_lines = 0;
+        s->log_dropped = 0;
+    }
+    if (s->log_lines >= MHD_LOG_LINES_PER_S) {
+        s->log_dropped++;
+        return;
+    }
+    s->log_lines++;
+    vfprintf(stderr, fmt, ap);
 }
 
 static struct guard_conn *guard_conn_of(struct MHD_Connection *conn)
@@ -341,9 +369,10 @@ struct k8s_server *k8s_server_start(int listen_fd, const struct k8s_server_limit
                               0, NULL, NULL, handler, s, MHD_OPTION_LISTEN_SOCKET, listen_fd,
                               MHD_OPTION_NOTIFY_COMPLETED, completed, s,
                               MHD_OPTION_NOTIFY_CONNECTION, notify_connection, s,
-                              /* a stalled reader of an answer; requests have the guard's deadline */
+                              /* for a stalled reader of an answer (requests: the guard) */
                               MHD_OPTION_CONNECTION_TIMEOUT, lim->request_timeout_s,
-                              MHD_OPTION_CONNECTION_LIMIT, mhd_limit, MHD_OPTION_END);
+                              MHD_OPTION_CONNECTION_LIMIT, mhd_limit,
+                              MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_END);
     if (!s->mhd) {
         snprintf(err, errlen, "cannot start the HTTP server");
         close(listen_fd);

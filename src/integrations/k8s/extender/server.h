@@ -4,8 +4,9 @@
  * Follow one request: it must arrive whole within the request timeout; its body is collected
  * up to max_body bytes (beyond: 413, the rest is read and dropped) within a budget shared by
  * all connections (guard.h: which connection is closed when a bound is reached), decoded by
- * args.c (malformed: 400 {"error": why}), answered by verbs.c (200 with kube-scheduler's type). The extender keeps no state between requests: every answer follows
- * from the request alone, so a request cannot change what another one gets. */
+ * args.c (malformed: 400 {"error": why}), answered by verbs.c (200 with kube-scheduler's type).
+ * The extender keeps no state between requests: every answer follows from the request alone,
+ * so a request cannot change what another one gets. */
 #ifndef CONVGPU_K8S_EXT_SERVER_H
 #define CONVGPU_K8S_EXT_SERVER_H
 
