@@ -66,6 +66,7 @@
 #include <unistd.h>
 
 #include "api_conn.h"
+#include "notice.h"
 #include "api_alloc.h"
 #include "api_interference.h"
 #include "fdspare.h"
@@ -426,40 +427,39 @@ static json_t *event_json(const struct event_rec *r)
     return o;
 }
 
-void api_core_event(struct daemon *d, struct container *c, struct proc *p, const cg_event *ev)
+/* The daemon's notices (notice.h) as events of the stream: the API listens from its start. */
+static void api_on_notice(struct daemon *d, const struct notice *n, void *ctx)
 {
-    /* An event about a container the daemon does not list (one whose creation failed) is
-     * still about a container: operators only. */
-    if (!d->api)
-        return;
-    struct event_rec *r = ring_push(d->api, cg_event_kind_name(ev->kind), cg_reason_str(ev->reason),
-                                    c ? c->id : NULL, ev->device, p ? (int)p->pid : 0, ev->bytes,
-                                    c || ev->cid != CG_CID_NONE, c ? c->owner_uid : (uid_t)-1);
-    if (ev->kind == CG_EV_COMPUTE) {
-        r->compute_pct = (int)ev->compute_pct;
-        r->compute_mode = ev->compute_mode;
+    struct api *a = ctx;
+    struct container *c = n->c;
+    switch (n->kind) {
+    case NOTICE_CORE_EVENT: {
+        /* An event about a container the daemon does not list (one whose creation failed) is
+         * still about a container: operators only. */
+        const cg_event *ev = n->ev;
+        struct event_rec *r = ring_push(a, cg_event_kind_name(ev->kind), cg_reason_str(ev->reason),
+                                        c ? c->id : NULL, ev->device, n->p ? (int)n->p->pid : 0,
+                                        ev->bytes, c || ev->cid != CG_CID_NONE,
+                                        c ? c->owner_uid : (uid_t)-1);
+        if (ev->kind == CG_EV_COMPUTE) {
+            r->compute_pct = (int)ev->compute_pct;
+            r->compute_mode = ev->compute_mode;
+        }
+        break;
     }
-}
-
-void api_process_event(struct daemon *d, struct container *c, struct proc *p, const char *what)
-{
-    if (d->api)
-        ring_push(d->api, what, NULL, c->id, c->device, (int)p->pid, proc_used_bytes(p), true,
+    case NOTICE_PROCESS:
+        ring_push(a, n->what, NULL, c->id, c->device, (int)n->p->pid, proc_used_bytes(n->p), true,
                   c->owner_uid);
-}
-
-void api_watchdog_event(struct daemon *d, const char *kind, struct container *c, pid_t pid,
-                        uint64_t bytes)
-{
-    if (d->api)
-        ring_push(d->api, kind, NULL, c ? c->id : NULL, c ? c->device : UINT32_MAX, (int)pid,
-                  bytes, c != NULL, c ? c->owner_uid : (uid_t)-1);
-}
-
-void api_container_removed(struct daemon *d, struct container *c)
-{
-    if (d->api)
-        ring_push(d->api, "removed", NULL, c->id, c->device, 0, 0, true, c->owner_uid);
+        break;
+    case NOTICE_FINDING:
+        ring_push(a, n->what, NULL, c ? c->id : NULL, c ? c->device : UINT32_MAX, (int)n->pid,
+                  n->bytes, c != NULL, c ? c->owner_uid : (uid_t)-1);
+        break;
+    case NOTICE_CONTAINER_REMOVED:
+        ring_push(a, "removed", NULL, c->id, c->device, 0, 0, true, c->owner_uid);
+        break;
+    }
+    (void)d;
 }
 
 /* ---- callers ---------------------------------------------------------------------------- */
@@ -1591,18 +1591,6 @@ void api_poll(struct daemon *d)
     }
 }
 
-void api_conn_stats(const struct daemon *d, struct api_conn_stats *out)
-{
-    *out = (struct api_conn_stats){0};
-    if (!d->api)
-        return;
-    const struct api_conns *t = &d->api->conns;
-    *out = (struct api_conn_stats){.connections = t->n, .tenant_connections = t->n_tenants,
-                                   .followers = t->nfollow, .accepted = t->accepted,
-                                   .refused = t->refused, .displaced = t->displaced,
-                                   .timed_out = t->timed_out};
-}
-
 int api_timeout_ms(struct daemon *d)
 {
     if (!d->api)
@@ -1697,6 +1685,8 @@ int api_start(struct daemon *d, int listen_fd, char *err, size_t errlen)
     }
     a->epfd = info->epoll_fd;
     d->api = a;
+    d->api_conns = &a->conns;
+    notice_listen(d, api_on_notice, a);
     return 0;
 }
 
@@ -1705,6 +1695,8 @@ void api_stop(struct daemon *d)
     struct api *a = d->api;
     if (!a)
         return;
+    notice_unlisten(d, api_on_notice, a);
+    d->api_conns = NULL;
     loop_del(d->loop, a->epfd);
     loop_del(d->loop, a->listen_fd);
     /* MHD cannot stop with suspended connections: end every follower's stream first. */

@@ -18,20 +18,5 @@ void api_stop(struct daemon *d);
 void api_poll(struct daemon *d);
 /* Milliseconds until the API needs to run again (idle timeouts), or -1. */
 int api_timeout_ms(struct daemon *d);
-/* The control socket's connections now, and what its bounds did since the start (api_conn.h):
- * for /metrics. */
-struct api_conn_stats {
-    unsigned connections, tenant_connections, followers;
-    uint64_t accepted, refused, displaced, timed_out;
-};
-void api_conn_stats(const struct daemon *d, struct api_conn_stats *out);
-
-/* Hooks from the rest of the daemon into the event stream. */
-void api_core_event(struct daemon *d, struct container *c, struct proc *p, const cg_event *ev);
-void api_process_event(struct daemon *d, struct container *c, struct proc *p, const char *what);
-void api_container_removed(struct daemon *d, struct container *c);
-/* A watchdog finding ("watchdog-unregistered", "watchdog-over-limit"); c or pid may be 0. */
-void api_watchdog_event(struct daemon *d, const char *kind, struct container *c, pid_t pid,
-                        uint64_t bytes);
 
 #endif

@@ -2,6 +2,7 @@
  * only known fields, each of the right type and range. Anything else is refused with a
  * message that says what to send instead. */
 #include "api_parse.h"
+#include "names.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -116,19 +117,7 @@ static int json_priority(json_t *v, bool *has, unsigned *out, char *err, size_t 
     return 0;
 }
 
-bool api_valid_name(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > 64 || s[0] == '.' || s[0] == '-')
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-' || c == '.'))
-            return false;
-    }
-    return true;
-}
+bool api_valid_name(const char *s) { return name_valid(s); }
 
 /* An optional key field: absent, or a valid key; copied into out. */
 static int json_key(json_t *v, const char *field, char *out, size_t len, char *err, size_t errlen)
@@ -442,10 +431,7 @@ int api_parse_policy(const char *body, size_t len, struct policy_request *out, c
     return rc;
 }
 
-bool api_valid_tenant(const char *s)
-{
-    return s && strlen(s) <= 32 && api_valid_name(s);
-}
+bool api_valid_tenant(const char *s) { return name_valid_tenant(s); }
 
 int api_parse_tenant(const char *body, size_t len, struct tenant_request *out, char *err,
                      size_t errlen)

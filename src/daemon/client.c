@@ -12,8 +12,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "api.h"
 #include "daemon.h"
+#include "notice.h"
 #include "fdspare.h"
 #include "swap.h"
 #include "log.h"
@@ -129,7 +129,7 @@ static int handle_hello(struct daemon *d, struct proc *p, const struct cg_msg_he
     if (send_msg(p, &m, c->ledger_fd) != 0)
         return -1;
     log_info("container %s: pid %d connected (slot %u)", c->id, (int)p->pid, slot);
-    api_process_event(d, c, p, "connect");
+    notice_process(d, c, p, "connect");
     return 0;
 }
 
@@ -373,7 +373,7 @@ void proc_drop(struct daemon *d, struct proc *p, const char *why)
     pending_drop_proc(p);
     if (p->welcomed) {
         container_used_bytes(c); /* its last use may be the container's peak (profile.h) */
-        api_process_event(d, c, p, "exit");
+        notice_process(d, c, p, "exit");
         slot_release(c, p->slot);
     }
     if (p->welcomed || p->known_to_core)

@@ -24,9 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "api.h"
-#include "api_parse.h"
+#include "names.h"
 #include "daemon.h"
+#include "notice.h"
 #include "adaptive.h"
 #include "swap.h"
 #include "log.h"
@@ -492,11 +492,11 @@ static void create_refusal(struct daemon *d, const cg_container_spec *spec, cg_s
 int container_names_check(struct daemon *d, const char *id, const char *name, char *err,
                           size_t errlen)
 {
-    if (id && *id && !api_valid_name(id)) {
+    if (id && *id && !name_valid(id)) {
         snprintf(err, errlen, "invalid container id '%s' (1-64 of [A-Za-z0-9_.-])", id);
         return -EINVAL;
     }
-    if (name && *name && !api_valid_name(name)) {
+    if (name && *name && !name_valid(name)) {
         snprintf(err, errlen, "invalid container name '%s' (1-64 of [A-Za-z0-9_.-])", name);
         return -EINVAL;
     }
@@ -730,7 +730,7 @@ int container_remove(struct daemon *d, struct container *c, const char *why)
     log_info("container %s: removed (%s)", c->id, why);
     adaptive_touch(d); /* one job fewer, and maybe one run more in its profile */
     if (!c->leader)
-        api_container_removed(d, c);
+        notice_container_removed(d, c);
     container_destroy_files(c);
     free(c->members);
     free(c);

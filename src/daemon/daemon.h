@@ -30,6 +30,7 @@
 #include "rundir.h"
 #include "tenant.h"
 #include "uidcount.h"
+#include "notice.h"
 
 #define CONTAINER_ID_MAX 64
 #define DEVICE_NAME_MAX 96
@@ -176,6 +177,8 @@ struct device {
     uint8_t nvlinks[CG_MAX_DEVICES];  /* active NVLinks to each other device (topology.c) */
 };
 
+struct api_conns;
+
 struct daemon_options {
     char runtime_dir[PATH_MAX];
     char emulate[128];          /* "" = real GPUs through NVML */
@@ -256,6 +259,8 @@ struct daemon {
     uint64_t last_fd_warning;
     unsigned client_conns;          /* container-socket connections, all containers */
     struct uid_counts client_owners; /* the same per owner (bounded owners only) */
+    struct notice_listeners listeners; /* notice.h: who hears what happens */
+    const struct api_conns *api_conns; /* the control socket's connections, for /metrics */
     /* Replies decided inside a core call, sent once quotas are handed out (decide_flush), so a
      * granted process finds its next allocation on the fast path. */
     struct reply { struct proc *p; uint64_t msg_id; uint32_t status; } outbox[256];

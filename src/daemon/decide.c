@@ -8,8 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "api.h"
 #include "daemon.h"
+#include "notice.h"
 #include "log.h"
 #include "metrics.h"
 #include "proto.h"
@@ -185,7 +185,7 @@ void decide_sink(void *ctx, const cg_event *ev)
     if (c)
         c->dirty = true;
     metrics_count_event(d, ev->kind);
-    api_core_event(d, c, p, ev);
+    notice_core_event(d, c, p, ev);
 }
 
 void decide_flush(struct daemon *d)

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "core.h"
-#include "api.h"
 #include "daemon.h"
+#include "notice.h"
 #include "gpu.h"
 #include "log.h"
 #include "loop.h"
@@ -225,7 +225,7 @@ static void over_share(struct daemon *d, struct container *c, const cg_compute_i
     log_warn("container %s runs past its hard compute share of %u%% with its gate closed "
              "(%.1f s of debt): a process ignores the gate%s", c->id, in->share_pct,
              (double)-g->credit_ns / 1e9, d->opt.watchdog_kill ? "; killing its processes" : "");
-    api_watchdog_event(d, "watchdog-over-share", c, 0, 0);
+    notice_finding(d, "watchdog-over-share", c, 0, 0);
     if (d->opt.watchdog_kill)
         for (struct proc *p = c->procs; p; p = p->next)
             if (p->welcomed && kill(p->pid, SIGKILL) != 0 && errno != ESRCH)

@@ -3,7 +3,7 @@
  * Compute series: the share is the core's; utilisation, busy and throttled time are what the
  * daemon measured through NVML (gates.c: struct cg_compute_stats, struct device). */
 #include "metrics.h"
-#include "api.h"
+#include "api_conn.h"
 #include "swap.h"
 #include "watchdog.h"
 
@@ -172,8 +172,13 @@ static void render_tenants(struct daemon *d, struct buf *b, const uid_t *only_ui
  * (docs/SECURITY.md, "The control socket under hostile clients"): node-wide, for operators. */
 static void render_connections(struct daemon *d, struct buf *b)
 {
-    struct api_conn_stats s;
-    api_conn_stats(d, &s);
+    const struct api_conns *t = d->api_conns;
+    if (!t)
+        return;
+    struct {
+        unsigned connections, tenant_connections, followers;
+        uint64_t accepted, refused, displaced, timed_out;
+    } s = {t->n, t->n_tenants, t->nfollow, t->accepted, t->refused, t->displaced, t->timed_out};
     help(b, "convgpu_api_connections", "gauge", "Open control-socket connections.");
     out(b, "convgpu_api_connections %u\n", s.connections);
     help(b, "convgpu_api_tenant_connections", "gauge",

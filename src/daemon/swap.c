@@ -1,7 +1,7 @@
 /* swap.c — carrying out the core's swap orders through a container's ledger (swap.h). */
 #include "swap.h"
-#include "api.h"
 #include "daemon.h"
+#include "notice.h"
 #include "log.h"
 #include "size.h"
 #include "store.h"
@@ -51,7 +51,7 @@ static void order(struct daemon *d, struct container *c, bool out)
     c->swap_phase = out ? SWAP_MOVING_OUT : SWAP_MOVING_IN;
     c->swap_since = loop_now_ns();
     log_info("container %s: swap-%s ordered", c->id, out ? "out" : "in");
-    api_watchdog_event(d, out ? "swap-out" : "swap-in", c, 0, 0);
+    notice_finding(d, out ? "swap-out" : "swap-in", c, 0, 0);
 }
 
 /* The refusal's words for a hold the core would not take (409). */
@@ -290,7 +290,7 @@ static void progress(struct daemon *d, struct container *c, bool on_notice)
         c->swap_out_total += moved;
         log_info("container %s: swapped out, %llu bytes in %.3f s (%s)", c->id,
                  (unsigned long long)moved, (double)took / 1e9, seen);
-        api_watchdog_event(d, "swapped-out", c, 0, moved);
+        notice_finding(d, "swapped-out", c, 0, moved);
         if (ci.residency == CG_MOVING_OUT)
             cg_swap_out_done(d->core, c->cid, loop_now_ns());
         c->dirty = true;
@@ -304,7 +304,7 @@ static void progress(struct daemon *d, struct container *c, bool on_notice)
         wake(&c->ledger->compute.gate);
         log_info("container %s: swapped in, %llu bytes in %.3f s (%s)", c->id,
                  (unsigned long long)c->swapped_bytes, (double)took / 1e9, seen);
-        api_watchdog_event(d, "swapped-in", c, 0, c->swapped_bytes);
+        notice_finding(d, "swapped-in", c, 0, c->swapped_bytes);
         c->swapped_bytes = 0;
         if (ci.residency == CG_MOVING_IN)
             cg_swap_in_done(d->core, c->cid, loop_now_ns());

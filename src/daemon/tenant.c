@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api_parse.h"
+#include "names.h"
 #include "daemon.h"
 #include "log.h"
 
@@ -15,7 +16,7 @@
 #define MAX_PRIORITY_KEY "tenant_max_priority/"
 #define EXCLUSIVE_KEY "tenant_exclusive/"
 
-bool tenant_name_valid(const char *s) { return api_valid_tenant(s); }
+bool tenant_name_valid(const char *s) { return name_valid_tenant(s); }
 
 void tenant_of_uid(uid_t uid, char out[TENANT_NAME_MAX + 1])
 {

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "api.h"
 #include "gpu.h"
 #include "log.h"
 #include "size.h"
@@ -62,7 +61,7 @@ static bool first_sighting(struct watchdog *w, pid_t pid, const char *container)
 static void finding(struct daemon *d, const char *kind, struct container *c, pid_t pid,
                     uint64_t bytes)
 {
-    api_watchdog_event(d, kind, c, pid, bytes);
+    notice_finding(d, kind, c, pid, bytes);
 }
 
 static void watchdog_check(struct daemon *d)
