@@ -71,9 +71,10 @@ check-load: build
 demo: deps build
 	$(BUILD)/bin/convgpu demo
 
+# make bench records its figures in docs/BENCHMARKS.md (--record); the scripts alone only print.
 bench: deps build
-	bench/run-all.sh $(BUILD)
-	bench/compute.sh $(BUILD)
+	bench/run-all.sh --record $(BUILD)
+	bench/compute.sh --record $(BUILD)
 
 # make install PREFIX=/usr/local DESTDIR=/tmp/stage
 PREFIX ?= /usr/local

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # compute.sh — compute-share benchmarks (issue #17): accuracy of hard shares, elastic hand-back,
-# and what the launch hook costs. Writes its section of docs/BENCHMARKS.md (between the
-# bench-compute:begin/end markers; bench-compute-gpu with --real-gpu). `make bench` runs it.
+# and what the launch hook costs. With --record (as `make bench` runs it) writes its section of
+# docs/BENCHMARKS.md (between the bench-compute:begin/end markers; bench-compute-gpu with
+# --real-gpu); otherwise prints it and writes nothing.
 #
-#   bench/compute.sh BUILD_DIR              on the emulated GPU (its own private daemon)
+#   bench/compute.sh [--record] BUILD_DIR   on the emulated GPU (its own private daemon)
 #   bench/compute.sh --real-gpu BUILD_DIR   on the host's GPU (system libcuda, a private daemon)
 # Environment: BENCH_QUICK=1 (1 ms kernels only, short runs: numbers not meaningful),
 #              BENCH_KEEP=1 (keep the temporary directory: per-window shares, logs),
 #              BENCH_KERNELS="1000 50000" (kernel lengths in us, instead of 10 1000 50000),
-#              BENCH_OUT=FILE (instead of docs/BENCHMARKS.md).
+#              BENCH_OUT=FILE (write the section there, with or without --record).
 #
 # Method. Every workload is convgpu-burn: spin kernels of one length, 10 ms of them in flight
 # per thread (at least two), as a saturating application keeps its queue full: a queue that
@@ -24,11 +25,16 @@
 set -euo pipefail
 
 REAL=0
-if [ "${1:-}" = "--real-gpu" ]; then REAL=1; shift; fi
-[ $# -eq 1 ] || { echo "usage: bench/compute.sh [--real-gpu] BUILD_DIR" >&2; exit 2; }
+RECORD=0
+while [ $# -gt 1 ]; do
+    case $1 in --real-gpu) REAL=1 ;; --record) RECORD=1 ;; *) break ;; esac
+    shift
+done
+[ $# -eq 1 ] || { echo "usage: bench/compute.sh [--record] [--real-gpu] BUILD_DIR" >&2; exit 2; }
 BUILD=$(cd "$1" && pwd)
 SRC=$(cd "$(dirname "$0")/.." && pwd)
-OUT=${BENCH_OUT:-$SRC/docs/BENCHMARKS.md}
+. "$SRC/bench/section.sh"
+OUT=$(bench_destination "$RECORD" "$SRC")
 QUICK=${BENCH_QUICK:-0}
 BURN=$BUILD/bin/convgpu-burn
 for p in "$BUILD/bin/convgpud" "$BUILD/bin/convgpu" "$BURN" "$BUILD/lib/libconvgpu.so"; do
@@ -188,7 +194,5 @@ emit "Throughput at share 100 (1 ms kernels, 10 in flight, 5 s; a share of 100 n
 
 if [ "$REAL" = 1 ]; then BEGIN='<!-- bench-compute-gpu:begin -->'; END='<!-- bench-compute-gpu:end -->'
 else BEGIN='<!-- bench-compute:begin -->'; END='<!-- bench-compute:end -->'; fi
-. "$SRC/bench/section.sh"
-write_section "$OUT" "$BEGIN" "$END" "$GEN" "## Compute shares$([ "$REAL" = 1 ] && echo ' (real GPU)')"
-cat "$GEN"
-log "results written to $OUT"
+if [ -n "$OUT" ]; then cat "$GEN"; fi # printed either way
+write_or_print "$OUT" "$BEGIN" "$END" "$GEN" "## Compute shares$([ "$REAL" = 1 ] && echo ' (real GPU)')"

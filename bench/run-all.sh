@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# run-all.sh — the whole benchmark suite (make bench). Writes the generated section of
-# docs/BENCHMARKS.md (between the bench:begin/bench:end markers; text around them is kept).
+# run-all.sh — the whole benchmark suite (make bench). Prints the generated section, or with
+# --record writes it into docs/BENCHMARKS.md (between the bench:begin/bench:end markers; text
+# around them is kept).
 #
-#   bench/run-all.sh BUILD_DIR              emulated GPU: every benchmark (a few minutes)
+#   bench/run-all.sh [--record] BUILD_DIR   emulated GPU: every benchmark (a few minutes)
 #   bench/run-all.sh --real-gpu BUILD_DIR   real GPU host: the round trip, API response time and
 #                                           application overhead only; no --emulate, the system's
 #                                           libcuda; results go to the bench-gpu section.
@@ -10,7 +11,9 @@
 #                                           host without the build packages
 # Environment:
 #   BENCH_QUICK=1   smoke run (< 1 min): few repetitions; numbers are not meaningful
-#   BENCH_OUT=FILE  write there instead of docs/BENCHMARKS.md
+#   BENCH_OUT=FILE  write the section into FILE (with or without --record)
+# Without --record or BENCH_OUT nothing is written: the recorded figures are replaced only on
+# purpose, never by a smoke run.
 #
 # Figure 5 with Docker: bench/docker-create.sh (its own private dockerd); the device plugin and a
 # start through containerd (issue 18): bench/k8s-plugin.sh (its own containerd, kubelet stand-in
@@ -22,13 +25,22 @@
 set -euo pipefail
 
 REAL=0
-if [ "${1:-}" = "--real-gpu" ]; then REAL=1; shift; fi
+RECORD=0
+while [ $# -gt 1 ]; do
+    case $1 in
+        --real-gpu) REAL=1 ;;
+        --record) RECORD=1 ;;
+        *) break ;;
+    esac
+    shift
+done
 if [ $# -ne 1 ]; then
-    echo "usage: bench/run-all.sh [--real-gpu] BUILD_DIR" >&2; exit 2
+    echo "usage: bench/run-all.sh [--record] [--real-gpu] BUILD_DIR" >&2; exit 2
 fi
 BUILD=$(cd "$1" && pwd)
 SRC=$(cd "$(dirname "$0")/.." && pwd)
-OUT=${BENCH_OUT:-$SRC/docs/BENCHMARKS.md}
+. "$SRC/bench/section.sh"
+OUT=$(bench_destination "$RECORD" "$SRC")
 QUICK=${BENCH_QUICK:-0}
 BB=$BUILD/bench
 for p in "$BUILD/bin/convgpud" "$BUILD/bin/convgpu" "$BUILD/lib/libconvgpu.so" \
@@ -470,9 +482,7 @@ fi
 
 if [ "$REAL" = 1 ]; then BEGIN='<!-- bench-gpu:begin -->'; END='<!-- bench-gpu:end -->'
 else BEGIN='<!-- bench:begin -->'; END='<!-- bench:end -->'; fi
-. "$SRC/bench/section.sh"
-write_section "$OUT" "$BEGIN" "$END" "$GEN"
-log "results written to $OUT"
+write_or_print "$OUT" "$BEGIN" "$END" "$GEN"
 # The other results are written, but a benchmark that broke fails the run (and bench.smoke).
 # (SUB_FAILED: sub_bench's scripts and bench_core.)
 if [ ${#SUB_FAILED[@]} -ne 0 ]; then

@@ -19,3 +19,24 @@ write_section() {
     cat "$tmp" >"$out"
     rm -f "$tmp"
 }
+
+# bench_destination RECORD SRC: where a benchmark writes its section. A run writes only where it
+# was asked to: BENCH_OUT=FILE, or docs/BENCHMARKS.md with --record (RECORD=1; `make bench`).
+# Otherwise nothing is written (prints nothing): a smoke run must never replace recorded figures.
+bench_destination() {
+    if [ -n "${BENCH_OUT:-}" ]; then printf '%s\n' "$BENCH_OUT"
+    elif [ "$1" = 1 ]; then printf '%s\n' "$2/docs/BENCHMARKS.md"
+    fi
+}
+
+# write_or_print FILE BEGIN END GENERATED [HEADING]: write_section where FILE is given; with no
+# FILE the section goes to stdout and the log says how to record it.
+write_or_print() {
+    if [ -n "$1" ]; then
+        write_section "$@"
+        echo "[bench] results written to $1" >&2
+    else
+        cat "$4"
+        echo "[bench] results printed, not written (--record writes docs/BENCHMARKS.md, BENCH_OUT=FILE another file)" >&2
+    fi
+}
