@@ -66,6 +66,9 @@ int cli_add_priority(json_t *body, const char *cmd, const char *priority, bool n
  * returns how many. */
 size_t cli_format_devices(json_t *container, char *out, size_t len);
 /* "0,2,3": distinct GPU indexes below CG_MAX_DEVICES, as a JSON array; NULL when malformed. */
+/* The daemon's refusal of a create without a limit, said in the command's flags; false when
+ * the answer is another refusal (the caller reports it as it is). */
+bool cli_report_missing_limit(const char *cmd, long status, json_t *answer);
 json_t *cli_parse_index_list(const char *text);
 
 /* True when argv holds -h or --help before any "--". */

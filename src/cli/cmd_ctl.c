@@ -267,23 +267,30 @@ int cmd_create(int argc, char **argv)
 {
     static const char *use = "convgpu create --gpu-memory SIZE [--gpu-compute PCT "
                              "[--compute-mode hard|elastic]] [--priority N] [--no-swap] "
-                             "[--name NAME] [--device N | --gpus N [--devices LIST]] "
+                             "[--exclusive] [--name NAME] [--device N | --gpus N [--devices LIST]] "
                              "[--tenant NAME]";
     if (cli_wants_help(argc, argv)) {
         printf("Usage: %s\n\nRegisters a container and prints its id and the environment its\n"
                "processes need (export it, or use convgpu run instead). --gpu-compute and\n"
                "--compute-mode give it a compute share, --priority and --no-swap its place\n"
-               "when memory is short, as in convgpu run. --gpus and --devices give it several\n"
-               "GPUs (the limit and share on each), as in convgpu run. --tenant puts it in a\n"
-               "tenant other than your user's (root only).\n", use);
+               "when memory is short, as in convgpu run. --exclusive gives it a whole GPU\n"
+               "(--gpu-memory may then be left out: the GPU's capacity). --gpus and --devices\n"
+               "give it several GPUs (the limit and share on each), as in convgpu run. --tenant\n"
+               "puts it in a tenant other than your user's (root only). Not run's --limit\n"
+               "profile (a profile belongs to a command, and create runs none) nor --quiet\n"
+               "(the id and environment are what create prints).\n", use);
         return 0;
     }
     const char *mem = NULL, *name = NULL, *dev = NULL, *pct = NULL, *mode = NULL, *prio = NULL;
     const char *tenant = NULL, *gpus = NULL, *devs = NULL;
-    bool no_swap = false;
+    bool no_swap = false, exclusive = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--no-swap") == 0) {
             no_swap = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--exclusive") == 0) {
+            exclusive = true;
             continue;
         }
         const char **slot = strcmp(argv[i], "--gpu-memory") == 0     ? &mem
@@ -302,13 +309,17 @@ int cmd_create(int argc, char **argv)
         }
         *slot = argv[++i];
     }
-    uint64_t limit;
-    const char *err = "required";
-    if (!mem || cg_parse_size(mem, &limit, &err) != 0 || limit == 0) {
+    uint64_t limit = 0;
+    const char *err = "required (or --exclusive: a whole GPU)";
+    if ((mem || !exclusive) && (!mem || cg_parse_size(mem, &limit, &err) != 0 || limit == 0)) {
         fprintf(stderr, "convgpu create: --gpu-memory: %s\n", mem && limit == 0 ? "must be > 0" : err);
         return 2;
     }
-    json_t *body = json_pack("{s:I}", "gpu_memory", (json_int_t)limit);
+    json_t *body = json_object();
+    if (mem)
+        json_object_set_new(body, "gpu_memory", json_integer((json_int_t)limit));
+    if (exclusive)
+        json_object_set_new(body, "exclusive", json_true());
     if (cli_add_compute(body, "create", pct, mode, false, false) != 0 ||
         cli_add_priority(body, "create", prio, no_swap) != 0) {
         json_decref(body);

@@ -148,9 +148,11 @@ static int daemon_is_nvidia(void)
     if (fd < 0 && open_errno != ENOENT) {
         running = true; /* cannot tell from here: ask below */
     } else if (!running) {
-        fprintf(stderr, "convgpu: convgpud is not running on %s (start it, e.g. systemctl start "
-                        "convgpud, or: convgpud --runtime-dir %s --emulate 5GiB)\n",
-                cli_runtime_dir(), cli_runtime_dir());
+        fprintf(stderr, "convgpu: convgpud is not running on %s (if it runs with another "
+                        "--runtime-dir, give the same one: convgpu --runtime-dir DIR docker run "
+                        "... or CONVGPU_RUNTIME_DIR=DIR; otherwise start it, e.g. systemctl "
+                        "start convgpud)\n",
+                cli_runtime_dir());
         return -1;
     }
     snprintf(path, sizeof path, "%s/convgpud.json", cli_runtime_dir());

@@ -83,6 +83,21 @@ int cli_add_compute(json_t *body, const char *cmd, const char *pct, const char *
     return 0;
 }
 
+bool cli_report_missing_limit(const char *cmd, long status, json_t *answer)
+{
+    /* The daemon names API fields ("profile_limit": true); a person typed flags. Without a
+     * limit the daemon refuses only when no profile and no exclusive GPU could give one. */
+    const char *msg = json_string_value(json_object_get(answer, "error"));
+    if (status != 400 || !msg || strncmp(msg, "gpu_memory is required", 22) != 0)
+        return false;
+    fprintf(stderr, "convgpu %s: no limit given: add --gpu-memory SIZE (e.g. --gpu-memory 1GiB)%s\n",
+            cmd, strcmp(cmd, "run") == 0
+                     ? ", or --limit profile to take it from past runs of the command, or "
+                       "--exclusive for a whole GPU"
+                     : ", or --exclusive for a whole GPU");
+    return true;
+}
+
 json_t *cli_parse_index_list(const char *text)
 {
     json_t *arr = json_array();
@@ -315,7 +330,8 @@ int cmd_run(int argc, char **argv)
     char terr[512];
     long st = cli_request("POST", "/v1/containers", body, &ans, terr, sizeof terr);
     if (st != 201) {
-        cli_report_error(st, ans, terr);
+        if (!cli_report_missing_limit("run", st, ans))
+            cli_report_error(st, ans, terr);
         json_decref(ans);
         return 125; /* like docker run: the runner failed, not the command */
     }

@@ -50,8 +50,12 @@ static int64_t now_ms(void)
 
 static void unreachable(const char *sock, const char *why, char *error, size_t errlen)
 {
-    snprintf(error, errlen, "cannot reach convgpud at %s: %s (is the daemon running? start it "
-                            "with: convgpud --runtime-dir %s --emulate 5GiB)",
+    /* The usual cause is not a stopped daemon but a client looking in another directory than
+     * the daemon's (a daemon started with --runtime-dir, a client without it). */
+    snprintf(error, errlen, "cannot reach convgpud at %s: %s (no daemon answers in %s: if "
+                            "convgpud runs with another --runtime-dir, give the client the same "
+                            "one, convgpu --runtime-dir DIR COMMAND or CONVGPU_RUNTIME_DIR=DIR; "
+                            "otherwise start it, e.g. systemctl start convgpud)",
              sock, why, cli_runtime_dir());
 }
 
