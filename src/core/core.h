@@ -546,4 +546,38 @@ cg_link cg_topology_get(const cg_core *core, unsigned a, unsigned b);
 cg_status cg_place_devices(const cg_core *core, const cg_container_spec *spec, unsigned n,
                            unsigned *out);
 
+/* ---- sharing factor (oversub.c; docs/SCHEDULING.md, "Sharing factor") ----------------------
+ *
+ * A node may promise its schedulers (kubelet, Slurm) more memory per device than the device has:
+ * promised = capacity x F. F changes only what is advertised; every admission rule above stays.
+ * `adaptive` derives F per device from past runs: a run's peak against its limit, and the host
+ * memory swap may use. Pure: the daemon gathers the runs, the simulator may make its own. */
+typedef struct {
+    cg_bytes peak;   /* the most the run used on the device */
+    cg_bytes limit;  /* its limit there; a run with 0 here or in peak teaches nothing */
+} cg_oversub_run;
+
+typedef struct {
+    double min_factor;     /* the floor, and F while there is too little evidence */
+    double max_factor;     /* the ceiling */
+    unsigned min_runs;     /* runs needed before F leaves the floor */
+    unsigned quantile_pct; /* which peak/limit ratio stands for the runs (nearest rank) */
+    unsigned margin_pct;   /* added to that ratio: peaks above it are what suspension absorbs */
+    unsigned swap_pct;     /* percent of the device's swap budget counted as memory */
+} cg_oversub_params;
+
+#define CG_OVERSUB_MIN 1.0
+#define CG_OVERSUB_MAX 4.0 /* the highest static factor a node may set */
+/* The adaptive rule's defaults: 1.0..2.0 (seed 002's factors), 8 runs, p90, 10%, 50%. */
+extern const cg_oversub_params cg_oversub_defaults;
+
+/* F = clamp(min, max, (1 + s) / f), where f = min(1, q x (1 + margin)), q the quantile_pct-th
+ * percentile of the runs' min(1, peak / limit), and s = swap_pct% of min(swap_budget, capacity)
+ * / capacity. Fewer than min_runs usable runs, capacity 0 or a NULL params: min_factor (1.0 for
+ * NULL). Order-independent; runs[] is not changed. */
+double cg_oversub_adaptive(const cg_oversub_run *runs, size_t n, cg_bytes capacity,
+                           cg_bytes swap_budget, const cg_oversub_params *p);
+/* capacity x factor, rounded down to whole MiB (never below capacity for factor >= 1). */
+cg_bytes cg_oversub_promised(cg_bytes capacity, double factor);
+
 #endif
