@@ -202,8 +202,13 @@ static json_t *device_json(struct daemon *d, unsigned i)
                      "suspended", (json_int_t)di.nsuspended, "compute_hard_share",
                      (json_int_t)di.compute_hard_pct, "compute_utilization",
                      (double)d->devices[i].compute_util_permille / 1000.0);
-    if (o)
+    if (o) {
+        /* What the node advertises for the device (oversub.h); admission never reads it. */
+        json_object_set_new(o, "oversubscribe", json_real(oversub_factor(d, i)));
+        json_object_set_new(o, "oversubscribe_mode", json_string(oversub_mode(d)));
+        json_object_set_new(o, "promised", json_integer((json_int_t)oversub_promised(d, i)));
         topology_json_add(d, i, o);
+    }
     return o;
 }
 

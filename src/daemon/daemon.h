@@ -31,6 +31,7 @@
 #include "tenant.h"
 #include "uidcount.h"
 #include "notice.h"
+#include "oversub.h"
 
 #define CONTAINER_ID_MAX 64
 #define DEVICE_NAME_MAX 96
@@ -175,6 +176,7 @@ struct device {
      * gates.c; 0 where NVML has no per-process utilisation. */
     uint32_t compute_util_permille;
     uint8_t nvlinks[CG_MAX_DEVICES];  /* active NVLinks to each other device (topology.c) */
+    double oversub;   /* its sharing factor now: what it advertises, never admits (oversub.h) */
 };
 
 struct api_conns;
@@ -239,6 +241,7 @@ struct daemon_options {
     bool policy_explicit;       /* policy or placement given by flag or configuration file */
     cg_fair_mode fair_share;    /* tenants' fair share (docs/SCHEDULING.md) */
     uint64_t fair_interval_ns;  /* adaptive: seconds between updates (0: the default) */
+    struct oversub_setting oversub; /* --oversubscribe (oversub.h) */
 };
 
 struct daemon {
@@ -274,6 +277,7 @@ struct daemon {
     struct tenants tenants;     /* tenant.h */
     uint64_t adaptive_due;      /* adaptive.h: when the next update is due (0: now) */
     uint64_t adaptive_last;     /* when the last one ran (0: never) */
+    struct oversub_runs *oversub_runs; /* adaptive sharing factor's runs (oversub.c), or NULL */
     struct container *containers; /* creation order */
     uint64_t next_key;
     uint64_t next_req;

@@ -30,6 +30,7 @@
 #include "gang.h"
 #include "swap.h"
 #include "adaptive.h"
+#include "oversub.h"
 #include "log.h"
 #include "size.h"
 #include "store.h"
@@ -63,6 +64,11 @@ static void usage(FILE *f)
             "                        Eq. 1 over job counts and the running jobs' profiles)\n"
             "  --fair-interval SECONDS  adaptive: how often the profiles are re-read (default\n"
             "                        30; also at every container's start and end)\n"
+            "  --oversubscribe F|LIST|adaptive  sharing factor: each GPU promises capacity x F\n"
+            "                        to kubelet and Slurm, F from 1.0 (default: no more than it\n"
+            "                        has) to 4.0; per GPU as 0=2,1=1.5; adaptive: 1.0-2.0 from\n"
+            "                        profiled peaks and the swap budget. Admission is unchanged\n"
+            "                        (docs/SCHEDULING.md, Sharing factor)\n"
             "  --reserve SIZE        memory kept back on every device (default 0)\n"
             "  --context-charge SIZE per-process context charge (default: measured per device)\n"
             "  --granularity SIZE    allocation rounding (default 2MiB)\n"
@@ -222,6 +228,9 @@ static int apply_option(void *ctx, const char *key, const char *value, char *err
             snprintf(err, errlen, "unknown fair-share mode '%s' (none, static, adaptive)", value);
             return -1;
         }
+    } else if (strcmp(key, "oversubscribe") == 0) {
+        if (oversub_parse(value, &o->oversub, err, errlen) != 0)
+            return -1;
     } else if (strcmp(key, "placement") == 0) {
         o->policy_explicit = true;
         if (!cg_placement_policy_parse(value, &o->placement)) {
@@ -505,6 +514,7 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
         {"policy", required_argument, NULL, O_SETTING},
         {"placement", required_argument, NULL, O_SETTING},
         {"fair-share", required_argument, NULL, O_SETTING},
+        {"oversubscribe", required_argument, NULL, O_SETTING},
         {"reserve", required_argument, NULL, O_SETTING},
         {"context-charge", required_argument, NULL, O_SETTING},
         {"granularity", required_argument, NULL, O_SETTING},
@@ -863,6 +873,10 @@ int main(int argc, char **argv)
     tenant_load(&d);
     store_each_container(d.store, restore_container, &d);
     gang_relink(&d);
+    if (oversub_start(&d, err, sizeof err) != 0) {
+        log_error("%s", err);
+        return 1;
+    }
 
     d.control_fd = open_control_socket(&d);
     if (d.control_fd < 0)

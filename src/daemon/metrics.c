@@ -220,8 +220,12 @@ char *metrics_render(struct daemon *d, const uid_t *only_uid)
          "Sum of the hard compute shares admitted on the device (at most 100)."},
         {"convgpu_device_compute_utilization_ratio",
          "Share of the device's time spent running kernels in the last window (0-1)."},
+        {"convgpu_device_promised_bytes",
+         "Device memory the node advertises to kubelet and Slurm: capacity x sharing factor."},
+        {"convgpu_device_oversubscribe_ratio",
+         "The device's sharing factor (1: it promises no more than its capacity)."},
     };
-    for (unsigned k = 0; k < 6; k++) {
+    for (unsigned k = 0; k < sizeof dev_metrics / sizeof dev_metrics[0]; k++) {
         help(&b, dev_metrics[k].name, "gauge", dev_metrics[k].text);
         for (unsigned i = 0; i < d->ndevices; i++) {
             cg_device_info di = {0};
@@ -234,7 +238,9 @@ char *metrics_render(struct daemon *d, const uid_t *only_uid)
             case 2: out(&b, "%llu\n", (unsigned long long)device_used_bytes(d, i)); break;
             case 3: out(&b, "%llu\n", (unsigned long long)di.context_charge); break;
             case 4: out(&b, "%u\n", di.compute_hard_pct); break;
-            default: out(&b, "%.3f\n", (double)d->devices[i].compute_util_permille / 1000.0); break;
+            case 5: out(&b, "%.3f\n", (double)d->devices[i].compute_util_permille / 1000.0); break;
+            case 6: out(&b, "%llu\n", (unsigned long long)oversub_promised(d, i)); break;
+            default: out(&b, "%.3f\n", oversub_factor(d, i)); break;
             }
         }
     }
