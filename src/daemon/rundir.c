@@ -38,12 +38,14 @@ static bool safe_ancestor(const struct stat *st, uid_t me)
 static int refuse(char *err, size_t errlen, const char *path, const struct stat *st, uid_t me,
                   const char *what)
 {
+    char owners[48] = "root"; /* a daemon run by root trusts root alone: not "uid 0 or root" */
+    if (me != 0)
+        snprintf(owners, sizeof owners, "uid %u or root", (unsigned)me);
     snprintf(err, errlen,
              "unsafe runtime directory: %s is %s (owner uid %u, mode %04o; it must belong to "
-             "uid %u or root and not be writable by others%s); another user could replace the "
-             "daemon's files there. Use a directory such as /run/convgpu, or fix its owner and "
-             "mode",
-             path, what, (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777), (unsigned)me,
+             "%s and not be writable by others%s); another user could replace the daemon's "
+             "files there. Use a directory such as /run/convgpu, or fix its owner and mode",
+             path, what, (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777), owners,
              strcmp(what, "an ancestor") == 0 ? " unless sticky" : "");
     return -1;
 }

@@ -140,7 +140,9 @@ static const char *const migrations[] = {
     "  PRIMARY KEY (tenant, foreground, background));",
 };
 
-static int migrate(struct store *s, char *err, size_t errlen)
+/* fresh: the file had no tables before this daemon: its steps create the schema, they upgrade
+ * nothing, and the log says so once. */
+static int migrate(struct store *s, bool fresh, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK) {
@@ -169,8 +171,11 @@ static int migrate(struct store *s, char *err, size_t errlen)
             rollback(s);
             return -1;
         }
-        log_info("store: upgraded to schema version %d", version + 1);
+        if (!fresh)
+            log_info("store: upgraded to schema version %d", version + 1);
     }
+    if (fresh)
+        log_info("store: new state.db, schema version %d", latest);
     return 0;
 }
 
@@ -196,6 +201,13 @@ struct store *store_open(const char *path, char *err, size_t errlen)
         return NULL;
     }
     sqlite3_busy_timeout(s->db, 2000);
+    sqlite3_stmt *probe;
+    bool fresh = false;
+    if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM sqlite_master", -1, &probe, NULL) ==
+        SQLITE_OK) {
+        fresh = sqlite3_step(probe) == SQLITE_ROW && sqlite3_column_int(probe, 0) == 0;
+        sqlite3_finalize(probe);
+    }
     char *msg = NULL;
     if (sqlite3_exec(s->db, schema, NULL, NULL, &msg) != SQLITE_OK) {
         snprintf(err, errlen, "cannot initialise %s: %s", path, msg ? msg : "?");
@@ -203,7 +215,7 @@ struct store *store_open(const char *path, char *err, size_t errlen)
         store_close(s);
         return NULL;
     }
-    if (add_missing_columns(s, err, errlen) != 0 || migrate(s, err, errlen) != 0) {
+    if (add_missing_columns(s, err, errlen) != 0 || migrate(s, fresh, err, errlen) != 0) {
         store_close(s);
         return NULL;
     }
