@@ -87,6 +87,8 @@ static const char *check_container(const cg_core *core, const cg_container *c)
         return "moved out more than reserved";
     if (c->swap != CG_MOVING_OUT && c->swap_expect)
         return "expected free bytes outside a swap-out";
+    if (c->lending && ((c->swap != CG_MOVING_OUT && c->swap != CG_SWAPPED_OUT) || c->held))
+        return "a container that stepped aside is in, or held";
     if (c->waiting != ctr_waits(c))
         return "waiting flag differs from requests and swap state";
     cg_bytes used = 0, swapped = 0;

@@ -189,6 +189,7 @@ static void suspend_begin(cg_device *d, cg_container *c, cg_time now)
 static void suspend_end(cg_device *d, cg_container *c, cg_time now)
 {
     c->total_suspended += elapsed(c->suspended_since, now);
+    c->served_at = now;   /* a borrower of a lender's memory from now (stepaside.c) */
     if (c->sprev)
         c->sprev->snext = c->snext;
     else
@@ -342,6 +343,7 @@ static void reschedule(cg_core *core, unsigned dev, cg_time now)
             }
         }
     } while (again);
+    cg_step_aside_reclaim(core, dev, now);
 }
 
 /* ---- devices and policies ---------------------------------------------------------------- */
@@ -787,6 +789,7 @@ cg_status cg_request(cg_core *core, cg_cid cid, cg_pid pid, cg_reqid req, cg_byt
     }
     if (shortfall) {
         set_assigned(d, c, c->assigned + shortfall);
+        c->served_at = now;
         emit(core, CG_EV_ASSIGN, CG_WHY_RAISED, c, pid, req, shortfall, now);
     }
     charge(core, c, p, total, ctx > 0);

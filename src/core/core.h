@@ -130,6 +130,8 @@ typedef enum {
     CG_WHY_OPERATOR,         /* the operator's order (cg_swap_order) */
     CG_WHY_SWAPPED,          /* suspended: the container is out (or on its way out) */
     CG_WHY_FAIR_SHARE,       /* suspended: the raise would take the tenant over its ceiling */
+    CG_WHY_STEP_ASIDE,       /* swapped out while it waits, so that request `req` of a container
+                              * behind it can be granted (stepaside.c) */
 } cg_reason;
 
 const char *cg_event_kind_name(cg_event_kind k);
@@ -172,6 +174,12 @@ typedef struct {
      * priorities never starve; it is also how long a container swapped back in is protected
      * from being swapped out again for a running victim's sake. 0: CG_AGING_STEP_DEFAULT. */
     cg_time aging_step;
+    /* Stepping aside (stepaside.c, docs/SCHEDULING.md "Stepping aside (seed 001)"): with swap
+     * on, a waiting container that cannot be served may be swapped out so that a container
+     * behind it runs; after step_aside_bound (0: aging_step) it takes back what was handed out
+     * since. no_step_aside turns the rule off. */
+    bool no_step_aside;
+    cg_time step_aside_bound;
 } cg_config;
 
 #define CG_PRIORITY_MAX 9u

@@ -57,6 +57,9 @@ struct cg_container {
     cg_bytes swap_expect;        /* MOVING_OUT: what should leave the device (incoming) */
     bool returned;               /* has come back from a swap at least once */
     cg_time resident_since;      /* last swap-in done (when `returned`) */
+    bool lending;                /* out because it stepped aside (stepaside.c), until back in */
+    cg_time lent_at;             /* when it stepped aside (when `lending`) */
+    cg_time served_at;           /* last end of a suspension (its requests granted) */
     uint64_t round;              /* reschedule round that last offered it memory (priority.c) */
     bool waiting;                /* in its device's waiting ("suspended") list */
     uint32_t tenant;
@@ -199,6 +202,23 @@ void cg_swap_consider(cg_core *core, unsigned dev, cg_time now);
 /* swap.c: a waiting OUT container was just offered memory: orders it in when its assignment
  * now holds what is on the host. */
 void cg_swap_in_if_room(cg_core *core, cg_container *c, cg_time now);
+/* ---- stepping aside (stepaside.c; docs/SCHEDULING.md "Stepping aside (seed 001)") ---- */
+
+/* Whether the rule is on: swap on and not turned off. */
+static inline bool cg_step_aside_on(const cg_core *core);
+/* A waiting container behind r (r of class cls, the device's most urgent, which `have` bytes
+ * of free or incoming memory cannot serve) whose first request r's stepping aside would let
+ * the resume pass grant, safely and within its tenant's ceiling; NULL when none, or r may not
+ * step aside. */
+cg_container *cg_step_aside_for(cg_core *core, cg_container *r, unsigned cls, unsigned top,
+                                cg_bytes have, cg_time now);
+/* r stepped aside for so long that it now takes back what was handed out since. */
+bool cg_step_aside_due(const cg_core *core, const cg_container *r, cg_time now);
+/* c got memory on r's device since r stepped aside (a borrower: a victim for r once due). */
+bool cg_step_aside_borrower(const cg_container *r, const cg_container *c);
+/* After a resume pass: a due lender still waiting on the device gets the victim search. */
+void cg_step_aside_reclaim(cg_core *core, unsigned dev, cg_time now);
+
 /* swap.c: drops what a process had on the host (it exited, or its container was removed). */
 void cg_swap_forget_process(cg_core *core, cg_container *c, cg_process *p);
 /* swap.c: drops a removed container's swap state (budget, incoming). */
@@ -216,6 +236,11 @@ void cg_resume_round(cg_core *core, unsigned dev, cg_time now,
 static inline cg_time aging_step(const cg_core *core)
 {
     return core->cfg.aging_step ? core->cfg.aging_step : CG_AGING_STEP_DEFAULT;
+}
+
+static inline bool cg_step_aside_on(const cg_core *core)
+{
+    return core->cfg.swap_limit > 0 && !core->cfg.no_step_aside;
 }
 
 /* ---- compute shares (share.c) ---- */

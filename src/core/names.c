@@ -62,6 +62,7 @@ const char *cg_reason_str(cg_reason r)
     case CG_WHY_OPERATOR: return "operator's order";
     case CG_WHY_SWAPPED: return "container is swapped out";
     case CG_WHY_FAIR_SHARE: return "tenant at its fair-share ceiling";
+    case CG_WHY_STEP_ASIDE: return "stepped aside for a later request";
     }
     return "unknown";
 }

@@ -36,10 +36,12 @@ unsigned cg_class(const cg_core *core, const cg_container *c, unsigned top, cg_t
     return steps >= top - c->priority ? top : c->priority + (unsigned)steps;
 }
 
-/* The group a waiting container is offered memory in: higher first. */
+/* The group a waiting container is offered memory in: higher first. A lender due to take its
+ * memory back (stepaside.c) goes first in its class. */
 static unsigned group(const cg_core *core, const cg_container *c, unsigned top, cg_time now)
 {
-    return cg_class(core, c, top, now) * 2 + (c->swap == CG_SWAPPED_OUT ? 0 : 1);
+    unsigned in_class = cg_step_aside_due(core, c, now) ? 2 : c->swap == CG_SWAPPED_OUT ? 0 : 1;
+    return cg_class(core, c, top, now) * 3 + in_class;
 }
 
 void cg_resume_round(cg_core *core, unsigned dev, cg_time now,

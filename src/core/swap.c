@@ -258,6 +258,7 @@ void cg_swap_in_if_room(cg_core *core, cg_container *c, cg_time now)
     if (c->swap != CG_SWAPPED_OUT || c->held || c->assigned - c->used < c->swapped)
         return;
     cg_bytes back = c->swapped;
+    c->lending = false;
     for (cg_process *p = c->procs; p; p = p->next) {
         p->used += p->swapped;
         p->swapped = 0;
@@ -338,14 +339,16 @@ static int victim_order(const void *a, const void *b)
 }
 
 /* The waiting container a swap would be for: highest class, then longest waiting, then
- * oldest; only resident ones with a request (an out one waits for memory, not for victims). */
+ * oldest; only resident ones with a request (an out one waits for memory, not for victims),
+ * and lenders due to take their memory back (stepaside.c). */
 static cg_container *most_urgent(const cg_core *core, const cg_device *d, unsigned top,
                                  cg_time now, unsigned *cls_out)
 {
     cg_container *best = NULL;
     unsigned best_cls = 0;
     for (cg_container *c = d->shead; c; c = c->snext) {
-        if (c->npending == 0 || (c->swap != CG_RESIDENT && c->swap != CG_MOVING_IN))
+        bool due = c->swap == CG_SWAPPED_OUT && !c->held && cg_step_aside_due(core, c, now);
+        if (!due && (c->npending == 0 || (c->swap != CG_RESIDENT && c->swap != CG_MOVING_IN)))
             continue;
         unsigned cls = cg_class(core, c, top, now);
         if (!best || cls > best_cls ||
@@ -368,14 +371,17 @@ void cg_swap_consider(cg_core *core, unsigned dev, cg_time now)
     cg_container *r = most_urgent(core, d, top, now, &cls);
     if (!r)
         return;
+    /* What R lacks: for its first request, and, when it is out, for what is on the host. */
     cg_pending *first = r->phead;
-    if (r->used + first->bytes <= r->assigned)
+    cg_bytes total = ctr_charged(r) + (first ? first->bytes : 0);
+    if (total <= r->assigned)
         return;
-    cg_bytes want = r->used + first->bytes - r->assigned;
+    cg_bytes want = total - r->assigned;
     cg_bytes have = dev_free(d) + d->swap_incoming;
     if (have >= want)
         return;   /* enough is free or on its way (a suspension for safety is not helped) */
     cg_bytes need = want - have;
+    bool due = r->swap == CG_SWAPPED_OUT;   /* only a due lender is picked while out */
 
     candidate *v = cg_mem_alloc(core, (d->ncontainers ? d->ncontainers : 1) * sizeof *v);
     if (!v)
@@ -388,7 +394,10 @@ void cg_swap_consider(cg_core *core, unsigned dev, cg_time now)
             continue;
         cg_bytes frees = expected_free(core, c);
         bool suspended = c->npending > 0;
-        if (frees == 0 || (suspended ? c->priority > cls : c->priority >= cls))
+        /* A due lender's borrowers go for it even at its own priority: it lent them the
+         * memory (stepaside.c). */
+        bool lent = due && c->priority <= cls && cg_step_aside_borrower(r, c);
+        if (frees == 0 || (!lent && (suspended ? c->priority > cls : c->priority >= cls)))
             continue;
         v[n++] = (candidate){c, frees, suspended};
     }
@@ -402,9 +411,19 @@ void cg_swap_consider(cg_core *core, unsigned dev, cg_time now)
         got += v[i].frees;
         v[k++] = v[i];
     }
-    if (got >= need)
+    cg_reqid req = first ? first->req : 0;
+    if (got >= need) {
         for (size_t i = 0; i < k; i++)
-            order_out(core, v[i].c, CG_WHY_VICTIM, first->req, now);
+            order_out(core, v[i].c, CG_WHY_VICTIM, req, now);
+    } else if (!due) {
+        /* No victims let R run: R may step aside for a container behind it (stepaside.c). */
+        cg_container *b = cg_step_aside_for(core, r, cls, top, have, now);
+        if (b && budget_allows(core, exempt, r->assigned)) {
+            r->lending = true;
+            r->lent_at = now;
+            order_out(core, r, CG_WHY_STEP_ASIDE, b->phead->req, now);
+        }
+    }
     cg_mem_free(core, v, (d->ncontainers ? d->ncontainers : 1) * sizeof *v);
 }
 

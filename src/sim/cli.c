@@ -596,7 +596,7 @@ int cg_sim_main(int argc, char **argv)
                                      (cg_placement_policy)pl, o.ngpus, o.gpu_total, o.context,
                                      o.ps_k, n, s, o.runtime, o.swap_limit, o.swap_bandwidth,
                                      o.steps, o.urgent_every, (sim_share)sh, o.fair_interval,
-                                     false};
+                                     false, false};
                     sim_result r;
                     if (sim_run(&sp, &r) != 0) {
                         fprintf(stderr, "convgpu sim: run failed (%s workload, %s, policy %s, "

@@ -209,7 +209,8 @@ int sim_run(const sim_params *p, sim_result *out)
     size_t nlearn = 0;
     run_ctx rc = {s, p->containers, p->swap_bandwidth, 0};
     cg_config cfg = {.resume = p->policy, .placement = p->placement, .seed = p->seed,
-                     .sink = sink, .sink_ctx = &rc, .swap_limit = p->swap_limit};
+                     .sink = sink, .sink_ctx = &rc, .swap_limit = p->swap_limit,
+                     .no_step_aside = !p->step_aside};
     cg_core *core = s && jobs && running && learn && profs ? cg_core_new(&cfg) : NULL;
     int rv = -1;
     *out = (sim_result){0};

@@ -97,6 +97,9 @@ typedef struct {
     double fair_interval;
     /* Run cg_core_check after every event; a violation fails the run (tests). */
     bool check;
+    /* With swap: let a waiting container step aside for one behind it (stepaside.c). Off here,
+     * so the paper-workload figures keep the core's swap as it was before the rule. */
+    bool step_aside;
 } sim_params;
 
 typedef struct {
