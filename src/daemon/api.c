@@ -66,6 +66,7 @@
 #include <unistd.h>
 
 #include "api_conn.h"
+#include "api_route.h"
 #include "notice.h"
 #include "api_alloc.h"
 #include "api_interference.h"
@@ -181,9 +182,42 @@ static enum MHD_Result send_error(struct MHD_Connection *conn, unsigned status, 
 
 /* A change the store did not take was not made: 507 when the disk (or the database) is full,
  * 503 for any other failure of the store. Either way the caller may retry later. */
+/* The one mapping of the daemon's error codes to HTTP statuses (docs/OPERATIONS.md, "Errors"):
+ * bad input 400, not allowed 403, missing 404, in conflict with the state 409, a full disk 507,
+ * any other failure to store or to make the container's files 503, out of memory 500. */
+static unsigned http_status_of(int rc)
+{
+    switch (rc) {
+    case -EINVAL:
+        return 400;
+    case -EPERM:
+    case -EACCES:
+        return 403;
+    case -ENOENT:
+        return 404;
+    case -EEXIST:
+    case -EBUSY:
+        return 409;
+    case -ENOSPC:
+        return 507;
+    case -EIO:
+    case -EMFILE:
+    case -ENFILE:
+        return 503;
+    default:
+        return 500;
+    }
+}
+
+static enum MHD_Result send_errno(struct MHD_Connection *conn, int rc, const char *msg)
+{
+    return send_error(conn, http_status_of(rc), "%s", msg);
+}
+
+/* A write the store refused: 507 when the disk is full, 503 otherwise. */
 static enum MHD_Result send_not_stored(struct MHD_Connection *conn, int rc, const char *msg)
 {
-    return send_error(conn, rc == -ENOSPC ? 507 : 503, "%s", msg);
+    return send_errno(conn, rc == -ENOSPC ? -ENOSPC : -EIO, msg);
 }
 
 /* ---- views -------------------------------------------------------------------------------- */
@@ -790,9 +824,11 @@ static enum MHD_Result create_container(struct daemon *d, struct MHD_Connection 
                             req.auto_remove ? cred->pid : 0, req.auto_remove, &c, msg, sizeof msg);
     d->creating_start_by = 0;
     if (rcode != 0)
-        return send_error(conn, rcode == -EEXIST || rcode == -EBUSY ? 409
-                                : rcode == -EIO || rcode == -ENOMEM ? 500 : 400,
-                          "%s", msg);
+        return send_errno(conn, rcode == -ENOMEM || rcode == -EIO || rcode == -ENOSPC ||
+                                        rcode == -EEXIST || rcode == -EBUSY
+                                    ? rcode
+                                    : -EINVAL,
+                          msg);
     int arc = req.nallocations ? api_alloc_claim(d, &req, c->id, msg, sizeof msg) : 0;
     if (arc != 0) { /* an unrecorded claim could be claimed again: the container goes */
         if (store_delete_container(d->store, c->id) == 0)
@@ -989,10 +1025,8 @@ static enum MHD_Result tenants_route(struct daemon *d, struct MHD_Connection *co
     if (api_parse_tenant(rc->body, rc->len, &req, msg, sizeof msg) != 0)
         return send_error(conn, 400, "%s", msg);
     int rcode = tenant_set(d, name, &req, msg, sizeof msg);
-    if (rcode == -ENOSPC || rcode == -EIO)
-        return send_not_stored(conn, rcode, msg);
     if (rcode != 0)
-        return send_error(conn, rcode == -ENOMEM ? 500 : 400, "%s", msg);
+        return send_errno(conn, rcode, msg);
     return send_json(conn, 200, tenant_json(d, tenant_find(d, name)));
 }
 
@@ -1174,193 +1208,253 @@ static enum MHD_Result profiles(struct daemon *d, struct MHD_Connection *conn, c
     return send_json(conn, 200, json_pack("{s:s,s:i}", "removed", key, "tenants", (int)n));
 }
 
+/* ---- the routes (api_route.h) -------------------------------------------------------------- */
+
+/* One request, as a handler sees it: the route's argument resolved ({id}: the container, which
+ * the caller may see). */
+struct req {
+    struct daemon *d;
+    struct MHD_Connection *conn;
+    struct request_ctx *rc;
+    const struct caller *who;
+    const char *method, *url;
+    const char *arg;
+    struct container *c;
+};
+
+static enum MHD_Result h_version(struct req *r) { return send_json(r->conn, 200, version_json(r->d)); }
+
+static enum MHD_Result h_devices(struct req *r)
+{
+    json_t *arr = json_array();
+    for (unsigned i = 0; i < r->d->ndevices; i++)
+        json_array_append_new(arr, device_json(r->d, i));
+    return send_json(r->conn, 200, arr);
+}
+
+static enum MHD_Result h_list(struct req *r)
+{
+    json_t *arr = json_array();
+    for (struct container *c = r->d->containers; c; c = c->next)
+        if (!c->leader && sees(r->who, c))
+            json_array_append_new(arr, container_json(r->d, c, false));
+    return send_json(r->conn, 200, arr);
+}
+
+static enum MHD_Result h_create(struct req *r)
+{
+    return create_container(r->d, r->conn, r->rc, r->who);
+}
+
+static enum MHD_Result h_inspect(struct req *r)
+{
+    return send_json(r->conn, 200, container_json(r->d, r->c, true));
+}
+
+static enum MHD_Result h_remove(struct req *r)
+{
+    struct daemon *d = r->d;
+    char cid[CONTAINER_ID_MAX + 1];
+    snprintf(cid, sizeof cid, "%s", r->c->id);
+    /* The row goes first: a container a restart would bring back is not removed. */
+    int src = d->store ? store_delete_container(d->store, cid) : 0;
+    if (src != 0) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "container %s not removed: the state could not be saved (%s)",
+                 cid, store_error(d->store));
+        return send_not_stored(r->conn, src, msg);
+    }
+    container_remove(d, r->c, "removed through the API");
+    return send_json(r->conn, 200, json_pack("{s:s}", "removed", cid));
+}
+
+static enum MHD_Result h_start(struct req *r)
+{
+    struct daemon *d = r->d;
+    struct MHD_Connection *conn = r->conn;
+    struct container *c = r->c;
+    struct start_request sr;
+    char msg[512];
+    if (api_parse_start(r->rc->body, r->rc->len, &sr, msg, sizeof msg) != 0)
+        return send_error(conn, 400, "%s", msg);
+    if (kill(sr.pid, 0) != 0 && errno == ESRCH)
+        return send_error(conn, 400, "no process %d", sr.pid);
+    /* A tenant names only its own process: another's (init, say) would tie the container's life
+     * to a process the tenant does not own (issue #35). */
+    uid_t pid_uid;
+    if (!r->who->all && (!process_owner(sr.pid, &pid_uid) || pid_uid != r->who->cred.uid))
+        return send_error(conn, 403, "process %d is not yours: name a process of uid %u", sr.pid,
+                          (unsigned)r->who->cred.uid);
+    /* With auto_remove the init process's exit is the container's stop: its memory returns at
+     * once, even when no stop hook runs (a runtime killed, a daemon that was down then: restore
+     * checks the recorded pid and start time). */
+    uint64_t start = sr.auto_remove ? cg_proc_start_time(sr.pid) : 0;
+    if (d->store) {
+        /* Stored first: a restart must know the init (and, with auto_remove, watch it) before
+         * the caller is told it is. */
+        struct stored_container row;
+        store_row_of(c, &row);
+        row.init_pid = sr.pid;
+        row.start_by_unix = 0; /* started: its start deadline is met */
+        if (sr.auto_remove) {
+            row.auto_remove = true;
+            row.owner_pid = sr.pid;
+            row.owner_start = start;
+        }
+        int src = store_put_row(d->store, &row);
+        if (src != 0) {
+            snprintf(msg, sizeof msg, "init pid of container %s not recorded: the state could "
+                                      "not be saved (%s)", c->id, store_error(d->store));
+            return send_not_stored(conn, src, msg);
+        }
+    }
+    if (sr.auto_remove && container_watch_owner(c, sr.pid, start, msg, sizeof msg) != 0) {
+        if (d->store && store_put_container(d->store, c) != 0)
+            log_error("container %s: state.db names pid %d as its init, which could not be "
+                      "watched: %s", c->id, sr.pid, store_error(d->store));
+        return send_error(conn, 400, "%s", msg);
+    }
+    c->init_pid = sr.pid;
+    container_set_start_by(c, 0, msg, sizeof msg);
+    log_info("container %s: started, init pid %d%s", c->id, sr.pid,
+             sr.auto_remove ? ", removed when it exits" : "");
+    return send_json(conn, 200, container_json(d, c, true));
+}
+
+static enum MHD_Result h_limit(struct req *r) { return update(r->d, r->conn, r->rc, r->c, r->who); }
+
+/* A hold by a caller who is not an operator is its tenant's: bounded by the hold pool (swap.h). */
+static enum MHD_Result swap_route(struct req *r, bool out)
+{
+    cg_hold hold = !out ? CG_HOLD_NONE : r->who->all ? CG_HOLD_OPERATOR : CG_HOLD_TENANT;
+    char msg[512];
+    int src = swap_request(r->d, r->c, hold, msg, sizeof msg);
+    if (src == -ENOSPC || src == -EIO)
+        return send_not_stored(r->conn, src, msg);
+    if (src != 0)
+        return send_error(r->conn, 409, "%s", msg);
+    return send_json(r->conn, 202, container_json(r->d, r->c, true));
+}
+
+static enum MHD_Result h_swap_out(struct req *r) { return swap_route(r, true); }
+static enum MHD_Result h_swap_in(struct req *r) { return swap_route(r, false); }
+
+static enum MHD_Result h_policy_get(struct req *r)
+{
+    struct daemon *d = r->d;
+    return send_json(r->conn, 200,
+                     json_pack("{s:s,s:s,s:s}", "resume",
+                               cg_resume_policy_name(cg_get_resume_policy(d->core)), "placement",
+                               cg_placement_policy_name(cg_get_placement_policy(d->core)),
+                               "fair_share", cg_fair_mode_name(cg_get_fair_share(d->core))));
+}
+
+static enum MHD_Result h_policy_put(struct req *r) { return set_policy(r->d, r->conn, r->rc); }
+
+static enum MHD_Result h_tenants(struct req *r)
+{
+    bool get = strcmp(r->method, "GET") == 0, put = strcmp(r->method, "PUT") == 0;
+    return tenants_route(r->d, r->conn, r->url, get, put, r->rc, r->who);
+}
+
+static enum MHD_Result h_events(struct req *r) { return events(r->d, r->conn, r->who); }
+
+static enum MHD_Result h_profiles(struct req *r)
+{
+    bool get = strcmp(r->method, "GET") == 0, del = strcmp(r->method, "DELETE") == 0;
+    return profiles(r->d, r->conn, r->url, get, del, r->who);
+}
+
+static enum MHD_Result h_allocate(struct req *r)
+{
+    unsigned status = 500;
+    json_t *ans = api_alloc_post(r->d, r->rc->body, r->rc->len, r->who->all, &status);
+    return ans ? send_json(r->conn, status, ans) : send_error(r->conn, 500, "out of memory");
+}
+
+static enum MHD_Result h_interference(struct req *r)
+{
+    unsigned status = 500;
+    json_t *ans = api_interference(r->d, r->method, r->rc->body, r->rc->len, r->who->cred.uid,
+                                   r->who->all,
+                                   MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND,
+                                                               "tenant"),
+                                   &status);
+    return ans ? send_json(r->conn, status, ans) : send_error(r->conn, 500, "out of memory");
+}
+
+static enum MHD_Result h_metrics(struct req *r)
+{
+    char *text = metrics_render(r->d, r->who->all ? NULL : &r->who->cred.uid);
+    if (!text)
+        return send_error(r->conn, 500, "out of memory");
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        free(text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4");
+    enum MHD_Result ret = MHD_queue_response(r->conn, 200, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+static enum MHD_Result (*const handlers[H_COUNT])(struct req *r) = {
+    [H_VERSION] = h_version,       [H_DEVICES] = h_devices,
+    [H_LIST] = h_list,             [H_CREATE] = h_create,
+    [H_INSPECT] = h_inspect,       [H_REMOVE] = h_remove,
+    [H_START] = h_start,           [H_LIMIT] = h_limit,
+    [H_SWAP_OUT] = h_swap_out,     [H_SWAP_IN] = h_swap_in,
+    [H_POLICY_GET] = h_policy_get, [H_POLICY_PUT] = h_policy_put,
+    [H_TENANTS] = h_tenants,       [H_TENANT_GET] = h_tenants,
+    [H_TENANT_PUT] = h_tenants,    [H_EVENTS] = h_events,
+    [H_PROFILES] = h_profiles,     [H_PROFILE_DELETE] = h_profiles,
+    [H_ALLOCATE] = h_allocate,     [H_INTERFERENCE] = h_interference,
+    [H_METRICS] = h_metrics,
+};
+
+/* Whether who may call a route declared `may`: the one place privilege is enforced. */
+static bool may_call(enum api_may may, const struct caller *who)
+{
+    switch (may) {
+    case API_MAY_ANYONE:
+    case API_MAY_OWNER: /* the container is looked up among those the caller sees */
+        return true;
+    case API_MAY_OPERATOR:
+        return who->all;
+    case API_MAY_ADMIN:
+        return who->cred.uid == 0 || who->cred.uid == geteuid();
+    }
+    return false;
+}
+
 static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, const char *url,
                              const char *method, struct request_ctx *rc)
 {
     struct caller who;
     if (!identify(d, conn, &who))
         return send_error(conn, 403, "cannot identify the caller");
-    const struct ucred cred = who.cred;
-    bool get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
-    bool put = strcmp(method, "PUT") == 0, del = strcmp(method, "DELETE") == 0;
-
-    if (strcmp(url, "/v1/version") == 0 && get)
-        return send_json(conn, 200, version_json(d));
-    if (strcmp(url, "/v1/devices") == 0 && get) {
-        json_t *arr = json_array();
-        for (unsigned i = 0; i < d->ndevices; i++)
-            json_array_append_new(arr, device_json(d, i));
-        return send_json(conn, 200, arr);
+    char arg[PROFILE_KEY_MAX + 2], allowed[64];
+    unsigned status;
+    const struct api_route *rt =
+        api_route_match(method, url, arg, sizeof arg, &status, allowed, sizeof allowed);
+    if (!rt && status == 405)
+        return send_error(conn, 405, "use %s on %s", allowed, url);
+    if (!rt)
+        return strncmp(url, "/v1/containers/", 15) == 0
+                   ? send_error(conn, 404, "no such container or resource: %s", url)
+                   : send_error(conn, 404, "unknown resource %s (the API lives under /v1)", url);
+    if (!may_call(rt->may, &who))
+        return send_error(conn, 403, "%s", rt->deny ? rt->deny : "not allowed");
+    struct req r = {.d = d, .conn = conn, .rc = rc, .who = &who, .method = method, .url = url,
+                    .arg = arg};
+    if (rt->may == API_MAY_OWNER) {
+        r.c = strlen(arg) <= CONTAINER_ID_MAX ? find_for(d, &who, arg) : NULL;
+        if (!r.c)
+            return send_error(conn, 404, "no such container: %s", arg);
     }
-    if (strcmp(url, "/v1/containers") == 0) {
-        if (get) {
-            json_t *arr = json_array();
-            for (struct container *c = d->containers; c; c = c->next)
-                if (!c->leader && sees(&who, c))
-                    json_array_append_new(arr, container_json(d, c, false));
-            return send_json(conn, 200, arr);
-        }
-        if (post)
-            return create_container(d, conn, rc, &who);
-        return send_error(conn, 405, "use GET or POST on /v1/containers");
-    }
-    if (strncmp(url, "/v1/containers/", 15) == 0) {
-        char id[CONTAINER_ID_MAX + 2];
-        const char *rest = url + 15, *slash = strchr(rest, '/');
-        size_t n = slash ? (size_t)(slash - rest) : strlen(rest);
-        if (n == 0 || n > CONTAINER_ID_MAX)
-            return send_error(conn, 404, "no such container");
-        memcpy(id, rest, n);
-        id[n] = '\0';
-        struct container *c = find_for(d, &who, id);
-        if (!c)
-            return send_error(conn, 404, "no such container: %s", id);
-        if (!slash) {
-            if (get)
-                return send_json(conn, 200, container_json(d, c, true));
-            if (del) {
-                char cid[CONTAINER_ID_MAX + 1];
-                snprintf(cid, sizeof cid, "%s", c->id);
-                /* The row goes first: a container a restart would bring back is not removed. */
-                int src = d->store ? store_delete_container(d->store, cid) : 0;
-                if (src != 0) {
-                    char msg[512];
-                    snprintf(msg, sizeof msg, "container %s not removed: the state could not "
-                                              "be saved (%s)", cid, store_error(d->store));
-                    return send_not_stored(conn, src, msg);
-                }
-                container_remove(d, c, "removed through the API");
-                return send_json(conn, 200, json_pack("{s:s}", "removed", cid));
-            }
-            return send_error(conn, 405, "use GET or DELETE on a container");
-        }
-        if (strcmp(slash, "/start") == 0) {
-            if (!post)
-                return send_error(conn, 405, "use POST on /start");
-            struct start_request sr;
-            char msg[512];
-            if (api_parse_start(rc->body, rc->len, &sr, msg, sizeof msg) != 0)
-                return send_error(conn, 400, "%s", msg);
-            if (kill(sr.pid, 0) != 0 && errno == ESRCH)
-                return send_error(conn, 400, "no process %d", sr.pid);
-            /* A tenant names only its own process: another's (init, say) would tie the
-             * container's life to a process the tenant does not own (issue #35). */
-            uid_t pid_uid;
-            if (!who.all && (!process_owner(sr.pid, &pid_uid) || pid_uid != who.cred.uid))
-                return send_error(conn, 403, "process %d is not yours: name a process of uid %u",
-                                  sr.pid, (unsigned)who.cred.uid);
-            /* With auto_remove the init process's exit is the container's stop: its memory
-             * returns at once, even when no stop hook runs (a runtime killed, a daemon that was
-             * down then: restore checks the recorded pid and start time). */
-            uint64_t start = sr.auto_remove ? cg_proc_start_time(sr.pid) : 0;
-            if (d->store) {
-                /* Stored first: a restart must know the init (and, with auto_remove, watch it)
-                 * before the caller is told it is. */
-                struct stored_container row;
-                store_row_of(c, &row);
-                row.init_pid = sr.pid;
-                row.start_by_unix = 0; /* started: its start deadline is met */
-                if (sr.auto_remove) {
-                    row.auto_remove = true;
-                    row.owner_pid = sr.pid;
-                    row.owner_start = start;
-                }
-                int src = store_put_row(d->store, &row);
-                if (src != 0) {
-                    snprintf(msg, sizeof msg, "init pid of container %s not recorded: the state "
-                                              "could not be saved (%s)", c->id,
-                             store_error(d->store));
-                    return send_not_stored(conn, src, msg);
-                }
-            }
-            if (sr.auto_remove && container_watch_owner(c, sr.pid, start, msg, sizeof msg) != 0) {
-                if (d->store && store_put_container(d->store, c) != 0)
-                    log_error("container %s: state.db names pid %d as its init, which could not "
-                              "be watched: %s", c->id, sr.pid, store_error(d->store));
-                return send_error(conn, 400, "%s", msg);
-            }
-            c->init_pid = sr.pid;
-            container_set_start_by(c, 0, msg, sizeof msg);
-            log_info("container %s: started, init pid %d%s", c->id, sr.pid,
-                     sr.auto_remove ? ", removed when it exits" : "");
-            return send_json(conn, 200, container_json(d, c, true));
-        }
-        if (strcmp(slash, "/limit") == 0) {
-            if (!put)
-                return send_error(conn, 405, "use PUT on /limit");
-            return update(d, conn, rc, c, &who);
-        }
-        if (strcmp(slash, "/swap-out") == 0 || strcmp(slash, "/swap-in") == 0) {
-            if (!post)
-                return send_error(conn, 405, "use POST on %s", slash);
-            /* A hold by a caller who is not an operator is its tenant's: bounded by the hold
-             * pool (swap.h). */
-            cg_hold hold = strcmp(slash, "/swap-in") == 0 ? CG_HOLD_NONE
-                           : who.all                     ? CG_HOLD_OPERATOR
-                                                         : CG_HOLD_TENANT;
-            char msg[512];
-            int src = swap_request(d, c, hold, msg, sizeof msg);
-            if (src == -ENOSPC || src == -EIO)
-                return send_not_stored(conn, src, msg);
-            if (src != 0)
-                return send_error(conn, 409, "%s", msg);
-            return send_json(conn, 202, container_json(d, c, true));
-        }
-        return send_error(conn, 404, "unknown resource %s", url);
-    }
-    if (strcmp(url, "/v1/policy") == 0) {
-        if (get)
-            return send_json(conn, 200,
-                             json_pack("{s:s,s:s,s:s}", "resume",
-                                       cg_resume_policy_name(cg_get_resume_policy(d->core)),
-                                       "placement",
-                                       cg_placement_policy_name(cg_get_placement_policy(d->core)),
-                                       "fair_share",
-                                       cg_fair_mode_name(cg_get_fair_share(d->core))));
-        if (put) {
-            if (cred.uid != 0 && cred.uid != geteuid())
-                return send_error(conn, 403, "only root or the daemon's user may change policy");
-            return set_policy(d, conn, rc);
-        }
-        return send_error(conn, 405, "use GET or PUT on /v1/policy");
-    }
-    if (strcmp(url, "/v1/tenants") == 0 || strncmp(url, "/v1/tenants/", 12) == 0)
-        return tenants_route(d, conn, url, get, put, rc, &who);
-    if (strcmp(url, "/v1/events") == 0 && get)
-        return events(d, conn, &who);
-    if (strcmp(url, "/v1/profiles") == 0 || strncmp(url, "/v1/profiles/", 13) == 0)
-        return profiles(d, conn, url, get, del, &who);
-    if (strcmp(url, "/v1/allocations") == 0) { /* the device plugin's (api_alloc.h) */
-        if (!post)
-            return send_error(conn, 405, "use POST on /v1/allocations");
-        unsigned status = 500;
-        json_t *ans = api_alloc_post(d, rc->body, rc->len, who.all, &status);
-        return ans ? send_json(conn, status, ans) : send_error(conn, 500, "out of memory");
-    }
-    if (strcmp(url, "/v1/interference") == 0) {
-        unsigned status = 500;
-        json_t *ans = api_interference(d, method, rc->body, rc->len, who.cred.uid, who.all,
-                                       MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND,
-                                                                   "tenant"),
-                                       &status);
-        return ans ? send_json(conn, status, ans) : send_error(conn, 500, "out of memory");
-    }
-    if (strcmp(url, "/metrics") == 0 && get) {
-        char *text = metrics_render(d, who.all ? NULL : &who.cred.uid);
-        if (!text)
-            return send_error(conn, 500, "out of memory");
-        struct MHD_Response *r =
-            MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
-        if (!r) {
-            free(text);
-            return MHD_NO;
-        }
-        MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4");
-        enum MHD_Result ret = MHD_queue_response(conn, 200, r);
-        MHD_destroy_response(r);
-        return ret;
-    }
-    return send_error(conn, 404, "unknown resource %s (the API lives under /v1)", url);
+    return handlers[rt->handler](&r);
 }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,

@@ -513,6 +513,7 @@ int container_create(struct daemon *d, const char *id, const char *name, const c
                      const struct container_member *member,
                      struct container **out, char *err, size_t errlen)
 {
+    int failed = -EIO; /* what a failure below returns: the store's -ENOSPC where it says so */
     int device = spec->device;
     uint64_t limit = spec->limit;
     char gen[CONTAINER_ID_MAX + 1];
@@ -660,8 +661,11 @@ int container_create(struct daemon *d, const char *id, const char *name, const c
         loop_del(d->loop, c->listen_fd);
         goto fail_files;
     }
-    if (d->store && !restore && store_put_container(d->store, c) != 0) {
-        snprintf(err, errlen, "cannot persist container state");
+    int stored = d->store && !restore ? store_put_container(d->store, c) : 0;
+    if (stored != 0) {
+        snprintf(err, errlen, "container not created: the state could not be saved (%s)",
+                 store_error(d->store));
+        failed = stored == -ENOSPC ? -ENOSPC : -EIO;
         if (c->owner_pidfd >= 0)
             loop_del(d->loop, c->owner_pidfd);
         if (c->start_timer_fd >= 0)
@@ -691,7 +695,7 @@ fail_files:
 fail_core:
     cg_container_remove(d->core, cid, now);
     free(c);
-    return -EIO;
+    return failed;
 }
 
 int container_remove(struct daemon *d, struct container *c, const char *why)

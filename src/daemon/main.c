@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "api_route.h"
 #include "config.h"
 #include "metrics.h"
 #include "watchdog.h"
@@ -134,6 +135,7 @@ static void usage(FILE *f)
             "  --log-level LEVEL     error, warn, info (default), debug\n"
             "  --foreground          do not detach (use under systemd, docker, tests)\n"
             "  --version             print the version and exit\n"
+            "  --routes              print the control API's routes and who may call each\n"
             "  -h, --help            this help\n"
             "\n"
             "Control API: curl --unix-socket DIR/control.sock http://convgpu/v1/containers\n");
@@ -505,7 +507,7 @@ static int check_topology(const struct daemon_options *o)
 /* Returns 0 to run, 1 to exit 0 (help, version), 2 on bad usage. */
 static int parse_args(int argc, char **argv, struct daemon_options *o)
 {
-    enum { O_CONFIG = 1000, O_FOREGROUND, O_VERSION, O_SETTING };
+    enum { O_CONFIG = 1000, O_FOREGROUND, O_VERSION, O_ROUTES, O_SETTING };
     static const struct option opts[] = {
         {"config", required_argument, NULL, O_CONFIG},
         {"runtime-dir", required_argument, NULL, O_SETTING},
@@ -547,6 +549,7 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
         {"profile-limits", required_argument, NULL, O_SETTING},
         {"foreground", no_argument, NULL, O_FOREGROUND},
         {"version", no_argument, NULL, O_VERSION},
+        {"routes", no_argument, NULL, O_ROUTES},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -586,6 +589,13 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
         }
         if (c == O_VERSION) {
             printf("convgpud %s\n", CONVGPU_VERSION);
+            return 1;
+        }
+        if (c == O_ROUTES) {
+            /* The control API's routes and who may call each (api_route.h). */
+            for (size_t i = 0; i < api_nroutes; i++)
+                printf("%-6s %-32s %s\n", api_routes[i].method, api_routes[i].path,
+                       api_may_name(api_routes[i].may));
             return 1;
         }
         if (c == O_CONFIG)

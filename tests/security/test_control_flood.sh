@@ -110,8 +110,9 @@ V_FOLLOW=$!
 BG_PIDS+=("$V_FOLLOW")
 r=$(capi 1102 POST /v1/containers '{"gpu_memory":"256MiB","name":"v-seen"}')
 check "V creates while A holds its streams (201)" test "$(status "$r")" = 201
+V_SEEN=$(id_of "$r")
 check "V's own stream shows its create" \
-    wait_for "V's event" "$WAIT_S" grep -q "$(id_of "$r")" "$TMP/v.events"
+    wait_for "V's event" "$WAIT_S" grep -q "$V_SEEN" "$TMP/v.events"
 capi 1102 DELETE "/v1/containers/$(id_of "$r")" >/dev/null
 kill "$V_FOLLOW" 2>/dev/null || true
 release follow
