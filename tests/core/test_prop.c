@@ -240,5 +240,18 @@ int main(void)
            "containers %lu (refused %lu, or refused beside one)\n",
            done, episodes, n_suspend, n_unsafe, n_resume, n_policy_assign, n_over, n_limit,
            n_compute, n_no_compute, n_exclusive, n_no_exclusive);
-    return 0;
+    /* A generator that stopped producing a kind of step would let every invariant hold
+     * vacuously: each kind must have happened. */
+    int vacuous = 0;
+    const struct { const char *what; unsigned long n; } seen[] = {
+        {"suspensions", n_suspend}, {"resumptions", n_resume}, {"policy assigns", n_policy_assign},
+        {"over-limit answers", n_over}, {"limit changes", n_limit}, {"share changes", n_compute},
+        {"exclusive containers", n_exclusive},
+    };
+    for (size_t i = 0; i < sizeof seen / sizeof seen[0]; i++)
+        if (seen[i].n == 0) {
+            fprintf(stderr, "prop: FAIL: the generator produced no %s\n", seen[i].what);
+            vacuous = 1;
+        }
+    return vacuous;
 }

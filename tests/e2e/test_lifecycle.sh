@@ -7,7 +7,8 @@ export CONVGPU_EMU_CONTEXT=6MiB
 start_daemon --emulate 512MiB
 SAMPLE=$BUILD/bin/convgpu-sample
 
-# A new container's ledger (1024 process slots, 68 KiB) is sparse: memory backs a slot's page
+# A new container's ledger (1024 process slots and the header: 98,496 bytes, CG_LEDGER_SIZE in
+# src/common/ledger.h; a layout change must show here) is sparse: memory backs a slot's page
 # only once a process takes that slot, not every page of every container at registration. It is
 # a memfd (no file in the runtime directory), seen here through the daemon's descriptor.
 cg create --name sparse --gpu-memory 64MiB >/dev/null
@@ -18,7 +19,7 @@ for f in /proc/"$DAEMON_PID"/fd/*; do
 done
 check "the daemon holds the new container's ledger memfd" test -n "$ledger"
 check "no ledger file in the container's directory" test ! -e "$RUNDIR/containers/$sparse_id/ledger"
-check "a new container's ledger is 68 KiB long" test "$(stat -L -c %s "$ledger")" -ge 65536
+check "a new container's ledger is 98,496 bytes long" test "$(stat -L -c %s "$ledger")" = 98496
 check "a new container's ledger occupies at most 8 KiB ($(stat -L -c '%b x %B' "$ledger") bytes)" \
     test "$(( $(stat -L -c '%b * %B' "$ledger") ))" -le 8192
 cg rm sparse >/dev/null
