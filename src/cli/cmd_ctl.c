@@ -101,24 +101,36 @@ static const char *ratio_pct(json_t *v, char *buf, size_t len)
 
 void cli_print_devices(json_t *ans)
 {
-    printf("%-4s %-28s %10s %10s %10s %10s %10s %5s %5s %5s %6s\n", "GPU", "NAME", "CAPACITY",
-           "ASSIGNED", "USED", "FREE", "CONTEXT", "CTRS", "SUSP", "HARD", "UTIL");
+    printf("%-4s %-28s %10s %10s %6s %10s %10s %10s %10s %5s %5s %5s %6s\n", "GPU", "NAME",
+           "CAPACITY", "PROMISED", "FACTOR", "ASSIGNED", "USED", "FREE", "CONTEXT", "CTRS", "SUSP",
+           "HARD", "UTIL");
     size_t i;
     json_t *d;
+    bool adaptive = false;
     json_array_foreach(ans, i, d) {
         char a[CG_SIZE_BUFLEN], b[CG_SIZE_BUFLEN], c[CG_SIZE_BUFLEN], e[CG_SIZE_BUFLEN],
-            f[CG_SIZE_BUFLEN], hard[16], util[16];
+            f[CG_SIZE_BUFLEN], p[CG_SIZE_BUFLEN], hard[16], util[16], factor[16];
         snprintf(hard, sizeof hard, "%lld%%",
                  (long long)json_integer_value(json_object_get(d, "compute_hard_share")));
-        printf("%-4lld %-28.28s %10s %10s %10s %10s %10s %5lld %5lld %5s %6s\n",
+        /* A daemon before the sharing factor promises its capacity. */
+        json_t *prom = json_object_get(d, "promised"), *of = json_object_get(d, "oversubscribe");
+        const char *mode = json_string_value(json_object_get(d, "oversubscribe_mode"));
+        bool ad = mode && strcmp(mode, "adaptive") == 0;
+        adaptive = adaptive || ad;
+        snprintf(factor, sizeof factor, "%.2f%s", of ? json_number_value(of) : 1.0, ad ? "*" : "");
+        printf("%-4lld %-28.28s %10s %10s %6s %10s %10s %10s %10s %5lld %5lld %5s %6s\n",
                (long long)json_integer_value(json_object_get(d, "index")),
                json_string_value(json_object_get(d, "name")), sz(json_object_get(d, "capacity"), a),
+               sz(prom ? prom : json_object_get(d, "capacity"), p), factor,
                sz(json_object_get(d, "assigned"), b), sz(json_object_get(d, "used"), c),
                sz(json_object_get(d, "free"), e), sz(json_object_get(d, "context_charge"), f),
                (long long)json_integer_value(json_object_get(d, "containers")),
                (long long)json_integer_value(json_object_get(d, "suspended")), hard,
                ratio_pct(json_object_get(d, "compute_utilization"), util, sizeof util));
     }
+    if (adaptive)
+        printf("* adaptive: from profiled peaks and the swap budget (docs/SCHEDULING.md, "
+               "Sharing factor)\n");
 }
 
 size_t cli_format_devices(json_t *container, char *out, size_t len)

@@ -2,10 +2,13 @@
  * compute) consumable resources in Slurm, from the node daemon's own devices, so that
  * slurmctld's count and convgpud's capacity cannot disagree.
  *
- * Units: `gpumem` counts MiB of the devices' capacity (total minus the daemon's reserve),
- * rounded down; `gpucompute` counts percent of one GPU's time, 100 per GPU. The job_submit
- * filter (src/integrations/slurm/job_submit.lua) turns --gpu-mem/--gpu-compute into requests
- * for them, rounded up, so a job is never scheduled on memory the daemon would not give it.
+ * Units: `gpumem` counts MiB of what the devices promise, rounded down: their capacity (total
+ * minus the daemon's reserve) times the sharing factor (`convgpud --oversubscribe`; 1 unless
+ * set, and a daemon before it publishes no "promised": its capacity then); `gpucompute`
+ * counts percent of one GPU's time, 100 per GPU. The job_submit filter
+ * (src/integrations/slurm/job_submit.lua) turns --gpu-mem/--gpu-compute into requests for
+ * them, rounded up, so a job is never scheduled on memory the daemon would not give it (with a
+ * factor above 1 it may have to wait for it: convgpud suspends, it does not refuse).
  * Both are counted per node: a request that fits the node's sum but no single GPU is admitted
  * by Slurm and refused by convgpud when its step starts (docs/SLURM.md, limits). */
 #include <limits.h>
@@ -50,24 +53,31 @@ static int gres_conf(const char *node)
         json_decref(ans);
         return 1;
     }
-    unsigned long long mib = 0;
+    unsigned long long mib = 0, physical = 0;
     size_t ngpu = json_array_size(ans), i;
     json_t *dev;
     json_array_foreach(ans, i, dev) {
-        json_t *cap = json_object_get(dev, "capacity");
-        if (!json_is_integer(cap) || json_integer_value(cap) < 0) {
-            fprintf(stderr, "convgpu slurm: device %zu has no capacity in the daemon's answer\n",
-                    i);
+        json_t *cap = json_object_get(dev, "capacity"), *prom = json_object_get(dev, "promised");
+        if (!json_is_integer(cap) || json_integer_value(cap) < 0 ||
+            (prom && (!json_is_integer(prom) ||
+                      json_integer_value(prom) < json_integer_value(cap)))) {
+            fprintf(stderr, "convgpu slurm: device %zu has no valid capacity (or promised "
+                            "memory) in the daemon's answer\n", i);
             json_decref(ans);
             return 1;
         }
-        mib += (unsigned long long)json_integer_value(cap) / MIB;
+        physical += (unsigned long long)json_integer_value(cap) / MIB;
+        mib += (unsigned long long)json_integer_value(prom ? prom : cap) / MIB;
     }
     json_decref(ans);
     if (ngpu == 0 || mib == 0) {
         fprintf(stderr, "convgpu slurm: the daemon has no GPU memory to offer\n");
         return 1;
     }
+    if (mib > physical)
+        printf("# gpumem promises %llu MiB of the %llu MiB the GPUs have (convgpud "
+               "--oversubscribe):\n# jobs whose peaks collide wait for memory instead of "
+               "failing\n", mib, physical);
     printf("# gres.conf on %s (or in the cluster's shared gres.conf):\n", node);
     printf("NodeName=%s Name=gpumem Count=%llu\n", node, mib);
     printf("NodeName=%s Name=gpucompute Count=%zu\n", node, ngpu * 100);
