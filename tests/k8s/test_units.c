@@ -605,6 +605,93 @@ static void test_allocate(void)
               DP_INVALID_ARGUMENT && strstr(msg, "on one GPU"), "%s", msg);
 }
 
+/* A GPU that promises more than it has (convgpud --oversubscribe): its units are advertised
+ * from "promised", one container's units on one GPU stay within its capacity. */
+static void test_oversubscribed(void)
+{
+    dp_configure(&config);
+    struct dp_inventory inv, old;
+    char msg[256] = "";
+    /* GPU 0: 1 GiB promised as 2 GiB (8 units, 4 of memory); GPU 1: a daemon before the
+     * factor (no "promised"): its capacity, 4 units. */
+    inventory_of(&inv, "[{\"index\":0,\"uuid\":\"GPU-a\",\"capacity\":1073741824,"
+                       "\"promised\":2147483648},"
+                       "{\"index\":1,\"uuid\":\"GPU-b\",\"capacity\":1073741824}]");
+    CHECK(inv.gpus[0].promised == 2147483648ull && inv.gpus[1].promised == 1073741824ull,
+          "promised read, and the capacity without it");
+    size_t n = 0;
+    struct dp_device *list = dp_list_units(&inv, CG_UNIT_MEMORY, &n);
+    CHECK(list && n == 12 && strcmp(list[7].id, "gpu0-mem-7") == 0 &&
+              strcmp(list[8].id, "gpu1-mem-0") == 0, "8 units of GPU 0, 4 of GPU 1: %zu", n);
+    free(list);
+    list = dp_list_units(&inv, CG_UNIT_COMPUTE, &n);
+    CHECK(list && n == 200, "compute stays 100 units per GPU: %zu", n);
+    free(list);
+    old = inv;
+    inventory_of(&old, "[{\"index\":0,\"uuid\":\"GPU-a\",\"capacity\":1073741824},"
+                       "{\"index\":1,\"uuid\":\"GPU-b\",\"capacity\":1073741824}]");
+    CHECK(!dp_inventory_equal(&old, &inv), "a new factor is a change kubelet must see");
+    const char *bad[] = {
+        "[{\"index\":0,\"uuid\":\"x\",\"capacity\":1024,\"promised\":1023}]",
+        "[{\"index\":0,\"uuid\":\"x\",\"capacity\":1024,\"promised\":\"2048\"}]",
+        "[{\"index\":0,\"uuid\":\"x\",\"capacity\":1024,\"promised\":2048.5}]"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        json_t *j = json_loads(bad[i], 0, NULL);
+        struct dp_inventory keep = inv;
+        char err[256] = "";
+        CHECK(j && dp_inventory_parse(j, &keep, err, sizeof err) == -1 &&
+                  strstr(err, "promised") && dp_inventory_equal(&keep, &inv), "%s accepted",
+              bad[i]);
+        json_decref(j);
+    }
+
+    /* Allocate: a unit beyond the capacity's is one this node advertises; four on GPU 0 are
+     * its whole memory; five on it are more than it has. */
+    struct dp_grant g;
+    const char *last[] = {"gpu0-mem-7"};
+    CHECK(alloc(&inv, CG_UNIT_MEMORY, 1, last, &g, msg) == DP_OK && g.device == 0 &&
+              g.bytes == 256 * MIB, "gpu0-mem-7: %s", msg);
+    const char *four[] = {"gpu0-mem-4", "gpu0-mem-5", "gpu0-mem-6", "gpu0-mem-7"};
+    CHECK(alloc(&inv, CG_UNIT_MEMORY, 4, four, &g, msg) == DP_OK && g.device == 0 &&
+              g.bytes == 1024 * MIB, "4 units of GPU 0: %s", msg);
+    const char *five[] = {"gpu0-mem-0", "gpu0-mem-1", "gpu0-mem-2", "gpu0-mem-3", "gpu0-mem-4"};
+    msg[0] = '\0';
+    CHECK(alloc(&inv, CG_UNIT_MEMORY, 5, five, &g, msg) == DP_INVALID_ARGUMENT &&
+              strstr(msg, "exceed GPU 0's memory (1024 MiB)"), "5 units of GPU 0: %s", msg);
+    const char *spread[] = {"gpu0-mem-0", "gpu0-mem-1", "gpu0-mem-2", "gpu1-mem-0", "gpu1-mem-1"};
+    CHECK(alloc(&inv, CG_UNIT_MEMORY, 5, spread, &g, msg) == DP_OK && g.device == -1,
+          "5 units over two GPUs (a multi-GPU pod's total): convgpud places them: %s", msg);
+
+    /* GetPreferredAllocation never puts more of one GPU in a container than it has. */
+    const char *avail[12];
+    static char ids[12][32];
+    for (int i = 0; i < 12; i++) {
+        snprintf(ids[i], sizeof ids[i], "gpu%d-mem-%d", i < 8 ? 0 : 1, i < 8 ? i : i - 8);
+        avail[i] = ids[i];
+    }
+    size_t out[12];
+    CHECK(dp_prefer_on(&inv, CG_UNIT_MEMORY, avail, 12, NULL, 0, 4, out, msg, sizeof msg) ==
+              DP_OK, "4 units: %s", msg);
+    unsigned on0 = 0;
+    for (int k = 0; k < 4; k++)
+        on0 += out[k] < 8;
+    CHECK(on0 == 0 || on0 == 4, "4 units on one GPU: %u of GPU 0", on0);
+    CHECK(dp_prefer_on(&inv, CG_UNIT_MEMORY, avail, 12, NULL, 0, 6, out, msg, sizeof msg) ==
+              DP_OK, "6 units: %s", msg);
+    on0 = 0;
+    for (int k = 0; k < 6; k++) {
+        on0 += out[k] < 8;
+        CHECK(out[k] < 12 && strcmp(avail[out[k]], ids[out[k]]) == 0, "a position in avail");
+    }
+    CHECK(on0 <= 4 && 6 - on0 <= 4, "6 units: at most 4 of each GPU (%u of GPU 0)", on0);
+    CHECK(dp_prefer_on(&inv, CG_UNIT_MEMORY, avail, 12, NULL, 0, 9, out, msg, sizeof msg) ==
+              DP_INVALID_ARGUMENT && strstr(msg, "memory holds"), "9 units: %s", msg);
+    /* A must-include unit beyond the capacity's count is kept, and chosen. */
+    const char *must[] = {"gpu0-mem-7"};
+    CHECK(dp_prefer_on(&inv, CG_UNIT_MEMORY, avail, 12, must, 1, 2, out, msg, sizeof msg) ==
+              DP_OK && (out[0] == 7 || out[1] == 7), "must gpu0-mem-7: %s", msg);
+}
+
 int main(void)
 {
     test_ids();
@@ -614,6 +701,7 @@ int main(void)
     test_prefer_gpus();
     test_inventory();
     test_allocate();
+    test_oversubscribed();
     if (failures)
         fprintf(stderr, "%d failure(s)\n", failures);
     else

@@ -183,6 +183,18 @@ int dp_allocate_on(const struct dp_inventory *inv, const struct dp_config *cfg, 
      * convgpud admits it). The slots name the GPUs of a multi-GPU container; convgpud then splits
      * the memory and compute totals evenly over them, and their IDs above are kubelet's count
      * only (docs/KUBERNETES.md). */
+    /* A GPU may advertise more units than it has memory (convgpud --oversubscribe), so that
+     * containers whose peaks seldom meet can share it; one container still never gets more
+     * than the GPU holds (convgpud would refuse it later, less clearly). */
+    const struct dp_gpu *g0 = kind == CG_UNIT_MEMORY ? dp_inventory_find(inv, units[0].gpu) : NULL;
+    if (one_gpu && g0 && (uint64_t)nids * cfg->unit_bytes > g0->capacity) {
+        snprintf(msg, msglen, "%zu memory units (%llu MiB) exceed GPU %u's memory (%llu MiB): "
+                              "its units are shared, but one container's stay within the GPU",
+                 nids, (unsigned long long)((uint64_t)nids * cfg->unit_bytes >> 20), g0->index,
+                 (unsigned long long)(g0->capacity >> 20));
+        free(units);
+        return DP_INVALID_ARGUMENT;
+    }
     switch (kind) {
     case CG_UNIT_MEMORY:
         out->bytes = (uint64_t)nids * cfg->unit_bytes;
@@ -291,6 +303,48 @@ int dp_prefer(cg_unit_kind kind, const char *const *avail, size_t navail,
     return dp_prefer_on(&inv, kind, avail, navail, must, nmust, size, out, msg, msglen);
 }
 
+/* A GPU that promises more than it has (convgpud --oversubscribe) lists more memory units than
+ * one container may take from it: keeps, of each GPU's available units, the must-include ones
+ * and then the first others up to what its memory holds, so the one-GPU choice below never
+ * hands a container more of a GPU than it has (a larger request spreads, as a multi-GPU pod's
+ * total does). Compacts a[] in place; map[k] is the kept unit's position in avail. Returns
+ * how many are kept. */
+static size_t cap_memory_units(const struct dp_inventory *inv, const struct dp_config *cfg,
+                               cg_unit *a, size_t navail, const cg_unit *m, size_t nmust,
+                               size_t *map)
+{
+    unsigned kept[DP_MAX_GPUS] = {0};
+    size_t nk = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < navail; i++) {
+            bool must = false;
+            for (size_t j = 0; j < nmust && !must; j++)
+                must = m[j].gpu == a[i].gpu && m[j].n == a[i].n;
+            if (must != (pass == 0))
+                continue;
+            const struct dp_gpu *g = dp_inventory_find(inv, a[i].gpu);
+            size_t slot = g ? (size_t)(g - inv->gpus) : 0;
+            uint64_t cap = g && cfg->unit_bytes ? g->capacity / cfg->unit_bytes : 0;
+            if (g && !must && kept[slot] >= cap)
+                continue;
+            if (g)
+                kept[slot]++;
+            map[nk++] = i;
+        }
+    /* map is in pass order; a[] follows it (a copy: map's positions refer to the original). */
+    cg_unit *copy = malloc(navail * sizeof *copy);
+    if (!copy) { /* nothing dropped: Allocate still refuses an over-large grant */
+        for (size_t k = 0; k < navail; k++)
+            map[k] = k;
+        return navail;
+    }
+    memcpy(copy, a, navail * sizeof *copy);
+    for (size_t k = 0; k < nk; k++)
+        a[k] = copy[map[k]];
+    free(copy);
+    return nk;
+}
+
 int dp_prefer_on(const struct dp_inventory *inv, cg_unit_kind kind, const char *const *avail,
                  size_t navail, const char *const *must, size_t nmust, long size, size_t *out,
                  char *msg, size_t msglen)
@@ -320,11 +374,29 @@ int dp_prefer_on(const struct dp_inventory *inv, cg_unit_kind kind, const char *
         code = duplicate_code(has_duplicate(a, navail, avail, msg, msglen));
     if (code == DP_OK)
         code = duplicate_code(has_duplicate(m, nmust, must, msg, msglen));
+    size_t *map = NULL, nkept = navail;
+    if (code == DP_OK && kind == CG_UNIT_MEMORY) {
+        map = calloc(navail, sizeof *map);
+        if (!map) {
+            snprintf(msg, msglen, "out of memory");
+            code = DP_INTERNAL;
+        } else {
+            nkept = cap_memory_units(inv, dp_config_get(), a, navail, m, nmust, map);
+        }
+        if (code == DP_OK && (size_t)size > nkept) {
+            snprintf(msg, msglen, "%ld memory units are more than these GPUs' memory holds; "
+                                  "their units are shared (convgpud --oversubscribe), but a "
+                                  "container's units on one GPU stay within its memory", size);
+            code = DP_INVALID_ARGUMENT;
+        }
+    }
     if (code == DP_OK) {
         cg_prefer_result r =
             kind == CG_UNIT_SLOT
                 ? cg_units_prefer_gpus(a, navail, m, nmust, (size_t)size, dp_gpu_cost, inv, out)
-                : cg_units_prefer(a, navail, m, nmust, (size_t)size, out);
+                : cg_units_prefer(a, nkept, m, nmust, (size_t)size, out);
+        for (long k = 0; r == CG_PREFER_OK && map && k < size; k++)
+            out[k] = map[out[k]];
         switch (r) {
         case CG_PREFER_OK: break;
         case CG_PREFER_TOO_FEW_MUST:
@@ -349,5 +421,6 @@ int dp_prefer_on(const struct dp_inventory *inv, cg_unit_kind kind, const char *
     }
     free(a);
     free(m);
+    free(map);
     return code;
 }

@@ -15,7 +15,8 @@ unsigned dp_gpu_units(const struct dp_gpu *g, cg_unit_kind kind, const struct dp
     case CG_UNIT_SLOT: return cfg->gpu_slots;
     case CG_UNIT_MEMORY: break;
     }
-    return cg_units_of_memory(g->capacity, cfg->unit_bytes);
+    return cg_units_of_memory(g->promised > g->capacity ? g->promised : g->capacity,
+                              cfg->unit_bytes);
 }
 
 unsigned dp_gpu_cost(const void *inventory, unsigned a, unsigned b)
@@ -107,6 +108,16 @@ int dp_inventory_parse(json_t *devices, struct dp_inventory *out, char *err, siz
         struct dp_gpu g = {.index = (unsigned)json_integer_value(index),
                            .capacity = (uint64_t)json_integer_value(cap),
                            .present = true};
+        /* "promised" (convgpud --oversubscribe) is never below the capacity; a daemon before
+         * it sends none, and promises its capacity. */
+        json_t *prom = json_object_get(d, "promised");
+        if (prom &&
+            (!json_is_integer(prom) || json_integer_value(prom) < json_integer_value(cap))) {
+            snprintf(err, errlen, "convgpud's device entry %zu has a \"promised\" that is not a "
+                                  "whole number of bytes at least its capacity", i);
+            return -1;
+        }
+        g.promised = prom ? (uint64_t)json_integer_value(prom) : g.capacity;
         if (dp_inventory_find(&inv, g.index)) {
             snprintf(err, errlen, "convgpud lists device %u twice", g.index);
             return -1;
@@ -143,7 +154,8 @@ int dp_inventory_equal(const struct dp_inventory *a, const struct dp_inventory *
         return 0;
     for (size_t i = 0; i < a->ngpus; i++) {
         const struct dp_gpu *x = &a->gpus[i], *y = &b->gpus[i];
-        if (x->index != y->index || x->capacity != y->capacity || x->present != y->present ||
+        if (x->index != y->index || x->capacity != y->capacity || x->promised != y->promised ||
+            x->present != y->present ||
             strcmp(x->uuid, y->uuid) != 0 || x->nlinks != y->nlinks)
             return 0;
         for (size_t k = 0; k < x->nlinks; k++)

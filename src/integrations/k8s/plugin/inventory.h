@@ -9,8 +9,9 @@
 #include "plugin.h"
 
 /* Reads the devices array: each entry an object with an integer "index" (0..CG_UNIT_MAX_GPU, no
- * repeats), a string "uuid" and a non-negative integer "capacity". Returns 0, or -1 with err for
- * anything else; then *out is unchanged. */
+ * repeats), a string "uuid", a non-negative integer "capacity" and, optionally, an integer
+ * "promised" >= capacity (absent: the capacity). Returns 0, or -1 with err for anything else;
+ * then *out is unchanged. */
 int dp_inventory_parse(json_t *devices, struct dp_inventory *out, char *err, size_t errlen);
 
 /* What the plugin knows after a read: fresh's GPUs (present) plus prev's GPUs that fresh lacks

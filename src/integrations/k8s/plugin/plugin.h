@@ -84,6 +84,10 @@ struct dp_gpu {
     unsigned index;
     char uuid[96];
     uint64_t capacity; /* assignable bytes (the daemon's "capacity") */
+    /* What the GPU promises (the daemon's "promised": capacity x its sharing factor; the
+     * capacity from a daemon before the factor): memory units are advertised from this, while
+     * one container's units on one GPU stay within capacity. */
+    uint64_t promised;
     bool present;      /* the daemon lists it now */
     /* The links convgpud reports to other GPUs (its "topology"); one not listed is system. */
     size_t nlinks;
