@@ -471,7 +471,8 @@ random 2.4 32.0 23.6 27.3 19.4 37.5 44.0 76.5 75.5 78.4 60.5 67.9 129.4 127.5 11
     simtable finished_s "$PAPER4" "Table IV, finished time"
     simtable avg_suspended_s "$PAPER5" "Table V, average suspended time"
     if [ -x "$BUILD/bin/bench_core" ]; then
-        emit "Scheduling core and simulator speed (\`bench_core\`, raw output):" "" '```'
+        emit "Scheduling core and simulator speed (\`bench_core\`, raw output):" "" \
+            '<!-- doc-test: illustration -->' '```'
         "$BUILD/bin/bench_core" >>"$GEN" 2>&1 ||
             { rc=$?; emit "(bench_core failed: exit $rc)"; SUB_FAILED+=(bench_core); }
         emit '```' ""
