@@ -173,6 +173,26 @@ start_daemon --emulate 2GiB,1GiB
 wait_for "all Healthy again" "$WAIT_S" listed $MEMRES $((U0 + U1)) $((U0 + U1)) &&
     pass "both GPUs back: every unit Healthy" || fail "not Healthy again"
 
+# ---- a sharing factor: convgpud --oversubscribe 2 doubles the memory units (issue 37) ---------
+kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID"; DAEMON_PID=
+start_daemon --emulate 2GiB,1GiB --oversubscribe 2
+wait_for "twice the memory units listed" "$WAIT_S" listed $MEMRES $((2 * (U0 + U1))) $((2 * (U0 + U1))) &&
+    pass "--oversubscribe 2: ListAndWatch lists $((2 * (U0 + U1))) memory units, all Healthy" ||
+    { fail "memory list with the factor"; units $MEMRES | wc -l; }
+check "... up to gpu1-mem-$((2 * U1 - 1))" grep -qx "gpu1-mem-$((2 * U1 - 1)) Healthy" "$ST/$MEMRES.list"
+check "compute stays 100 units per GPU" listed $CMPRES 200 200
+check "Allocate: GPU 1's memory in its upper units works" \
+    bash -c "'$STANDIN' allocate --socket '$MEM' $(ids 1 mem "$U1" $((2 * U1 - 1))) | grep -q CONVGPU_ALLOCATION="
+check "Allocate: more units of GPU 1 than its memory: refused, saying why" \
+    refused 3 "exceed GPU 1's memory" allocate --socket "$MEM" "$(ids 1 mem 0 "$U1")"
+check "GetPreferredAllocation never gives one container more of a GPU than it has" \
+    refused 3 "memory holds" prefer --socket "$MEM" --available "$(ids 1 mem 0 $((2 * U1 - 1)))" --size $((U1 + 1))
+kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID"; DAEMON_PID=
+start_daemon --emulate 2GiB,1GiB
+wait_for "back to the capacity's units" "$WAIT_S" listed $MEMRES $((U0 + U1)) $((U0 + U1)) &&
+    pass "factor 1 again: the capacity's units listed" ||
+    fail "units after the factor went back to 1: $(units $MEMRES | wc -l) listed"
+
 # ---- GPU slots follow the topology: three GPUs, 1 and 2 NVLinked ------------------------------
 kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID"; DAEMON_PID=
 printf 'nvlink 1 2 2\n' >"$TMP/pair.topo"
