@@ -34,9 +34,10 @@ out = []
 for d in devs:
     lim = sum(c["limit"] for c in ctrs if c["device"] == d["index"])
     share = sum(c["gpu_compute"] or 0 for c in ctrs if c["device"] == d["index"])
+    prom = d.get("promised", d["capacity"])  # capacity x the sharing factor
     out.append({"index": d["index"], "uuid": d["uuid"],
-                "memory_units": {"total": d["capacity"] // unit,
-                                 "free": max(d["capacity"] - lim, 0) // unit},
+                "memory_units": {"total": prom // unit, "free": max(prom - lim, 0) // unit,
+                                 "max": d["capacity"] // unit},
                 "compute_units": {"total": 100, "free": max(100 - share, 0)},
                 "unit_bytes": unit})
 print(json.dumps(out, sort_keys=True))
@@ -186,4 +187,17 @@ stop_daemon_hard
 wait_for "a PATCH of [] once the daemon is gone" "$WAIT_S" prints "[]" last_gpus
 check "with the daemon gone, the node offers nothing ([])" [ "$(last_gpus)" = "[]" ]
 check "the publisher keeps running" kill -0 "$PUB_PID"
+
+# ---- a sharing factor: units of what the GPUs promise, one pod within a GPU's memory -------
+start_daemon --emulate 4GiB,2GiB --oversubscribe 2 || exit 1
+ann2=$(cg k8s annotation) # a and b are still there (state.db)
+check "with --oversubscribe 2: units of the promised memory, limits taken off, max the GPU's" \
+    [ "$(echo "$ann2" | canon)" = "$(expected)" ]
+check "... twice the total, max the capacity's units" \
+    python3 -c 'import json,sys; a=json.loads(sys.argv[1]); b=json.loads(sys.argv[2]); sys.exit(not all(y["memory_units"]["total"]==2*x["memory_units"]["total"] and y["memory_units"]["max"]==x["memory_units"]["total"] for x, y in zip(a, b)))' "$ann" "$ann2"
+max0=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])[0]["memory_units"]["max"])' "$ann2")
+check "the extender keeps the node for a pod of GPU 0's whole memory ($max0 units)" \
+    python3 -c 'import json,sys; a=json.loads(sys.argv[1]); sys.exit(not (len(a["Nodes"]["items"])==1 and not a["FailedNodes"]))' "$(filter_for "$max0")"
+check "the extender fails the node for one unit more: promised, but more than a GPU has" \
+    python3 -c 'import json,sys; a=json.loads(sys.argv[1]); sys.exit(not (a["Nodes"]["items"]==[] and "node-1" in a["FailedNodes"]))' "$(filter_for $((max0 + 1)))"
 finish

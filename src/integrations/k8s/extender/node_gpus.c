@@ -21,6 +21,17 @@ static int units(const json_t *gpu, size_t i, const char *key, cg_units *u, char
                  i, key, (long long)total, (long long)free, CG_CLUSTER_MAX_UNITS);
         return -1;
     }
+    /* "max" (optional): the most one container may take of the GPU, its physical memory,
+     * where the node promises more than it has (convgpud --oversubscribe): a pod's units on
+     * one GPU fit only within it, so the free units it may count on are at most that. */
+    const json_t *m = json_object_get(o, "max");
+    if (m && (!json_is_integer(m) || json_integer_value(m) < 0 ||
+              json_integer_value(m) > total)) {
+        snprintf(err, errlen, "GPU %zu: %s max must be an integer from 0 to its total", i, key);
+        return -1;
+    }
+    if (m && json_integer_value(m) < free)
+        free = json_integer_value(m);
     u->total = (uint32_t)total;
     u->free = (uint32_t)free;
     return 0;

@@ -4,12 +4,14 @@
  * input, checked here, and a node whose annotation is missing or malformed is failed with the
  * reason, never kept.
  *
- *   [{"index":0,"uuid":"GPU-...","memory_units":{"total":T,"free":F},
+ *   [{"index":0,"uuid":"GPU-...","memory_units":{"total":T,"free":F,"max":M},
  *     "compute_units":{"total":100,"free":F},"unit_bytes":268435456}, ...]
  *
  * Checked: a JSON array of at most CG_CLUSTER_MAX_GPUS objects, at most 64 KiB; index a distinct
  * integer 0..1023; uuid a string; totals and frees integers with 0 <= free <= total <=
- * CG_CLUSTER_MAX_UNITS; unit_bytes a positive integer. Other fields are ignored, so a newer
+ * CG_CLUSTER_MAX_UNITS; unit_bytes a positive integer; an optional max (a GPU that promises more
+ * memory than it has: its own, the most one pod may take of it) an integer 0..total, and the
+ * free units a pod may count on are then at most max. Other fields are ignored, so a newer
  * publisher may add some. */
 #ifndef CONVGPU_K8S_EXT_NODE_GPUS_H
 #define CONVGPU_K8S_EXT_NODE_GPUS_H

@@ -31,7 +31,8 @@ json_t *k8s_annotation_build(const json_t *devices, const json_t *containers,
         snprintf(err, errlen, "the daemon lists %zu devices (at most %d)", n, MAX_GPUS);
         return NULL;
     }
-    uint64_t capacity[MAX_GPUS], limits[MAX_GPUS] = {0}, shares[MAX_GPUS] = {0};
+    uint64_t capacity[MAX_GPUS], promised[MAX_GPUS], limits[MAX_GPUS] = {0},
+        shares[MAX_GPUS] = {0};
     unsigned index[MAX_GPUS];
     for (size_t i = 0; i < n; i++) {
         const json_t *d = json_array_get(devices, i);
@@ -41,6 +42,14 @@ json_t *k8s_annotation_build(const json_t *devices, const json_t *containers,
             !json_is_string(json_object_get(d, "uuid"))) {
             snprintf(err, errlen, "device %zu in the daemon's answer has no index, capacity or "
                                   "uuid", i);
+            return NULL;
+        }
+        /* What the GPU promises (convgpud --oversubscribe; a daemon before it: capacity). */
+        promised[i] = capacity[i];
+        if (json_object_get(d, "promised") &&
+            (get_uint(d, "promised", &promised[i]) != 0 || promised[i] < capacity[i])) {
+            snprintf(err, errlen, "device %zu in the daemon's answer promises less than its "
+                                  "capacity", i);
             return NULL;
         }
         index[i] = (unsigned)idx;
@@ -65,11 +74,14 @@ json_t *k8s_annotation_build(const json_t *devices, const json_t *containers,
     json_t *out = json_array();
     for (size_t i = 0; out && i < n; i++) {
         const json_t *d = json_array_get(devices, i);
-        uint64_t free_bytes = limits[i] >= capacity[i] ? 0 : capacity[i] - limits[i];
-        json_t *g = json_pack("{s:I,s:O,s:{s:I,s:I},s:{s:i,s:I},s:I}", "index",
+        /* Units of what the GPU promises, limits taken off; "max": its physical memory, the
+         * most one container may take of it. */
+        uint64_t free_bytes = limits[i] >= promised[i] ? 0 : promised[i] - limits[i];
+        json_t *g = json_pack("{s:I,s:O,s:{s:I,s:I,s:I},s:{s:i,s:I},s:I}", "index",
                               (json_int_t)index[i], "uuid", json_object_get(d, "uuid"),
-                              "memory_units", "total", (json_int_t)(capacity[i] / unit_bytes),
-                              "free", (json_int_t)(free_bytes / unit_bytes), "compute_units",
+                              "memory_units", "total", (json_int_t)(promised[i] / unit_bytes),
+                              "free", (json_int_t)(free_bytes / unit_bytes), "max",
+                              (json_int_t)(capacity[i] / unit_bytes), "compute_units",
                               "total", 100, "free",
                               (json_int_t)(shares[i] >= 100 ? 0 : 100 - shares[i]), "unit_bytes",
                               (json_int_t)unit_bytes);
