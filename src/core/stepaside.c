@@ -112,8 +112,12 @@ cg_container *cg_step_aside_for(cg_core *core, cg_container *r, unsigned cls, un
         return NULL;
     if (r->returned && now - r->resident_since < aging_step(core))
         return NULL;   /* just back: no ping-pong */
+    /* Something must go to the host: a lender with nothing there would be ordered straight
+     * back in (its assignment holds its nothing) and offered memory beside B, which makes the
+     * move an empty round trip under a policy that serves R first. */
     cg_bytes frees = frees_of(core, r);
-    if (frees == 0)
+    cg_bytes ctx = (cg_bytes)r->nprocs * core->dev[r->dev].context_charge;
+    if (frees == 0 || r->used <= ctx)
         return NULL;
     const cg_device *d = &core->dev[r->dev];
     for (cg_container *b = d->shead; b; b = b->snext) {
