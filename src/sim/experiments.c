@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "oversub.h"
 #include "sim.h"
 
 /* The point of `policy` at `containers`, or NULL. */
@@ -271,6 +272,10 @@ const sim_experiment sim_experiments[] = {
      "issue 22, seed 002's Table 3 and Figure 13: a Lublin-Feitelson-like workload on 4 x 8 GB "
      "cut 4x8/8x4/16x2/32x1 GB, gang-started jobs, sharing factors 1X/1.5X/2X",
      no_args, NULL, NULL, sim_part_main},
+    {"oversub",
+     "issue 37: 64 nodes x 8 GPUs, requests above peaks, promised memory x 1/1.5/2/adaptive, "
+     "with and without stepping aside; jobs/h, JCT, utilisation, swap, OOM kills",
+     no_args, NULL, NULL, sim_ov_main},
 };
 
 const size_t sim_nexperiments = sizeof sim_experiments / sizeof *sim_experiments;
