@@ -497,6 +497,8 @@ static void api_on_notice(struct daemon *d, const struct notice *n, void *ctx)
     case NOTICE_CONTAINER_REMOVED:
         ring_push(a, "removed", NULL, c->id, c->device, 0, 0, true, c->owner_uid);
         break;
+    case NOTICE_REQUEST_ANSWERED: /* counted by /metrics, not an event of the stream */
+        break;
     }
     (void)d;
 }

@@ -28,15 +28,6 @@
 #define MSGS_PER_CONTAINER_PER_ROUND 64
 #define MSGS_PER_CONNECTION_PER_ROUND 4
 
-bool proc_alive(pid_t pid, uint64_t start)
-{
-    if (pid <= 0 || start == 0 || (kill(pid, 0) != 0 && errno == ESRCH))
-        return false;
-    /* 0: /proc unreadable (gone, or another pid namespace); a different start: the pid was
-     * reused by another process. */
-    return cg_proc_start_time(pid) == start;
-}
-
 static int send_msg(struct proc *p, const union cg_msg *m, int fd_to_pass)
 {
     struct iovec iov = {.iov_base = (void *)m, .iov_len = m->hdr.length};
@@ -329,15 +320,6 @@ void client_accept(void *ctx, uint32_t events)
         if (bounded_owner(c))
             uidcount_add(&d->client_owners, c->owner_uid, 1, 0);
     }
-}
-
-struct proc *proc_by_pid(struct daemon *d, pid_t pid)
-{
-    for (struct container *c = d->containers; c; c = c->next)
-        for (struct proc *p = c->procs; p; p = p->next)
-            if (p->welcomed && p->pid == pid)
-                return p;
-    return NULL;
 }
 
 void client_reap_silent(struct daemon *d)

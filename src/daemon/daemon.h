@@ -378,14 +378,16 @@ int restore_container(void *ctx, const struct stored_container *sc);
 /* Once a second: placeholders of processes that exited while disconnected are dropped. */
 void restore_reap(struct daemon *d);
 
-/* client.c */
+/* proc.c */
 /* The process exists and is the one that started at `start` (not a reused pid); false for a
  * start of 0, which names no process. */
 bool proc_alive(pid_t pid, uint64_t start);
-void client_accept(void *ctx, uint32_t events);
 /* The welcomed process with host pid `pid` in any container, or NULL (the watchdog and the
  * compute measurement map NVML's pids with it). */
 struct proc *proc_by_pid(struct daemon *d, pid_t pid);
+
+/* client.c */
+void client_accept(void *ctx, uint32_t events);
 void proc_drop(struct daemon *d, struct proc *p, const char *why);
 /* Drops connections that did not say HELLO within the deadline (called once a second). */
 void client_reap_silent(struct daemon *d);

@@ -11,7 +11,6 @@
 #include "daemon.h"
 #include "notice.h"
 #include "log.h"
-#include "metrics.h"
 #include "proto.h"
 #include "size.h"
 #include "swap.h"
@@ -104,7 +103,7 @@ void decide_sink(void *ctx, const cg_event *ev)
         struct pending *r = c ? pending_take(c, ev->req) : NULL;
         p = r ? r->proc : NULL;
         if (r)
-            metrics_observe_request(d, (double)(ev->now - r->since) / 1e9);
+            notice_request_answered(d, c, ev->now - r->since);
         /* Charge whenever the core did, so quota keeps equal to the core's use even for a
          * process that is disconnected right now; only a connected one can be answered. */
         if (p && p->welcomed) {
@@ -128,7 +127,7 @@ void decide_sink(void *ctx, const cg_event *ev)
         struct pending *r = c ? pending_take(c, ev->req) : NULL;
         p = r ? r->proc : NULL;
         if (r)
-            metrics_observe_request(d, (double)(ev->now - r->since) / 1e9);
+            notice_request_answered(d, c, ev->now - r->since);
         if (p && p->fd >= 0)
             queue_reply(d, p, r->msg_id,
                         ev->reason == CG_WHY_OVER_LIMIT ? CG_ALLOC_OVER_LIMIT : CG_ALLOC_CANCELLED);
@@ -184,7 +183,6 @@ void decide_sink(void *ctx, const cg_event *ev)
     }
     if (c)
         c->dirty = true;
-    metrics_count_event(d, ev->kind);
     notice_core_event(d, c, p, ev);
 }
 

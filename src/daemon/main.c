@@ -838,6 +838,7 @@ int main(int argc, char **argv)
                      .sink = decide_sink, .sink_ctx = &d, .swap_limit = d.opt.swap_limit,
                      .swap_hold_pct = d.opt.swap_hold_pct,
                      .aging_step = d.opt.aging_ns};
+    metrics_init(&d); /* counts from the first decision on: restored containers' too */
     d.core = cg_core_new(&cfg);
     d.loop = loop_new();
     if (!d.core || !d.loop) {

@@ -40,14 +40,14 @@ static struct metrics *get(struct daemon *d)
     return d->metrics;
 }
 
-void metrics_count_event(struct daemon *d, cg_event_kind kind)
+static void metrics_count_event(struct daemon *d, cg_event_kind kind)
 {
     struct metrics *m = get(d);
     if (m && (unsigned)kind < NKINDS)
         m->events[kind]++;
 }
 
-void metrics_observe_request(struct daemon *d, double seconds)
+static void metrics_observe_request(struct daemon *d, double seconds)
 {
     struct metrics *m = get(d);
     if (!m || seconds < 0)
@@ -58,6 +58,22 @@ void metrics_observe_request(struct daemon *d, double seconds)
     m->buckets[i]++;
     m->sum += seconds;
     m->count++;
+}
+
+/* The decision counters and the latency histogram are fed by the daemon's notices (notice.h):
+ * the decision path does not know the metrics exist. */
+static void metrics_on_notice(struct daemon *d, const struct notice *n, void *ctx)
+{
+    (void)ctx;
+    if (n->kind == NOTICE_CORE_EVENT)
+        metrics_count_event(d, n->ev->kind);
+    else if (n->kind == NOTICE_REQUEST_ANSWERED)
+        metrics_observe_request(d, (double)n->waited_ns / 1e9);
+}
+
+void metrics_init(struct daemon *d)
+{
+    notice_listen(d, metrics_on_notice, NULL);
 }
 
 struct buf {

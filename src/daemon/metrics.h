@@ -7,9 +7,9 @@
 
 #include "daemon.h"
 
-void metrics_count_event(struct daemon *d, cg_event_kind kind);
-/* A request answered after `seconds` (granted at once, resumed after a suspension, or refused). */
-void metrics_observe_request(struct daemon *d, double seconds);
+/* Starts counting decisions and request latencies (from the daemon's notices): at start, before
+ * the first decision. */
+void metrics_init(struct daemon *d);
 /* The exposition as a malloc'd string (NULL when out of memory). only_uid NULL: everything;
  * else the per-container series only of the containers that user owns (a control-socket caller
  * who may not see the others); device series and node-wide counters are always there. */

@@ -54,3 +54,9 @@ void notice_finding(struct daemon *d, const char *what, struct container *c, pid
     notice_send(d, &(struct notice){.kind = NOTICE_FINDING, .c = c, .pid = pid, .what = what,
                                     .bytes = bytes});
 }
+
+void notice_request_answered(struct daemon *d, struct container *c, uint64_t waited_ns)
+{
+    notice_send(d, &(struct notice){.kind = NOTICE_REQUEST_ANSWERED, .c = c,
+                                    .waited_ns = waited_ns});
+}

@@ -20,6 +20,8 @@ enum notice_kind {
     NOTICE_CONTAINER_REMOVED, /* c is about to be freed */
     NOTICE_FINDING,           /* a named finding about c and/or pid (what: "swap-out",
                                * "watchdog-over-limit", ...), with bytes where it has some */
+    NOTICE_REQUEST_ANSWERED,  /* a process's request answered after waited_ns (granted at once,
+                               * resumed after a suspension, or refused) */
 };
 
 struct notice {
@@ -30,6 +32,7 @@ struct notice {
     const char *what;     /* NOTICE_PROCESS, NOTICE_FINDING */
     pid_t pid;            /* NOTICE_FINDING (0: none) */
     uint64_t bytes;       /* NOTICE_FINDING */
+    uint64_t waited_ns;   /* NOTICE_REQUEST_ANSWERED */
 };
 
 typedef void (*notice_fn)(struct daemon *d, const struct notice *n, void *ctx);
@@ -51,5 +54,6 @@ void notice_process(struct daemon *d, struct container *c, struct proc *p, const
 void notice_container_removed(struct daemon *d, struct container *c);
 void notice_finding(struct daemon *d, const char *what, struct container *c, pid_t pid,
                     uint64_t bytes);
+void notice_request_answered(struct daemon *d, struct container *c, uint64_t waited_ns);
 
 #endif
