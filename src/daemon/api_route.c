@@ -89,6 +89,8 @@ const struct api_route *api_route_match(const char *method, const char *path, ch
     size_t used = 0;
     if (allowedlen)
         allowed[0] = '\0';
+    if (arglen)
+        arg[0] = '\0';
     *status = 404;
     char scratch[512];
     for (size_t i = 0; i < api_nroutes; i++) {
