@@ -21,6 +21,7 @@
 #include "api.h"
 #include "api_route.h"
 #include "config.h"
+#include "settings.h"
 #include "metrics.h"
 #include "watchdog.h"
 #include "gates.h"
@@ -40,400 +41,22 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "Usage: convgpud [OPTIONS]\n"
-            "\n"
-            "The convgpu node daemon: the authority on every byte of GPU memory on this node.\n"
-            "Containers get a GPU-memory limit; a container that asks for more than is free\n"
-            "right now is suspended and resumed by the scheduling policy when memory returns.\n"
-            "\n"
-            "Options (each may also be set as `name = value` in the configuration file):\n"
-            "  --config FILE         configuration file (default " CONFIG_DEFAULT_PATH " if it\n"
-            "                        exists); flags given here override it\n"
-            "  --runtime-dir DIR     sockets, ledgers and state (default /run/convgpu,\n"
-            "                        or $CONVGPU_RUNTIME_DIR)\n"
-            "  --emulate SPEC        run on the emulated GPU: 5GiB, 4x8GiB, 8GiB,16GiB\n"
-            "  --topology FILE       with --emulate: how the emulated GPUs are wired (NVLink,\n"
-            "                        PCIe switches, sockets; docs/OPERATIONS.md); real GPUs'\n"
-            "                        wiring is read from NVML\n"
-            "  --policy NAME         resume policy: fifo (default), best-fit, recent, random,\n"
-            "                        aging-fit\n"
-            "  --placement NAME      device placement: first-fit (default), least-loaded, binpack,\n"
-            "                        load-balance, standalone (by profiled utilisation/application)\n"
-            "  --fair-share MODE     tenants' fair share of each device: none (default), static\n"
-            "                        (capacity x weight / active weights), adaptive (seed 001's\n"
-            "                        Eq. 1 over job counts and the running jobs' profiles)\n"
-            "  --fair-interval SECONDS  adaptive: how often the profiles are re-read (default\n"
-            "                        30; also at every container's start and end)\n"
-            "  --oversubscribe F|LIST|adaptive  sharing factor: each GPU promises capacity x F\n"
-            "                        to kubelet and Slurm, F from 1.0 (default: no more than it\n"
-            "                        has) to 4.0; per GPU as 0=2,1=1.5; adaptive: 1.0-2.0 from\n"
-            "                        profiled peaks and the swap budget. Admission is unchanged\n"
-            "                        (docs/SCHEDULING.md, Sharing factor)\n"
-            "  --reserve SIZE        memory kept back on every device (default 0)\n"
-            "  --context-charge SIZE per-process context charge (default: measured per device)\n"
-            "  --granularity SIZE    allocation rounding (default 2MiB)\n"
-            "  --control-group NAME  members of this group may use the control socket (0660)\n"
-            "  --operators-group NAME  members see and act on every container through the\n"
-            "                        control socket (default: only root and the daemon's user);\n"
-            "                        everyone else sees only its own containers\n"
-            "  --user-memory-quota SIZE|N%%  the GPU-memory limits one user's containers may add\n"
-            "                        up to, in bytes or percent of the node's capacity (default\n"
-            "                        100%%); root, the daemon's user and operators are exempt\n"
-            "  --user-max-containers N  containers one user may hold (default 64; 0 = no bound)\n"
-            "  --default-gpu-compute PCT|none  compute share (whole percent of one GPU's time,\n"
-            "                        1-100) of a container created without one (default none:\n"
-            "                        no compute limit)\n"
-            "  --default-compute-mode hard|elastic  mode of a share given without one (default\n"
-            "                        elastic: may use time nobody else wants; hard: never more)\n"
-            "  --metrics ADDR:PORT   also serve Prometheus metrics on TCP (default off; /metrics\n"
-            "                        on the control socket is always there)\n"
-            "  --api-max-connections N  control-socket connections in all (default 512; an\n"
-            "                        eighth, at least 8, is kept for root and operators)\n"
-            "  --api-user-connections N  control-socket connections one user who is not root or\n"
-            "                        an operator may hold (default 32)\n"
-            "  --api-user-followers N  event streams (GET /v1/events?follow=1) one such user may\n"
-            "                        hold (default 4)\n"
-            "  --api-request-timeout S  seconds a request may take to arrive, however slowly it\n"
-            "                        trickles (default 10; 1-3600)\n"
-            "  --max-client-connections N  container-socket connections in all (default: what\n"
-            "                        the descriptor limit leaves; docs/SECURITY.md)\n"
-            "  --user-max-connections N  container-socket connections one user's containers may\n"
-            "                        hold together (default: a quarter of the total; root's\n"
-            "                        containers are bounded by the total only)\n"
-            "  --user-max-priority N  the highest priority (0-9) a user who is not root or an\n"
-            "                        operator may give its containers (default 0); above it, and\n"
-            "                        for exclusive GPUs, a tenant needs an allowance that root\n"
-            "                        gives with convgpu tenant set (docs/SECURITY.md)\n"
-            "  --api-idle-timeout S  seconds a control-socket connection may stay silent before\n"
-            "                        it is closed (default 30; 1-3600; event followers\n"
-            "                        waiting for events are exempt)\n"
-            "  --watchdog-interval S seconds between NVML cross-checks of every process's GPU\n"
-            "                        memory (default 5; 0 = off)\n"
-            "  --watchdog-tolerance SIZE  how far a container may exceed its limit by NVML\n"
-            "                        before it is flagged (default 64MiB)\n"
-            "  --watchdog-kill yes|no  kill what the watchdog flags (default no: report only)\n"
-            "  --swap yes|no         make containers' allocations swappable, and let the scheduler\n"
-            "                        move waiting or lower-priority containers to host memory\n"
-            "                        (default no; docs/SWAP.md)\n"
-            "  --swap-limit SIZE     host memory swapped-out containers may hold together\n"
-            "                        (default: half the host's memory when --swap yes)\n"
-            "  --swap-hold-share N%%  the share of --swap-limit that users who are not operators\n"
-            "                        may hold their own containers out with (convgpu swap), all\n"
-            "                        together, each its tenant's weighted part (default 50%%;\n"
-            "                        0 = only operators hold); the rest stays for preemption\n"
-            "  --aging SECONDS       waiting this long lifts a container one priority class\n"
-            "                        (default 60; docs/SCHEDULING.md, Priorities)\n"
-            "  --profile-limits MARGIN|off  a container created without a GPU-memory limit gets\n"
-            "                        its profile's peak (learnt from past runs of the same\n"
-            "                        image or command by the same user) plus MARGIN, 1%%-100%%\n"
-            "                        (default off: a limit is required; convgpu profile)\n"
-            "  --profile-max-keys N  profiles (keys) one tenant keeps; the oldest goes first\n"
-            "                        (default 256)\n"
-            "  --profile-max-bytes SIZE  what one tenant's profiles may take in state.db, keys\n"
-            "                        and runs (default 1MiB; at least 16KiB); the oldest first\n"
-            "  --log-level LEVEL     error, warn, info (default), debug\n"
-            "  --foreground          do not detach (use under systemd, docker, tests)\n"
-            "  --version             print the version and exit\n"
-            "  --routes              print the control API's routes and who may call each\n"
-            "  -h, --help            this help\n"
-            "\n"
-            "Control API: curl --unix-socket DIR/control.sock http://convgpu/v1/containers\n");
-}
-
-/* Settings that are a whole number in a range: one row each, one parser for all. */
-static const struct uint_setting {
-    const char *key;
-    size_t offset; /* of the unsigned in struct daemon_options */
-    unsigned long min, max;
-} uint_settings[] = {
-    {"api-max-connections", offsetof(struct daemon_options, api_max_connections), 16, 65536},
-    {"api-user-connections", offsetof(struct daemon_options, api_user_connections), 1, 65536},
-    {"api-user-followers", offsetof(struct daemon_options, api_user_followers), 0, 64},
-    {"api-request-timeout", offsetof(struct daemon_options, api_request_timeout), 1, 3600},
-    {"max-client-connections", offsetof(struct daemon_options, max_client_connections), 64,
-     1000000},
-    {"user-max-connections", offsetof(struct daemon_options, user_max_connections), 1, 1000000},
-    {"user-max-priority", offsetof(struct daemon_options, user_max_priority), 0, 9},
-};
-
-/* 1 when key is one of uint_settings (0 applied, or -1 with err), 0 when it is not. */
-static int apply_uint_setting(struct daemon_options *o, const char *key, const char *value,
-                              int *rc, char *err, size_t errlen)
-{
-    for (size_t i = 0; i < sizeof uint_settings / sizeof uint_settings[0]; i++) {
-        const struct uint_setting *u = &uint_settings[i];
-        if (strcmp(key, u->key) != 0)
-            continue;
-        char *end;
-        errno = 0;
-        unsigned long n = strtoul(value, &end, 10);
-        if (errno || *end || end == value || value[0] < '0' || value[0] > '9' || n < u->min ||
-            n > u->max) {
-            snprintf(err, errlen, "%s takes a whole number from %lu to %lu, not '%s'", key,
-                     u->min, u->max, value);
-            *rc = -1;
-        } else {
-            *(unsigned *)((char *)o + u->offset) = (unsigned)n;
-            *rc = 0;
-        }
-        return 1;
-    }
-    return 0;
-}
-
-/* Applies one setting (from the command line or the configuration file); 0 or -1 with err. */
-static int apply_option(void *ctx, const char *key, const char *value, char *err, size_t errlen)
-{
-    struct daemon_options *o = ctx;
-    const char *why;
-    uint64_t v;
-    int urc;
-    if (apply_uint_setting(o, key, value, &urc, err, errlen))
-        return urc;
-    if (strcmp(key, "runtime-dir") == 0) {
-        if (value[0] != '/' || strlen(value) >= sizeof o->runtime_dir - 80) {
-            snprintf(err, errlen, "runtime-dir must be an absolute path of at most %zu characters",
-                     sizeof o->runtime_dir - 80);
-            return -1;
-        }
-        snprintf(o->runtime_dir, sizeof o->runtime_dir, "%s", value);
-    } else if (strcmp(key, "emulate") == 0) {
-        if (strlen(value) >= sizeof o->emulate) {
-            snprintf(err, errlen, "emulate takes a device list such as 5GiB or 4x8GiB");
-            return -1;
-        }
-        snprintf(o->emulate, sizeof o->emulate, "%s", value);
-    } else if (strcmp(key, "topology") == 0) {
-        /* Parsed here so that a bad file stops the daemon before anything starts; the emulated
-         * NVML reads it again from the absolute path. */
-        static cg_topo scratch;
-        char reason[PATH_MAX + 256], full[PATH_MAX];
-        if (cg_topo_load(value, &scratch, reason, sizeof reason) != 0) {
-            snprintf(err, errlen, "topology: %s", reason);
-            return -1;
-        }
-        if (!realpath(value, full) || strlen(full) >= sizeof o->topology) {
-            snprintf(err, errlen, "topology: %s: cannot resolve the path", value);
-            return -1;
-        }
-        snprintf(o->topology, sizeof o->topology, "%s", full);
-    } else if (strcmp(key, "policy") == 0) {
-        o->policy_explicit = true;
-        if (!cg_resume_policy_parse(value, &o->policy)) {
-            snprintf(err, errlen, "unknown policy '%s' (fifo, best-fit, recent, random, %s)", value,
-                     cg_resume_policy_name(CG_RESUME_AGING_FIT));
-            return -1;
-        }
-    } else if (strcmp(key, "fair-share") == 0) {
-        if (!cg_fair_mode_parse(value, &o->fair_share)) {
-            snprintf(err, errlen, "unknown fair-share mode '%s' (none, static, adaptive)", value);
-            return -1;
-        }
-    } else if (strcmp(key, "oversubscribe") == 0) {
-        if (oversub_parse(value, &o->oversub, err, errlen) != 0)
-            return -1;
-    } else if (strcmp(key, "placement") == 0) {
-        o->policy_explicit = true;
-        if (!cg_placement_policy_parse(value, &o->placement)) {
-            snprintf(err, errlen, "unknown placement '%s' (first-fit, least-loaded, binpack, load-balance, "
-                                  "standalone)", value);
-            return -1;
-        }
-    } else if (strcmp(key, "reserve") == 0 || strcmp(key, "context-charge") == 0 ||
-               strcmp(key, "granularity") == 0) {
-        if (cg_parse_size(value, &v, &why) != 0) {
-            snprintf(err, errlen, "%s: bad size '%s': %s", key, value, why);
-            return -1;
-        }
-        if (key[0] == 'r') {
-            o->reserve = v;
-        } else if (key[0] == 'c') {
-            o->context_charge = v;
-        } else {
-            if (v == 0 || v % CG_LEDGER_PAGE || (v & (v - 1))) {
-                snprintf(err, errlen, "granularity must be a power of two multiple of 4KiB");
-                return -1;
-            }
-            o->granularity = v;
-        }
-    } else if (strcmp(key, "metrics") == 0) {
-        if (strlen(value) >= sizeof o->metrics_addr || !strchr(value, ':')) {
-            snprintf(err, errlen, "metrics takes ADDR:PORT, e.g. 127.0.0.1:9400");
-            return -1;
-        }
-        snprintf(o->metrics_addr, sizeof o->metrics_addr, "%s", value);
-    } else if (strcmp(key, "control-group") == 0) {
-        if (strlen(value) >= sizeof o->control_group || !getgrnam(value)) {
-            snprintf(err, errlen, "control-group: no group named '%s'", value);
-            return -1;
-        }
-        snprintf(o->control_group, sizeof o->control_group, "%s", value);
-    } else if (strcmp(key, "operators-group") == 0) {
-        struct group *g = strlen(value) < sizeof o->operators_group ? getgrnam(value) : NULL;
-        if (!g) {
-            snprintf(err, errlen, "operators-group: no group named '%s'", value);
-            return -1;
-        }
-        snprintf(o->operators_group, sizeof o->operators_group, "%s", value);
-        o->operators_gid = g->gr_gid;
-    } else if (strcmp(key, "user-memory-quota") == 0) {
-        size_t n = strlen(value);
-        if (n > 1 && value[n - 1] == '%') {
-            char *end;
-            errno = 0;
-            unsigned long pct = strtoul(value, &end, 10);
-            if (errno || end != value + n - 1 || value[0] < '0' || value[0] > '9' || pct < 1 ||
-                pct > 100) {
-                snprintf(err, errlen, "user-memory-quota: a percentage is 1%% to 100%%, not '%s'",
-                         value);
-                return -1;
-            }
-            o->user_memory_quota = 0;
-            o->user_memory_quota_pct = (unsigned)pct;
-        } else if (cg_parse_size(value, &v, &why) != 0 || v == 0) {
-            snprintf(err, errlen, "user-memory-quota takes a size (e.g. 8GiB) or a percentage of "
-                                  "the node's capacity (e.g. 50%%), not '%s'", value);
-            return -1;
-        } else {
-            o->user_memory_quota = v;
-        }
-    } else if (strcmp(key, "user-max-containers") == 0) {
-        char *end;
-        errno = 0;
-        unsigned long n = strtoul(value, &end, 10);
-        if (errno || *end || end == value || value[0] < '0' || value[0] > '9' || n > 100000) {
-            snprintf(err, errlen, "user-max-containers takes a number from 0 (no bound) to 100000");
-            return -1;
-        }
-        o->user_max_containers = (unsigned)n;
-    } else if (strcmp(key, "default-gpu-compute") == 0) {
-        unsigned pct = 0;
-        if (strcmp(value, "none") != 0 && !cg_compute_pct_parse(value, &pct)) {
-            snprintf(err, errlen, "default-gpu-compute takes a whole percentage from 1 to 100, "
-                                  "or none, not '%s'", value);
-            return -1;
-        }
-        o->default_compute_pct = pct;
-    } else if (strcmp(key, "default-compute-mode") == 0) {
-        if (!cg_compute_mode_parse(value, &o->default_compute_mode)) {
-            snprintf(err, errlen, "default-compute-mode takes hard or elastic, not '%s'", value);
-            return -1;
-        }
-    } else if (strcmp(key, "api-idle-timeout") == 0) {
-        char *end;
-        errno = 0;
-        unsigned long secs = strtoul(value, &end, 10);
-        if (errno || *end || end == value || value[0] == '-' || secs < 1 || secs > 3600) {
-            snprintf(err, errlen, "api-idle-timeout takes whole seconds from 1 to 3600, not '%s'",
-                     value);
-            return -1;
-        }
-        o->api_idle_timeout = (unsigned)secs;
-    } else if (strcmp(key, "watchdog-interval") == 0) {
-        char *end;
-        errno = 0;
-        double v2 = strtod(value, &end);
-        if (errno || *end || end == value || !(v2 == 0 || (v2 >= 0.1 && v2 <= 86400))) {
-            snprintf(err, errlen, "watchdog-interval takes seconds: 0 (off) or 0.1 to 86400");
-            return -1;
-        }
-        o->watchdog_interval = v2;
-    } else if (strcmp(key, "watchdog-tolerance") == 0) {
-        if (cg_parse_size(value, &v, &why) != 0) {
-            snprintf(err, errlen, "watchdog-tolerance: bad size '%s': %s", value, why);
-            return -1;
-        }
-        o->watchdog_tolerance = v;
-    } else if (strcmp(key, "watchdog-kill") == 0) {
-        if (strcmp(value, "yes") == 0 || strcmp(value, "true") == 0)
-            o->watchdog_kill = true;
-        else if (strcmp(value, "no") == 0 || strcmp(value, "false") == 0)
-            o->watchdog_kill = false;
-        else {
-            snprintf(err, errlen, "watchdog-kill takes yes or no");
-            return -1;
-        }
-    } else if (strcmp(key, "swap") == 0) {
-        if (strcmp(value, "yes") == 0 || strcmp(value, "true") == 0)
-            o->swap = true;
-        else if (strcmp(value, "no") == 0 || strcmp(value, "false") == 0)
-            o->swap = false;
-        else {
-            snprintf(err, errlen, "swap takes yes or no");
-            return -1;
-        }
-    } else if (strcmp(key, "swap-limit") == 0) {
-        if (cg_parse_size(value, &v, &why) != 0) {
-            snprintf(err, errlen, "swap-limit: bad size '%s': %s", value, why);
-            return -1;
-        }
-        o->swap_limit = v;
-        o->swap_limit_set = true;
-    } else if (strcmp(key, "swap-hold-share") == 0) {
-        if (strcmp(value, "0") == 0 || strcmp(value, "0%") == 0)
-            o->swap_hold_pct = 0;
-        else if (!cg_pct_parse(value, 100, &o->swap_hold_pct)) {
-            snprintf(err, errlen, "swap-hold-share takes a whole percentage from 0 to 100, not "
-                                  "'%s'", value);
-            return -1;
-        }
-    } else if (strcmp(key, "profile-max-keys") == 0) {
-        char *end;
-        errno = 0;
-        unsigned long n = strtoul(value, &end, 10);
-        if (errno || *end || end == value || value[0] < '0' || value[0] > '9' || n < 1 ||
-            n > 100000) {
-            snprintf(err, errlen, "profile-max-keys takes a number from 1 to 100000");
-            return -1;
-        }
-        o->profile_max_keys = (unsigned)n;
-    } else if (strcmp(key, "profile-max-bytes") == 0) {
-        if (cg_parse_size(value, &v, &why) != 0 || v < PROFILE_MAX_BYTES_MIN) {
-            snprintf(err, errlen, "profile-max-bytes takes a size of at least %uKiB, not '%s'",
-                     PROFILE_MAX_BYTES_MIN >> 10, value);
-            return -1;
-        }
-        o->profile_max_bytes = v;
-    } else if (strcmp(key, "fair-interval") == 0) {
-        char *end;
-        errno = 0;
-        double s1 = strtod(value, &end);
-        if (errno || *end || end == value || !(s1 >= 1 && s1 <= ADAPTIVE_INTERVAL_MAX_S)) {
-            snprintf(err, errlen, "fair-interval takes seconds from 1 to %d, not '%s'",
-                     ADAPTIVE_INTERVAL_MAX_S, value);
-            return -1;
-        }
-        o->fair_interval_ns = (uint64_t)(s1 * 1e9);
-    } else if (strcmp(key, "aging") == 0) {
-        char *end;
-        errno = 0;
-        double s2 = strtod(value, &end);
-        if (errno || *end || end == value || !(s2 >= 1 && s2 <= 86400)) {
-            snprintf(err, errlen, "aging takes seconds from 1 to 86400, not '%s'", value);
-            return -1;
-        }
-        o->aging_ns = (uint64_t)(s2 * 1e9);
-    } else if (strcmp(key, "profile-limits") == 0) {
-        if (strcmp(value, "off") == 0) {
-            o->profile_margin_pct = 0;
-        } else if (!profile_margin_parse(value, &o->profile_margin_pct)) {
-            snprintf(err, errlen, "profile-limits takes a margin from 1%% to %u%% (e.g. 20%%), "
-                                  "or off, not '%s'", PROFILE_MARGIN_MAX_PCT, value);
-            return -1;
-        }
-    } else if (strcmp(key, "log-level") == 0) {
-        enum log_level lv;
-        if (!log_parse_level(value, &lv)) {
-            snprintf(err, errlen, "unknown log-level '%s' (error, warn, info, debug)", value);
-            return -1;
-        }
-        o->log_level = (int)lv;
-    } else {
-        snprintf(err, errlen, "unknown setting '%s'", key);
-        return -1;
-    }
-    return 0;
+    fprintf(f, "Usage: convgpud [OPTIONS]\n"
+               "\n"
+               "The convgpu node daemon: the authority on every byte of GPU memory on this node.\n"
+               "Containers get a GPU-memory limit; a container that asks for more than is free\n"
+               "right now is suspended and resumed by the scheduling policy when memory returns.\n"
+               "\n"
+               "Options (each may also be set as `name = value` in the configuration file):\n"
+               "  --config FILE         configuration file (default " CONFIG_DEFAULT_PATH " if it\n"
+               "                        exists); flags given here override it\n");
+    settings_usage(f);
+    fprintf(f, "  --foreground          do not detach (use under systemd, docker, tests)\n"
+               "  --version             print the version and exit\n"
+               "  --routes              print the control API's routes and who may call each\n"
+               "  -h, --help            this help\n"
+               "\n"
+               "Control API: curl --unix-socket DIR/control.sock http://convgpu/v1/containers\n");
 }
 
 static int load_config(struct daemon_options *o, const char *path, bool required)
@@ -455,7 +78,7 @@ static int load_config(struct daemon_options *o, const char *path, bool required
     }
     struct daemon_options scratch = *o;
     char err[512];
-    int rc = config_parse(text, n, apply_option, &scratch, err, sizeof err);
+    int rc = config_parse(text, n, settings_apply, &scratch, err, sizeof err);
     free(text);
     if (rc != 0) {
         fprintf(stderr, "convgpud: %s: %s\n", path, err);
@@ -508,75 +131,18 @@ static int check_topology(const struct daemon_options *o)
 static int parse_args(int argc, char **argv, struct daemon_options *o)
 {
     enum { O_CONFIG = 1000, O_FOREGROUND, O_VERSION, O_ROUTES, O_SETTING };
-    static const struct option opts[] = {
-        {"config", required_argument, NULL, O_CONFIG},
-        {"runtime-dir", required_argument, NULL, O_SETTING},
-        {"emulate", required_argument, NULL, O_SETTING},
-        {"topology", required_argument, NULL, O_SETTING},
-        {"policy", required_argument, NULL, O_SETTING},
-        {"placement", required_argument, NULL, O_SETTING},
-        {"fair-share", required_argument, NULL, O_SETTING},
-        {"oversubscribe", required_argument, NULL, O_SETTING},
-        {"reserve", required_argument, NULL, O_SETTING},
-        {"context-charge", required_argument, NULL, O_SETTING},
-        {"granularity", required_argument, NULL, O_SETTING},
-        {"metrics", required_argument, NULL, O_SETTING},
-        {"log-level", required_argument, NULL, O_SETTING},
-        {"control-group", required_argument, NULL, O_SETTING},
-        {"operators-group", required_argument, NULL, O_SETTING},
-        {"user-memory-quota", required_argument, NULL, O_SETTING},
-        {"user-max-containers", required_argument, NULL, O_SETTING},
-        {"default-gpu-compute", required_argument, NULL, O_SETTING},
-        {"default-compute-mode", required_argument, NULL, O_SETTING},
-        {"api-idle-timeout", required_argument, NULL, O_SETTING},
-        {"api-max-connections", required_argument, NULL, O_SETTING},
-        {"api-user-connections", required_argument, NULL, O_SETTING},
-        {"api-user-followers", required_argument, NULL, O_SETTING},
-        {"api-request-timeout", required_argument, NULL, O_SETTING},
-        {"max-client-connections", required_argument, NULL, O_SETTING},
-        {"user-max-connections", required_argument, NULL, O_SETTING},
-        {"user-max-priority", required_argument, NULL, O_SETTING},
-        {"watchdog-interval", required_argument, NULL, O_SETTING},
-        {"watchdog-tolerance", required_argument, NULL, O_SETTING},
-        {"watchdog-kill", required_argument, NULL, O_SETTING},
-        {"swap", required_argument, NULL, O_SETTING},
-        {"swap-limit", required_argument, NULL, O_SETTING},
-        {"swap-hold-share", required_argument, NULL, O_SETTING},
-        {"profile-max-keys", required_argument, NULL, O_SETTING},
-        {"profile-max-bytes", required_argument, NULL, O_SETTING},
-        {"aging", required_argument, NULL, O_SETTING},
-        {"fair-interval", required_argument, NULL, O_SETTING},
-        {"profile-limits", required_argument, NULL, O_SETTING},
-        {"foreground", no_argument, NULL, O_FOREGROUND},
-        {"version", no_argument, NULL, O_VERSION},
-        {"routes", no_argument, NULL, O_ROUTES},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *env_dir = getenv("CONVGPU_RUNTIME_DIR");
-    snprintf(o->runtime_dir, sizeof o->runtime_dir, "%s",
-             env_dir && *env_dir ? env_dir : "/run/convgpu");
-    o->granularity = 2ull << 20;
-    o->log_level = LOG_INFO;
-    o->watchdog_interval = 5;
-    o->api_idle_timeout = 30;
-    o->api_max_connections = 512;
-    o->api_user_connections = 32;
-    o->api_user_followers = 4;
-    o->api_request_timeout = 10;
-    o->watchdog_tolerance = 64ull << 20;
-    /* A single-user host keeps working (one user may hold the whole node); a shared host sets a
-     * quota. 64 containers is far beyond what one user runs on a node, and bounds what one user
-     * can make the daemon hold (a socket, a ledger and descriptors per container). */
-    o->user_memory_quota_pct = 100;
-    o->user_max_containers = 64;
-    o->default_compute_pct = 0;
-    o->default_compute_mode = CG_COMPUTE_ELASTIC;
-    /* Half the swap budget for tenants' own holds, the other half always the scheduler's and
-     * the operators' (docs/SECURITY.md, "Held swaps and profile records"). */
-    o->swap_hold_pct = 50;
-    o->profile_max_keys = PROFILE_MAX_KEYS_DEFAULT;
-    o->profile_max_bytes = PROFILE_MAX_BYTES_DEFAULT;
+    /* Every setting of the table is a flag taking a value; a few more are the program's own. */
+    static struct option opts[64];
+    size_t nopts = 0;
+    for (size_t i = 0; i < settings_count() && nopts < 58; i++)
+        opts[nopts++] = (struct option){settings_name(i), required_argument, NULL, O_SETTING};
+    opts[nopts++] = (struct option){"config", required_argument, NULL, O_CONFIG};
+    opts[nopts++] = (struct option){"foreground", no_argument, NULL, O_FOREGROUND};
+    opts[nopts++] = (struct option){"version", no_argument, NULL, O_VERSION};
+    opts[nopts++] = (struct option){"routes", no_argument, NULL, O_ROUTES};
+    opts[nopts++] = (struct option){"help", no_argument, NULL, 'h'};
+    opts[nopts] = (struct option){NULL, 0, NULL, 0};
+    settings_defaults(o);
 
     /* First pass: help, version and the configuration file, which flags then override. */
     const char *config = NULL;
@@ -610,7 +176,7 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
         char err[512];
         switch (c) {
         case O_SETTING:
-            if (apply_option(o, opts[idx].name, optarg, err, sizeof err) != 0) {
+            if (settings_apply(o, opts[idx].name, optarg, err, sizeof err) != 0) {
                 fprintf(stderr, "convgpud: --%s\n", err);
                 return 2;
             }
