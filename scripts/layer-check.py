@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""layer-check.py OBJDIR — the daemon's shape, checked from what its objects use (`nm`): which
+file calls which (an edge from A to B when A's object uses a symbol B's object defines).
+
+Fails (exit 1) when:
+  - a file below the control API uses anything the API files define (api.c, api_*.c): the API
+    is the top layer and lower files report through notices (notice.h), never by calling it;
+  - a cycle of files (a strongly connected set) is larger than MAX_CYCLE. The target of issue
+    36 is 3; MAX_CYCLE is where the daemon stands now and only ever goes down (decide_flush and
+    container_freeze_sync hold the last knot together: docs/DESIGN.md, "Layers").
+Prints every cycle of more than one file, and each layer breach with the symbol that makes it.
+"""
+import collections
+import glob
+import os
+import subprocess
+import sys
+
+MAX_CYCLE = 7
+API = lambda f: f == "api" or f.startswith("api_")
+ABOVE_API = {"main"}  # may call into the API: it starts and stops it
+
+
+def graph(objdir):
+    defs, uses = {}, collections.defaultdict(set)
+    for o in sorted(glob.glob(os.path.join(objdir, "*.c.o"))):
+        f = os.path.basename(o)[:-4]
+        out = subprocess.run(["nm", "-g", o], capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            p = line.split()
+            if len(p) == 3 and p[1] in "TDBRC":
+                defs[p[2]] = f
+            elif len(p) == 2 and p[0] == "U":
+                uses[f].add(p[1])
+    edges = collections.defaultdict(dict)
+    for f, syms in uses.items():
+        for s in sorted(syms):
+            g = defs.get(s)
+            if g and g != f:
+                edges[f].setdefault(g, s)
+    return set(defs.values()) | set(uses), edges
+
+
+def sccs(nodes, edges):
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, {}):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            out.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(nodes):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def main():
+    if len(sys.argv) != 2 or not glob.glob(os.path.join(sys.argv[1], "*.c.o")):
+        print("usage: layer-check.py OBJDIR (the convgpud target's object directory)")
+        return 2
+    nodes, edges = graph(sys.argv[1])
+    bad = 0
+    for f in sorted(edges):
+        if API(f) or f in ABOVE_API:
+            continue
+        for g, sym in sorted(edges[f].items()):
+            if API(g):
+                print(f"FAIL: {f}.c calls up into the API: {sym} ({g}.c)")
+                bad += 1
+    largest = 0
+    for comp in sccs(nodes, edges):
+        if len(comp) > 1:
+            print(f"cycle of {len(comp)} files: {' '.join(comp)}")
+        largest = max(largest, len(comp))
+    if largest > MAX_CYCLE:
+        print(f"FAIL: the largest cycle spans {largest} files; at most {MAX_CYCLE} (target 3)")
+        bad += 1
+    print(f"{len(nodes)} files; largest cycle {largest} (limit {MAX_CYCLE}, target 3); "
+          f"{bad} breach(es)")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
