@@ -69,3 +69,23 @@ for line in sys.stdin:
 
 fd_count() { ls "/proc/$DAEMON_PID/fd" | wc -l; }
 daemon_alive() { kill -0 "$DAEMON_PID" 2>/dev/null; }
+
+# Tests with a control group: ctl_group PREFIX makes a real group for the test (CTL, CTL_GID;
+# the test's cleanup removes it with groupdel "$CTL"), `as UID CMD...` runs CMD as a member,
+# `capi UID METHOD PATH [BODY]` calls the control API as one ("STATUS BODY", like api), and
+# status / id_of read such an answer.
+ctl_group() {
+    CTL=$1-$$
+    command -v groupadd >/dev/null || { echo "SKIP: groupadd missing"; exit 77; }
+    groupadd "$CTL" || { echo "SKIP: cannot create groups"; exit 77; }
+    CTL_GID=$(getent group "$CTL" | cut -d: -f3)
+}
+as() { local u=$1; shift; setpriv --reuid="$u" --regid="$u" --groups="$CTL_GID" "$@"; }
+capi() {
+    local u=$1 out; shift
+    out=$(as "$u" curl -s -m 30 -w ' %{http_code}' --unix-socket "$RUNDIR/control.sock" -X "$1" \
+        ${3:+-H 'Content-Type: application/json' --data "$3"} "http://convgpu$2") || true
+    echo "${out##* } ${out% *}"
+}
+status() { echo "${1%% *}"; }
+id_of() { grep -o '"id":"[^"]*"' <<<"$1" | head -n 1 | cut -d'"' -f4 || true; }

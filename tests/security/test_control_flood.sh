@@ -17,25 +17,13 @@
 #      and V's new process is still welcomed and V's create is 201 (before: V's process was cut
 #      off and its create answered 500 "Too many open files").
 . "$(dirname "$0")/lib.sh"
-command -v groupadd >/dev/null || { echo "SKIP: groupadd missing"; exit 77; }
 command -v prlimit >/dev/null || { echo "SKIP: prlimit (util-linux) missing"; exit 77; }
-CTL=cgt-fl-$$
-groupadd "$CTL" || { echo "SKIP: cannot create groups"; exit 77; }
+ctl_group cgt-fl
 cleanup_flood() { touch "$TMP"/release.* 2>/dev/null; cleanup; groupdel "$CTL" 2>/dev/null; }
 trap cleanup_flood EXIT
-CTL_GID=$(getent group "$CTL" | cut -d: -f3)
 FLOOD=$(dirname "$0")/api_flood.py
 SOCK=$RUNDIR/control.sock
 
-as() { local u=$1; shift; setpriv --reuid="$u" --regid="$u" --groups="$CTL_GID" "$@"; }
-capi() { # capi UID METHOD PATH [BODY] -> "STATUS BODY"
-    local u=$1 out; shift
-    out=$(as "$u" curl -s -m 30 -w ' %{http_code}' --unix-socket "$SOCK" -X "$1" \
-        ${3:+-H 'Content-Type: application/json' --data "$3"} "http://convgpu$2") || true
-    echo "${out##* } ${out% *}"
-}
-status() { echo "${1%% *}"; }
-id_of() { grep -o '"id":"[^"]*"' <<<"$1" | head -n 1 | cut -d'"' -f4 || true; }
 flood() { # flood NAME MODE N [INTERVAL] : A's attacker in the background, until release.NAME
     rm -f "$TMP/release.$1"
     as 1101 "$PY" "$FLOOD" "$2" "$SOCK" "$3" "$TMP/release.$1" "${4:-1}" >"$TMP/status.$1" 2>&1 &

@@ -10,21 +10,9 @@
 #   anyone routes never answer 403 for U's own view.
 # Then root calls every admin and operator route: none answers 403.
 . "$(dirname "$0")/lib.sh"
-command -v groupadd >/dev/null || { echo "SKIP: groupadd missing"; exit 77; }
-CTL=cgt-rt-$$
-groupadd "$CTL" || { echo "SKIP: cannot create groups"; exit 77; }
+ctl_group cgt-rt
 cleanup_routes() { cleanup; groupdel "$CTL" 2>/dev/null; }
 trap cleanup_routes EXIT
-CTL_GID=$(getent group "$CTL" | cut -d: -f3)
-SOCK=$RUNDIR/control.sock
-capi_as() { # capi_as UID METHOD PATH [BODY] -> "STATUS BODY"
-    local u=$1 out; shift
-    out=$(setpriv --reuid="$u" --regid="$u" --groups="$CTL_GID" curl -s -m 30 -w ' %{http_code}' \
-        --unix-socket "$SOCK" -X "$1" ${3:+-H 'Content-Type: application/json' --data "$3"} \
-        "http://convgpu$2") || true
-    echo "${out##* } ${out% *}"
-}
-status() { echo "${1%% *}"; }
 start_daemon --emulate 5GiB --control-group "$CTL"
 
 "$BUILD/bin/convgpud" --routes >"$TMP/routes"
@@ -64,7 +52,7 @@ before=$(world)
 while read -r method path who; do
     [ "$method" = DELETE ] && [ "$who" = owner ] && continue # checked last: it removes
     url=$(path_for "$path" "$O_ID")
-    r=$(capi_as 1101 "$method" "$url" "$(body_for "$method" "$url")")
+    r=$(capi 1101 "$method" "$url" "$(body_for "$method" "$url")")
     case $who in
     admin | operator)
         check "$method $path ($who) as a user: 403 ($(status "$r"))" test "$(status "$r")" = 403 ;;
@@ -75,7 +63,7 @@ while read -r method path who; do
         check "$method $path ($who) as a user: not 403 ($(status "$r"))" test "$(status "$r")" != 403 ;;
     esac
 done <"$TMP/routes"
-r=$(capi_as 1101 DELETE "/v1/containers/$O_ID")
+r=$(capi 1101 DELETE "/v1/containers/$O_ID")
 check "DELETE of another's container: 404 ($(status "$r"))" test "$(status "$r")" = 404
 after=$(world)
 # U's own creates (anyone may create) add containers of U's; O's and the policy are unchanged.
@@ -89,7 +77,7 @@ while read -r method path who; do
     [ "$method" = DELETE ] && continue
     url=$(path_for "$path" "$U_ID")
     [ "$method" = POST ] && [ "${url##*/}" = start ] && continue # needs U's own process
-    r=$(capi_as 1101 "$method" "$url" "$(body_for "$method" "$url")")
+    r=$(capi 1101 "$method" "$url" "$(body_for "$method" "$url")")
     check "$method $path on U's own container: not 403/404 ($(status "$r"))" \
         bash -c "[ '$(status "$r")' != 403 ] && [ '$(status "$r")' != 404 ]"
 done <"$TMP/routes"

@@ -12,22 +12,10 @@
 #      allowances survive a restart, only root sets them, bad values are refused.
 #   Nit: A may report only its own process as a container's init (before: pid 1 was taken).
 . "$(dirname "$0")/lib.sh"
-command -v groupadd >/dev/null || { echo "SKIP: groupadd missing"; exit 77; }
-CTL=cgt-tp-$$
-groupadd "$CTL" || { echo "SKIP: cannot create groups"; exit 77; }
+ctl_group cgt-tp
 cleanup_policy() { touch "$TMP/release.v" 2>/dev/null; cleanup; groupdel "$CTL" 2>/dev/null; }
 trap cleanup_policy EXIT
-CTL_GID=$(getent group "$CTL" | cut -d: -f3)
 SOCK=$RUNDIR/control.sock
-as() { local u=$1; shift; setpriv --reuid="$u" --regid="$u" --groups="$CTL_GID" "$@"; }
-capi() { # capi UID METHOD PATH [BODY] -> "STATUS BODY"
-    local u=$1 out; shift
-    out=$(as "$u" curl -s -m 30 -w ' %{http_code}' --unix-socket "$SOCK" -X "$1" \
-        ${3:+-H 'Content-Type: application/json' --data "$3"} "http://convgpu$2") || true
-    echo "${out##* } ${out% *}"
-}
-status() { echo "${1%% *}"; }
-id_of() { grep -o '"id":"[^"]*"' <<<"$1" | head -n 1 | cut -d'"' -f4 || true; }
 swap_of() { api GET "/v1/containers/$1" | grep -o '"swap":"[a-z-]*"' | cut -d'"' -f4; }
 TA=uid-1101
 getent passwd 1101 >/dev/null && TA=$(getent passwd 1101 | cut -d: -f1)
