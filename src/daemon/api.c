@@ -1535,7 +1535,8 @@ static void refuse(int fd, enum api_refusal why)
  * (closed early, TCP options MHD tries on the UNIX sockets the daemon hands it), and a flood of
  * bad clients must not become a flood of warnings. What matters is logged by the daemon itself
  * (refusals, deadlines, a server that cannot start). */
-static void mhd_log(void *cls, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt,
+                                                            va_list ap)
 {
     (void)cls;
     if (!log_enabled(LOG_DEBUG))

@@ -74,8 +74,14 @@ check "the attacker sent its twelve bodies ($(grep -c 'closed=yes' "$O.bodies") 
 peak=$(status_kib "$TCP_PID" VmHWM)
 now=$(status_kib "$TCP_PID" VmRSS)
 echo "figure: extender RSS before the bodies ${before} KiB, peak ${peak} KiB, while held ${now} KiB"
-check "peak RSS $((peak / 1024)) MiB <= $((before / 1024)) MiB before + ${BUDGET_MIB} MiB budget + ${MARGIN_MIB} MiB" \
-    test "$peak" -le $((before + (BUDGET_MIB + MARGIN_MIB) * 1024))
+# Under AddressSanitizer the allocator's quarantine and shadow memory are most of the figure, and
+# they are ASan's, not the extender's: the bound is checked in the plain build (make test).
+if ldd "$EXT" 2>/dev/null | grep -q 'libasan\|libtsan'; then
+    echo "figure: sanitizer build: the RSS bound is checked in the plain build only"
+else
+    check "peak RSS $((peak / 1024)) MiB <= $((before / 1024)) MiB before + ${BUDGET_MIB} MiB budget + ${MARGIN_MIB} MiB" \
+        test "$peak" -le $((before + (BUDGET_MIB + MARGIN_MIB) * 1024))
+fi
 "$PY" "$HOSTILE" "$TCP_AT" filter 5 >"$O.filter2" 2>&1 || true
 check "filter requests while the bodies are held: all answered ($(kv "$O.filter2" filter_ok) of 5)" \
     grep -q "filter_ok=5$" "$O.filter2"
