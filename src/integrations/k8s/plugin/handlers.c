@@ -223,7 +223,8 @@ const char *dp_grant_env(cg_unit_kind kind)
 }
 
 /* Appends to buf at *at; false once the text no longer fits. */
-static bool append(char *buf, size_t len, size_t *at, const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static bool append(char *buf, size_t len, size_t *at,
+                                                          const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
