@@ -1,5 +1,5 @@
 /* fuzz_http.c — libFuzzer harness for the control API client's decoder of the daemon's answers
- * (src/cli/http_response.c over http-parser). The first byte picks where the rest is cut into
+ * (src/client/http_response.c over http-parser). The first byte picks where the rest is cut into
  * pieces, as reads from a socket would; the same bytes fed whole and in pieces must decode to
  * the same status and body, a body never exceeds its limit and stays NUL-terminated, and a
  * finished or failed answer stays so. A streaming pass checks the pieces handed to on_body add

@@ -1,8 +1,8 @@
 /* http.c — the control API client: HTTP/1.1 over the daemon's UNIX control socket, JSON in and
  * out via jansson, answers decoded by http-parser (http_response.c).
  *
- * The CLI and the OCI shim are its only users and the control socket is their only peer, so a
- * socket, one request written out and a parser is all it takes. It used to be libcurl, which
+ * Every door into the daemon (convgpu_client.h) uses it and the control socket is its only
+ * peer, so a socket, one request written out and a parser is all it takes. It used to be libcurl, which
  * costs every process that talks to the daemon some thirty libraries (6-7 ms here) before the
  * first byte is sent; the shim pays that inside every `docker run` (docs/BENCHMARKS.md). */
 #include "http.h"

@@ -1,9 +1,13 @@
-/* http.h — the CLI's client for the daemon's control API: one JSON request over the UNIX
- * control socket, one JSON answer. */
+/* http.h — the transport of the client library (convgpu_client.h): one JSON request over the
+ * daemon's UNIX control socket, one JSON answer. */
 #ifndef CONVGPU_CLI_HTTP_H
 #define CONVGPU_CLI_HTTP_H
 
 #include <jansson.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* The control socket path: --runtime-dir, else $CONVGPU_RUNTIME_DIR, else /run/convgpu. */
 void cli_set_runtime_dir(const char *dir);
@@ -21,5 +25,9 @@ long cli_stream(const char *path, int (*on_line)(const char *line, void *ctx), v
 
 /* Prints an API error answer or transport error as "convgpu: ..." on stderr. */
 void cli_report_error(long status, json_t *answer, const char *transport_error);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -1,0 +1,240 @@
+/* test_client.c — the client library (src/client/convgpu_client.h) without a daemon: the create
+ * body each spec gives, refusals decoded and formatted, the LD_PRELOAD merge, and the busy-id
+ * rule against a scripted control socket that answers each request from a table. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "convgpu_client.h"
+
+/* The body of spec, compact, with its keys sorted: what the daemon would read. */
+static char *body_of(const struct cg_client_spec *s)
+{
+    json_t *b = cgc_create_body(s);
+    char *text = b ? json_dumps(b, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(b);
+    return text;
+}
+
+static void test_bodies(void)
+{
+    static const long devs[] = {0, 2};
+    static const char *const toks[] = {"t1", "t2"};
+    static const struct {
+        struct cg_client_spec spec;
+        const char *body;
+    } cases[] = {
+        {{0}, "{}"},
+        {{.gpu_memory = 1 << 30, .auto_remove = true, .command = "python3"},
+         "{\"auto_remove\":true,\"command\":\"python3\",\"gpu_memory\":1073741824}"},
+        {{.exclusive = true, .profile_limit = true, .name = "web", .tenant = "t"},
+         "{\"exclusive\":true,\"name\":\"web\",\"profile_limit\":true,\"tenant\":\"t\"}"},
+        {{.compute_pct = 30, .compute_mode = "hard", .has_priority = true, .priority = 0,
+          .no_swap = true},
+         "{\"compute_mode\":\"hard\",\"gpu_compute\":30,\"priority\":0,\"swap\":false}"},
+        {{.has_device = true, .device = 0, .gpus = 2, .devices = devs, .ndevices = 2},
+         "{\"device\":0,\"devices\":[0,2],\"gpus\":2}"},
+        {{.id = "abc", .has_owner = true, .uid = 1000, .gid = 100, .start_within = 60,
+          .image = "img:1", .no_profile = true},
+         "{\"gid\":100,\"id\":\"abc\",\"image\":\"img:1\",\"profile\":false,\"start_within\":60,"
+         "\"uid\":1000}"},
+        {{.allocations = toks, .nallocations = 2, .allocation_pod = "ns/pod"},
+         "{\"allocation\":[\"t1\",\"t2\"],\"allocation_pod\":\"ns/pod\"}"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *got = body_of(&cases[i].spec);
+        CHECK(got && strcmp(got, cases[i].body) == 0, "case %zu: %s, want %s", i,
+              got ? got : "(null)", cases[i].body);
+        free(got);
+    }
+}
+
+static void test_errors(void)
+{
+    struct cgc_error e;
+    char out[256];
+    json_t *ans = json_pack("{s:s}", "error", "limit 100GiB does not fit on any device");
+    cgc_error_set(&e, 400, ans, "unused");
+    json_decref(ans);
+    CHECK(e.status == 400 && !e.local, "status %ld", e.status);
+    cgc_error_format(&e, "cannot register x", out, sizeof out);
+    CHECK(strcmp(out, "cannot register x: convgpud says: limit 100GiB does not fit on any "
+                      "device (HTTP 400)") == 0, "%s", out);
+
+    cgc_error_set(&e, 500, NULL, "unused");
+    cgc_error_format(&e, "w", out, sizeof out);
+    CHECK(strcmp(out, "w: convgpud says: unexpected answer (HTTP 500)") == 0, "%s", out);
+
+    cgc_error_set(&e, 0, NULL, "cannot reach convgpud");
+    cgc_error_format(&e, "w", out, sizeof out);
+    CHECK(strcmp(out, "w: cannot reach convgpud") == 0, "%s", out);
+}
+
+static void test_merge(void)
+{
+    static const struct {
+        const char *first, *old, *want;
+    } cases[] = {
+        {"/lib/a.so", NULL, "/lib/a.so"},
+        {"/lib/a.so", "", "/lib/a.so"},
+        {"/lib/a.so", "/x.so", "/lib/a.so:/x.so"},
+        {"/lib/a.so", "/lib/a.so:/x.so", "/lib/a.so:/x.so"}, /* already first: not twice */
+        {"/lib/a.so", "/lib/a.so", "/lib/a.so"},
+        {"/lib/a.so", "/lib/a.so.1", "/lib/a.so:/lib/a.so.1"}, /* a prefix is not the entry */
+        {"/lib/a.so", "/x.so:/lib/a.so", "/lib/a.so:/x.so:/lib/a.so"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *got = cgc_path_merge(cases[i].first, cases[i].old);
+        CHECK(got && strcmp(got, cases[i].want) == 0, "case %zu: %s, want %s", i,
+              got ? got : "(null)", cases[i].want);
+        free(got);
+    }
+    CHECK(cgc_path_var("LD_PRELOAD") && cgc_path_var("LD_LIBRARY_PATH") &&
+              !cgc_path_var("CONVGPU_SOCKET"), "which variables merge");
+}
+
+/* A control socket that answers the n-th request with script[n] (status and body) and records
+ * each request line. */
+struct fake {
+    int fd;
+    const char *const (*script)[2];
+    size_t n;
+    char seen[8][96];
+    size_t nseen;
+};
+
+static void *serve(void *arg)
+{
+    struct fake *f = arg;
+    for (size_t i = 0; i < f->n; i++) {
+        int c = accept(f->fd, NULL, NULL);
+        if (c < 0)
+            break;
+        char req[4096];
+        size_t len = 0;
+        for (;;) { /* the head, then Content-Length bytes of body */
+            ssize_t r = read(c, req + len, sizeof req - 1 - len);
+            if (r <= 0)
+                break;
+            len += (size_t)r;
+            req[len] = '\0';
+            char *end = strstr(req, "\r\n\r\n");
+            const char *cl = strstr(req, "Content-Length: ");
+            if (end && cl && len >= (size_t)(end + 4 - req) + strtoul(cl + 16, NULL, 10))
+                break;
+        }
+        req[len] = '\0';
+        const char *proto = strstr(req, " HTTP/");
+        if (f->nseen < 8 && proto)
+            snprintf(f->seen[f->nseen++], sizeof f->seen[0], "%.*s", (int)(proto - req), req);
+        char ans[1024];
+        int n = snprintf(ans, sizeof ans,
+                         "HTTP/1.1 %s\r\nContent-Type: application/json\r\n"
+                         "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+                         f->script[i][0], strlen(f->script[i][1]), f->script[i][1]);
+        if (write(c, ans, (size_t)n) != n)
+            fprintf(stderr, "fake: short write\n");
+        close(c);
+    }
+    return NULL;
+}
+
+/* Runs a create of id "abc" (replace_idle) against script; returns the answer. */
+static json_t *create_against(const char *dir, const char *const (*script)[2], size_t n,
+                              struct fake *f, struct cgc_error *e)
+{
+    char sock[256];
+    snprintf(sock, sizeof sock, "%s/control.sock", dir);
+    unlink(sock);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(sock) >= sizeof sa.sun_path)
+        exit(1);
+    memcpy(sa.sun_path, sock, strlen(sock) + 1);
+    memset(f, 0, sizeof *f);
+    f->fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (f->fd < 0 || bind(f->fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(f->fd, 8)) {
+        fprintf(stderr, "fake socket: %s\n", strerror(errno));
+        exit(1);
+    }
+    f->script = script;
+    f->n = n;
+    pthread_t t;
+    pthread_create(&t, NULL, serve, f);
+    struct cg_client_spec s = {.id = "abc", .gpu_memory = 1 << 20, .replace_idle = true};
+    json_t *ans = cgc_create(&s, e);
+    shutdown(f->fd, SHUT_RDWR);
+    pthread_join(t, NULL);
+    close(f->fd);
+    return ans;
+}
+
+static void test_busy_id(const char *dir)
+{
+    static const char *const idle[][2] = {
+        {"409 Conflict", "{\"error\":\"container abc exists\"}"},
+        {"200 OK", "{\"id\":\"abc\",\"processes\":0}"},
+        {"200 OK", "{\"removed\":\"abc\"}"},
+        {"201 Created", "{\"id\":\"abc\",\"env\":{}}"},
+    };
+    struct fake f;
+    struct cgc_error e = {0};
+    json_t *ans = create_against(dir, idle, 4, &f, &e);
+    CHECK(ans && strcmp(json_string_value(json_object_get(ans, "id")), "abc") == 0,
+          "an idle holder is replaced: %s", e.text);
+    CHECK(f.nseen == 4 && strcmp(f.seen[0], "POST /v1/containers") == 0 &&
+              strcmp(f.seen[1], "GET /v1/containers/abc") == 0 &&
+              strcmp(f.seen[2], "DELETE /v1/containers/abc") == 0 &&
+              strcmp(f.seen[3], "POST /v1/containers") == 0,
+          "requests: %zu, %s / %s / %s / %s", f.nseen, f.seen[0], f.seen[1], f.seen[2], f.seen[3]);
+    json_decref(ans);
+
+    static const char *const busy[][2] = {
+        {"409 Conflict", "{\"error\":\"container abc exists\"}"},
+        {"200 OK", "{\"id\":\"abc\",\"processes\":2}"},
+    };
+    ans = create_against(dir, busy, 2, &f, &e);
+    char out[256];
+    cgc_error_format(&e, "w", out, sizeof out);
+    CHECK(!ans && e.status == 409 && e.local &&
+              strcmp(out, "w: a container with this id is registered and has 2 running "
+                          "processes") == 0,
+          "a busy holder stays: %s", out);
+    json_decref(ans);
+
+    static const char *const refused[][2] = {
+        {"400 Bad Request", "{\"error\":\"gpu_memory is required\"}"},
+    };
+    ans = create_against(dir, refused, 1, &f, &e);
+    CHECK(!ans && e.status == 400 && strcmp(e.text, "gpu_memory is required") == 0 && !e.local,
+          "a refusal is decoded: %ld %s", e.status, e.text);
+}
+
+int main(void)
+{
+    test_bodies();
+    test_errors();
+    test_merge();
+    char dir[] = "/tmp/cg-client-XXXXXX";
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    cli_set_runtime_dir(dir);
+    test_busy_id(dir);
+    struct cgc_error e;
+    char sock[300];
+    snprintf(sock, sizeof sock, "%s/control.sock", dir);
+    unlink(sock);
+    struct cg_client_spec s = {.gpu_memory = 1};
+    CHECK(!cgc_create(&s, &e) && e.status == 0 && strstr(e.text, dir),
+          "no daemon: the error names the runtime directory: %s", e.text);
+    rmdir(dir);
+    if (failures == 0)
+        printf("client: all checks passed\n");
+    return failures != 0;
+}
