@@ -13,8 +13,8 @@
  * container's owner; cgc_remove() ends it.
  *
  * Promises: every refusal comes back as a struct cgc_error (the HTTP status, 0 when the daemon
- * was not reached, and the daemon's own "error" text); nothing here prints, exits or keeps
- * state besides the runtime directory. The interposer never links this (it speaks only the
+ * was not reached, and the daemon's own "error" text); no cgc_ function prints, exits or
+ * keeps state (the runtime directory is the transport's). The interposer never links this (it speaks only the
  * container socket protocol, src/common/proto.h). */
 #ifndef CONVGPU_CLIENT_H
 #define CONVGPU_CLIENT_H
@@ -48,7 +48,7 @@ struct cg_client_spec {
     long device;                /* a GPU index when has_device */
     bool has_device;
     unsigned gpus;              /* 0: not sent */
-    const long *devices;        /* ndevices GPU indexes */
+    const unsigned *devices;    /* ndevices GPU indexes */
     size_t ndevices;
     const char *image;          /* profile key parts; NULL: not sent */
     const char *command;

@@ -23,7 +23,7 @@ static char *body_of(const struct cg_client_spec *s)
 
 static void test_bodies(void)
 {
-    static const long devs[] = {0, 2};
+    static const unsigned devs[] = {0, 2};
     static const char *const toks[] = {"t1", "t2"};
     static const struct {
         struct cg_client_spec spec;
