@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "convgpu_client.h"
+
 /* Each returns the process exit status; argv[0] is the subcommand's name. */
 int cmd_run(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
@@ -54,22 +56,26 @@ int cmd_cdi(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 
-/* Adds a compute share to a create or update body: --gpu-compute PCT (1-100; with
- * allow_none, "none" removes the share) and --compute-mode hard|elastic (NULL when not given;
- * only with a share unless mode_alone). Returns 0, or 2 with the reason printed for `cmd`. */
-int cli_add_compute(json_t *body, const char *cmd, const char *pct, const char *mode,
-                    bool allow_none, bool mode_alone);
-/* Adds "priority" (0-9, digits only) and "swap": false (no_swap) to a create/update body; 0, or
- * 2 after a message naming `cmd`. */
-int cli_add_priority(json_t *body, const char *cmd, const char *priority, bool no_swap);
+/* Reads a compute share into spec (compute_pct, compute_mode): --gpu-compute PCT (1-100; with
+ * allow_none, "none", which sets *none: the share removed) and --compute-mode hard|elastic (NULL
+ * when not given; only with a share unless mode_alone). Returns 0, or 2 with the reason printed
+ * for `cmd`. */
+int cli_parse_compute(const char *cmd, const char *pct, const char *mode, bool allow_none,
+                      bool mode_alone, struct cg_client_spec *spec, bool *none);
+/* Reads --priority (0-9, digits only) into spec; 0, or 2 after a message naming `cmd`. */
+int cli_parse_priority(const char *cmd, const char *priority, struct cg_client_spec *spec);
+/* A refusal as "convgpu: TEXT (HTTP N)" on stderr (the transport's reason alone when the
+ * daemon was not reached). */
+void cli_report(const struct cgc_error *e);
 /* A container's GPUs as "0,1" (its "devices"; "device" from an older daemon) into out;
  * returns how many. */
 size_t cli_format_devices(json_t *container, char *out, size_t len);
-/* "0,2,3": distinct GPU indexes below CG_MAX_DEVICES, as a JSON array; NULL when malformed. */
 /* The daemon's refusal of a create without a limit, said in the command's flags; false when
  * the answer is another refusal (the caller reports it as it is). */
-bool cli_report_missing_limit(const char *cmd, long status, json_t *answer);
-json_t *cli_parse_index_list(const char *text);
+bool cli_report_missing_limit(const char *cmd, const struct cgc_error *e);
+/* "0,2,3": distinct GPU indexes below CG_MAX_DEVICES into out (at most max); returns how many,
+ * 0 when malformed. */
+size_t cli_parse_index_list(const char *text, unsigned *out, size_t max);
 
 /* True when argv holds -h or --help before any "--". */
 bool cli_wants_help(int argc, char **argv);

@@ -327,30 +327,21 @@ int cmd_create(int argc, char **argv)
         fprintf(stderr, "convgpu create: --gpu-memory: %s\n", mem && limit == 0 ? "must be > 0" : err);
         return 2;
     }
-    json_t *body = json_object();
-    if (mem)
-        json_object_set_new(body, "gpu_memory", json_integer((json_int_t)limit));
-    if (exclusive)
-        json_object_set_new(body, "exclusive", json_true());
-    if (cli_add_compute(body, "create", pct, mode, false, false) != 0 ||
-        cli_add_priority(body, "create", prio, no_swap) != 0) {
-        json_decref(body);
+    struct cg_client_spec spec = {.gpu_memory = limit, .exclusive = exclusive,
+                                  .no_swap = no_swap, .name = name, .tenant = tenant};
+    if (cli_parse_compute("create", pct, mode, false, false, &spec, NULL) != 0 ||
+        cli_parse_priority("create", prio, &spec) != 0)
         return 2;
-    }
-    if (name)
-        json_object_set_new(body, "name", json_string(name));
-    if (tenant)
-        json_object_set_new(body, "tenant", json_string(tenant));
     if (dev) {
         char *end;
         errno = 0;
         long v = strtol(dev, &end, 10);
         if (errno || *end || v < 0) {
             fprintf(stderr, "convgpu create: --device takes a GPU index\n");
-            json_decref(body);
             return 2;
         }
-        json_object_set_new(body, "device", json_integer(v));
+        spec.has_device = true;
+        spec.device = v;
     }
     if (gpus) {
         char *end;
@@ -359,25 +350,23 @@ int cmd_create(int argc, char **argv)
         if (errno || *end || end == gpus || v < 1 || v > CG_MAX_DEVICES) {
             fprintf(stderr, "convgpu create: --gpus takes a number of GPUs, 1 to %d\n",
                     CG_MAX_DEVICES);
-            json_decref(body);
             return 2;
         }
-        json_object_set_new(body, "gpus", json_integer(v));
+        spec.gpus = (unsigned)v;
     }
-    if (devs) {
-        json_t *list = cli_parse_index_list(devs);
-        if (!list) {
-            fprintf(stderr, "convgpu create: --devices takes GPU indexes such as 0,2 (each "
-                            "once)\n");
-            json_decref(body);
-            return 2;
-        }
-        json_object_set_new(body, "devices", list);
+    unsigned list[CG_MAX_DEVICES];
+    if (devs && !(spec.ndevices = cli_parse_index_list(devs, list, CG_MAX_DEVICES))) {
+        fprintf(stderr, "convgpu create: --devices takes GPU indexes such as 0,2 (each "
+                        "once)\n");
+        return 2;
     }
-    json_t *ans = NULL;
-    int rc = call("POST", "/v1/containers", body, &ans, 201);
-    if (rc)
-        return rc;
+    spec.devices = list;
+    struct cgc_error cerr;
+    json_t *ans = cgc_create(&spec, &cerr);
+    if (!ans) {
+        cli_report(&cerr);
+        return cerr.status == 404 ? 3 : 1;
+    }
     printf("%s\n", json_string_value(json_object_get(ans, "id")));
     const char *k;
     json_t *v;
@@ -481,11 +470,20 @@ int cmd_set(int argc, char **argv)
     }
     if (mem)
         json_object_set_new(body, "gpu_memory", json_integer((json_int_t)limit));
-    if (cli_add_compute(body, "set", pct, mode, true, true) != 0 ||
-        cli_add_priority(body, "set", prio, false) != 0) {
+    struct cg_client_spec change = {0};
+    bool none = false;
+    if (cli_parse_compute("set", pct, mode, true, true, &change, &none) != 0 ||
+        cli_parse_priority("set", prio, &change) != 0) {
         json_decref(body);
         return 2;
     }
+    if (pct)
+        json_object_set_new(body, "gpu_compute",
+                            none ? json_null() : json_integer(change.compute_pct));
+    if (mode)
+        json_object_set_new(body, "compute_mode", json_string(mode));
+    if (change.has_priority)
+        json_object_set_new(body, "priority", json_integer(change.priority));
     char path[256];
     if (container_path(id, path, sizeof path)) {
         json_decref(body);

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "http.h"
+#include "convgpu_client.h"
 #include "size.h"
 
 #define MiB (1ull << 20)
@@ -136,14 +136,11 @@ static int set_policy(const char *name)
 /* Registers the job's container and starts the sample program in it. */
 static int launch(struct job *j, double t0)
 {
-    json_t *ans = NULL;
-    char err[512];
-    long st = cli_request("POST", "/v1/containers",
-                          json_pack("{s:s,s:I}", "id", j->id, "gpu_memory", (json_int_t)j->limit),
-                          &ans, err, sizeof err);
-    if (st != 201) {
-        cli_report_error(st, ans, err);
-        json_decref(ans);
+    struct cg_client_spec spec = {.id = j->id, .gpu_memory = j->limit};
+    struct cgc_error err;
+    json_t *ans = cgc_create(&spec, &err);
+    if (!ans) {
+        cli_report(&err);
         return -1;
     }
     char exe[PATH_MAX + 32], size[32], hold[32], out[PATH_MAX + 32];
@@ -169,13 +166,8 @@ static void finish_job(struct job *j, int status, double t0)
     j->done = true;
     j->status = status;
     j->ended = now_s() - t0;
-    char path[64];
-    if (snprintf(path, sizeof path, "/v1/containers/%s", j->id) >= (int)sizeof path)
-        return; /* cannot happen: ids are 15 characters at most */
-    json_t *ans = NULL;
-    char err[512];
-    cli_request("DELETE", path, NULL, &ans, err, sizeof err);
-    json_decref(ans);
+    struct cgc_error err;
+    cgc_remove(j->id, &err);
 }
 
 static const char *fmt(uint64_t b, char *buf)

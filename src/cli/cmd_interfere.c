@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "http.h"
+#include "convgpu_client.h"
 #include "interfere.h"
 #include "profile_key.h"
 #include "size.h"
@@ -68,7 +68,7 @@ static void usage(FILE *f)
 }
 
 struct job {
-    json_t *body;      /* the create request, without a device */
+    struct cg_client_spec spec; /* the create request, without a device or a profile key */
     long device;       /* -1 until known */
     const char *log;
     bool quiet;
@@ -81,21 +81,21 @@ struct job {
  * `record` (a run alone). Returns its create answer (id, env), NULL on a refusal. */
 static json_t *container_new(struct job *j, const char *key, bool record)
 {
-    json_t *body = json_deep_copy(j->body);
-    if (!body || json_object_set_new(body, "image", json_string(key)) != 0 ||
-        (!record && json_object_set_new(body, "profile", json_false()) != 0)) {
-        json_decref(body);
-        return NULL;
-    }
-    if (j->device >= 0)
-        json_object_set_new(body, "device", json_integer(j->device));
-    json_t *ans = NULL;
-    char terr[512];
-    long st = cli_request("POST", "/v1/containers", body, &ans, terr, sizeof terr);
-    if (st != 201 || !json_is_string(json_object_get(ans, "id"))) {
-        fprintf(stderr, "convgpu interfere: cannot create a container: ");
-        cli_report_error(st, ans, terr);
+    struct cg_client_spec spec = j->spec;
+    spec.image = key;
+    spec.no_profile = !record;
+    spec.has_device = j->device >= 0;
+    spec.device = j->device;
+    struct cgc_error err;
+    json_t *ans = cgc_create(&spec, &err);
+    if (ans && !json_is_string(json_object_get(ans, "id"))) {
+        cgc_error_set(&err, 201, ans, "");
         json_decref(ans);
+        ans = NULL;
+    }
+    if (!ans) {
+        fprintf(stderr, "convgpu interfere: cannot create a container: ");
+        cli_report(&err);
         return NULL;
     }
     if (j->device < 0)
@@ -107,11 +107,8 @@ static void container_remove(json_t *c)
 {
     if (!c)
         return;
-    char path[192], terr[512];
-    snprintf(path, sizeof path, "/v1/containers/%s", json_string_value(json_object_get(c, "id")));
-    json_t *ans = NULL;
-    cli_request("DELETE", path, NULL, &ans, terr, sizeof terr);
-    json_decref(ans);
+    struct cgc_error err;
+    cgc_remove(json_string_value(json_object_get(c, "id")), &err);
     json_decref(c);
 }
 
@@ -456,11 +453,9 @@ int cmd_interfere(int argc, char **argv)
         return 2;
     for (int i = 0; i < n; i++)
         key_of[i] = keys[i];
-    j.body = json_pack("{s:I,s:b}", "gpu_memory", (json_int_t)limit, "auto_remove", 1);
-    if (!j.body || cli_add_compute(j.body, "interfere", pct, mode, false, false) != 0) {
-        json_decref(j.body);
+    j.spec = (struct cg_client_spec){.gpu_memory = limit, .auto_remove = true};
+    if (cli_parse_compute("interfere", pct, mode, false, false, &j.spec, NULL) != 0)
         return 2;
-    }
     res.n = (unsigned)n;
     res.runs = (unsigned)runs;
     res.cmd = argv + optind;
@@ -473,7 +468,6 @@ int cmd_interfere(int argc, char **argv)
     sigaddset(&j.waited, SIGHUP);
     sigprocmask(SIG_BLOCK, &j.waited, &j.old_mask);
     int rc = measure(&j, &res);
-    json_decref(j.body);
     if (j.interrupted) {
         fprintf(stderr, "convgpu interfere: interrupted by signal %d; containers removed\n",
                 j.interrupted);

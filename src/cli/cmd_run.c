@@ -15,7 +15,7 @@
 
 #include "cli.h"
 #include "core.h"
-#include "http.h"
+#include "convgpu_client.h"
 #include "size.h"
 
 static void usage(FILE *f)
@@ -57,8 +57,8 @@ static void usage(FILE *f)
                "  --quiet               do not print the container id\n");
 }
 
-int cli_add_compute(json_t *body, const char *cmd, const char *pct, const char *mode,
-                    bool allow_none, bool mode_alone)
+int cli_parse_compute(const char *cmd, const char *pct, const char *mode, bool allow_none,
+                      bool mode_alone, struct cg_client_spec *spec, bool *none)
 {
     unsigned v = 0;
     cg_compute_mode m;
@@ -76,19 +76,18 @@ int cli_add_compute(json_t *body, const char *cmd, const char *pct, const char *
                 cmd);
         return 2;
     }
-    if (pct)
-        json_object_set_new(body, "gpu_compute", v ? json_integer(v) : json_null());
-    if (mode)
-        json_object_set_new(body, "compute_mode", json_string(mode));
+    spec->compute_pct = v;
+    spec->compute_mode = mode;
+    if (none)
+        *none = pct && v == 0;
     return 0;
 }
 
-bool cli_report_missing_limit(const char *cmd, long status, json_t *answer)
+bool cli_report_missing_limit(const char *cmd, const struct cgc_error *e)
 {
     /* The daemon names API fields ("profile_limit": true); a person typed flags. Without a
      * limit the daemon refuses only when no profile and no exclusive GPU could give one. */
-    const char *msg = json_string_value(json_object_get(answer, "error"));
-    if (status != 400 || !msg || strncmp(msg, "gpu_memory is required", 22) != 0)
+    if (e->status != 400 || e->local || strncmp(e->text, "gpu_memory is required", 22) != 0)
         return false;
     fprintf(stderr, "convgpu %s: no limit given: add --gpu-memory SIZE (e.g. --gpu-memory 1GiB)%s\n",
             cmd, strcmp(cmd, "run") == 0
@@ -98,59 +97,63 @@ bool cli_report_missing_limit(const char *cmd, long status, json_t *answer)
     return true;
 }
 
-json_t *cli_parse_index_list(const char *text)
+void cli_report(const struct cgc_error *e)
 {
-    json_t *arr = json_array();
+    if (e->status == 0 || e->local)
+        fprintf(stderr, "convgpu: %s\n", e->text);
+    else
+        fprintf(stderr, "convgpu: %s (HTTP %ld)\n",
+                e->text[0] ? e->text : "unexpected answer from the daemon", e->status);
+}
+
+size_t cli_parse_index_list(const char *text, unsigned *out, size_t max)
+{
+    size_t n = 0;
     const char *p = text;
-    while (arr && *p) {
+    while (*p) {
         char *end;
         errno = 0;
         long v = strtol(p, &end, 10);
         if (errno || end == p || v < 0 || v >= CG_MAX_DEVICES || (*end && *end != ',') ||
-            (*end == ',' && !end[1]) || p[0] == '-' || p[0] == '+' || p[0] == ' ')
-            goto bad;
-        for (size_t i = 0; i < json_array_size(arr); i++)
-            if (json_integer_value(json_array_get(arr, i)) == v)
-                goto bad;
-        json_array_append_new(arr, json_integer(v));
+            (*end == ',' && !end[1]) || p[0] == '-' || p[0] == '+' || p[0] == ' ' || n == max)
+            return 0;
+        for (size_t i = 0; i < n; i++)
+            if (out[i] == (unsigned)v)
+                return 0;
+        out[n++] = (unsigned)v;
         p = *end ? end + 1 : end;
     }
-    if (arr && json_array_size(arr) > 0)
-        return arr;
-bad:
-    json_decref(arr);
-    return NULL;
+    return n;
 }
 
-int cli_add_priority(json_t *body, const char *cmd, const char *priority, bool no_swap)
+int cli_parse_priority(const char *cmd, const char *priority, struct cg_client_spec *spec)
 {
-    if (priority) {
-        if (strlen(priority) != 1 || priority[0] < '0' || priority[0] > '9') {
-            fprintf(stderr, "convgpu %s: bad --priority '%s': a whole number from 0 to 9 "
-                            "(higher goes first)\n", cmd, priority);
-            return 2;
-        }
-        json_object_set_new(body, "priority", json_integer(priority[0] - '0'));
+    if (!priority)
+        return 0;
+    if (strlen(priority) != 1 || priority[0] < '0' || priority[0] > '9') {
+        fprintf(stderr, "convgpu %s: bad --priority '%s': a whole number from 0 to 9 "
+                        "(higher goes first)\n", cmd, priority);
+        return 2;
     }
-    if (no_swap)
-        json_object_set_new(body, "swap", json_false());
+    spec->has_priority = true;
+    spec->priority = priority[0] - '0';
     return 0;
 }
 
-/* Prepends value to a colon-separated variable instead of overwriting the user's. */
-static int set_path_var(const char *name, const char *value)
+/* The runner's own environment, which the workload inherits through exec. */
+static int env_get(void *ctx, const char *name, const char **value)
 {
-    const char *old = getenv(name);
-    if (!old || !*old)
-        return setenv(name, value, 1);
-    size_t n = strlen(value) + strlen(old) + 2;
-    char *v = malloc(n);
-    if (!v)
-        return -1;
-    snprintf(v, n, "%s:%s", value, old);
-    int rc = setenv(name, v, 1);
-    free(v);
-    return rc;
+    (void)ctx;
+    *value = getenv(name);
+    return 0;
+}
+
+/* A variable that cannot be set is left out (the workload runs, as after a failed export). */
+static int env_set(void *ctx, const char *name, const char *value)
+{
+    (void)ctx;
+    setenv(name, value, 1);
+    return 0;
 }
 
 pid_t cli_spawn_in_container(json_t *env, char **cmd, const char *output)
@@ -173,17 +176,9 @@ pid_t cli_spawn(json_t *env, char **cmd, const char *output, const struct cli_sp
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
         _exit(137);
-    const char *k;
-    json_t *v;
-    json_object_foreach(env, k, v) {
-        const char *s = json_string_value(v);
-        if (!s)
-            continue;
-        if (strcmp(k, "LD_PRELOAD") == 0 || strcmp(k, "LD_LIBRARY_PATH") == 0)
-            set_path_var(k, s);
-        else
-            setenv(k, s, 1);
-    }
+    static const struct cgc_env_ops ops = {env_get, env_set};
+    const char *failed;
+    cgc_env_apply(env, &ops, NULL, &failed);
     if (output) {
         int fd = open(output, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (fd >= 0) {
@@ -218,7 +213,8 @@ int cmd_run(int argc, char **argv)
     const char *mem = NULL, *name = NULL, *pct = NULL, *mode = NULL, *prio = NULL;
     const char *tenant = NULL;
     long device = -1, gpus = 0;
-    json_t *devices = NULL;
+    unsigned devices[CG_MAX_DEVICES];
+    size_t ndevices = 0;
     bool quiet = false, no_swap = false, exclusive = false, from_profile = false;
     int c;
     optind = 1;
@@ -258,32 +254,28 @@ int cmd_run(int argc, char **argv)
             if (errno || *end || end == optarg || gpus < 1 || gpus > CG_MAX_DEVICES) {
                 fprintf(stderr, "convgpu run: --gpus takes a number of GPUs, 1 to %d\n",
                         CG_MAX_DEVICES);
-                json_decref(devices);
                 return 2;
             }
             break;
         }
         case 'D':
-            json_decref(devices);
-            if (!(devices = cli_parse_index_list(optarg))) {
+            if (!(ndevices = cli_parse_index_list(optarg, devices, CG_MAX_DEVICES))) {
                 fprintf(stderr, "convgpu run: --devices takes GPU indexes such as 0,2 (each "
                                 "once)\n");
                 return 2;
             }
             break;
-        case 'h': json_decref(devices); usage(stdout); return 0;
-        default: json_decref(devices); usage(stderr); return 2;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
         }
     }
-    if (devices && (device >= 0 || (gpus && (size_t)gpus != json_array_size(devices)))) {
+    if (ndevices && (device >= 0 || (gpus && (size_t)gpus != ndevices))) {
         fprintf(stderr, "convgpu run: --devices lists the GPUs: not with --device, and with "
                         "--gpus only as many as it says\n");
-        json_decref(devices);
         return 2;
     }
     if (gpus > 1 && device >= 0) {
         fprintf(stderr, "convgpu run: --device names one GPU; name several with --devices\n");
-        json_decref(devices);
         return 2;
     }
     /* Without --gpu-memory the daemon decides: the profile (--limit profile, or a daemon with
@@ -293,46 +285,29 @@ int cmd_run(int argc, char **argv)
     if (mem && (cg_parse_size(mem, &limit, &err) != 0 || limit == 0)) {
         fprintf(stderr, "convgpu run: bad --gpu-memory '%s': %s\n", mem,
                 limit == 0 && !err ? "must be greater than zero" : err);
-        json_decref(devices);
         return 2;
     }
     if (optind >= argc) {
         fprintf(stderr, "convgpu run: no command given (convgpu run --gpu-memory 1GiB -- CMD ...)\n");
-        json_decref(devices);
         return 2;
     }
     char **cmd = argv + optind;
 
-    json_t *body = json_pack("{s:b,s:s}", "auto_remove", 1, "command", cmd[0]);
-    if (devices)
-        json_object_set_new(body, "devices", devices); /* the body owns it from here */
-    if (mem)
-        json_object_set_new(body, "gpu_memory", json_integer((json_int_t)limit));
-    if (exclusive)
-        json_object_set_new(body, "exclusive", json_true());
-    if (from_profile)
-        json_object_set_new(body, "profile_limit", json_true());
-    if (cli_add_compute(body, "run", pct, mode, false, false) != 0 ||
-        cli_add_priority(body, "run", prio, no_swap) != 0) {
-        json_decref(body);
+    struct cg_client_spec spec = {
+        .auto_remove = true, .command = cmd[0], .devices = devices, .ndevices = ndevices,
+        .gpu_memory = limit, .exclusive = exclusive, .profile_limit = from_profile,
+        .no_swap = no_swap, .name = name, .tenant = tenant, .has_device = device >= 0,
+        .device = device, .gpus = (unsigned)gpus,
+    };
+    if (cli_parse_compute("run", pct, mode, false, false, &spec, NULL) != 0 ||
+        cli_parse_priority("run", prio, &spec) != 0)
         return 2;
-    }
-    if (name)
-        json_object_set_new(body, "name", json_string(name));
-    if (tenant)
-        json_object_set_new(body, "tenant", json_string(tenant));
-    if (device >= 0)
-        json_object_set_new(body, "device", json_integer(device));
-    if (gpus)
-        json_object_set_new(body, "gpus", json_integer(gpus));
 
-    json_t *ans = NULL;
-    char terr[512];
-    long st = cli_request("POST", "/v1/containers", body, &ans, terr, sizeof terr);
-    if (st != 201) {
-        if (!cli_report_missing_limit("run", st, ans))
-            cli_report_error(st, ans, terr);
-        json_decref(ans);
+    struct cgc_error cerr;
+    json_t *ans = cgc_create(&spec, &cerr);
+    if (!ans) {
+        if (!cli_report_missing_limit("run", &cerr))
+            cli_report(&cerr);
         return 125; /* like docker run: the runner failed, not the command */
     }
     const char *id = json_string_value(json_object_get(ans, "id"));
@@ -393,13 +368,8 @@ int cmd_run(int argc, char **argv)
             kill(child, sig);
     }
 
-    char path[256];
-    snprintf(path, sizeof path, "/v1/containers/%s", cid);
-    ans = NULL;
-    st = cli_request("DELETE", path, NULL, &ans, terr, sizeof terr);
-    if (st != 200 && st != 404)
-        cli_report_error(st, ans, terr);
-    json_decref(ans);
+    if (cgc_remove(cid, &cerr) != 0)
+        cli_report(&cerr);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     if (WIFSIGNALED(status))

@@ -231,3 +231,30 @@ char *cgc_path_merge(const char *first, const char *old)
         snprintf(out, n, "%s:%s", first, old);
     return out;
 }
+
+int cgc_env_apply(json_t *env, const struct cgc_env_ops *ops, void *ctx, const char **failed)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(env, k, v) {
+        const char *s = json_string_value(v), *old = NULL;
+        if (!s)
+            continue;
+        char *joined = NULL;
+        int rc = CGC_ENV_OK;
+        if (cgc_path_var(k)) {
+            if (ops->get(ctx, k, &old) != 0)
+                rc = CGC_ENV_UNREADABLE;
+            else if (!(s = joined = cgc_path_merge(s, old)))
+                rc = CGC_ENV_NOMEM;
+        }
+        if (rc == CGC_ENV_OK && ops->set(ctx, k, s) != 0)
+            rc = CGC_ENV_UNSET;
+        free(joined);
+        if (rc != CGC_ENV_OK) {
+            *failed = k;
+            return rc;
+        }
+    }
+    return CGC_ENV_OK;
+}

@@ -103,6 +103,18 @@ char *cgc_path_merge(const char *first, const char *old);
 /* True for the variables cgc_path_merge() joins; every other variable of "env" replaces. */
 bool cgc_path_var(const char *name);
 
+/* How a door reads and writes its workload's environment (its own process's, a Slurm task's). */
+struct cgc_env_ops {
+    /* *value: the variable's current value, NULL when unset; -1 when it cannot be read. */
+    int (*get)(void *ctx, const char *name, const char **value);
+    int (*set)(void *ctx, const char *name, const char *value); /* 0, or -1 */
+};
+enum { CGC_ENV_OK = 0, CGC_ENV_UNREADABLE = -1, CGC_ENV_UNSET = -2, CGC_ENV_NOMEM = -3 };
+/* Puts the daemon's "env" (a create answer's) into a workload's environment: the path
+ * variables merged (cgc_path_merge), every other one replaced. Returns CGC_ENV_OK, or the first
+ * failure with *failed naming its variable. */
+int cgc_env_apply(json_t *env, const struct cgc_env_ops *ops, void *ctx, const char **failed);
+
 #ifdef __cplusplus
 }
 #endif

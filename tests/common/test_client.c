@@ -98,6 +98,48 @@ static void test_merge(void)
               !cgc_path_var("CONVGPU_SOCKET"), "which variables merge");
 }
 
+/* An environment of two variables: the env_apply test's workload. */
+struct env2 {
+    const char *preload; /* the workload's LD_PRELOAD */
+    char set[4][96];
+    int nset;
+    bool unreadable;
+};
+
+static int env2_get(void *ctx, const char *name, const char **value)
+{
+    struct env2 *e = ctx;
+    *value = strcmp(name, "LD_PRELOAD") == 0 ? e->preload : NULL;
+    return e->unreadable ? -1 : 0;
+}
+
+static int env2_set(void *ctx, const char *name, const char *value)
+{
+    struct env2 *e = ctx;
+    if (e->nset == 4)
+        return -1;
+    snprintf(e->set[e->nset++], sizeof e->set[0], "%s=%s", name, value);
+    return 0;
+}
+
+static void test_env_apply(void)
+{
+    static const struct cgc_env_ops ops = {env2_get, env2_set};
+    json_t *env = json_pack("{s:s,s:s,s:i}", "LD_PRELOAD", "/lib/a.so", "CONVGPU_SOCKET", "/s",
+                            "NOT_A_STRING", 1);
+    struct env2 e = {.preload = "/x.so"};
+    const char *failed = NULL;
+    CHECK(cgc_env_apply(env, &ops, &e, &failed) == CGC_ENV_OK, "apply: %s", failed);
+    CHECK(e.nset == 2 && strcmp(e.set[0], "LD_PRELOAD=/lib/a.so:/x.so") == 0 &&
+              strcmp(e.set[1], "CONVGPU_SOCKET=/s") == 0,
+          "set %d: %s, %s", e.nset, e.set[0], e.set[1]);
+    struct env2 u = {.unreadable = true};
+    CHECK(cgc_env_apply(env, &ops, &u, &failed) == CGC_ENV_UNREADABLE && u.nset == 0 &&
+              strcmp(failed, "LD_PRELOAD") == 0,
+          "an unreadable list is not overwritten");
+    json_decref(env);
+}
+
 /* A control socket that answers the n-th request with script[n] (status and body) and records
  * each request line. */
 struct fake {
@@ -219,6 +261,7 @@ int main(void)
     test_bodies();
     test_errors();
     test_merge();
+    test_env_apply();
     char dir[] = "/tmp/cg-client-XXXXXX";
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
