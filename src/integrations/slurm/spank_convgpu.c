@@ -35,7 +35,7 @@
 #include <unistd.h>
 
 #include "batch_env.h"
-#include "http.h"
+#include "convgpu_client.h"
 #include "request.h"
 #include "step.h"
 #include "task_mounts.h"
@@ -124,39 +124,41 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
     return 0;
 }
 
+/* A step's tasks' environment, through SPANK: a job's list longer than the buffer cannot be
+ * extended (dropping it would break the job). */
+struct task_env {
+    spank_t sp;
+    char old[4096];
+};
+
+static int task_env_get(void *ctx, const char *name, const char **value)
+{
+    struct task_env *t = ctx;
+    spank_err_t ge = spank_getenv(t->sp, name, t->old, sizeof t->old);
+    *value = ge == ESPANK_SUCCESS ? t->old : NULL;
+    return ge == ESPANK_SUCCESS || ge == ESPANK_ENV_NOEXIST ? 0 : -1;
+}
+
+static int task_env_set(void *ctx, const char *name, const char *value)
+{
+    struct task_env *t = ctx;
+    return spank_setenv(t->sp, name, value, 1) == ESPANK_SUCCESS ? 0 : -1;
+}
+
 /* LD_PRELOAD and LD_LIBRARY_PATH go before what the job has (its own preloads still load);
- * every other variable of the daemon's answer replaces the job's. */
+ * every other variable of the daemon's answer replaces the job's (cgc_env_apply). */
 static int set_task_env(spank_t sp, json_t *env)
 {
-    const char *k;
-    json_t *v;
-    json_object_foreach(env, k, v) {
-        const char *s = json_string_value(v);
-        if (!s)
-            continue;
-        char old[4096] = "", joined[8192];
-        if (strcmp(k, "LD_PRELOAD") == 0 || strcmp(k, "LD_LIBRARY_PATH") == 0) {
-            spank_err_t ge = spank_getenv(sp, k, old, sizeof old);
-            if (ge != ESPANK_SUCCESS && ge != ESPANK_ENV_NOEXIST) {
-                /* Longer than the buffer: dropping the job's own list would break it. */
-                slurm_error("convgpu: the job's %s is too long to extend", k);
-                return -1;
-            }
-            /* Already first (srun inside a step that has it): not twice. */
-            size_t sl = strlen(s);
-            int first = ge == ESPANK_SUCCESS && strncmp(old, s, sl) == 0 &&
-                        (old[sl] == '\0' || old[sl] == ':');
-            if (ge == ESPANK_SUCCESS && old[0] && !first) {
-                snprintf(joined, sizeof joined, "%s:%s", s, old);
-                s = joined;
-            }
-        }
-        if (spank_setenv(sp, k, s, 1) != ESPANK_SUCCESS) {
-            slurm_error("convgpu: cannot set %s for the step's tasks", k);
-            return -1;
-        }
+    static const struct cgc_env_ops ops = {task_env_get, task_env_set};
+    struct task_env t = {.sp = sp};
+    const char *k = "?";
+    switch (cgc_env_apply(env, &ops, &t, &k)) {
+    case CGC_ENV_OK: return 0;
+    case CGC_ENV_UNREADABLE: slurm_error("convgpu: the job's %s is too long to extend", k); break;
+    case CGC_ENV_NOMEM: slurm_error("convgpu: out of memory extending %s", k); break;
+    default: slurm_error("convgpu: cannot set %s for the step's tasks", k); break;
     }
-    return 0;
+    return -1;
 }
 
 /* The tasks' mount namespace, prepared in slurmstepd once the step has its container's

@@ -1,5 +1,5 @@
 /* step.h — a Slurm step as a convgpud container, through the node daemon's control API
- * (the CLI's client, src/cli/http.c), the way convgpu-runtime registers an OCI container.
+ * (the client library, convgpu_client.h), the way convgpu-runtime registers an OCI container.
  *
  * One step's life: step_register() in slurmstepd before any task exists (the limit, the job's
  * uid/gid as owner, auto_remove), so the daemon watches the caller, slurmstepd, with a pidfd
