@@ -24,7 +24,12 @@ trap cleanup_flood EXIT
 FLOOD=$(dirname "$0")/api_flood.py
 SOCK=$RUNDIR/control.sock
 
+# No user's connection left in the daemon (root reads /metrics): each attack starts from none,
+# so its counts are its own, not a previous attack's connections the daemon is still closing.
+no_user_connections() { api GET /metrics | grep -q '^convgpu_api_tenant_connections 0$'; }
 flood() { # flood NAME MODE N [INTERVAL] : A's attacker in the background, until release.NAME
+    wait_for "the previous attack's connections closed" "$WAIT_S" no_user_connections ||
+        fail "user connections still open before attack $1"
     rm -f "$TMP/release.$1"
     as 1101 "$PY" "$FLOOD" "$2" "$SOCK" "$3" "$TMP/release.$1" "${4:-1}" >"$TMP/status.$1" 2>&1 &
     FLOOD_PID=$!
