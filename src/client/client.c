@@ -29,66 +29,57 @@ static bool put(json_t *o, const char *key, json_t *v)
     return v && json_object_set_new(o, key, v) == 0;
 }
 
+/* A JSON array of n values, the i-th made by at(list, i); NULL when out of memory. */
+static json_t *array_of(const void *list, size_t n, json_t *(*at)(const void *list, size_t i))
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++)
+        if (json_array_append_new(a, at(list, i)) != 0) {
+            json_decref(a);
+            a = NULL;
+        }
+    return a;
+}
+
+static json_t *device_at(const void *list, size_t i)
+{
+    return json_integer(((const unsigned *)list)[i]);
+}
+
+static json_t *token_at(const void *list, size_t i)
+{
+    return json_string(((const char *const *)list)[i]);
+}
+
+/* One row per field: a field the spec leaves at zero is not sent (the daemon's default). */
 json_t *cgc_create_body(const struct cg_client_spec *s)
 {
     json_t *b = json_object();
-    bool ok = b != NULL;
-    if (ok && s->id)
-        ok = put(b, "id", json_string(s->id));
-    if (ok && s->name)
-        ok = put(b, "name", json_string(s->name));
-    if (ok && s->gpu_memory)
-        ok = put(b, "gpu_memory", json_integer((json_int_t)s->gpu_memory));
-    if (ok && s->profile_limit)
-        ok = put(b, "profile_limit", json_true());
-    if (ok && s->exclusive)
-        ok = put(b, "exclusive", json_true());
-    if (ok && s->compute_pct)
-        ok = put(b, "gpu_compute", json_integer(s->compute_pct));
-    if (ok && s->compute_mode)
-        ok = put(b, "compute_mode", json_string(s->compute_mode));
-    if (ok && s->has_priority)
-        ok = put(b, "priority", json_integer(s->priority));
-    if (ok && s->no_swap)
-        ok = put(b, "swap", json_false());
-    if (ok && s->tenant)
-        ok = put(b, "tenant", json_string(s->tenant));
-    if (ok && s->has_device)
-        ok = put(b, "device", json_integer(s->device));
-    if (ok && s->gpus)
-        ok = put(b, "gpus", json_integer(s->gpus));
-    if (ok && s->ndevices) {
-        json_t *devs = json_array();
-        for (size_t i = 0; devs && i < s->ndevices; i++)
-            if (json_array_append_new(devs, json_integer(s->devices[i])) != 0) {
-                json_decref(devs);
-                devs = NULL;
-            }
-        ok = put(b, "devices", devs);
-    }
-    if (ok && s->image)
-        ok = put(b, "image", json_string(s->image));
-    if (ok && s->command)
-        ok = put(b, "command", json_string(s->command));
-    if (ok && s->no_profile)
-        ok = put(b, "profile", json_false());
-    if (ok && s->has_owner)
-        ok = put(b, "uid", json_integer(s->uid)) && put(b, "gid", json_integer(s->gid));
-    if (ok && s->auto_remove)
-        ok = put(b, "auto_remove", json_true());
-    if (ok && s->start_within)
-        ok = put(b, "start_within", json_integer(s->start_within));
-    if (ok && s->nallocations) {
-        json_t *toks = json_array();
-        for (size_t i = 0; toks && i < s->nallocations; i++)
-            if (json_array_append_new(toks, json_string(s->allocations[i])) != 0) {
-                json_decref(toks);
-                toks = NULL;
-            }
-        ok = put(b, "allocation", toks);
-    }
-    if (ok && s->allocation_pod)
-        ok = put(b, "allocation_pod", json_string(s->allocation_pod));
+#define FIELD(key, when, value) ((when) ? put(b, (key), (value)) : true)
+    bool ok = b && FIELD("id", s->id, json_string(s->id)) &&
+              FIELD("name", s->name, json_string(s->name)) &&
+              FIELD("gpu_memory", s->gpu_memory, json_integer((json_int_t)s->gpu_memory)) &&
+              FIELD("profile_limit", s->profile_limit, json_true()) &&
+              FIELD("exclusive", s->exclusive, json_true()) &&
+              FIELD("gpu_compute", s->compute_pct, json_integer(s->compute_pct)) &&
+              FIELD("compute_mode", s->compute_mode, json_string(s->compute_mode)) &&
+              FIELD("priority", s->has_priority, json_integer(s->priority)) &&
+              FIELD("swap", s->no_swap, json_false()) &&
+              FIELD("tenant", s->tenant, json_string(s->tenant)) &&
+              FIELD("device", s->has_device, json_integer(s->device)) &&
+              FIELD("gpus", s->gpus, json_integer(s->gpus)) &&
+              FIELD("devices", s->ndevices, array_of(s->devices, s->ndevices, device_at)) &&
+              FIELD("image", s->image, json_string(s->image)) &&
+              FIELD("command", s->command, json_string(s->command)) &&
+              FIELD("profile", s->no_profile, json_false()) &&
+              FIELD("uid", s->has_owner, json_integer(s->uid)) &&
+              FIELD("gid", s->has_owner, json_integer(s->gid)) &&
+              FIELD("auto_remove", s->auto_remove, json_true()) &&
+              FIELD("start_within", s->start_within, json_integer(s->start_within)) &&
+              FIELD("allocation", s->nallocations,
+                    array_of(s->allocations, s->nallocations, token_at)) &&
+              FIELD("allocation_pod", s->allocation_pod, json_string(s->allocation_pod));
+#undef FIELD
     if (!ok) {
         json_decref(b);
         return NULL;
