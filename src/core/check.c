@@ -8,28 +8,7 @@
 #include "safety.h"
 #include "waitq.h"
 
-typedef struct {
-    cg_bytes need, assigned;
-} claim;
-
-static int by_need(const void *a, const void *b)
-{
-    cg_bytes x = ((const claim *)a)->need, y = ((const claim *)b)->need;
-    return (x > y) - (x < y);
-}
-
-/* The textbook test: ascending need, each need within free + the assignments before it. */
-static bool safe(claim *v, size_t n, cg_bytes free)
-{
-    qsort(v, n, sizeof *v, by_need);
-    cg_bytes avail = free;
-    for (size_t i = 0; i < n; i++) {
-        if (v[i].need > avail)
-            return false;
-        avail += v[i].assigned;
-    }
-    return true;
-}
+typedef cg_claim claim;
 
 /* A gang member (gang.c) holds its whole limit, never waits and never leaves its device, and
  * no two members of one gang share a device. */
@@ -231,7 +210,7 @@ static const char *check_device(const cg_core *core, unsigned i, claim *buf,
         return e;
     if (indexed != n)
         return "safety index size wrong";
-    bool ok = safe(buf, n, d->capacity - assigned);
+    bool ok = cg_claims_safe(buf, n, d->capacity - assigned);
     if (!ok)
         return "device unsafe";
     if (ok != cg_safety_ok(d))
@@ -251,7 +230,7 @@ static const char *check_device(const cg_core *core, unsigned i, claim *buf,
         for (const cg_container *c = core->head; c; c = c->next)
             if (c->dev == i)
                 buf[m++] = c == s ? (claim){0, c->limit} : (claim){c->limit - c->assigned, c->assigned};
-        if (safe(buf, m, free - need))
+        if (cg_claims_safe(buf, m, free - need))
             return "a suspended container could be resumed but was not";
     }
     return NULL;

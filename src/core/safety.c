@@ -2,6 +2,8 @@
  * deterministic (no randomness, no clock) yet balanced in expectation. */
 #include "safety.h"
 
+#include <stdlib.h>
+
 static uint64_t prio_of(cg_cid cid)
 {
     uint64_t s = (uint64_t)cid * 0xd1b54a32d192ed03ull;
@@ -188,4 +190,22 @@ const char *cg_safety_verify(const cg_device *d, unsigned *count)
 {
     *count = 0;
     return verify(d->root, NULL, NULL, count);
+}
+
+static int claim_by_need(const void *a, const void *b)
+{
+    cg_bytes x = ((const cg_claim *)a)->need, y = ((const cg_claim *)b)->need;
+    return (x > y) - (x < y);
+}
+
+bool cg_claims_safe(cg_claim *v, size_t n, cg_bytes free)
+{
+    qsort(v, n, sizeof *v, claim_by_need);
+    cg_bytes avail = free;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].need > avail)
+            return false;
+        avail += v[i].assigned;
+    }
+    return true;
 }

@@ -13,6 +13,14 @@
 
 #include "internal.h"
 
+/* The textbook test, without the index: claims in ascending need, each need within free plus
+ * the assignments of those before it. Sorts v. Used by the invariant check (check.c), which must
+ * not trust the index it checks, and by what-ifs over several containers at once (stepaside.c). */
+typedef struct {
+    cg_bytes need, assigned;
+} cg_claim;
+bool cg_claims_safe(cg_claim *v, size_t n, cg_bytes free);
+
 void cg_safety_insert(cg_device *d, cg_container *c);   /* uses c->limit, c->assigned */
 void cg_safety_remove(cg_device *d, cg_container *c);
 

@@ -31,16 +31,9 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "safety.h"
 
-typedef struct {
-    cg_bytes need, assigned;
-} claim;
-
-static int by_need(const void *a, const void *b)
-{
-    cg_bytes x = ((const claim *)a)->need, y = ((const claim *)b)->need;
-    return (x > y) - (x < y);
-}
+typedef cg_claim claim;
 
 /* What stepping aside frees: R's assignment beyond its processes' context charges. */
 static cg_bytes frees_of(const cg_core *core, const cg_container *r)
@@ -92,15 +85,7 @@ static bool safe_after(cg_core *core, const cg_container *r, const cg_container 
         assigned += a;
         v[n++] = (claim){c->limit - a, a};
     }
-    bool ok = assigned <= d->capacity;
-    if (ok) {
-        qsort(v, n, sizeof *v, by_need);
-        cg_bytes avail = d->capacity - assigned;
-        for (size_t i = 0; i < n && ok; i++) {
-            ok = v[i].need <= avail;
-            avail += v[i].assigned;
-        }
-    }
+    bool ok = assigned <= d->capacity && cg_claims_safe(v, n, d->capacity - assigned);
     cg_mem_free(core, v, cap * sizeof *v);
     return ok;
 }
