@@ -604,27 +604,6 @@ static struct container *find_for(struct daemon *d, const struct caller *who, co
     return NULL;
 }
 
-/* The real uid of a live process, from /proc/PID/status (the directory's owner is root for a
- * process that is not dumpable). */
-static bool process_owner(pid_t pid, uid_t *uid)
-{
-    char path[48], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = pid > 0 ? fopen(path, "re") : NULL;
-    if (!f)
-        return false;
-    bool found = false;
-    while (!found && fgets(line, sizeof line, f)) {
-        unsigned long v;
-        if (sscanf(line, "Uid: %lu", &v) == 1) {
-            *uid = (uid_t)v;
-            found = true;
-        }
-    }
-    fclose(f);
-    return found;
-}
-
 /* ---- per-user bounds ---------------------------------------------------------------------- */
 
 /* What one container counts against its owner's quota: its limit (at its target while a raise
@@ -1284,7 +1263,7 @@ static enum MHD_Result h_start(struct req *r)
     /* A tenant names only its own process: another's (init, say) would tie the container's life
      * to a process the tenant does not own (issue #35). */
     uid_t pid_uid;
-    if (!r->who->all && (!process_owner(sr.pid, &pid_uid) || pid_uid != r->who->cred.uid))
+    if (!r->who->all && (!cg_proc_real_uid(sr.pid, &pid_uid) || pid_uid != r->who->cred.uid))
         return send_error(conn, 403, "process %d is not yours: name a process of uid %u", sr.pid,
                           (unsigned)r->who->cred.uid);
     /* With auto_remove the init process's exit is the container's stop: its memory returns at
