@@ -22,6 +22,30 @@ static inline cg_container_info info(const cg_core *core, cg_cid cid)
     return ci;
 }
 
+/* The swap mechanism of a random walk: every container moving finishes its move now and then
+ * (about one in three a step, drawn with rand()), its processes first reporting what they moved
+ * out (an even number of bytes when `even`, as a 2-byte granularity would). */
+static inline void finish_some_moves(cg_core *core, const cg_cid *ids, int n, cg_time now,
+                                     bool even)
+{
+    for (int j = 0; j < n; j++) {
+        if (!ids[j] || rand() % 3)
+            continue;
+        cg_container_info ci = info(core, ids[j]);
+        if (ci.residency == CG_MOVING_OUT) {
+            cg_process_info ps[8];
+            size_t np = cg_container_processes(core, ids[j], ps, 8);
+            for (size_t k = 0; k < np && k < 8; k++)
+                if (ps[k].used)
+                    cg_process_swap_out(core, ids[j], ps[k].pid,
+                                        even ? ps[k].used / 2 * 2 : ps[k].used, now);
+            CHECK(cg_swap_out_done(core, ids[j], now) == CG_OK, "out done");
+        } else if (ci.residency == CG_MOVING_IN) {
+            CHECK(cg_swap_in_done(core, ids[j], now) == CG_OK, "in done");
+        }
+    }
+}
+
 static int fail_at = -1; /* allocation number that fails (-1: none) */
 static int nalloc;
 static inline void *test_alloc(void *ctx, size_t n)

@@ -268,21 +268,7 @@ static void test_random(unsigned seed)
             if (np && ps[0].used)
                 cg_release(core, ids[i], ps[0].pid, ps[0].used, now);
         }
-        for (int j = 0; j < N; j++) {
-            if (!ids[j] || rand() % 3)
-                continue;
-            cg_container_info ci = info(core, ids[j]);
-            if (ci.residency == CG_MOVING_OUT) {
-                cg_process_info ps[8];
-                size_t np = cg_container_processes(core, ids[j], ps, 8);
-                for (size_t k = 0; k < np && k < 8; k++)
-                    if (ps[k].used)
-                        cg_process_swap_out(core, ids[j], ps[k].pid, ps[k].used, now);
-                CHECK(cg_swap_out_done(core, ids[j], now) == CG_OK, "out done");
-            } else if (ci.residency == CG_MOVING_IN) {
-                CHECK(cg_swap_in_done(core, ids[j], now) == CG_OK, "in done");
-            }
-        }
+        finish_some_moves(core, ids, N, now, false);
         const char *why = cg_core_check(core);
         CHECK(!why, "seed %u step %d: %s", seed, step, why ? why : "");
         if (why)

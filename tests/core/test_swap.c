@@ -377,21 +377,7 @@ static void test_random(unsigned seed)
             cg_container_set_priority(core, ids[i], (unsigned)(rand() % 10), now);
         }
         /* The mechanism: every container moving finishes its move now and then. */
-        for (int j = 0; j < N; j++) {
-            if (!ids[j] || rand() % 3)
-                continue;
-            cg_container_info ci = info(core, ids[j]);
-            if (ci.residency == CG_MOVING_OUT) {
-                cg_process_info ps[8];
-                size_t np = cg_container_processes(core, ids[j], ps, 8);
-                for (size_t k = 0; k < np && k < 8; k++)
-                    if (ps[k].used)
-                        cg_process_swap_out(core, ids[j], ps[k].pid, ps[k].used / 2 * 2, now);
-                CHECK(cg_swap_out_done(core, ids[j], now) == CG_OK, "out done");
-            } else if (ci.residency == CG_MOVING_IN) {
-                CHECK(cg_swap_in_done(core, ids[j], now) == CG_OK, "in done");
-            }
-        }
+        finish_some_moves(core, ids, N, now, true);
         const char *why = cg_core_check(core);
         CHECK(!why, "seed %u step %d: %s", seed, step, why ? why : "");
         if (why)
