@@ -1,6 +1,7 @@
 # convgpu — the front door. Everything a newcomer needs is one of:
-#   make demo    install missing packages, build, and run the demo on the emulated GPU
-#   make check   install missing packages, build, and run every test (plain, ASan/UBSan, TSan,
+#   make demo    install the missing build packages (only those: no container engines, no
+#                Slurm), build, and run the demo on the emulated GPU
+#   make check   install the missing packages of the whole test world, build, and run every test (plain, ASan/UBSan, TSan,
 #                fuzz, the Debian packages and the node image): every stage runs even when one
 #                fails; a table of the stages ends it
 # Other targets: all (build only), test (plain tests), asan, tsan, fuzz, check-load (the plain
@@ -19,12 +20,16 @@ CMAKE_GEN  := -G "Unix Makefiles"
 # The package tests (label package) need the .debs of `make deb`: `make package` runs them.
 CTEST_ARGS ?= --output-on-failure -j $(JOBS) -LE package
 
-.PHONY: all deps build test check check-load asan tsan fuzz demo bench install deb package image clean slurm
+.PHONY: all deps deps-build build test check check-load asan tsan fuzz demo bench install deb package image clean slurm
 
 all: build
 
+# Two sets (scripts/install-deps.sh): `build` for building and the demo, `all` for make check.
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh all
+
+deps-build:
+	@scripts/install-deps.sh build
 
 $(BUILD)/Makefile:
 	cmake -S . -B $(BUILD) $(CMAKE_GEN)
@@ -67,8 +72,9 @@ check: deps
 check-load: build
 	@scripts/check-load.sh $(MAKE) test
 
-# The README's demo command.
-demo: deps build
+# The README's demo command: the build packages only.
+demo: deps-build
+	@$(MAKE) --no-print-directory build
 	$(BUILD)/bin/convgpu demo
 
 # make bench records its figures in docs/BENCHMARKS.md (--record); the scripts alone only print.

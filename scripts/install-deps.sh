@@ -1,26 +1,53 @@
 #!/bin/sh
-# install-deps.sh — installs the Debian 12 packages convgpu builds and tests with.
+# install-deps.sh — installs the Debian 12 packages convgpu needs, in two sets:
+#   build  building everything `make` builds and running `make demo` (a compiler, CMake and
+#          the libraries the daemon, CLI and integrations link). A person who wants to see
+#          convgpu work gets this and nothing else: no container engines, no Slurm.
+#   all    (the default) build plus the integration world `make check` tests against: Docker,
+#          Podman, containerd, Slurm's daemons, the packaging tools, the fuzzers' clang, gRPC.
 # Runs apt-get as root (directly or via sudo); otherwise prints exactly what to install.
+# `install-deps.sh --list SET` prints a set's packages, one a line, and installs nothing
+# (docs/TESTING.md measures each set with `apt-get --simulate` against it).
+#
+# Usage: scripts/install-deps.sh [build|all]      scripts/install-deps.sh --list build|all
 set -eu
 
-PACKAGES="build-essential cmake pkg-config clang libclang-rt-14-dev \
-libmicrohttpd-dev libjansson-dev libsqlite3-dev libhttp-parser-dev curl procps python3 \
-docker.io runc podman"
+# Building and the demo. libcurl: the annotation publisher (src/integrations/k8s/publish)
+# always builds; the Slurm plugin and the device plugin are built only where their headers are.
+BUILD_PACKAGES="build-essential cmake pkg-config \
+libmicrohttpd-dev libjansson-dev libsqlite3-dev libhttp-parser-dev libcurl4-openssl-dev procps"
+
+# The integration world: what `make check`'s stages (test, asan, tsan, fuzz, package) use.
+# The fuzz stage's compiler and libFuzzer; the tests' helpers.
+WORLD_PACKAGES="clang libclang-rt-14-dev curl python3"
+# The container tests (tests/containers): real engines.
+WORLD_PACKAGES="$WORLD_PACKAGES docker.io runc podman"
 # make deb and the package tests (docs/PACKAGING.md): Debian's packaging tools and a fresh root.
-PACKAGES="$PACKAGES debhelper lintian debootstrap"
+WORLD_PACKAGES="$WORLD_PACKAGES debhelper lintian debootstrap"
 # The Slurm integration (src/integrations/slurm, tests/slurm): spank.h and real daemons.
-SLURM_PACKAGES="slurmctld slurmd slurm-client munge libslurm-dev"
-PACKAGES="$PACKAGES $SLURM_PACKAGES"
-# The Kubernetes annotation publisher (`convgpu k8s publish`, src/integrations/k8s/publish):
-# libcurl PATCHes the Node through the API server; openssl makes tests/k8s's TLS certificate.
-K8S_PUBLISH_PACKAGES="libcurl4-openssl-dev openssl"
-PACKAGES="$PACKAGES $K8S_PUBLISH_PACKAGES"
-# The Kubernetes manifests' test (tests/k8s/test_manifests.py) parses packaging/k8s/*.yaml.
-K8S_MANIFEST_PACKAGES="python3-yaml"
-PACKAGES="$PACKAGES $K8S_MANIFEST_PACKAGES"
+WORLD_PACKAGES="$WORLD_PACKAGES slurmctld slurmd slurm-client munge libslurm-dev"
+# openssl makes tests/k8s's TLS certificate; the manifests' test parses packaging/k8s/*.yaml.
+WORLD_PACKAGES="$WORLD_PACKAGES openssl python3-yaml"
 # The kubelet device plugin (grpc++, protobuf) and its containerd test (containerd, ctr, runc).
-K8S_PLUGIN_PACKAGES="libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler containerd runc"
-PACKAGES="$PACKAGES $K8S_PLUGIN_PACKAGES"
+WORLD_PACKAGES="$WORLD_PACKAGES libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev \
+protobuf-compiler containerd"
+
+packages_of() {
+    case "$1" in
+    build) echo "$BUILD_PACKAGES" ;;
+    all) echo "$BUILD_PACKAGES $WORLD_PACKAGES" ;;
+    *) echo "install-deps: unknown set '$1' (build or all)" >&2; exit 2 ;;
+    esac
+}
+
+if [ "${1:-}" = "--list" ]; then
+    [ "$#" -eq 2 ] || { echo "usage: $0 --list build|all" >&2; exit 2; }
+    for p in $(packages_of "$2"); do echo "$p"; done
+    exit 0
+fi
+[ "$#" -le 1 ] || { echo "usage: $0 [build|all]" >&2; exit 2; }
+SET=${1:-all}
+PACKAGES=$(packages_of "$SET")
 
 missing=""
 for p in $PACKAGES; do
@@ -30,14 +57,14 @@ for p in $PACKAGES; do
 done
 [ -z "$missing" ] && exit 0
 
-echo "install-deps: missing packages:$missing"
+echo "install-deps ($SET): missing packages:$missing"
 if [ "$(id -u)" -eq 0 ]; then
     SUDO=""
 elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
     SUDO="sudo -n"
 else
     echo "install-deps: not root and no password-less sudo; please run:" >&2
-    echo "  sudo apt-get update && sudo apt-get install -y$missing" >&2
+    echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends$missing" >&2
     exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive

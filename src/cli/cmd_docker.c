@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "daemon_hint.h"
 #include "core.h"
 #include "http.h"
 #include "size.h"
@@ -148,11 +149,13 @@ static int daemon_is_nvidia(void)
     if (fd < 0 && open_errno != ENOENT) {
         running = true; /* cannot tell from here: ask below */
     } else if (!running) {
+        char hint[PATH_MAX + 160];
+        cgc_daemon_start_hint(getenv("CONVGPU_HOST_ROOT"), cli_runtime_dir(), hint,
+                              sizeof hint);
         fprintf(stderr, "convgpu: convgpud is not running on %s (if it runs with another "
                         "--runtime-dir, give the same one: convgpu --runtime-dir DIR docker run "
-                        "... or CONVGPU_RUNTIME_DIR=DIR; otherwise start it, e.g. systemctl "
-                        "start convgpud)\n",
-                cli_runtime_dir());
+                        "... or CONVGPU_RUNTIME_DIR=DIR; otherwise %s)\n",
+                cli_runtime_dir(), hint);
         return -1;
     }
     snprintf(path, sizeof path, "%s/convgpud.json", cli_runtime_dir());

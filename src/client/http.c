@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon_hint.h"
 #include "http_response.h"
 
 #define REQUEST_TIMEOUT_MS 30000
@@ -52,11 +53,13 @@ static void unreachable(const char *sock, const char *why, char *error, size_t e
 {
     /* The usual cause is not a stopped daemon but a client looking in another directory than
      * the daemon's (a daemon started with --runtime-dir, a client without it). */
+    char hint[PATH_MAX + 160];
+    cgc_daemon_start_hint(getenv("CONVGPU_HOST_ROOT"), cli_runtime_dir(), hint, sizeof hint);
     snprintf(error, errlen, "cannot reach convgpud at %s: %s (no daemon answers in %s: if "
                             "convgpud runs with another --runtime-dir, give the client the same "
                             "one, convgpu --runtime-dir DIR COMMAND or CONVGPU_RUNTIME_DIR=DIR; "
-                            "otherwise start it, e.g. systemctl start convgpud)",
-             sock, why, cli_runtime_dir());
+                            "otherwise %s)",
+             sock, why, cli_runtime_dir(), hint);
 }
 
 /* Sends one request and reads its answer into r. timeout_ms < 0: wait as long as it takes (a

@@ -2,6 +2,9 @@
  * body each spec gives, refusals decoded and formatted, the LD_PRELOAD merge, and the busy-id
  * rule against a scripted control socket that answers each request from a table. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +14,7 @@
 
 #include "check.h"
 #include "convgpu_client.h"
+#include "daemon_hint.h"
 
 /* The body of spec, compact, with its keys sorted: what the daemon would read. */
 static char *body_of(const struct cg_client_spec *s)
@@ -256,12 +260,54 @@ static void test_busy_id(const char *dir)
           "a refusal is decoded: %ld %s", e.status, e.text);
 }
 
+/* Makes root/rel (and its parents) as an empty file. */
+static void plant(const char *root, const char *rel)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s%s", root, rel);
+    for (char *s = p + strlen(root) + 1; (s = strchr(s, '/')); s++) {
+        *s = 0;
+        mkdir(p, 0755);
+        *s = '/';
+    }
+    int fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    CHECK(fd >= 0, "cannot make %s", p);
+    if (fd >= 0)
+        close(fd);
+}
+
+/* The daemon-not-running hint on three hosts: bare (the emulator), with the driver (the plain
+ * daemon), with the packaged unit (systemctl and journalctl, whatever else is there). */
+static void test_start_hint(void)
+{
+    char root[] = "/tmp/cg-hint-XXXXXX";
+    CHECK(mkdtemp(root) != NULL, "mkdtemp");
+    char h[512];
+    cgc_daemon_start_hint(root, "/run/convgpu", h, sizeof h);
+    CHECK(strstr(h, "convgpud --emulate 5GiB") && !strstr(h, "systemctl"), "bare host: %s", h);
+    cgc_daemon_start_hint(root, "/tmp/rd", h, sizeof h);
+    CHECK(strstr(h, "convgpud --runtime-dir /tmp/rd --emulate 5GiB"), "bare host, a dir: %s", h);
+    plant(root, "/proc/driver/nvidia/version");
+    cgc_daemon_start_hint(root, "/run/convgpu", h, sizeof h);
+    CHECK(strstr(h, "start it: convgpud") && !strstr(h, "emulate") && !strstr(h, "systemctl"),
+          "driver host: %s", h);
+    plant(root, "/lib/systemd/system/convgpud.service");
+    cgc_daemon_start_hint(root, "/run/convgpu", h, sizeof h);
+    CHECK(strstr(h, "systemctl start convgpud") && strstr(h, "journalctl -u convgpud") &&
+              !strstr(h, "emulate"),
+          "unit host: %s", h);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    CHECK(system(cmd) == 0, "%s", cmd);
+}
+
 int main(void)
 {
     test_bodies();
     test_errors();
     test_merge();
     test_env_apply();
+    test_start_hint();
     char dir[] = "/tmp/cg-client-XXXXXX";
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
