@@ -39,7 +39,7 @@ static uint32_t left_ppm(const cg_cluster_gpu *g, const cg_cluster_request *r)
     return (uint32_t)(sum / kinds);
 }
 
-/* The chosen GPUs' left-over, summed (each 0..PPM) over ngpus GPUs, as a score
+/* The chosen GPUs' goodness, summed (each 0..PPM) over ngpus GPUs, as a score
  * 0..CG_CLUSTER_MAX_SCORE: round(10 x sum / (ngpus x PPM)), halves up (cluster_fit.h).
  * sum <= CG_CLUSTER_MAX_GPUS x PPM, so nothing overflows. */
 static int scale(uint64_t sum, unsigned ngpus)
@@ -48,16 +48,30 @@ static int scale(uint64_t sum, unsigned ngpus)
     return (int)((sum * CG_CLUSTER_MAX_SCORE + whole / 2) / whole);
 }
 
-/* A GPU that holds the request now, with what it would have left. */
+/* A GPU that holds the request now, with its goodness (cluster_fit.h) in millionths. */
 struct candidate {
     size_t pos;
-    uint32_t left;
+    uint32_t good;
 };
 
-/* Whether a is a better pick than b under policy; strict, so that equals keep their order. */
-static int better(const struct candidate *a, const struct candidate *b, cg_cluster_policy policy)
+/* The GPU's goodness for the pod: binpack 1 - left-over, spread the left-over, scaled down by
+ * its pressure penalty (pressure.h). At most PPM. */
+static uint32_t goodness(const cg_cluster_gpu *g, const cg_cluster_request *r,
+                         cg_cluster_policy policy)
 {
-    return policy == CG_CLUSTER_BINPACK ? a->left < b->left : a->left > b->left;
+    uint32_t left = left_ppm(g, r);
+    uint64_t good = policy == CG_CLUSTER_BINPACK ? PPM - left : left;
+    cg_pressure_need need = {.bytes = g->unit_bytes && r->memory_units <= UINT64_MAX / g->unit_bytes
+                                          ? (uint64_t)r->memory_units * g->unit_bytes
+                                          : 0};
+    uint32_t penalty = cg_pressure_penalty(&g->pressure, &need, NULL);
+    return (uint32_t)(good * (CG_PRESSURE_MAX - penalty) / CG_PRESSURE_MAX);
+}
+
+/* Whether a is a better pick than b; strict, so that equals keep their order. */
+static int better(const struct candidate *a, const struct candidate *b)
+{
+    return a->good > b->good;
 }
 
 cg_fit_status cg_cluster_fit(const cg_cluster_gpu *gpus, size_t n, const cg_cluster_request *req,
@@ -86,9 +100,9 @@ cg_fit_status cg_cluster_fit(const cg_cluster_gpu *gpus, size_t n, const cg_clus
             out->gpus_large_enough++;
         if (!holds(&g->memory, req->memory_units, 1) || !holds(&g->compute, req->compute_units, 1))
             continue;
-        struct candidate c = {i, left_ppm(g, req)};
+        struct candidate c = {i, goodness(g, req, policy)};
         size_t at = ncand++;
-        for (; at > 0 && better(&c, &cand[at - 1], policy); at--)
+        for (; at > 0 && better(&c, &cand[at - 1]); at--)
             cand[at] = cand[at - 1];
         cand[at] = c;
     }
@@ -101,11 +115,10 @@ cg_fit_status cg_cluster_fit(const cg_cluster_gpu *gpus, size_t n, const cg_clus
     uint64_t sum = 0;
     for (unsigned k = 0; k < req->gpus; k++) {
         out->gpu[k] = cand[k].pos;
-        sum += cand[k].left;
+        sum += cand[k].good;
     }
     out->ngpus = req->gpus;
-    out->score = policy == CG_CLUSTER_BINPACK ? scale((uint64_t)req->gpus * PPM - sum, req->gpus)
-                                              : scale(sum, req->gpus);
+    out->score = scale(sum, req->gpus);
     return out->status = CG_FIT_OK;
 }
 

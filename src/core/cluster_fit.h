@@ -18,14 +18,18 @@
  * Invariants (tests/core/test_cluster_fit.c checks each, for N = 1 and N > 1):
  *   - fits only if N distinct GPUs each have free >= the per-GPU request in memory AND in
  *     compute; a node that does not fit gets no score and is never kept;
- *   - the chosen GPUs are the best fit: binpack takes the N fitting GPUs with the least left over
- *     after the pod, spread the N with the most, ties to the GPU listed first, so the answer
- *     depends on the GPUs' order only through ties; gpu[0..N) lists them best first;
+ *   - the chosen GPUs are the best fit: a GPU's goodness is, under binpack, how little it has
+ *     left over after the pod (1 - its left-over), under spread how much (its left-over),
+ *     scaled by (1 - its pressure penalty) (pressure.h; no pressure published: unscaled, so
+ *     binpack takes the N fitting GPUs with the least left over, spread the N with the most);
+ *     the N best, ties to the GPU listed first, so the answer depends on the GPUs' order only
+ *     through ties; gpu[0..N) lists them best first;
  *   - score in 0..CG_CLUSTER_MAX_SCORE (kube-scheduler's MaxExtenderPriority), integer arithmetic
  *     only, so the same input always gives the same score on every machine. It comes from the
- *     chosen GPUs' mean left-over L (each GPU's left-over a fraction of that GPU in millionths,
- *     see cluster_fit.c; L their sum over N): binpack round(10 x (1 - L)), spread round(10 x L),
- *     halves rounded up. For N = 1, L is the one GPU's left-over;
+ *     chosen GPUs' mean goodness G (each GPU's in millionths, see cluster_fit.c): round(10 x G),
+ *     halves rounded up. Without pressure, G is binpack's 1 - L and spread's L, L the chosen
+ *     GPUs' mean left-over; pressure only lowers it, so a pressed node never outscores the
+ *     same node unpressed;
  *   - binpack: the less the chosen GPUs have left after the pod (L), the higher the score (a node
  *     whose N chosen GPUs the pod fills exactly scores the maximum); spread: the reverse;
  *   - the reason a node does not fit tells whether freeing units on it could ever help
@@ -40,6 +44,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pressure.h"
+
 #define CG_CLUSTER_MAX_SCORE 10     /* kube-scheduler's extenderv1.MaxExtenderPriority */
 #define CG_CLUSTER_MAX_GPUS 64      /* GPUs per node the extender accepts */
 #define CG_CLUSTER_MAX_UNITS 1000000u /* a GPU's units of either kind: bounds the arithmetic */
@@ -52,6 +58,11 @@ typedef struct {
 typedef struct {
     unsigned index; /* convgpud's device index (the `gpu<INDEX>-...` device IDs) */
     cg_units memory, compute;
+    /* Live state (pressure.h), zero when the node publishes none: a GPU's goodness under the
+     * policy is scaled by (1000 - penalty) / 1000 for the pod's need, its memory units x
+     * unit_bytes. */
+    cg_gpu_pressure pressure;
+    uint64_t unit_bytes;
 } cg_cluster_gpu;
 
 /* What one pod asks for, per GPU. A request of 0 memory and 0 compute units needs no GPU (and

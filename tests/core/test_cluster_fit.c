@@ -12,7 +12,7 @@
 
 static cg_cluster_gpu gpu(unsigned index, uint32_t mt, uint32_t mf, uint32_t ct, uint32_t cf)
 {
-    return (cg_cluster_gpu){index, {mt, mf}, {ct, cf}};
+    return (cg_cluster_gpu){.index = index, .memory = {mt, mf}, .compute = {ct, cf}};
 }
 
 /* A pod asking `gpus` GPUs for mem and cmp units each. */
