@@ -59,9 +59,23 @@ static char *annotation_text(uint64_t unit)
         json_decref(containers);
         return NULL;
     }
-    json_t *ann = k8s_annotation_build(devices, containers, unit, err, sizeof err);
+    /* Seed 003's matrix (annotation.h "apps"); a daemon without the route, or one that cannot
+     * read its rows, publishes no apps rather than nothing. */
+    json_t *interference = NULL;
+    char ierr[256];
+    if (cli_request("GET", "/v1/interference", NULL, &interference, ierr, sizeof ierr) != 200 ||
+        !json_is_array(interference)) {
+        json_decref(interference);
+        interference = NULL;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    json_t *ann = k8s_annotation_build(devices, containers, interference,
+                                       (double)ts.tv_sec + (double)ts.tv_nsec / 1e9, unit, err,
+                                       sizeof err);
     json_decref(devices);
     json_decref(containers);
+    json_decref(interference);
     if (!ann) {
         fprintf(stderr, "convgpu k8s: %s\n", err);
         return NULL;

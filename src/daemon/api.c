@@ -241,6 +241,14 @@ static json_t *device_json(struct daemon *d, unsigned i)
         json_object_set_new(o, "oversubscribe", json_real(oversub_factor(d, i)));
         json_object_set_new(o, "oversubscribe_mode", json_string(oversub_mode(d)));
         json_object_set_new(o, "promised", json_integer((json_int_t)oversub_promised(d, i)));
+        /* The node's swap budget and what of it is not taken (the same on every device): how
+         * much of a collision swap could still absorb here (the extender's pressure.h). */
+        uint64_t host = cg_swap_host_bytes(d->core);
+        json_object_set_new(o, "swap_budget", json_integer((json_int_t)d->opt.swap_limit));
+        json_object_set_new(o, "swap_budget_left",
+                            json_integer((json_int_t)(d->opt.swap_limit > host
+                                                          ? d->opt.swap_limit - host
+                                                          : 0)));
         topology_json_add(d, i, o);
     }
     return o;

@@ -219,6 +219,77 @@ def test_ranking(binpack, spread):
     check("scores do not depend on the nodes' order", scores(rev) == b, rev)
 
 
+GiB = 1 << 30
+
+
+def pressed(g, free, waiting=0, since=0, swap=0, load=0, apps=None, capacity=4 * GiB):
+    """g with the publisher's live state (annotation.h) and, optionally, seed 003's weights."""
+    g = dict(g, pressure={"capacity": capacity, "free": free, "waiting": waiting,
+                          "waiting_since": since, "swap_left": swap, "compute_load_pct": load})
+    if apps is not None:
+        g["apps"] = apps
+    return g
+
+
+def test_pressure(binpack, spread):
+    """Nodes with the same free units rank by their GPUs' pressure (src/core/pressure.h): a pod
+    of 8 units (2GiB) that fills a 16-unit GPU's 8 free units exactly scores 10 under binpack on
+    a calm GPU, less the weighted penalty elsewhere; pressure never fails a node."""
+    now = int(time.time())
+    base = gpu(0, 16, 8)
+    nodes = [node("calm", [pressed(base, 4 * GiB)]),
+             node("unpublished", [base]),
+             node("swap-covers", [pressed(base, 0, swap=8 * GiB)]),
+             node("no-swap", [pressed(base, 0)]),
+             node("queued", [pressed(base, 0, waiting=3, since=now - 200)]),
+             node("busy", [pressed(base, 4 * GiB, load=90)]),
+             node("noisy", [pressed(base, 4 * GiB, apps={"infer": 1.5, "other": 3.0})]),
+             node("mixed", [pressed(gpu(0, 16, 8), 0, waiting=3, since=now - 200),
+                            pressed(gpu(1, 16, 8), 4 * GiB)]),
+             node("future", [pressed(base, 4 * GiB, waiting=1, since=now + 3600)])]
+    p = pod([container("main", mem=8)])
+    _, b = request(binpack, "POST", "/prioritize", args(p, nodes))
+    b = scores(b)
+    # Penalties (pressure.h): swap-covers memory 500 -> 200; no-swap memory 1000 -> 400; queued
+    # memory 1000 and waiting 3x200 + 200/300 s -> 1000: 700; busy compute 900 -> 90; noisy
+    # without an app: 0; future: one waiting, its wait not begun: waiting 200 -> 60.
+    want = {"calm": 10, "unpublished": 10, "swap-covers": 8, "no-swap": 6, "queued": 3,
+            "busy": 9, "noisy": 10, "mixed": 10, "future": 9}
+    check("binpack: equal units, scores by pressure", b == want, b)
+    infer = copy.deepcopy(p)
+    infer["metadata"]["annotations"] = {"convgpu.io/app": "infer"}
+    _, bi = request(binpack, "POST", "/prioritize", args(infer, nodes))
+    bi = scores(bi)
+    # An "infer" pod on noisy: slowdown 1.5 -> interference 500 -> penalty 100: 9.
+    check("an app the node's matrix slows down 1.5x ranks that node lower",
+          bi["noisy"] == 9 and bi["calm"] == 10 and bi["queued"] == 3, bi)
+    _, f = request(binpack, "POST", "/filter", args(p, nodes))
+    check("pressure fails no node (the pod waits or is swapped there, never dies)",
+          filter_sets(f)[0] == [n["metadata"]["name"] for n in nodes], f)
+    # Spread: a pod of 4 units leaves 4 of 16 free (score 3 calm); a queue lowers it to 1.
+    q = pod([container("main", mem=4)])
+    _, sp = request(spread, "POST", "/prioritize", args(q, nodes[:5]))
+    sp = scores(sp)
+    check("spread: pressure lowers the score too",
+          sp["calm"] == 3 and sp["unpublished"] == 3 and sp["queued"] == 1 and
+          sp["no-swap"] == 2, sp)
+    # A bad pressure is the node's fault (unresolvable), a bad app the request's (400).
+    bad = [node("liar", [dict(pressed(base, 8 * GiB), pressure={"capacity": 1, "free": 2})]),
+           node("slow", [pressed(base, 0, apps={"x": -1})]),
+           node("loaded", [pressed(base, 0, load=101)])]
+    _, f = request(binpack, "POST", "/filter", args(p, bad))
+    kept, _, unres = filter_sets(f)
+    check("a pressure with free > capacity, a negative slowdown, a load over 100 are refused",
+          kept == [] and "pressure must be" in unres.get("liar", "") and
+          "slowdowns must be" in unres.get("slow", "") and
+          "pressure must be" in unres.get("loaded", ""), f)
+    badapp = copy.deepcopy(p)
+    badapp["metadata"]["annotations"] = {"convgpu.io/app": "has space"}
+    st, ans = request(binpack, "POST", "/filter", args(badapp, nodes))
+    check("a pod whose convgpu.io/app is not a profile key is refused (400)",
+          st == 400 and "convgpu.io/app" in ans.get("error", ""), (st, ans))
+
+
 def test_pod_requests(where):
     nodes = [node("six", [gpu(0, 16, 6)]), node("eight", [gpu(0, 16, 8)])]
 
@@ -558,6 +629,7 @@ def main():
                           args(pod([container("main", mem=1)]), [node("x", [gpu(0, 1, 1)])]))
         check("a urlPrefix with a path works", st == 200 and filter_sets(ans)[0] == ["x"], ans)
         test_ranking(binpack, spread)
+        test_pressure(binpack, spread)
         test_pod_requests(binpack)
         test_several_gpus(binpack, spread)
         test_several_gpus_refused(binpack)

@@ -29,17 +29,33 @@ class C(http.client.HTTPConnection):
 def get(p):
     c = C("convgpu"); c.request("GET", p); return json.loads(c.getresponse().read())
 unit = int(sys.argv[2])
-devs, ctrs = get("/v1/devices"), get("/v1/containers")
+devs, ctrs, rows = get("/v1/devices"), get("/v1/containers"), get("/v1/interference")
 out = []
 for d in devs:
-    lim = sum(c["limit"] for c in ctrs if c["device"] == d["index"])
-    share = sum(c["gpu_compute"] or 0 for c in ctrs if c["device"] == d["index"])
+    mine = [c for c in ctrs if c["device"] == d["index"]]
+    lim = sum(c["limit"] for c in mine)
+    share = sum(c["gpu_compute"] or 0 for c in mine)
     prom = d.get("promised", d["capacity"])  # capacity x the sharing factor
+    # Nobody waits in these checks (waiting_since 0); the load is rounded to tens.
+    waiting = [c for c in mine if c["state"] == "suspended"
+               or (c["state"] == "swapped" and c["pending"] > 0)]
+    assert not waiting, "expected() assumes nobody waits"
+    apps = {}
+    keys = {c["profile_key"] for c in mine if c["profile_key"]}
+    for r in rows:  # the worst slowdown of each key beside a resident, either way round
+        for joiner, present in ((r["foreground"], r["background"]), (r["background"], r["foreground"])):
+            if present in keys:
+                apps[joiner] = max(apps.get(joiner, 0), r["slowdown"])
     out.append({"index": d["index"], "uuid": d["uuid"],
                 "memory_units": {"total": prom // unit, "free": max(prom - lim, 0) // unit,
                                  "max": d["capacity"] // unit},
                 "compute_units": {"total": 100, "free": max(100 - share, 0)},
-                "unit_bytes": unit})
+                "unit_bytes": unit,
+                "pressure": {"capacity": d["capacity"], "free": min(d["free"], d["capacity"]),
+                             "waiting": 0, "waiting_since": 0,
+                             "swap_left": d.get("swap_budget_left", 0),
+                             "compute_load_pct": min(100, int(d["compute_utilization"] * 10 + 0.5) * 10)},
+                "apps": apps})
 print(json.dumps(out, sort_keys=True))
 EOF
 }
@@ -60,6 +76,19 @@ check "annotation: containers' limits and shares are taken off their GPU" \
     [ "$(echo "$ann2" | canon)" = "$(expected)" ]
 check "annotation: 1GiB is 4 units off GPU 0, 300MiB rounds to 2 off GPU 1, 30% compute" \
     python3 -c 'import json,sys; a=json.loads(sys.argv[1]); b=json.loads(sys.argv[2]); sys.exit(not (b[0]["memory_units"]["free"]==a[0]["memory_units"]["free"]-4 and b[1]["memory_units"]["free"]==(a[1]["memory_units"]["total"]*'$UNIT'-(300<<20))//'$UNIT' and b[0]["compute_units"]["free"]==70))' "$ann" "$ann2"
+# Seed 003's matrix: "train" slows down 1.5x beside "infer", "infer" 1.2x beside "train"; with
+# a "train" container on GPU 0, an "infer" pod joining GPU 0 is weighed at the worse, 1.5.
+api PUT /v1/interference '{"rows": [{"foreground": "train", "background": "infer", "slowdown": 1.5, "runs": 2}, {"foreground": "infer", "background": "train", "slowdown": 1.2, "runs": 2}, {"foreground": "x", "background": "y", "slowdown": 3.0, "runs": 1}]}' >/dev/null
+api POST /v1/containers '{"gpu_memory":"256MiB","name":"trainer","device":0,"image":"train"}' >/dev/null
+ann3=$(cg k8s annotation)
+check "annotation: an infer pod joining the trainer's GPU 0 is weighed at 1.5 (the worse way round), GPU 1 at nothing; unpaired keys absent" \
+    python3 -c 'import json,sys; a=json.loads(sys.argv[1]); sys.exit(not (a[0]["apps"]=={"infer":1.5} and a[1]["apps"]=={}))' "$ann3"
+check "annotation: pressure and apps follow the rule in annotation.h" \
+    [ "$(echo "$ann3" | canon)" = "$(expected)" ]
+check "annotation: GPU 0's pressure shows its physical capacity and what is not assigned" \
+    python3 -c 'import json,sys; a=json.loads(sys.argv[1]); p=a[0]["pressure"]; sys.exit(not (0 < p["free"] < p["capacity"] and p["waiting"] == 0))' "$ann3"
+api DELETE /v1/containers/trainer >/dev/null
+api DELETE /v1/interference >/dev/null
 ann512=$(cg k8s annotation --memory-unit 512MiB)
 check "annotation --memory-unit 512MiB halves the units and says so" \
     python3 -c 'import json,sys; a=json.loads(sys.argv[1]); b=json.loads(sys.argv[2]); sys.exit(not (b[0]["memory_units"]["total"]==a[0]["memory_units"]["total"]//2 and b[0]["unit_bytes"]==512<<20))' "$ann2" "$ann512"

@@ -8,6 +8,7 @@
 
 #include "node_gpus.h"
 #include "pod.h"
+#include "profile_key.h"
 
 /* A top-level field as Go's encoding/json finds it: an exact match first, else any case. */
 static json_t *go_field(json_t *obj, const char *name)
@@ -91,6 +92,19 @@ int k8s_args_decode(const char *body, size_t len, struct k8s_args *out, char *er
     out->root = root;
     if (k8s_pod_request(go_field(root, "Pod"), &out->req, err, errlen) != 0)
         goto fail;
+    json_t *app = json_object_get(json_object_get(json_object_get(go_field(root, "Pod"),
+                                                                  "metadata"),
+                                                  "annotations"),
+                                  K8S_APP_ANNOTATION);
+    if (app) {
+        if (!json_is_string(app) || !cg_profile_key_valid(json_string_value(app))) {
+            snprintf(err, errlen, "the pod's %s annotation must be a profile key (1-255 printable "
+                                  "characters without spaces, quotes or backslashes)",
+                     K8S_APP_ANNOTATION);
+            goto fail;
+        }
+        out->app = json_string_value(app);
+    }
 
     json_t *nodes = go_field(root, "Nodes"), *names = go_field(root, "NodeNames");
     if (nodes && !json_is_null(nodes)) {

@@ -10,6 +10,9 @@
  *   ExtenderArgs        {"Pod": v1.Pod, "Nodes": v1.NodeList | null, "NodeNames": [..] | null}
  *   ExtenderBindingArgs {"PodName", "PodNamespace", "PodUID", "Node"}
  *
+ * The pod's metadata.annotations["convgpu.io/app"] (optional) names its application for the
+ * interference weighing (K8S_APP_ANNOTATION): a valid profile key, else the request is refused.
+ *
  * Everything that makes a request unusable (not JSON, not an object, a missing Pod, neither
  * Nodes nor NodeNames, a node without a name, a wrong type anywhere the extender reads) is an
  * error: the caller answers 400 with err and decides nothing. What only makes a NODE unusable
@@ -20,10 +23,12 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cluster_fit.h"
 
-#define K8S_NODE_NAME_MAX 253 /* a DNS subdomain, as the API server requires of Node names */
+#define K8S_NODE_NAME_MAX 253
+#define K8S_APP_ANNOTATION "convgpu.io/app" /* a DNS subdomain, as the API server requires of Node names */
 
 struct k8s_node {
     const char *name;   /* borrowed from k8s_args.root */
@@ -35,6 +40,12 @@ struct k8s_node {
 struct k8s_args {
     json_t *root;              /* owns everything borrowed above */
     cg_cluster_request req;    /* what the pod asks for */
+    /* The pod's application (its convgpu.io/app annotation, a profile key: what seed 003's
+     * matrix names), NULL when it has none; borrowed from root. */
+    const char *app;
+    /* The extender's clock, Unix seconds, for how long a GPU's containers have waited
+     * (pressure.h); the server sets it after decoding, 0 (the decoder's) counts no wait. */
+    int64_t now;
     bool by_name;              /* the nodes came as NodeNames (nodeCacheCapable: true) */
     json_t *node_list;         /* the request's Nodes (borrowed), when !by_name */
     struct k8s_node *nodes;

@@ -37,8 +37,73 @@ static int units(const json_t *gpu, size_t i, const char *key, cg_units *u, char
     return 0;
 }
 
-int k8s_node_gpus_decode(const char *text, size_t len, cg_cluster_gpu gpus[CG_CLUSTER_MAX_GPUS],
-                         size_t *n, char *err, size_t errlen)
+/* An optional integer field of o within lo..hi, into *out (left as is when absent). */
+static int bounded(const json_t *o, const char *key, json_int_t lo, json_int_t hi, uint64_t *out)
+{
+    const json_t *v = json_object_get(o, key);
+    if (!v)
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+        return -1;
+    *out = (uint64_t)json_integer_value(v);
+    return 0;
+}
+
+#define APPS_MAX 64
+
+/* "pressure" and "apps" (node_gpus.h) into the GPU's cg_gpu_pressure for this pod. */
+static int pressure(const json_t *gpu, size_t i, const char *app, int64_t now, cg_cluster_gpu *d,
+                    char *err, size_t errlen)
+{
+    const json_t *p = json_object_get(gpu, "pressure"), *apps = json_object_get(gpu, "apps");
+    cg_gpu_pressure *x = &d->pressure;
+    if (apps) {
+        if (!json_is_object(apps) || json_object_size(apps) > APPS_MAX) {
+            snprintf(err, errlen, "GPU %zu: apps must be an object of at most %d keys", i,
+                     APPS_MAX);
+            return -1;
+        }
+        const char *key;
+        const json_t *v;
+        json_object_foreach((json_t *)apps, key, v) {
+            if (!json_is_number(v) || !(json_number_value(v) > 0) ||
+                !(json_number_value(v) < 1000)) {
+                snprintf(err, errlen, "GPU %zu: apps' slowdowns must be numbers above 0 and "
+                                      "below 1000", i);
+                return -1;
+            }
+        }
+    }
+    if (!p)
+        return 0;
+    uint64_t cap = 0, free_b = 0, waiting = 0, since = 0, swap = 0, load = 0;
+    if (!json_is_object(p) || bounded(p, "capacity", 0, INT64_MAX, &cap) != 0 ||
+        bounded(p, "free", 0, INT64_MAX, &free_b) != 0 || free_b > cap ||
+        bounded(p, "waiting", 0, 100000, &waiting) != 0 ||
+        bounded(p, "waiting_since", 0, INT64_MAX, &since) != 0 ||
+        bounded(p, "swap_left", 0, INT64_MAX, &swap) != 0 ||
+        bounded(p, "compute_load_pct", 0, 100, &load) != 0) {
+        snprintf(err, errlen, "GPU %zu: pressure must be {\"capacity\", \"free\" <= capacity, "
+                              "\"waiting\" <= 100000, \"waiting_since\", \"swap_left\", "
+                              "\"compute_load_pct\" <= 100}, integers from 0", i);
+        return -1;
+    }
+    x->known = true;
+    x->capacity_bytes = cap;
+    x->free_bytes = free_b;
+    x->waiting = (unsigned)waiting;
+    x->waited_s = waiting && since > 0 && now > (int64_t)since ? (uint64_t)(now - (int64_t)since)
+                                                               : 0;
+    x->swap_left_bytes = swap;
+    x->compute_load_pct = (unsigned)load;
+    const json_t *s = app && apps ? json_object_get(apps, app) : NULL;
+    x->slowdown_milli = s ? (uint32_t)(json_number_value(s) * 1000.0 + 0.5) : 0;
+    return 0;
+}
+
+int k8s_node_gpus_decode(const char *text, size_t len, const char *app, int64_t now,
+                         cg_cluster_gpu gpus[CG_CLUSTER_MAX_GPUS], size_t *n, char *err,
+                         size_t errlen)
 {
     *n = 0;
     if (len > K8S_GPUS_MAX_BYTES) {
@@ -84,14 +149,16 @@ int k8s_node_gpus_decode(const char *text, size_t len, cg_cluster_gpu gpus[CG_CL
             goto out;
         }
         cg_cluster_gpu *d = &gpus[i];
-        d->index = (unsigned)json_integer_value(index);
+        *d = (cg_cluster_gpu){.index = (unsigned)json_integer_value(index),
+                              .unit_bytes = (uint64_t)json_integer_value(ub)};
         for (size_t k = 0; k < i; k++)
             if (gpus[k].index == d->index) {
                 snprintf(err, errlen, "GPU %zu: index %u is listed twice", i, d->index);
                 goto out;
             }
         if (units(g, i, "memory_units", &d->memory, err, errlen) != 0 ||
-            units(g, i, "compute_units", &d->compute, err, errlen) != 0)
+            units(g, i, "compute_units", &d->compute, err, errlen) != 0 ||
+            pressure(g, i, app, now, d, err, errlen) != 0)
             goto out;
     }
     *n = json_array_size(root);

@@ -152,6 +152,7 @@ static enum MHD_Result route(struct k8s_server *s, struct MHD_Connection *conn, 
     struct k8s_args a;
     if (k8s_args_decode(body, len, &a, err, sizeof err) != 0)
         return send_error(rq, conn, 400, url, "malformed ExtenderArgs: %s", err);
+    a.now = (int64_t)time(NULL); /* how long a GPU's containers have waited (node_gpus.h) */
     json_t *ans = filter ? k8s_filter(&a, s->policy) : k8s_prioritize(&a, s->policy);
     k8s_args_free(&a);
     if (!ans)

@@ -33,7 +33,8 @@ static void judge(const struct k8s_node *n, const struct k8s_args *a, cg_cluster
                  "`convgpu k8s publish` running on it?)", K8S_GPUS_ANNOTATION);
         return;
     }
-    if (k8s_node_gpus_decode(n->gpus, n->gpus_len, gpus, &ngpus, err, sizeof err) != 0) {
+    if (k8s_node_gpus_decode(n->gpus, n->gpus_len, a->app, a->now, gpus, &ngpus, err,
+                             sizeof err) != 0) {
         snprintf(v->reason, sizeof v->reason, "convgpu: malformed %s: %s", K8S_GPUS_ANNOTATION,
                  err);
         return;

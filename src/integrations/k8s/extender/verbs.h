@@ -8,7 +8,9 @@
  *   bind        ExtenderBindingResult {"Error": "..."}: this extender does not bind (the pod's
  *               GPU is chosen on the node by the device plugin, not here; docs/KUBERNETES.md)
  *
- * A pod that asks for no convgpu units keeps every node and scores 0 everywhere. Otherwise a
+ * A pod that asks for no convgpu units keeps every node and scores 0 everywhere. Scores rank by
+ * units scaled down by each GPU's published pressure for this pod (its need, its convgpu.io/app
+ * against the node's interference weights: pressure.h); pressure never fails a node. Otherwise a
  * node is kept only when cg_cluster_fit says it fits (N GPUs, N from the pod: pod.h); the
  * others are failed with a reason that names the numbers: unresolvable when preempting pods on
  * the node could not help (no or a bad annotation, fewer than N GPUs that large, only node names
