@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "container_options.h"
 #include "convgpu_client.h"
 
 /* Each returns the process exit status; argv[0] is the subcommand's name. */
@@ -76,6 +77,15 @@ bool cli_report_missing_limit(const char *cmd, const struct cgc_error *e);
 /* "0,2,3": distinct GPU indexes below CG_MAX_DEVICES into out (at most max); returns how many,
  * 0 when malformed. */
 size_t cli_parse_index_list(const char *text, unsigned *out, size_t max);
+
+/* One argument of a command that makes or changes a container, from the option table
+ * (container_options.h): argv[*i] is "--FLAG", "--FLAG VALUE" or "--FLAG=VALUE" of a row the
+ * door (CGC_DOOR_RUN, _CREATE, _SET) accepts. Returns 1 when taken (*i moves past its value),
+ * 0 when argv[*i] is no such option, 2 after printing the reason for `cmd`. */
+int cli_take_option(const char *cmd, unsigned door, int argc, char **argv, int *i,
+                    struct cgc_option_values *v);
+/* The rules between the options taken (cgc_options_check): 0, or 2 after printing them. */
+int cli_check_options(const char *cmd, const struct cgc_option_values *v);
 
 /* True when argv holds -h or --help before any "--". */
 bool cli_wants_help(int argc, char **argv);

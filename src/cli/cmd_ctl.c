@@ -293,74 +293,24 @@ int cmd_create(int argc, char **argv)
                "(the id and environment are what create prints).\n", use);
         return 0;
     }
-    const char *mem = NULL, *name = NULL, *dev = NULL, *pct = NULL, *mode = NULL, *prio = NULL;
-    const char *tenant = NULL, *gpus = NULL, *devs = NULL;
-    bool no_swap = false, exclusive = false;
+    /* Every option from the table (container_options.h), as run spells them. */
+    struct cgc_option_values v = {0};
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--no-swap") == 0) {
-            no_swap = true;
-            continue;
-        }
-        if (strcmp(argv[i], "--exclusive") == 0) {
-            exclusive = true;
-            continue;
-        }
-        const char **slot = strcmp(argv[i], "--gpu-memory") == 0     ? &mem
-                            : strcmp(argv[i], "--priority") == 0     ? &prio
-                            : strcmp(argv[i], "--name") == 0         ? &name
-                            : strcmp(argv[i], "--tenant") == 0       ? &tenant
-                            : strcmp(argv[i], "--device") == 0       ? &dev
-                            : strcmp(argv[i], "--gpus") == 0         ? &gpus
-                            : strcmp(argv[i], "--devices") == 0      ? &devs
-                            : strcmp(argv[i], "--gpu-compute") == 0  ? &pct
-                            : strcmp(argv[i], "--compute-mode") == 0 ? &mode
-                                                                     : NULL;
-        if (!slot || i + 1 >= argc) {
+        int rc = cli_take_option("create", CGC_DOOR_CREATE, argc, argv, &i, &v);
+        if (rc == 2)
+            return 2;
+        if (rc == 0) {
             fprintf(stderr, "convgpu create: unexpected '%s'\nUsage: %s\n", argv[i], use);
             return 2;
         }
-        *slot = argv[++i];
     }
-    uint64_t limit = 0;
-    const char *err = "required (or --exclusive: a whole GPU)";
-    if ((mem || !exclusive) && (!mem || cg_parse_size(mem, &limit, &err) != 0 || limit == 0)) {
-        fprintf(stderr, "convgpu create: --gpu-memory: %s\n", mem && limit == 0 ? "must be > 0" : err);
+    if (!v.given[CGC_OPT_GPU_MEMORY] && !v.given[CGC_OPT_EXCLUSIVE]) {
+        fprintf(stderr, "convgpu create: --gpu-memory: required (or --exclusive: a whole GPU)\n");
         return 2;
     }
-    struct cg_client_spec spec = {.gpu_memory = limit, .exclusive = exclusive,
-                                  .no_swap = no_swap, .name = name, .tenant = tenant};
-    if (cli_parse_compute("create", pct, mode, false, false, &spec, NULL) != 0 ||
-        cli_parse_priority("create", prio, &spec) != 0)
+    if (cli_check_options("create", &v) != 0)
         return 2;
-    if (dev) {
-        char *end;
-        errno = 0;
-        long v = strtol(dev, &end, 10);
-        if (errno || *end || v < 0) {
-            fprintf(stderr, "convgpu create: --device takes a GPU index\n");
-            return 2;
-        }
-        spec.has_device = true;
-        spec.device = v;
-    }
-    if (gpus) {
-        char *end;
-        errno = 0;
-        long v = strtol(gpus, &end, 10);
-        if (errno || *end || end == gpus || v < 1 || v > CG_MAX_DEVICES) {
-            fprintf(stderr, "convgpu create: --gpus takes a number of GPUs, 1 to %d\n",
-                    CG_MAX_DEVICES);
-            return 2;
-        }
-        spec.gpus = (unsigned)v;
-    }
-    unsigned list[CG_MAX_DEVICES];
-    if (devs && !(spec.ndevices = cli_parse_index_list(devs, list, CG_MAX_DEVICES))) {
-        fprintf(stderr, "convgpu create: --devices takes GPU indexes such as 0,2 (each "
-                        "once)\n");
-        return 2;
-    }
-    spec.devices = list;
+    struct cg_client_spec spec = v.spec;
     struct cgc_error cerr;
     json_t *ans = cgc_create(&spec, &cerr);
     if (!ans) {
@@ -369,9 +319,9 @@ int cmd_create(int argc, char **argv)
     }
     printf("%s\n", json_string_value(json_object_get(ans, "id")));
     const char *k;
-    json_t *v;
-    json_object_foreach(json_object_get(ans, "env"), k, v)
-        printf("%s=%s\n", k, json_string_value(v));
+    json_t *val;
+    json_object_foreach(json_object_get(ans, "env"), k, val)
+        printf("%s=%s\n", k, json_string_value(val));
     json_decref(ans);
     return 0;
 }
@@ -438,52 +388,54 @@ int cmd_set(int argc, char **argv)
                "(0-9) reorders who is resumed first from now on.\n", use);
         return 0;
     }
-    const char *id = NULL, *mem = NULL, *pct = NULL, *mode = NULL, *prio = NULL;
+    /* The changeable rows of the option table (container_options.h); --gpu-compute also
+     * takes "none", which removes the share. */
+    const char *id = NULL;
+    struct cgc_option_values v = {0};
     for (int i = 1; i < argc; i++) {
-        const char **slot = strcmp(argv[i], "--gpu-memory") == 0     ? &mem
-                            : strcmp(argv[i], "--priority") == 0     ? &prio
-                            : strcmp(argv[i], "--gpu-compute") == 0  ? &pct
-                            : strcmp(argv[i], "--compute-mode") == 0 ? &mode
-                                                                     : NULL;
-        if (slot && i + 1 < argc)
-            *slot = argv[++i];
-        else if (argv[i][0] != '-' && !id)
+        if (strcmp(argv[i], "--gpu-compute") == 0 && i + 1 < argc &&
+            strcmp(argv[i + 1], "none") == 0) {
+            v.compute_none = true;
+            v.given[CGC_OPT_GPU_COMPUTE] = true;
+            i++;
+            continue;
+        }
+        int rc = cli_take_option("set", CGC_DOOR_SET, argc, argv, &i, &v);
+        if (rc == 2)
+            return 2;
+        if (rc == 1)
+            continue;
+        if (argv[i][0] != '-' && !id)
             id = argv[i];
         else {
             fprintf(stderr, "convgpu set: unexpected '%s'\nUsage: %s\n", argv[i], use);
             return 2;
         }
     }
-    if (!id || (!mem && !pct && !mode && !prio)) {
+    bool any = false;
+    for (size_t k = 0; k < CGC_OPT_COUNT; k++)
+        any = any || v.given[k];
+    if (!id || !any) {
         fprintf(stderr, "convgpu set: %s\nUsage: %s\n",
                 !id ? "container id missing" : "nothing to change", use);
         return 2;
     }
+    char mem_text[CG_SIZE_BUFLEN];
+    const char *mem = v.given[CGC_OPT_GPU_MEMORY]
+                          ? cg_format_size(v.spec.gpu_memory, mem_text, sizeof mem_text)
+                          : NULL;
+    bool pct = v.given[CGC_OPT_GPU_COMPUTE], mode = v.given[CGC_OPT_COMPUTE_MODE];
+    bool prio = v.given[CGC_OPT_PRIORITY];
     json_t *body = json_object();
-    uint64_t limit = 0;
-    const char *err = NULL;
-    if (mem && (cg_parse_size(mem, &limit, &err) != 0 || limit == 0)) {
-        fprintf(stderr, "convgpu set: bad --gpu-memory '%s': %s\n", mem,
-                err ? err : "must be greater than zero");
-        json_decref(body);
-        return 2;
-    }
     if (mem)
-        json_object_set_new(body, "gpu_memory", json_integer((json_int_t)limit));
-    struct cg_client_spec change = {0};
-    bool none = false;
-    if (cli_parse_compute("set", pct, mode, true, true, &change, &none) != 0 ||
-        cli_parse_priority("set", prio, &change) != 0) {
-        json_decref(body);
-        return 2;
-    }
-    if (pct)
+        json_object_set_new(body, "gpu_memory", json_integer((json_int_t)v.spec.gpu_memory));
+    if (v.given[CGC_OPT_GPU_COMPUTE])
         json_object_set_new(body, "gpu_compute",
-                            none ? json_null() : json_integer(change.compute_pct));
-    if (mode)
-        json_object_set_new(body, "compute_mode", json_string(mode));
-    if (change.has_priority)
-        json_object_set_new(body, "priority", json_integer(change.priority));
+                            v.compute_none ? json_null() : json_integer(v.spec.compute_pct));
+    if (v.given[CGC_OPT_COMPUTE_MODE])
+        json_object_set_new(body, "compute_mode", json_string(v.spec.compute_mode));
+    if (v.spec.has_priority)
+        json_object_set_new(body, "priority", json_integer(v.spec.priority));
     char path[256];
     if (container_path(id, path, sizeof path)) {
         json_decref(body);

@@ -35,7 +35,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "Usage: convgpu interfere --gpu-memory SIZE [--runs K] [--gpu-compute PCT\n"
+            "Usage: convgpu interfere [--gpu-memory SIZE] [--runs K] [--gpu-compute PCT\n"
             "                         [--compute-mode MODE]] [--device N] [--csv FILE]\n"
             "                         [--svg FILE] [--log FILE] [--quiet] [--key NAME]...\n"
             "                         [--save] -- CMD...\n\n"
@@ -47,7 +47,9 @@ static void usage(FILE *f)
             "A background is started again whenever it ends before the foreground does.\n"
             "The runs alone are recorded in each workload's profile (convgpu profile); the\n"
             "pairs are not.\n\n"
-            "  --gpu-memory SIZE     every container's limit (each pair holds two)\n"
+            "  --gpu-memory SIZE     every container's limit (each pair holds two; default:\n"
+            "                        the daemon's, a workload's profile where the daemon\n"
+            "                        has profile-limits)\n"
             "  --runs K              rounds, 1-%d (default 3)\n"
             "  --gpu-compute PCT     every container's compute share, 1-100 (default none)\n"
             "  --compute-mode MODE   elastic (default) or hard\n"
@@ -94,8 +96,10 @@ static json_t *container_new(struct job *j, const char *key, bool record)
         ans = NULL;
     }
     if (!ans) {
-        fprintf(stderr, "convgpu interfere: cannot create a container: ");
-        cli_report(&err);
+        if (!cli_report_missing_limit("interfere", &err)) {
+            fprintf(stderr, "convgpu interfere: cannot create a container: ");
+            cli_report(&err);
+        }
         return NULL;
     }
     if (j->device < 0)
@@ -424,14 +428,11 @@ int cmd_interfere(int argc, char **argv)
         default: usage(stderr); return 2;
         }
     }
-    if (!mem) {
-        fprintf(stderr, "convgpu interfere: --gpu-memory SIZE is required (every container's "
-                        "limit, e.g. --gpu-memory 1GiB)\n");
-        return 2;
-    }
+    /* Without --gpu-memory the daemon decides, as for run: the workload's profile on a daemon
+     * with profile-limits, else a refusal that says what to give. */
     uint64_t limit = 0;
     const char *err = NULL; /* set only when the size does not parse */
-    if (cg_parse_size(mem, &limit, &err) != 0 || limit == 0) {
+    if (mem && (cg_parse_size(mem, &limit, &err) != 0 || limit == 0)) {
         fprintf(stderr, "convgpu interfere: bad --gpu-memory '%s': %s\n", mem,
                 limit == 0 && !err ? "must be greater than zero" : err);
         return 2;

@@ -93,6 +93,8 @@ bool cli_report_missing_limit(const char *cmd, const struct cgc_error *e)
             cmd, strcmp(cmd, "run") == 0
                      ? ", or --limit profile to take it from past runs of the command, or "
                        "--exclusive for a whole GPU"
+                 : strcmp(cmd, "interfere") == 0
+                     ? " (a daemon with profile-limits takes each workload's from its profile)"
                      : ", or --exclusive for a whole GPU");
     return true;
 }
@@ -191,117 +193,97 @@ pid_t cli_spawn(json_t *env, char **cmd, const char *output, const struct cli_sp
     _exit(errno == ENOENT ? 127 : 126);
 }
 
+int cli_take_option(const char *cmd, unsigned door, int argc, char **argv, int *i,
+                    struct cgc_option_values *v)
+{
+    const char *arg = argv[*i];
+    if (strncmp(arg, "--", 2) != 0 || !arg[2])
+        return 0;
+    char flag[64];
+    const char *eq = strchr(arg, '=');
+    size_t n = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+    if (n >= sizeof flag)
+        return 0;
+    memcpy(flag, arg + 2, n);
+    flag[n] = '\0';
+    const struct cgc_option *o = cgc_option_find(door, flag);
+    if (!o)
+        return 0;
+    const char *value = NULL;
+    if (o->type == CGC_TYPE_FLAG) {
+        if (eq) {
+            fprintf(stderr, "convgpu %s: --%s takes no value\n", cmd, flag);
+            return 2;
+        }
+    } else if (eq) {
+        value = eq + 1;
+    } else if (*i + 1 < argc) {
+        value = argv[++*i];
+    } else {
+        fprintf(stderr, "convgpu %s: --%s needs a value (%s)\n", cmd, flag, o->arg);
+        return 2;
+    }
+    char where[80], err[256];
+    snprintf(where, sizeof where, "--%s", flag);
+    if (cgc_option_apply(o, where, value, v, err, sizeof err) != 0) {
+        fprintf(stderr, "convgpu %s: %s\n", cmd, err);
+        return 2;
+    }
+    return 1;
+}
+
+int cli_check_options(const char *cmd, const struct cgc_option_values *v)
+{
+    char err[256];
+    if (cgc_options_check(v, err, sizeof err) == 0)
+        return 0;
+    fprintf(stderr, "convgpu %s: %s\n", cmd, err);
+    return 2;
+}
+
 int cmd_run(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"gpu-memory", required_argument, NULL, 'm'},
-        {"gpu-compute", required_argument, NULL, 'c'},
-        {"compute-mode", required_argument, NULL, 'M'},
-        {"priority", required_argument, NULL, 'p'},
-        {"no-swap", no_argument, NULL, 'S'},
-        {"device", required_argument, NULL, 'd'},
-        {"gpus", required_argument, NULL, 'g'},
-        {"devices", required_argument, NULL, 'D'},
-        {"limit", required_argument, NULL, 'l'},
-        {"exclusive", no_argument, NULL, 'x'},
-        {"name", required_argument, NULL, 'n'},
-        {"tenant", required_argument, NULL, 't'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *mem = NULL, *name = NULL, *pct = NULL, *mode = NULL, *prio = NULL;
-    const char *tenant = NULL;
-    long device = -1, gpus = 0;
-    unsigned devices[CG_MAX_DEVICES];
-    size_t ndevices = 0;
-    bool quiet = false, no_swap = false, exclusive = false, from_profile = false;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'm': mem = optarg; break;
-        case 'c': pct = optarg; break;
-        case 'M': mode = optarg; break;
-        case 'p': prio = optarg; break;
-        case 'S': no_swap = true; break;
-        case 'n': name = optarg; break;
-        case 't': tenant = optarg; break;
-        case 'q': quiet = true; break;
-        case 'x': exclusive = true; break;
-        case 'l':
-            if (strcmp(optarg, "profile") != 0) {
-                fprintf(stderr, "convgpu run: --limit takes 'profile' (the limit from past runs); "
-                                "a size goes with --gpu-memory\n");
-                return 2;
-            }
-            from_profile = true;
-            break;
-        case 'd': {
-            char *end;
-            errno = 0;
-            device = strtol(optarg, &end, 10);
-            if (errno || *end || device < 0 || device > 1024) {
-                fprintf(stderr, "convgpu run: --device takes a GPU index such as 0\n");
-                return 2;
-            }
+    /* The container's options come from the table (container_options.h); --quiet is the
+     * runner's own. The command starts at the first argument that is not an option, or after
+     * "--". */
+    struct cgc_option_values v = {.spec = {.auto_remove = true}};
+    bool quiet = false;
+    int i = 1;
+    for (; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            i++;
             break;
         }
-        case 'g': {
-            char *end;
-            errno = 0;
-            gpus = strtol(optarg, &end, 10);
-            if (errno || *end || end == optarg || gpus < 1 || gpus > CG_MAX_DEVICES) {
-                fprintf(stderr, "convgpu run: --gpus takes a number of GPUs, 1 to %d\n",
-                        CG_MAX_DEVICES);
-                return 2;
-            }
+        if (argv[i][0] != '-')
             break;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
         }
-        case 'D':
-            if (!(ndevices = cli_parse_index_list(optarg, devices, CG_MAX_DEVICES))) {
-                fprintf(stderr, "convgpu run: --devices takes GPU indexes such as 0,2 (each "
-                                "once)\n");
-                return 2;
-            }
-            break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        if (strcmp(argv[i], "--quiet") == 0) {
+            quiet = true;
+            continue;
+        }
+        int rc = cli_take_option("run", CGC_DOOR_RUN, argc, argv, &i, &v);
+        if (rc == 2)
+            return 2;
+        if (rc == 0) {
+            fprintf(stderr, "convgpu run: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
         }
     }
-    if (ndevices && (device >= 0 || (gpus && (size_t)gpus != ndevices))) {
-        fprintf(stderr, "convgpu run: --devices lists the GPUs: not with --device, and with "
-                        "--gpus only as many as it says\n");
+    if (cli_check_options("run", &v) != 0)
         return 2;
-    }
-    if (gpus > 1 && device >= 0) {
-        fprintf(stderr, "convgpu run: --device names one GPU; name several with --devices\n");
-        return 2;
-    }
-    /* Without --gpu-memory the daemon decides: the profile (--limit profile, or a daemon with
-     * --profile-limits), the GPU's capacity (--exclusive), or a refusal that says what to give. */
-    uint64_t limit = 0;
-    const char *err = NULL;
-    if (mem && (cg_parse_size(mem, &limit, &err) != 0 || limit == 0)) {
-        fprintf(stderr, "convgpu run: bad --gpu-memory '%s': %s\n", mem,
-                limit == 0 && !err ? "must be greater than zero" : err);
-        return 2;
-    }
-    if (optind >= argc) {
+    if (i >= argc) {
         fprintf(stderr, "convgpu run: no command given (convgpu run --gpu-memory 1GiB -- CMD ...)\n");
         return 2;
     }
-    char **cmd = argv + optind;
-
-    struct cg_client_spec spec = {
-        .auto_remove = true, .command = cmd[0], .devices = devices, .ndevices = ndevices,
-        .gpu_memory = limit, .exclusive = exclusive, .profile_limit = from_profile,
-        .no_swap = no_swap, .name = name, .tenant = tenant, .has_device = device >= 0,
-        .device = device, .gpus = (unsigned)gpus,
-    };
-    if (cli_parse_compute("run", pct, mode, false, false, &spec, NULL) != 0 ||
-        cli_parse_priority("run", prio, &spec) != 0)
-        return 2;
+    char **cmd = argv + i;
+    struct cg_client_spec spec = v.spec;
+    spec.command = cmd[0];
+    /* Without --gpu-memory the daemon decides: the profile (--limit profile, or a daemon with
+     * --profile-limits), the GPU's capacity (--exclusive), or a refusal that says what to give. */
 
     struct cgc_error cerr;
     json_t *ans = cgc_create(&spec, &cerr);

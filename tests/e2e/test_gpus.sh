@@ -115,12 +115,12 @@ bad_run() { # bad_run WANT_RC PATTERN DESCRIPTION ARGS...
     if [ "$rc" = "$want" ] && grep -q -- "$pat" "$TMP/bad.err"; then pass "$what"; else
         fail "$what: rc $rc, $(cat "$TMP/bad.err")"; fi
 }
-bad_run 2 '--gpus takes a number of GPUs' "--gpus 0: exit 2" --gpus 0 --gpu-memory 1GiB
-bad_run 2 '--gpus takes a number of GPUs' "--gpus two: exit 2" --gpus two --gpu-memory 1GiB
+bad_run 2 "bad --gpus '[^']*': a whole number from 1 to 64" "--gpus 0: exit 2" --gpus 0 --gpu-memory 1GiB
+bad_run 2 "bad --gpus '[^']*': a whole number from 1 to 64" "--gpus two: exit 2" --gpus two --gpu-memory 1GiB
 bad_run 125 'gpus must be an integer from 1 to 3' "--gpus 4 on a 3-GPU node: refused" \
     --gpus 4 --gpu-memory 1GiB
-bad_run 2 '--devices takes GPU indexes' "--devices 0,0: exit 2" --devices 0,0 --gpu-memory 1GiB
-bad_run 2 '--devices takes GPU indexes' "--devices 0,: exit 2" --devices 0, --gpu-memory 1GiB
+bad_run 2 "bad --devices '[^']*': GPU indexes such as 0,2 (each once)" "--devices 0,0: exit 2" --devices 0,0 --gpu-memory 1GiB
+bad_run 2 "bad --devices '[^']*': GPU indexes such as 0,2 (each once)" "--devices 0,: exit 2" --devices 0, --gpu-memory 1GiB
 bad_run 125 'devices\[1\] must be a GPU index below 3' "--devices 0,5: refused" \
     --devices 0,5 --gpu-memory 1GiB
 bad_run 2 'not with --device' "--device with --devices: exit 2" --device 0 --devices 1,2 \

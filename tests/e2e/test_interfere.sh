@@ -55,7 +55,12 @@ bad() { # bad DESCRIPTION PATTERN ARGS...
     check "$what: the message says why" grep -q -- "$pat" "$TMP/err"
 }
 bad "no workload" "give 1 to 16 workloads" --gpu-memory 64MiB --
-bad "no --gpu-memory" "gpu-memory SIZE is required" -- true
+# Without --gpu-memory the daemon's default applies, as for run: this one has none (no
+# profile-limits), so it refuses and the command says what to give.
+set +e; cg interfere -- true >/dev/null 2>"$TMP/err"; rc=$?; set -e
+check "no --gpu-memory, no daemon default: refused ($rc)" test "$rc" != 0
+check "no --gpu-memory: the message says what to give" \
+    grep -q -- "no limit given: add --gpu-memory SIZE" "$TMP/err"
 bad "a zero limit" "bad --gpu-memory" --gpu-memory 0 -- true
 check "a zero limit: the message is the sentence, not whatever was in memory" \
     grep -q -- "bad --gpu-memory '0': must be greater than zero" "$TMP/err"

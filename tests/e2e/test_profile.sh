@@ -104,7 +104,7 @@ done
 set +e
 cg run --limit lots -- true 2>"$TMP/limit.err"; rc=$?
 set -e
-check "run --limit takes only 'profile'" bash -c "[ $rc = 2 ] && grep -q \"takes 'profile'\" '$TMP/limit.err'"
+check "run --limit takes only 'profile'" bash -c "[ $rc = 2 ] && grep -q \"bad --limit 'lots': one of profile\" '$TMP/limit.err'"
 for body in '{"gpu_memory":"64MiB","profile_limit":"yes"}' '{"gpu_memory":"64MiB","image":"a b"}' \
             '{"gpu_memory":"64MiB","command":""}' '{"gpu_memory":"64MiB","image":7}' '{}'; do
     out=$(api POST /v1/containers "$body")

@@ -68,6 +68,9 @@ json_t *oci_register(const char *id, const struct oci_request *req, char *err, s
     s.compute_pct = req->compute_pct;
     if (req->has_mode)
         s.compute_mode = cg_compute_mode_name(req->compute_mode);
+    s.has_priority = req->has_priority;
+    s.priority = req->priority;
+    s.no_swap = req->no_swap;
     s.has_owner = req->has_user;
     s.uid = req->uid;
     s.gid = req->gid;

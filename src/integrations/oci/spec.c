@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "container_options.h"
 #include "size.h"
 
 #include <stdarg.h>
@@ -304,6 +305,25 @@ int oci_spec_request(json_t *config, struct oci_request *req, char *err, size_t 
     }
     if (k8s_gpus)
         req->gpus = req->ndevices;
+    /* The rows of the option table (container_options.h) no rule above reads: each from the
+     * environment, else its annotation, parsed by the table's one parser. */
+    static const enum cgc_opt_id plain[] = {CGC_OPT_PRIORITY, CGC_OPT_NO_SWAP};
+    struct cgc_option_values v = {0};
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
+        const struct cgc_option *o = &cgc_options[plain[i]];
+        const char *value = env ? env_get(env, o->env) : NULL, *where = o->env;
+        if (!value) {
+            value = annotation(config, o->annotation, &bad);
+            where = o->annotation;
+        }
+        if (bad)
+            return fail(err, errlen, "%s", "config.json: an annotation is not a string");
+        if (value && cgc_option_apply(o, where, value, &v, err, errlen) != 0)
+            return -1;
+    }
+    req->has_priority = v.spec.has_priority;
+    req->priority = v.spec.priority;
+    req->no_swap = v.spec.no_swap;
     req->wanted = true;
     return 0;
 }

@@ -63,6 +63,9 @@ struct oci_request {
     bool has_mode;        /* a mode was given (else the daemon's default-compute-mode) */
     cg_compute_mode compute_mode;
     bool exclusive;       /* a whole GPU; bytes may then be 0: the GPU's capacity */
+    bool has_priority;    /* CONVGPU_PRIORITY / com.convgpu.priority (the option table's) */
+    int priority;
+    bool no_swap;         /* CONVGPU_NO_SWAP / com.convgpu.no-swap */
     const char *image;    /* the profile key when an annotation names the image, else NULL */
     const char *command;  /* process.args[0], else NULL */
     /* Kubernetes mode (oci_spec_k8s_request): the device plugin's tokens, the pod's sandbox id
