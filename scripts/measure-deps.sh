@@ -59,7 +59,8 @@ for set in build all; do
         fi
     fi
     echo "$line"
-    umount "$WORK/root/proc"
-    umount "$WORK/root"
+    # apt may leave a daemon of its own (gpg's agent) in the root: detach rather than fail.
+    umount -l "$WORK/root/proc"
+    umount -l "$WORK/root"
 done
 exit 0
