@@ -61,13 +61,13 @@ static void update(struct daemon *d)
     }
     for (struct container *c = d->containers; c; c = c->next) {
         const struct tenant *t = tenant_find(d, c->tenant);
-        if (!t || !c->profile_key[0] || !d->store)
+        if (!t || !c->profile.key[0] || !d->store)
             continue;
         struct profile p;
-        int rc = store_profile_get(d->store, c->tenant, c->profile_key, &p);
+        int rc = store_profile_get(d->store, c->tenant, c->profile.key, &p);
         if (rc < 0) {
             log_warn("adaptive fair share: cannot read profile %s/%s: %s", c->tenant,
-                     c->profile_key, store_error(d->store));
+                     c->profile.key, store_error(d->store));
             continue;
         }
         if (rc != 0 || p.runs < CG_FAIR_PROFILE_RUNS || p.peak == 0 || !(p.duration_s > 0))

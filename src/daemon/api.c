@@ -313,7 +313,7 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
         "{s:s,s:s,s:I,s:I,s:I,s:I,s:s,s:I,s:f,s:I,s:I}", "id", c->id, "name", c->name, "device",
         (json_int_t)c->device, "limit", (json_int_t)ci.limit, "assigned", (json_int_t)ci.assigned,
         "used", (json_int_t)container_used_bytes(c), "state",
-        c->swap_phase == SWAP_OUT            ? "swapped"
+        c->swap.phase == SWAP_OUT            ? "swapped"
         : ci.state == CG_STATE_SUSPENDED     ? "suspended"
                                              : "running",
         "created", (json_int_t)c->created_unix,
@@ -342,20 +342,20 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
                         json_real((double)c->compute.throttled_ns / 1e9));
     json_object_set_new(o, "compute_throttled_launches",
                         json_integer((json_int_t)c->compute.throttled_launches));
-    json_object_set_new(o, "swap", json_string(swap_phase_name((enum swap_phase)c->swap_phase)));
+    json_object_set_new(o, "swap", json_string(swap_phase_name(c->swap.phase)));
     json_object_set_new(o, "swapped_bytes", json_integer((json_int_t)ci.swapped));
     /* Freed memory its processes keep mapped for their next allocation (already in "used"). */
     uint64_t kept = c->ledger ? cg_ledger_kept_bytes(c->ledger) : 0;
     json_object_set_new(o, "kept_bytes", json_integer((json_int_t)kept));
     json_object_set_new(o, "swap_held", json_boolean(ci.swap_held));
     json_object_set_new(o, "swap_allowed", json_boolean(!c->no_swap && d->opt.swap));
-    json_object_set_new(o, "swapped_out_total", json_integer((json_int_t)c->swap_out_total));
-    json_object_set_new(o, "swapped_in_total", json_integer((json_int_t)c->swap_in_total));
+    json_object_set_new(o, "swapped_out_total", json_integer((json_int_t)c->swap.out_total));
+    json_object_set_new(o, "swapped_in_total", json_integer((json_int_t)c->swap.in_total));
     json_object_set_new(o, "priority", json_integer((json_int_t)ci.priority));
-    json_object_set_new(o, "swap_out_s", json_real((double)c->swap_out_ns / 1e9));
-    json_object_set_new(o, "swap_in_s", json_real((double)c->swap_in_ns / 1e9));
+    json_object_set_new(o, "swap_out_s", json_real((double)c->swap.out_ns / 1e9));
+    json_object_set_new(o, "swap_in_s", json_real((double)c->swap.in_ns / 1e9));
     json_object_set_new(o, "exclusive", json_boolean(ci.exclusive));
-    json_object_set_new(o, "profile_key", json_string(c->profile_key));
+    json_object_set_new(o, "profile_key", json_string(c->profile.key));
     /* What placement knew of its application when it was created (profile_placement_hint). */
     char app[24];
     snprintf(app, sizeof app, "%016llx", (unsigned long long)ci.app);
@@ -911,7 +911,7 @@ static enum MHD_Result set_policy(struct daemon *d, struct MHD_Connection *conn,
         }
     }
     for (struct container *c = d->containers; c; c = c->next)
-        container_freeze_sync(d, c);
+        decide_freeze(d, c);
     cg_set_resume_policy(d->core, rp, loop_now_ns());
     cg_set_placement_policy(d->core, pp);
     for (struct container *c = d->containers; c; c = c->next)

@@ -28,44 +28,6 @@
 #define MSGS_PER_CONTAINER_PER_ROUND 64
 #define MSGS_PER_CONNECTION_PER_ROUND 4
 
-static int send_msg(struct proc *p, const union cg_msg *m, int fd_to_pass)
-{
-    struct iovec iov = {.iov_base = (void *)m, .iov_len = m->hdr.length};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    char cbuf[CMSG_SPACE(sizeof(int))];
-    if (fd_to_pass >= 0) {
-        memset(cbuf, 0, sizeof cbuf);
-        mh.msg_control = cbuf;
-        mh.msg_controllen = sizeof cbuf;
-        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cm), &fd_to_pass, sizeof(int));
-    }
-    ssize_t n;
-    do
-        n = sendmsg(p->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-    while (n < 0 && errno == EINTR);
-    return n == (ssize_t)m->hdr.length ? 0 : -1;
-}
-
-int client_reply_alloc(struct proc *p, uint64_t msg_id, uint32_t status)
-{
-    if (!p || p->fd < 0)
-        return -1;
-    union cg_msg m;
-    cg_proto_init(&m, CG_MSG_ALLOC_REPLY, msg_id);
-    m.alloc_reply.status = status;
-    if (send_msg(p, &m, -1) != 0) {
-        /* The reply queue of a live client is tiny; a full one means it stopped reading. */
-        log_warn("container %s: pid %d does not read its replies; disconnecting", p->c->id,
-                 (int)p->pid);
-        return -1;
-    }
-    return 0;
-}
-
 static int handle_hello(struct daemon *d, struct proc *p, const struct cg_msg_hello *h)
 {
     struct container *c = p->c;
@@ -117,7 +79,7 @@ static int handle_hello(struct daemon *d, struct proc *p, const struct cg_msg_he
     m.welcome.limit = c->limit;
     m.welcome.granularity = c->ledger->granularity;
     m.welcome.context_charge = c->ledger->context_charge;
-    if (send_msg(p, &m, c->ledger_fd) != 0)
+    if (proc_send(p, &m, c->ledger_fd) != 0)
         return -1;
     log_info("container %s: pid %d connected (slot %u)", c->id, (int)p->pid, slot);
     notice_process(d, c, p, "connect");

@@ -1,6 +1,9 @@
 /* container.c — a container's life in the daemon: its directory, socket, ledger and record,
- * its registration with the core, limit changes, removal, and keeping ledger quotas equal to
- * the core's use (see the invariant in daemon.h).
+ * its registration with the core, its owner and start deadline, limit changes, and removal. A
+ * service at the top of the daemon's services (docs/DESIGN.md, "Layers"): it uses the model,
+ * the decisions (decide.c keeps ledger quotas equal to the core's use, the invariant in
+ * daemon.h), tenants, profiles and the container sockets it opens (client.c); only the gangs,
+ * the restore and the edges above call it.
  *
  * Nothing here follows a path a tenant can change: the container's directory belongs to the
  * daemon (0711; the container's user can connect to the socket in it and create nothing), it
@@ -46,123 +49,6 @@ static void random_id(char *out)
     }
     for (unsigned i = 0; i < sizeof b; i++)
         sprintf(out + 2 * i, "%02x", b[i]);
-}
-
-struct container *container_find(struct daemon *d, const char *key)
-{
-    for (struct container *c = d->containers; c; c = c->next)
-        if (strcmp(c->id, key) == 0)
-            return c->leader ? c->leader : c; /* a gang member's id names its gang */
-    for (struct container *c = d->containers; c; c = c->next)
-        if (c->name[0] && strcmp(c->name, key) == 0)
-            return c;
-    return NULL;
-}
-
-struct container *container_by_cid(struct daemon *d, cg_cid cid)
-{
-    for (struct container *c = d->containers; c; c = c->next)
-        if (c->cid == cid)
-            return c;
-    return NULL;
-}
-
-uint64_t proc_used_bytes(struct proc *p)
-{
-    if (!p->welcomed)
-        return 0;
-    return slot_used_pages(p->c, p->slot) * CG_LEDGER_PAGE;
-}
-
-uint64_t container_used_bytes(struct container *c)
-{
-    uint64_t pages = 0;
-    uint32_t high = c->rec->high < CG_LEDGER_SLOTS ? c->rec->high : CG_LEDGER_SLOTS;
-    for (uint32_t i = 0; i < high; i++)
-        if (c->rec->slots[i].pid)
-            pages += slot_used_pages(c, i);
-    profile_note_use(c, pages * CG_LEDGER_PAGE);
-    return pages * CG_LEDGER_PAGE;
-}
-
-uint64_t device_used_bytes(struct daemon *d, unsigned device)
-{
-    uint64_t used = 0;
-    for (struct container *c = d->containers; c; c = c->next)
-        if (c->device == device)
-            used += container_used_bytes(c);
-    return used;
-}
-
-void container_freeze_sync(struct daemon *d, struct container *c)
-{
-    /* While a container moves, its slots are the swap's: moving out, the processes lower them
-     * before the core hears what moved (swap.c reports it, then freezes); moving in, their
-     * quotas hold what the core charged them again until their swap threads take it. */
-    if (c->swap_phase == SWAP_MOVING_OUT || c->swap_phase == SWAP_MOVING_IN)
-        return;
-    uint64_t now = loop_now_ns();
-    for (struct proc *p = c->procs; p; p = p->next) {
-        if (!p->welcomed)
-            continue;
-        uint64_t w = atomic_load(&c->ledger->slots[p->slot].word);
-        /* Frozen and unchanged since (the core's use is the quota): nothing to write or tell.
-         * A container's processes are many and most are idle; this keeps a sync cheap. */
-        if (cg_ledger_quota(w) == cg_ledger_used(w) &&
-            cg_ledger_quota(w) == c->rec->slots[p->slot].quota)
-            continue;
-        uint64_t used = slot_freeze(c, p->slot);
-        if (p->known_to_core) {
-            cg_status st = cg_process_set_use(d->core, c->cid, p->key, used, now);
-            if (st != CG_OK)
-                log_warn("container %s: pid %d: cannot sync use: %s", c->id, (int)p->pid,
-                         cg_status_str(st));
-        }
-    }
-}
-
-void container_rebalance(struct daemon *d, struct container *c, struct proc *favored)
-{
-    cg_container_info ci;
-    if (cg_container_get(d->core, c->cid, loop_now_ns(), &ci) != CG_OK)
-        return;
-    atomic_store(&c->ledger->assigned, ci.assigned);
-    atomic_store(&c->ledger->limit, ci.limit);
-    unsigned npending = pending_count(c);
-    atomic_store(&c->ledger->waiters, npending);
-    /* Slack counts as use in the core; a container with waiters must show its true use or a
-     * pending request could look over its limit. */
-    if (npending) {
-        swap_wake_kept(c);
-        return;
-    }
-    if (!favored || !favored->known_to_core || !favored->welcomed) {
-        favored = NULL;
-        for (struct proc *p = c->procs; p && !favored; p = p->next)
-            if (p->known_to_core && p->welcomed)
-                favored = p;
-    }
-    if (!favored)
-        return;
-    uint64_t quota_pages = 0;
-    for (struct proc *p = c->procs; p; p = p->next)
-        if (p->welcomed)
-            quota_pages += c->rec->slots[p->slot].quota;
-    uint64_t assigned_pages = ci.assigned / CG_LEDGER_PAGE;
-    if (quota_pages >= assigned_pages)
-        return;
-    uint64_t slack = assigned_pages - quota_pages;
-    uint64_t old = c->rec->slots[favored->slot].quota, nq = old + slack;
-    if (nq > CG_LEDGER_MAX_PAGES)
-        nq = CG_LEDGER_MAX_PAGES;
-    slot_set_quota(c, favored->slot, nq);
-    cg_status st = cg_process_set_use(d->core, c->cid, favored->key, nq * CG_LEDGER_PAGE,
-                                      loop_now_ns());
-    if (st != CG_OK) {
-        /* Undo: the core would not take it, so the process must not have it. */
-        log_warn("container %s: quota hand-out refused by core: %s", c->id, cg_status_str(st));
-        slot_set_quota(c, favored->slot, old);
-    }
 }
 
 bool container_owner_gone(struct container *c)
@@ -306,7 +192,7 @@ static int make_ledger(struct container *c, int found_fd, char *err, size_t errl
      * is (swap.c finishes it once every process reported), so the container ends in or out. */
     /* A daemon that died during a swap, or while the container was out, left the gate bit:
      * swap_restore (once the processes' accounts are back) decides whether it stays out. */
-    c->swap_found = !fresh && (atomic_load(&l->compute.gate) & CG_GATE_SWAPPED);
+    c->swap.found = !fresh && (atomic_load(&l->compute.gate) & CG_GATE_SWAPPED);
     struct stat st;
     if (fstat(fd, &st) == 0) {
         c->rec->ledger_dev = (uint64_t)st.st_dev;
@@ -554,7 +440,7 @@ int container_create(struct daemon *d, const char *id, const char *name, const c
     snprintf(c->name, sizeof c->name, "%s", name ? name : "");
     const struct tenant *tenant = tenant_by_id(d, spec->tenant);
     snprintf(c->tenant, sizeof c->tenant, "%s", tenant ? tenant->name : "");
-    snprintf(c->profile_key, sizeof c->profile_key, "%s", profile_key ? profile_key : "");
+    snprintf(c->profile.key, sizeof c->profile.key, "%s", profile_key ? profile_key : "");
     c->owner_uid = uid;
     c->owner_gid = gid;
     c->owner_pid = owner;
@@ -612,7 +498,7 @@ int container_create(struct daemon *d, const char *id, const char *name, const c
                                                                                         : -EINVAL;
     }
     c->cid = cid;
-    c->profile_since = now;
+    c->profile.since = now;
     cg_container_info ci;
     cg_container_get(d->core, cid, now, &ci);
     c->device = ci.device;
@@ -783,7 +669,7 @@ static cg_status precheck(struct daemon *d, struct container *c, const struct co
 int container_update(struct daemon *d, struct container *c, const struct container_change *ch,
                      bool *pending, char *err, size_t errlen)
 {
-    container_freeze_sync(d, c);
+    decide_freeze(d, c);
     /* The change is stored before the core applies it: a lowering hands assignment to others at
      * once and could not be taken back if the store then failed. So the refusals the core would
      * make are checked first, and nothing is stored for them. */

@@ -3,9 +3,9 @@
  * Follow one allocation: an interposed process calls cuMemAlloc_v2; if its ledger slot has
  * quota it charges itself and never reaches here. Otherwise it sends ALLOC on its container's
  * socket (client.c); the daemon freezes the container's quotas so the core sees exact use
- * (container.c), asks the core (src/core), and answers from the core's decision events
- * (decide.c): GRANT/RESUME charge the slot and reply, SUSPEND keeps the request pending,
- * REJECT replies out-of-memory.
+ * (decide_freeze), asks the core (src/core), and answers from the core's decision events
+ * (decide.c): GRANT/RESUME charge the slot and reply (proc_reply_alloc, proc.c), SUSPEND keeps
+ * the request pending, REJECT replies out-of-memory.
  *
  * Invariant kept by the daemon for every container c and process p known to the core:
  *     core's use of p == quota half of p's ledger slot (bytes)
@@ -25,9 +25,11 @@
 #include "ledger.h"
 #include "proc_start.h"
 #include "loop.h"
+#include "gates.h"
 #include "profile.h"
 #include "record.h"
 #include "rundir.h"
+#include "swap.h"
 #include "tenant.h"
 #include "uidcount.h"
 #include "notice.h"
@@ -76,16 +78,6 @@ struct proc {
     struct proc *next;
 };
 
-/* What a container's kernels cost and waited: filled every step by gates.c from NVML (device
- * time) and the ledger's gate counters (claims, shown only); shown by the API, the CLI and
- * /metrics (zeros where NVML has no per-process utilisation). */
-struct cg_compute_stats {
-    uint64_t busy_ns;            /* device time its processes used */
-    uint32_t util_permille;      /* its share of the device's time in the last window, 1/1000 */
-    uint64_t throttled_ns;       /* time its launches waited for budget */
-    uint64_t throttled_launches; /* launches that waited */
-};
-
 struct container {
     struct daemon *d;
     char id[CONTAINER_ID_MAX + 1];
@@ -132,22 +124,9 @@ struct container {
     uint64_t last_refusal_warning;
     bool dirty;            /* a decision touched it: refresh its ledger view, hand out quota */
     struct proc *favored;  /* who gets the quota hand-out: the last process granted */
-    struct cg_compute_stats compute; /* its share itself is the core's (cg_container_info) */
-    bool compute_over_reported; /* ran deep past a hard share: reported (gates.c) */
-    /* Swap (swap.c): where its memory is, since when the current move runs, what moved. */
-    unsigned swap_phase;         /* enum swap_phase */
-    uint64_t swap_since;         /* monotonic ns: the current order */
-    uint64_t swap_polled;        /* monotonic ns: swap_tick last read its reports */
-    uint64_t swapped_bytes;      /* the processes' claims, bounded by the limit (display) */
-    uint64_t swap_out_ns, swap_in_ns; /* how long the last moves took */
-    uint64_t swap_out_total, swap_in_total; /* bytes moved, since creation */
-    uint64_t swap_time_ns;       /* spent moving, since creation */
-    bool swap_in_due;            /* the core ordered it in; swap_flush carries it out */
-    bool swap_found;             /* restored with the swap gate bit set (swap_restore) */
-    /* Profiles (profile.h): the key its runs are recorded under ("" = none), and since when
-     * compute.busy_ns counts (creation, or the start of the daemon that restored it). */
-    char profile_key[PROFILE_KEY_MAX + 1];
-    uint64_t profile_since;
+    struct compute_state compute; /* measured by gates.c; its share itself is the core's */
+    struct swap_state swap;      /* where its memory is (swap.h) */
+    struct profile_state profile; /* the key its runs are recorded under (profile.h) */
     /* Several GPUs (gang.c): the container the user sees is the LEADER, its member 0; member k
      * (1..n-1) is a container of its own on another device, with its own cid, record, ledger and
      * socket (container.<k>.sock in the leader's directory), created, changed and removed only
@@ -321,7 +300,6 @@ int container_remove(struct daemon *d, struct container *c, const char *why);
  * name) / -EEXIST (taken), with err. */
 int container_names_check(struct daemon *d, const char *id, const char *name, char *err,
                           size_t errlen);
-struct container *container_find(struct daemon *d, const char *id_or_name);
 /* Removes the container when process pid exits (pidfd, else polled by the reaper); replaces an
  * earlier owner. start: the start time recorded for pid (0: read it now); a pid that now names
  * another process is refused. Returns 0, or -1 with err. */
@@ -333,7 +311,6 @@ int container_watch_owner(struct container *c, pid_t pid, uint64_t start, char *
 int container_set_start_by(struct container *c, int64_t by_unix, char *err, size_t errlen);
 /* True when a polled owner (no pidfd) has exited; the reaper then removes the container. */
 bool container_owner_gone(struct container *c);
-struct container *container_by_cid(struct daemon *d, cg_cid cid);
 /* A change of a running container: its memory limit, its compute share, or both, all or
  * nothing. Stored before it is made (store.h). Returns 0 (*pending: a raise of the limit waits
  * for memory), -EINVAL (the core refuses the limit), -EBUSY (the hard share cannot be
@@ -349,10 +326,12 @@ struct container_change {
 };
 int container_update(struct daemon *d, struct container *c, const struct container_change *ch,
                      bool *pending, char *err, size_t errlen);
-/* Freeze every slot (quota := used) and tell the core the exact use. */
-void container_freeze_sync(struct daemon *d, struct container *c);
-/* Hand assignment not covered by quotas to `favored` (may be NULL: first known process). */
-void container_rebalance(struct daemon *d, struct container *c, struct proc *favored);
+
+/* model.c: look-ups and readings over the model */
+/* By id, or by name (a gang member's id names its gang's leader); NULL when none. */
+struct container *container_find(struct daemon *d, const char *id_or_name);
+struct container *container_by_cid(struct daemon *d, cg_cid cid);
+/* What a container uses now, from its slots; notes it as the record's peak when higher. */
 uint64_t container_used_bytes(struct container *c);
 /* What the containers on a device use now (from their ledgers). */
 uint64_t device_used_bytes(struct daemon *d, unsigned device);
@@ -385,14 +364,17 @@ bool proc_alive(pid_t pid, uint64_t start);
 /* The welcomed process with host pid `pid` in any container, or NULL (the watchdog and the
  * compute measurement map NVML's pids with it). */
 struct proc *proc_by_pid(struct daemon *d, pid_t pid);
+union cg_msg;
+/* Sends m (with fd_to_pass when >= 0) without blocking: 0, or -1 when it did not go whole. */
+int proc_send(struct proc *p, const union cg_msg *m, int fd_to_pass);
+/* Answers an ALLOC; -1 when the client cannot take it (the caller shuts it down). */
+int proc_reply_alloc(struct proc *p, uint64_t msg_id, uint32_t status);
 
 /* client.c */
 void client_accept(void *ctx, uint32_t events);
 void proc_drop(struct daemon *d, struct proc *p, const char *why);
 /* Drops connections that did not say HELLO within the deadline (called once a second). */
 void client_reap_silent(struct daemon *d);
-/* Answers an ALLOC; -1 when the client cannot take it (it is then shut down). */
-int client_reply_alloc(struct proc *p, uint64_t msg_id, uint32_t status);
 
 /* pending.c: requests waiting for the core, found by id, counted per process and container.
  * An honest process waits on at most one request per thread that allocates; these bounds are far
@@ -413,6 +395,11 @@ void pending_drop_all(struct container *c);
 /* Iteration in arrival order: for (r = c->pending; r; r = r->next). */
 
 /* decide.c */
+/* Freeze every slot (quota := used) and tell the core the exact use: before any core call
+ * that decides on c's use. */
+void decide_freeze(struct daemon *d, struct container *c);
+/* Hand assignment not covered by quotas to `favored` (may be NULL: first known process). */
+void decide_hand_out(struct daemon *d, struct container *c, struct proc *favored);
 void decide_sink(void *ctx, const cg_event *ev);
 /* Ask the core for `bytes` on behalf of p; replies when decided (maybe later). */
 void decide_alloc(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t bytes);

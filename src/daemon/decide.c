@@ -15,6 +15,77 @@
 #include "size.h"
 #include "swap.h"
 
+void decide_freeze(struct daemon *d, struct container *c)
+{
+    /* While a container moves, its slots are the swap's: moving out, the processes lower them
+     * before the core hears what moved (swap.c reports it, then freezes); moving in, their
+     * quotas hold what the core charged them again until their swap threads take it. */
+    if (c->swap.phase == SWAP_MOVING_OUT || c->swap.phase == SWAP_MOVING_IN)
+        return;
+    uint64_t now = loop_now_ns();
+    for (struct proc *p = c->procs; p; p = p->next) {
+        if (!p->welcomed)
+            continue;
+        uint64_t w = atomic_load(&c->ledger->slots[p->slot].word);
+        /* Frozen and unchanged since (the core's use is the quota): nothing to write or tell.
+         * A container's processes are many and most are idle; this keeps a sync cheap. */
+        if (cg_ledger_quota(w) == cg_ledger_used(w) &&
+            cg_ledger_quota(w) == c->rec->slots[p->slot].quota)
+            continue;
+        uint64_t used = slot_freeze(c, p->slot);
+        if (p->known_to_core) {
+            cg_status st = cg_process_set_use(d->core, c->cid, p->key, used, now);
+            if (st != CG_OK)
+                log_warn("container %s: pid %d: cannot sync use: %s", c->id, (int)p->pid,
+                         cg_status_str(st));
+        }
+    }
+}
+
+void decide_hand_out(struct daemon *d, struct container *c, struct proc *favored)
+{
+    cg_container_info ci;
+    if (cg_container_get(d->core, c->cid, loop_now_ns(), &ci) != CG_OK)
+        return;
+    atomic_store(&c->ledger->assigned, ci.assigned);
+    atomic_store(&c->ledger->limit, ci.limit);
+    unsigned npending = pending_count(c);
+    atomic_store(&c->ledger->waiters, npending);
+    /* Slack counts as use in the core; a container with waiters must show its true use or a
+     * pending request could look over its limit. */
+    if (npending) {
+        swap_wake_kept(c);
+        return;
+    }
+    if (!favored || !favored->known_to_core || !favored->welcomed) {
+        favored = NULL;
+        for (struct proc *p = c->procs; p && !favored; p = p->next)
+            if (p->known_to_core && p->welcomed)
+                favored = p;
+    }
+    if (!favored)
+        return;
+    uint64_t quota_pages = 0;
+    for (struct proc *p = c->procs; p; p = p->next)
+        if (p->welcomed)
+            quota_pages += c->rec->slots[p->slot].quota;
+    uint64_t assigned_pages = ci.assigned / CG_LEDGER_PAGE;
+    if (quota_pages >= assigned_pages)
+        return;
+    uint64_t slack = assigned_pages - quota_pages;
+    uint64_t old = c->rec->slots[favored->slot].quota, nq = old + slack;
+    if (nq > CG_LEDGER_MAX_PAGES)
+        nq = CG_LEDGER_MAX_PAGES;
+    slot_set_quota(c, favored->slot, nq);
+    cg_status st = cg_process_set_use(d->core, c->cid, favored->key, nq * CG_LEDGER_PAGE,
+                                      loop_now_ns());
+    if (st != CG_OK) {
+        /* Undo: the core would not take it, so the process must not have it. */
+        log_warn("container %s: quota hand-out refused by core: %s", c->id, cg_status_str(st));
+        slot_set_quota(c, favored->slot, old);
+    }
+}
+
 /* Sends the queued replies; the grants they answer need no notes any more (ledger.h). */
 static void send_outbox(struct daemon *d)
 {
@@ -22,7 +93,7 @@ static void send_outbox(struct daemon *d)
     d->noutbox = 0;
     for (unsigned i = 0; i < n; i++) {
         struct reply *r = &d->outbox[i];
-        if (r->p && r->p->fd >= 0 && client_reply_alloc(r->p, r->msg_id, r->status) != 0)
+        if (r->p && r->p->fd >= 0 && proc_reply_alloc(r->p, r->msg_id, r->status) != 0)
             shutdown(r->p->fd, SHUT_RDWR); /* the hang-up path drops it */
     }
     /* Only once every reply is out: a process's notes may cover a grant answered later in the
@@ -164,10 +235,8 @@ void decide_sink(void *ctx, const cg_event *ev)
     case CG_EV_SWAP_IN:
         log_info("swap-in container %s: %s (%s)", cname, cg_format_size(ev->bytes, b, sizeof b),
                  cg_reason_str(ev->reason));
-        if (c) {
-            c->swapped_bytes = ev->bytes;
-            swap_mark_in(c);
-        }
+        if (c)
+            swap_mark_in(c, ev->bytes);
         break;
     case CG_EV_PRIORITY:
         log_info("priority container %s: %llu", cname, (unsigned long long)ev->bytes);
@@ -199,7 +268,7 @@ void decide_flush(struct daemon *d)
                 continue;
             c->dirty = false;
             any = true;
-            container_rebalance(d, c, c->favored);
+            decide_hand_out(d, c, c->favored);
             c->favored = NULL;
         }
         if (!any)
@@ -218,7 +287,7 @@ static void ask_core(struct daemon *d, struct container *c, struct pending *r)
 {
     struct proc *p = r->proc;
     uint64_t req = r->req, msg_id = r->msg_id;
-    container_freeze_sync(d, c);
+    decide_freeze(d, c);
     p->known_to_core = true; /* the core registers the process at its first request */
     cg_outcome outcome;
     cg_status st = cg_request(d->core, c->cid, p->key, req, r->bytes, r->since, &outcome);
@@ -262,7 +331,7 @@ void decide_alloc(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t by
         log_info("container %s: pid %d: request %llu was granted before the daemon restarted; "
                  "answered again, not charged again", c->id, (int)p->pid,
                  (unsigned long long)msg_id);
-        if (client_reply_alloc(p, msg_id, CG_ALLOC_GRANTED) != 0)
+        if (proc_reply_alloc(p, msg_id, CG_ALLOC_GRANTED) != 0)
             shutdown(p->fd, SHUT_RDWR);
         return;
     }
@@ -270,7 +339,7 @@ void decide_alloc(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t by
     if (!cg_ledger_pages(bytes, &pages) || pages * CG_LEDGER_PAGE > c->limit) {
         /* Bigger than the limit can ever be: no need to bother the core. A client that does
          * not read its answers is cut off like any other (the hang-up path drops it). */
-        if (client_reply_alloc(p, msg_id, CG_ALLOC_OVER_LIMIT) != 0)
+        if (proc_reply_alloc(p, msg_id, CG_ALLOC_OVER_LIMIT) != 0)
             shutdown(p->fd, SHUT_RDWR);
         return;
     }
@@ -283,14 +352,14 @@ void decide_alloc(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t by
             log_warn("container %s: %u requests already waiting; refusing more (pid %d)", c->id,
                      pending_count(c), (int)p->pid);
         }
-        if (client_reply_alloc(p, msg_id, CG_ALLOC_CANCELLED) != 0)
+        if (proc_reply_alloc(p, msg_id, CG_ALLOC_CANCELLED) != 0)
             shutdown(p->fd, SHUT_RDWR);
         return;
     }
     struct pending *r = pending_add(c, p, ++d->next_req, msg_id, pages * CG_LEDGER_PAGE,
                                     loop_now_ns());
     if (!r) {
-        if (client_reply_alloc(p, msg_id, CG_ALLOC_INVALID) != 0)
+        if (proc_reply_alloc(p, msg_id, CG_ALLOC_INVALID) != 0)
             shutdown(p->fd, SHUT_RDWR);
         return;
     }
@@ -352,7 +421,7 @@ static void redecide(void *ctx)
     if (!pending_count(c))
         return;
     decide_release_held(c->d, c);
-    container_freeze_sync(c->d, c);
+    decide_freeze(c->d, c);
     c->dirty = true;
     decide_flush(c->d);
 }
@@ -396,8 +465,8 @@ int decide_tick(struct daemon *d)
     d->freed_poll_due = now + poll_ns;
     bool waiting = false;
     for (struct container *c = d->containers; c; c = c->next) {
-        if (!pending_count(c) || c->swap_phase == SWAP_MOVING_OUT ||
-            c->swap_phase == SWAP_MOVING_IN)
+        if (!pending_count(c) || c->swap.phase == SWAP_MOVING_OUT ||
+            c->swap.phase == SWAP_MOVING_IN)
             continue;
         waiting = true;
         /* Again: a wake-up can be lost between a free's look at the waiters and its keeping. */

@@ -216,12 +216,12 @@ static void over_share(struct daemon *d, struct container *c, const cg_compute_i
     bool deep = in->share_pct != 0 && in->mode == CG_COMPUTE_HARD && g->credit_ns < OVER_SHARE_DEBT_NS;
     if (!deep) {
         if (g->credit_ns >= 0)
-            c->compute_over_reported = false;
+            c->compute.over_reported = false;
         return;
     }
-    if (c->compute_over_reported)
+    if (c->compute.over_reported)
         return;
-    c->compute_over_reported = true;
+    c->compute.over_reported = true;
     log_warn("container %s runs past its hard compute share of %u%% with its gate closed "
              "(%.1f s of debt): a process ignores the gate%s", c->id, in->share_pct,
              (double)-g->credit_ns / 1e9, d->opt.watchdog_kill ? "; killing its processes" : "");

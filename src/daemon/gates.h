@@ -13,6 +13,18 @@
 
 struct daemon;
 
+/* A container's part of compute shares (struct container's `compute`): what its kernels cost
+ * and waited, filled every step here from NVML (device time) and the ledger's gate counters
+ * (claims, shown only); shown by the API, the CLI and /metrics (zeros where NVML has no
+ * per-process utilisation). Its share itself is the core's (cg_container_info). */
+struct compute_state {
+    uint64_t busy_ns;            /* device time its processes used */
+    uint32_t util_permille;      /* its share of the device's time in the last window, 1/1000 */
+    uint64_t throttled_ns;       /* time its launches waited for budget */
+    uint64_t throttled_launches; /* launches that waited */
+    bool over_reported;          /* ran deep past a hard share: reported */
+};
+
 #define COMPUTE_STEP_NS 50000000ull  /* the controller's period */
 /* A closed gate opens by itself this long after the step that closed it, unless renewed: a
  * daemon that stops cannot freeze its containers' launches. */

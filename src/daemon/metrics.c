@@ -1,7 +1,7 @@
 /* metrics.c — counters kept on the decision path (a few integer increments) and the text
  * rendered only when scraped. Label values are escaped as the exposition format requires.
  * Compute series: the share is the core's; utilisation, busy and throttled time are what the
- * daemon measured through NVML (gates.c: struct cg_compute_stats, struct device). */
+ * daemon measured through NVML (gates.h: struct compute_state; struct device). */
 #include "metrics.h"
 #include "api_conn.h"
 #include "swap.h"
@@ -317,11 +317,11 @@ char *metrics_render(struct daemon *d, const uid_t *only_uid)
             case 7: out(&b, "%.3f\n", (double)c->compute.util_permille / 1000.0); break;
             case 8: out(&b, "%.9f\n", (double)c->compute.throttled_ns / 1e9); break;
             case 9: out(&b, "%.9f\n", (double)c->compute.busy_ns / 1e9); break;
-            case 10: out(&b, "%d\n", c->swap_phase == SWAP_OUT); break;
+            case 10: out(&b, "%d\n", c->swap.phase == SWAP_OUT); break;
             case 11: out(&b, "%llu\n", (unsigned long long)ci.swapped); break;
-            case 12: out(&b, "%llu\n", (unsigned long long)c->swap_out_total); break;
-            case 13: out(&b, "%llu\n", (unsigned long long)c->swap_in_total); break;
-            case 14: out(&b, "%.6f\n", (double)c->swap_time_ns / 1e9); break;
+            case 12: out(&b, "%llu\n", (unsigned long long)c->swap.out_total); break;
+            case 13: out(&b, "%llu\n", (unsigned long long)c->swap.in_total); break;
+            case 14: out(&b, "%.6f\n", (double)c->swap.time_ns / 1e9); break;
             default: out(&b, "%u\n", ci.priority); break;
             }
         }

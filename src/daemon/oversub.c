@@ -134,7 +134,7 @@ static void on_notice(struct daemon *d, const struct notice *n, void *ctx)
 {
     (void)ctx;
     struct container *c = n->c;
-    if (n->kind != NOTICE_CONTAINER_REMOVED || !c || !c->rec || !c->profile_key[0])
+    if (n->kind != NOTICE_CONTAINER_REMOVED || !c || !c->rec || !c->profile.key[0])
         return;
     add_run(d, c->device, c->rec->peak, c->limit);
     if (c->device < d->ndevices)
@@ -171,7 +171,7 @@ int oversub_start(struct daemon *d, char *err, size_t errlen)
      * limit they hold now. */
     for (struct container *c = d->containers; c; c = c->next) {
         uint64_t peak = 0;
-        if (c->profile_key[0] && profile_get(d, c->tenant, c->profile_key, &peak, NULL, NULL) == 0)
+        if (c->profile.key[0] && profile_get(d, c->tenant, c->profile.key, &peak, NULL, NULL) == 0)
             add_run(d, c->device, peak, c->limit);
     }
     for (unsigned i = 0; i < d->ndevices; i++) {

@@ -29,12 +29,6 @@ void profile_key_of(const char *image, const char *command, char *out, size_t le
     snprintf(out, len, "%s", base ? base + 1 : command ? command : "");
 }
 
-void profile_note_use(struct container *c, uint64_t used)
-{
-    if (c->rec && used > c->rec->peak)
-        c->rec->peak = used;
-}
-
 void profile_sample(struct daemon *d)
 {
     for (struct container *c = d->containers; c; c = c->next)
@@ -44,7 +38,7 @@ void profile_sample(struct daemon *d)
 
 int profile_record(struct daemon *d, struct container *c)
 {
-    if (!d->store || !c->rec || !c->profile_key[0])
+    if (!d->store || !c->rec || !c->profile.key[0])
         return 0;
     container_used_bytes(c); /* the last reading */
     if (c->rec->peak == 0) {
@@ -60,13 +54,13 @@ int profile_record(struct daemon *d, struct container *c)
     };
     /* Device time was counted from profile_since (creation, or this daemon's start for a
      * container it restored), so the mean is over that span, not the whole run. */
-    uint64_t span = now > c->profile_since ? now - c->profile_since : 0;
+    uint64_t span = now > c->profile.since ? now - c->profile.since : 0;
     if (run.util_known && span > 0) {
         uint64_t pm = c->compute.busy_ns >= span ? 1000 : c->compute.busy_ns * 1000 / span;
         run.util_permille = (uint32_t)pm;
     }
     snprintf(run.tenant, sizeof run.tenant, "%s", c->tenant); /* the container's tenant */
-    snprintf(run.key, sizeof run.key, "%s", c->profile_key);
+    snprintf(run.key, sizeof run.key, "%s", c->profile.key);
     unsigned evicted = 0;
     int rc = store_profile_add(d->store, &run, d->opt.profile_max_keys, d->opt.profile_max_bytes,
                                &evicted);

@@ -55,6 +55,14 @@ struct container;
 #define PROFILE_MAX_BYTES_MIN (16u << 10)
 #define PROFILE_ROW_BYTES 64          /* a row's numbers and SQLite's own cost, roughly */
 
+/* A container's part of profiles (struct container's `profile`): the key its runs are recorded
+ * under ("" = none), and since when compute.busy_ns counts (creation, or the start of the
+ * daemon that restored it). Its peak is its record's (record.h), kept by every reading. */
+struct profile_state {
+    char key[PROFILE_KEY_MAX + 1];
+    uint64_t since;          /* monotonic ns */
+};
+
 /* One finished run, as stored. */
 struct profile_run {
     char tenant[PROFILE_TENANT_MAX + 1];
@@ -87,8 +95,6 @@ bool profile_margin_parse(const char *text, unsigned *pct);
  * "" when neither (nothing is then recorded). Both were validated at the API's edge. */
 void profile_key_of(const char *image, const char *command, char *out, size_t len);
 
-/* A reading of the container's use (bytes): kept when it is the highest yet. */
-void profile_note_use(struct container *c, uint64_t used);
 /* Reads every container's use once (the loop calls it once a second), so a peak reached and
  * left on the fast path between two requests is still seen when it lasts that long. */
 void profile_sample(struct daemon *d);

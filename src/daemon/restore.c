@@ -247,9 +247,9 @@ int restore_container(void *ctx, const struct stored_container *sc)
     if (adopted)
         log_info("container %s: %u live process account(s) restored%s", c->id, adopted,
                  ledger_found ? "" : " (ledger not found: counted at what they were granted)");
-    if (c->swap_found)
+    if (c->swap.found)
         swap_restore(d, c, sc->swap_held);
-    container_rebalance(d, c, NULL);
+    decide_hand_out(d, c, NULL);
     return 0;
 }
 

@@ -375,7 +375,7 @@ void store_row_of(const struct container *c, struct stored_container *r)
     r->swap_held = cg_swap_hold_of(c->d->core, c->cid);
     snprintf(r->tenant, sizeof r->tenant, "%s", c->tenant);
     r->exclusive = ci.exclusive;
-    snprintf(r->profile_key, sizeof r->profile_key, "%s", c->profile_key);
+    snprintf(r->profile_key, sizeof r->profile_key, "%s", c->profile.key);
     if (c->leader) {
         snprintf(r->gang, sizeof r->gang, "%s", c->leader->id);
         r->member = c->member_index;

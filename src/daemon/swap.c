@@ -48,8 +48,8 @@ static void order(struct daemon *d, struct container *c, bool out)
     atomic_store(&l->swap.order, out ? CG_SWAP_OUT : CG_SWAP_IN);
     atomic_fetch_add(&l->swap.epoch, 1);
     wake(&l->swap.epoch);
-    c->swap_phase = out ? SWAP_MOVING_OUT : SWAP_MOVING_IN;
-    c->swap_since = loop_now_ns();
+    c->swap.phase = out ? SWAP_MOVING_OUT : SWAP_MOVING_IN;
+    c->swap.since = loop_now_ns();
     log_info("container %s: swap-%s ordered", c->id, out ? "out" : "in");
     notice_finding(d, out ? "swap-out" : "swap-in", c, 0, 0);
 }
@@ -65,7 +65,7 @@ static void refusal(struct daemon *d, struct container *c, cg_hold hold, cg_stat
     cg_hold_room room = {0};
     if (st == CG_ERR_STATE) {
         snprintf(err, errlen, "container %s is %s", c->id,
-                 swap_phase_name((enum swap_phase)c->swap_phase));
+                 swap_phase_name(c->swap.phase));
     } else if (st == CG_ERR_SWAP_BUDGET && hold == CG_HOLD_TENANT &&
                cg_swap_hold_check(d->core, c->cid, CG_HOLD_OPERATOR) == CG_OK &&
                cg_swap_hold_room(d->core, ci.tenant, &room) == CG_OK) {
@@ -96,7 +96,7 @@ int swap_request(struct daemon *d, struct container *c, cg_hold hold, char *err,
                  c->no_swap ? "created with swap off" : "convgpud --swap yes turns it on");
         return 409;
     }
-    container_freeze_sync(d, c);
+    decide_freeze(d, c);
     cg_status st = cg_swap_hold_check(d->core, c->cid, hold);
     if (st != CG_OK) {
         refusal(d, c, hold, st, err, errlen);
@@ -137,7 +137,11 @@ void swap_carry_out(struct daemon *d, struct container *c)
     order(d, c, true);
 }
 
-void swap_mark_in(struct container *c) { c->swap_in_due = true; }
+void swap_mark_in(struct container *c, uint64_t bytes)
+{
+    c->swap.swapped = bytes;
+    c->swap.in_due = true;
+}
 
 /* The core has charged the processes again with what comes back: their quotas follow, so the
  * swap threads' charges pass on the fast path; then the order. */
@@ -169,8 +173,8 @@ static void carry_in(struct daemon *d, struct container *c)
 void swap_flush(struct daemon *d)
 {
     for (struct container *c = d->containers; c; c = c->next)
-        if (c->swap_in_due) {
-            c->swap_in_due = false;
+        if (c->swap.in_due) {
+            c->swap.in_due = false;
             carry_in(d, c);
         }
 }
@@ -229,14 +233,14 @@ static void bring_back_in(struct container *c)
     atomic_store(&l->swap.order, CG_SWAP_IN);
     atomic_fetch_add(&l->swap.epoch, 1);
     wake(&l->swap.epoch);
-    c->swap_phase = SWAP_MOVING_IN;
-    c->swap_since = loop_now_ns();
+    c->swap.phase = SWAP_MOVING_IN;
+    c->swap.since = loop_now_ns();
 }
 
 void swap_restore(struct daemon *d, struct container *c, cg_hold held)
 {
     struct cg_ledger *l = c->ledger;
-    c->swap_found = false;
+    c->swap.found = false;
     if (c->no_swap || atomic_load(&l->swap.order) != CG_SWAP_OUT || !all_reported(c, CG_SWAPST_OUT)) {
         bring_back_in(c);
         return;
@@ -257,8 +261,8 @@ void swap_restore(struct daemon *d, struct container *c, cg_hold held)
             log_warn("container %s: pid %d claims %llu bytes on the host, beyond its limit; not "
                      "counted", c->id, (int)p->pid, (unsigned long long)bytes);
     }
-    c->swap_phase = SWAP_OUT;
-    c->swapped_bytes = total;
+    c->swap.phase = SWAP_OUT;
+    c->swap.swapped = total;
     if (cg_swap_restore_hold(d->core, c->cid, CG_SWAPPED_OUT, held, loop_now_ns()) != CG_OK) {
         log_error("container %s: cannot restore it as swapped out; bringing it back in", c->id);
         bring_back_in(c);
@@ -275,19 +279,19 @@ void swap_restore(struct daemon *d, struct container *c, cg_hold held)
 static void progress(struct daemon *d, struct container *c, bool on_notice)
 {
     const char *seen = on_notice ? "on its processes' notices" : "seen by the poll";
-    uint64_t took = loop_now_ns() - c->swap_since;
+    uint64_t took = loop_now_ns() - c->swap.since;
     cg_container_info ci = {0};
     cg_container_get(d->core, c->cid, loop_now_ns(), &ci);
-    if (c->swap_phase == SWAP_MOVING_OUT && all_reported(c, CG_SWAPST_OUT)) {
+    if (c->swap.phase == SWAP_MOVING_OUT && all_reported(c, CG_SWAPST_OUT)) {
         uint64_t moved = ci.residency == CG_MOVING_OUT ? report_out(d, c) : 0;
         if (d->crash_swap_reported && --d->crash_swap_reported == 0)
             _exit(99); /* fault injection: reported to the core, the move not ended */
-        c->swap_phase = SWAP_OUT;
-        container_freeze_sync(d, c); /* the slots the processes lowered: quota := use */
-        c->swapped_bytes = moved;
-        c->swap_out_ns = took;
-        c->swap_time_ns += took;
-        c->swap_out_total += moved;
+        c->swap.phase = SWAP_OUT;
+        decide_freeze(d, c); /* the slots the processes lowered: quota := use */
+        c->swap.swapped = moved;
+        c->swap.out_ns = took;
+        c->swap.time_ns += took;
+        c->swap.out_total += moved;
         log_info("container %s: swapped out, %llu bytes in %.3f s (%s)", c->id,
                  (unsigned long long)moved, (double)took / 1e9, seen);
         notice_finding(d, "swapped-out", c, 0, moved);
@@ -295,20 +299,20 @@ static void progress(struct daemon *d, struct container *c, bool on_notice)
             cg_swap_out_done(d->core, c->cid, loop_now_ns());
         c->dirty = true;
         decide_flush(d);
-    } else if (c->swap_phase == SWAP_MOVING_IN && all_reported(c, CG_SWAPST_IN)) {
-        c->swap_phase = SWAP_RESIDENT;
-        c->swap_in_ns = took;
-        c->swap_time_ns += took;
-        c->swap_in_total += c->swapped_bytes;
+    } else if (c->swap.phase == SWAP_MOVING_IN && all_reported(c, CG_SWAPST_IN)) {
+        c->swap.phase = SWAP_RESIDENT;
+        c->swap.in_ns = took;
+        c->swap.time_ns += took;
+        c->swap.in_total += c->swap.swapped;
         atomic_fetch_and(&c->ledger->compute.gate, ~CG_GATE_SWAPPED);
         wake(&c->ledger->compute.gate);
         log_info("container %s: swapped in, %llu bytes in %.3f s (%s)", c->id,
-                 (unsigned long long)c->swapped_bytes, (double)took / 1e9, seen);
-        notice_finding(d, "swapped-in", c, 0, c->swapped_bytes);
-        c->swapped_bytes = 0;
+                 (unsigned long long)c->swap.swapped, (double)took / 1e9, seen);
+        notice_finding(d, "swapped-in", c, 0, c->swap.swapped);
+        c->swap.swapped = 0;
         if (ci.residency == CG_MOVING_IN)
             cg_swap_in_done(d->core, c->cid, loop_now_ns());
-        container_freeze_sync(d, c);
+        decide_freeze(d, c);
         c->dirty = true;
         decide_flush(d);
     }
@@ -316,7 +320,7 @@ static void progress(struct daemon *d, struct container *c, bool on_notice)
 
 void swap_wake_kept(struct container *c)
 {
-    if (!swaps(c) || c->swap_phase != SWAP_RESIDENT)
+    if (!swaps(c) || c->swap.phase != SWAP_RESIDENT)
         return;
     struct cg_ledger *l = c->ledger;
     for (struct proc *p = c->procs; p; p = p->next) {
@@ -335,7 +339,7 @@ void swap_wake_kept(struct container *c)
 
 void swap_notice(struct daemon *d, struct container *c)
 {
-    if (c && (c->swap_phase == SWAP_MOVING_OUT || c->swap_phase == SWAP_MOVING_IN))
+    if (c && (c->swap.phase == SWAP_MOVING_OUT || c->swap.phase == SWAP_MOVING_IN))
         progress(d, c, true);
 }
 
@@ -345,16 +349,16 @@ int swap_tick(struct daemon *d)
     uint64_t poll_ns = (uint64_t)(d->swap_poll_ms ? d->swap_poll_ms : SWAP_POLL_MS) * 1000000u;
     int next = -1;
     for (struct container *c = d->containers; c; c = c->next) {
-        if (c->swap_phase != SWAP_MOVING_OUT && c->swap_phase != SWAP_MOVING_IN)
+        if (c->swap.phase != SWAP_MOVING_OUT && c->swap.phase != SWAP_MOVING_IN)
             continue;
         /* The loop runs this on every wake-up; the reports are read once per interval only,
          * so that the notices, not whatever else woke the loop, end a move. */
-        uint64_t last = c->swap_polled > c->swap_since ? c->swap_polled : c->swap_since;
+        uint64_t last = c->swap.polled > c->swap.since ? c->swap.polled : c->swap.since;
         if (now - last >= poll_ns) {
             progress(d, c, false);
-            c->swap_polled = last = now;
+            c->swap.polled = last = now;
         }
-        if (c->swap_phase == SWAP_MOVING_OUT || c->swap_phase == SWAP_MOVING_IN) {
+        if (c->swap.phase == SWAP_MOVING_OUT || c->swap.phase == SWAP_MOVING_IN) {
             uint64_t left_ms = (last + poll_ns - now + 999999u) / 1000000u;
             int ms = left_ms > INT_MAX ? INT_MAX : (int)left_ms;
             if (next < 0 || ms < next)

@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core.h"
 
@@ -28,6 +29,22 @@ struct daemon;
 struct container;
 
 enum swap_phase { SWAP_RESIDENT = 0, SWAP_MOVING_OUT, SWAP_OUT, SWAP_MOVING_IN };
+
+/* A container's part of swap (struct container's `swap`): where its memory is, since when the
+ * current move runs, and what moved. Written by swap.c alone, but for `found` (set when the
+ * container's ledger is opened again after a restart, container.c); read by decide.c (no
+ * freeze while it moves), the API and /metrics. */
+struct swap_state {
+    enum swap_phase phase;
+    uint64_t since;              /* monotonic ns: the current order */
+    uint64_t polled;             /* monotonic ns: swap_tick last read its reports */
+    uint64_t swapped;            /* the processes' claims, bounded by the limit (display) */
+    uint64_t out_ns, in_ns;      /* how long the last moves took */
+    uint64_t out_total, in_total; /* bytes moved, since creation */
+    uint64_t time_ns;            /* spent moving, since creation */
+    bool in_due;                 /* the core ordered it in; swap_flush carries it out */
+    bool found;                  /* restored with the swap gate bit set (swap_restore) */
+};
 
 /* An order through the API: out, held until ordered in (hold OPERATOR for root, the daemon's
  * user and operators; TENANT for anyone else, bounded by the hold pool: core.h, cg_swap_hold),
@@ -37,9 +54,10 @@ enum swap_phase { SWAP_RESIDENT = 0, SWAP_MOVING_OUT, SWAP_OUT, SWAP_MOVING_IN }
 int swap_request(struct daemon *d, struct container *c, cg_hold hold, char *err, size_t errlen);
 
 /* From the core's decision sink (no core calls): SWAP_OUT is carried out at once; SWAP_IN
- * marks the container, and swap_flush (after the core call returned) carries it out. */
+ * marks the container with what comes back (bytes), and swap_flush (after the core call
+ * returned) carries it out. */
 void swap_carry_out(struct daemon *d, struct container *c);
-void swap_mark_in(struct container *c);
+void swap_mark_in(struct container *c, uint64_t bytes);
 void swap_flush(struct daemon *d);
 
 /* A restarted daemon found the swap gate bit in a container's ledger (its processes' accounts

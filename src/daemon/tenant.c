@@ -72,7 +72,7 @@ int tenant_intern(struct daemon *d, const char *name, uint32_t *id)
 static void apply_weight(struct daemon *d, uint32_t id, unsigned weight)
 {
     for (struct container *c = d->containers; c; c = c->next)
-        container_freeze_sync(d, c);
+        decide_freeze(d, c);
     cg_tenant_set_weight(d->core, id, weight, loop_now_ns());
     for (struct container *c = d->containers; c; c = c->next)
         c->dirty = true;
