@@ -20,6 +20,40 @@ static void on_signal(int sig)
     stop = 1;
 }
 
+/* Who waits, and why (the API's wait_reason, oversub.h): a wait the GPU's sharing factor
+ * promised says so, with the GPU's promise against its memory. Nothing when nobody waits. */
+static void print_waiting(json_t *devs, json_t *ctrs)
+{
+    size_t i, shown = 0;
+    json_t *c;
+    json_array_foreach(ctrs, i, c) {
+        const char *why = json_string_value(json_object_get(c, "wait_reason"));
+        if (!why)
+            continue;
+        if (shown++ == 0)
+            printf("\nwaiting:\n");
+        json_int_t dev = json_integer_value(json_object_get(c, "device"));
+        printf("  %-16.16s GPU %lld  %s", json_string_value(json_object_get(c, "name")),
+               (long long)dev, strcmp(why, "oversubscribed") == 0 ? "waiting (oversubscribed)"
+                                                                   : "waiting (memory)");
+        size_t k;
+        json_t *d;
+        json_array_foreach(devs, k, d) {
+            if (json_integer_value(json_object_get(d, "index")) != dev ||
+                strcmp(why, "oversubscribed") != 0)
+                continue;
+            char l[CG_SIZE_BUFLEN], cap[CG_SIZE_BUFLEN];
+            printf(": limits %s on %s (factor %.2f)",
+                   cg_format_size((uint64_t)json_integer_value(json_object_get(d, "limits")), l,
+                                  sizeof l),
+                   cg_format_size((uint64_t)json_integer_value(json_object_get(d, "capacity")),
+                                  cap, sizeof cap),
+                   json_number_value(json_object_get(d, "oversubscribe")));
+        }
+        printf("\n");
+    }
+}
+
 static int frame(bool clear, unsigned nevents)
 {
     json_t *devs = NULL, *ctrs = NULL, *evs = NULL;
@@ -49,6 +83,7 @@ static int frame(bool clear, unsigned nevents)
     cli_print_devices(devs);
     printf("\n");
     cli_print_containers(ctrs);
+    print_waiting(devs, ctrs);
     json_t *tenants = NULL;
     if (cli_request("GET", "/v1/tenants", NULL, &tenants, err, sizeof err) == 200) {
         printf("\n");
@@ -79,7 +114,8 @@ int cmd_top(int argc, char **argv)
     if (cli_wants_help(argc, argv)) {
         printf("Usage: %s\n\nA live view of the node, redrawn every interval (default 1 s): devices,\n"
                "containers (running or suspended, and for how long; compute share, utilisation\n"
-               "and time throttled) and the latest decisions.\n"
+               "and time throttled), who waits and why (oversubscribed: for memory the GPU's\n"
+               "sharing factor promised) and the latest decisions.\n"
                "  --once      draw one frame without clearing the screen and exit\n", use);
         return 0;
     }

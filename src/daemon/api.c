@@ -241,6 +241,10 @@ static json_t *device_json(struct daemon *d, unsigned i)
         json_object_set_new(o, "oversubscribe", json_real(oversub_factor(d, i)));
         json_object_set_new(o, "oversubscribe_mode", json_string(oversub_mode(d)));
         json_object_set_new(o, "promised", json_integer((json_int_t)oversub_promised(d, i)));
+        /* What it has promised so far, and who waits because it promised more than it has. */
+        json_object_set_new(o, "limits", json_integer((json_int_t)oversub_limits(d, i)));
+        json_object_set_new(o, "waiting_oversubscribed",
+                            json_integer((json_int_t)oversub_waiting(d, i)));
         /* The node's swap budget and what of it is not taken (the same on every device): how
          * much of a collision swap could still absorb here (the extender's pressure.h). */
         uint64_t host = cg_swap_host_bytes(d->core);
@@ -328,6 +332,10 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
     if (ci.state == CG_STATE_SUSPENDED)
         json_object_set_new(o, "suspended_for_s",
                             json_real((double)(now - ci.suspended_since) / 1e9));
+    /* Why it waits: "oversubscribed" (its GPU's sharing factor promised the memory it waits
+     * for), "memory" (any other wait), null (it does not wait): oversub.h. */
+    const char *why = oversub_wait_reason(d, c);
+    json_object_set_new(o, "wait_reason", why ? json_string(why) : json_null());
     /* The share (null: no compute limit) and what gates.c measured: utilisation of the last
      * window as a ratio, device time used, time waited at the gate. */
     json_object_set_new(o, "gpu_compute", ci.compute_pct ? json_integer(ci.compute_pct)

@@ -240,6 +240,9 @@ char *metrics_render(struct daemon *d, const uid_t *only_uid)
          "Device memory the node advertises to kubelet and Slurm: capacity x sharing factor."},
         {"convgpu_device_oversubscribe_ratio",
          "The device's sharing factor (1: it promises no more than its capacity)."},
+        {"convgpu_device_limits_bytes", "Sum of the limits of the device's containers."},
+        {"convgpu_device_waiting_oversubscribed",
+         "Containers waiting for memory the device's sharing factor promised (oversub.h)."},
     };
     for (unsigned k = 0; k < sizeof dev_metrics / sizeof dev_metrics[0]; k++) {
         help(&b, dev_metrics[k].name, "gauge", dev_metrics[k].text);
@@ -256,7 +259,9 @@ char *metrics_render(struct daemon *d, const uid_t *only_uid)
             case 4: out(&b, "%u\n", di.compute_hard_pct); break;
             case 5: out(&b, "%.3f\n", (double)d->devices[i].compute_util_permille / 1000.0); break;
             case 6: out(&b, "%llu\n", (unsigned long long)oversub_promised(d, i)); break;
-            default: out(&b, "%.3f\n", oversub_factor(d, i)); break;
+            case 7: out(&b, "%.3f\n", oversub_factor(d, i)); break;
+            case 8: out(&b, "%llu\n", (unsigned long long)oversub_limits(d, i)); break;
+            default: out(&b, "%u\n", oversub_waiting(d, i)); break;
             }
         }
     }
@@ -286,6 +291,8 @@ char *metrics_render(struct daemon *d, const uid_t *only_uid)
         {"convgpu_container_swap_seconds_total", "counter",
          "Time the container spent moving out and in."},
         {"convgpu_container_priority", "gauge", "The container's priority (0-9)."},
+        {"convgpu_container_waiting_oversubscribed", "gauge",
+         "1 while the container waits for memory its device's sharing factor promised."},
     };
     uint64_t now = loop_now_ns();
     for (unsigned k = 0; k < sizeof ctr_metrics / sizeof ctr_metrics[0]; k++) {
@@ -322,7 +329,12 @@ char *metrics_render(struct daemon *d, const uid_t *only_uid)
             case 12: out(&b, "%llu\n", (unsigned long long)c->swap.out_total); break;
             case 13: out(&b, "%llu\n", (unsigned long long)c->swap.in_total); break;
             case 14: out(&b, "%.6f\n", (double)c->swap.time_ns / 1e9); break;
-            default: out(&b, "%u\n", ci.priority); break;
+            case 15: out(&b, "%u\n", ci.priority); break;
+            default: {
+                const char *why = oversub_wait_reason(d, c);
+                out(&b, "%d\n", why && strcmp(why, OVERSUB_WAIT_FACTOR) == 0);
+                break;
+            }
             }
         }
     }

@@ -9,6 +9,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "size.h"
+#include "swap.h"
 
 /* The runs the adaptive rule reads, per device: a ring of the last OVERSUB_RUNS. */
 struct oversub_runs {
@@ -199,4 +200,41 @@ uint64_t oversub_promised(const struct daemon *d, unsigned device)
 const char *oversub_mode(const struct daemon *d)
 {
     return d->opt.oversub.adaptive ? "adaptive" : "static";
+}
+
+uint64_t oversub_limits(const struct daemon *d, unsigned device)
+{
+    uint64_t sum = 0;
+    for (const struct container *c = d->containers; c; c = c->next) {
+        if (c->device != device)
+            continue;
+        cg_container_info ci = {0};
+        cg_container_get(d->core, c->cid, 0, &ci);
+        sum = sum + ci.limit < sum ? UINT64_MAX : sum + ci.limit;
+    }
+    return sum;
+}
+
+const char *oversub_wait_reason(const struct daemon *d, const struct container *c)
+{
+    cg_container_info ci = {0};
+    if (cg_container_get(d->core, c->cid, 0, &ci) != CG_OK)
+        return NULL;
+    bool waits = ci.state == CG_STATE_SUSPENDED || (c->swap.phase == SWAP_OUT && ci.npending > 0);
+    if (!waits)
+        return NULL;
+    uint64_t cap = capacity_of(d, c->device);
+    return oversub_promised(d, c->device) > cap && oversub_limits(d, c->device) > cap
+               ? OVERSUB_WAIT_FACTOR
+               : "memory";
+}
+
+unsigned oversub_waiting(const struct daemon *d, unsigned device)
+{
+    unsigned n = 0;
+    for (const struct container *c = d->containers; c; c = c->next) {
+        const char *why = c->device == device ? oversub_wait_reason(d, c) : NULL;
+        n += why && strcmp(why, OVERSUB_WAIT_FACTOR) == 0;
+    }
+    return n;
 }

@@ -53,4 +53,19 @@ uint64_t oversub_promised(const struct daemon *d, unsigned device);
 /* "static" or "adaptive". */
 const char *oversub_mode(const struct daemon *d);
 
+/* Who waits because of the factor (issue 37 item 6). A container waits while it is suspended,
+ * or while it is out (swapped) with requests pending. Its wait is the factor's,
+ * "oversubscribed", when its device promises more than its capacity (factor > 1) and its
+ * containers' limits add up to more than that capacity: with the factor at 1, kubelet or Slurm
+ * would not have sent those limits to this device, so the collision it waits for was promised
+ * by the factor. Any other wait is "memory". NULL: it does not wait. Read by the views only
+ * (ps, top, the API, metrics); like the factor itself, never by a decision. */
+struct container;
+const char *oversub_wait_reason(const struct daemon *d, const struct container *c);
+#define OVERSUB_WAIT_FACTOR "oversubscribed"
+/* The sum of the limits of the device's containers (each GPU of a gang its own). */
+uint64_t oversub_limits(const struct daemon *d, unsigned device);
+/* How many of the device's containers wait because of the factor. */
+unsigned oversub_waiting(const struct daemon *d, unsigned device);
+
 #endif

@@ -68,6 +68,22 @@ wait_for "B suspended: the peaks collide" "$WAIT_S" prints suspended state B \
 limits=$(cg ps --json | python3 -c 'import json,sys; print(sum(c["limit"] for c in json.load(sys.stdin)))')
 check "both admitted: their limits add to 6GiB on a 4GiB GPU" test "$limits" = $((6 * GiB))
 check "A still running" test "$(state A)" = running
+# Who waits because of the factor (item 6): B, in the API, top, the metrics; A does not wait.
+check "API: B waits because of the factor" test "$(container_field B wait_reason)" = oversubscribed
+check "API: A does not wait (null)" test -z "$(container_field A wait_reason)"
+check "API: the GPU has promised 6GiB and one waits because of it" \
+    test "$(dev limits) $(dev waiting_oversubscribed)" = "$((6 * GiB)) 1"
+top=$(cg top --once)
+check "top: B waiting (oversubscribed), limits 6GiB on 4GiB at factor 2" \
+    grep -Eq '^  B +GPU 0  waiting \(oversubscribed\): limits 6GiB on 4GiB \(factor 2\.00\)$' <<<"$top"
+check "top: A is not listed as waiting" bash -c "! grep -Eq '^  A +GPU 0  waiting' <<<\"\$1\"" _ "$top"
+metrics=$(api GET /metrics)
+check "metrics: one container waits because of the factor on GPU 0" \
+    grep -q '^convgpu_device_waiting_oversubscribed{device="0",.*} 1$' <<<"$metrics"
+check "metrics: that container is B" \
+    grep -q '^convgpu_container_waiting_oversubscribed{container=".*",name="B",device="0"} 1$' <<<"$metrics"
+check "metrics: not A" \
+    grep -q '^convgpu_container_waiting_oversubscribed{container=".*",name="A",device="0"} 0$' <<<"$metrics"
 touch "$TMP/release.A"
 wait "$PID_A" && pass "A exits 0" || fail "A failed: $(cat "$TMP/A.out")"
 wait_for "B resumes once A's memory returns" "$WAIT_S" used_over B $((2 * GiB)) \
@@ -75,6 +91,7 @@ wait_for "B resumes once A's memory returns" "$WAIT_S" used_over B $((2 * GiB)) 
 touch "$TMP/release.B"
 wait "$PID_B" && pass "B exits 0" || fail "B failed: $(cat "$TMP/B.out")"
 check "no out-of-memory anywhere" bash -c "! grep -q OUT_OF_MEMORY $TMP/A.out $TMP/B.out"
+check "nobody waits once both ended" test "$(dev waiting_oversubscribed)" = 0
 
 # ---- adaptive ---------------------------------------------------------------------------------
 kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null || true; DAEMON_PID=
