@@ -832,6 +832,41 @@ typedef struct CUDA_LAUNCH_PARAMS_st {
     void **kernelParams;
 } CUDA_LAUNCH_PARAMS;
 
+/* Process checkpointing (R550+): another process locks, checkpoints, restores and unlocks a
+ * CUDA process by pid (cuda-checkpoint, CRIU). Layouts as cuda.h 13.0 has them. */
+typedef enum CUprocessState_enum {
+    CU_PROCESS_STATE_RUNNING = 0,
+    CU_PROCESS_STATE_LOCKED = 1,
+    CU_PROCESS_STATE_CHECKPOINTED = 2,
+    CU_PROCESS_STATE_FAILED = 3
+} CUprocessState;
+
+typedef struct CUcheckpointLockArgs_st {
+    unsigned int timeoutMs; /* 0: no timeout */
+    unsigned int reserved0;
+    cuuint64_t reserved1[7];
+} CUcheckpointLockArgs;
+
+typedef struct CUcheckpointCheckpointArgs_st {
+    cuuint64_t reserved[8];
+} CUcheckpointCheckpointArgs;
+
+typedef struct CUcheckpointGpuPair_st {
+    CUuuid oldUuid;
+    CUuuid newUuid;
+} CUcheckpointGpuPair;
+
+typedef struct CUcheckpointRestoreArgs_st {
+    CUcheckpointGpuPair *gpuPairs;
+    unsigned int gpuPairsCount;
+    char reserved[52 - sizeof(CUcheckpointGpuPair *)];
+    cuuint64_t reserved1;
+} CUcheckpointRestoreArgs;
+
+typedef struct CUcheckpointUnlockArgs_st {
+    cuuint64_t reserved[8];
+} CUcheckpointUnlockArgs;
+
 #endif /* CONVGPU_CUDA_DECLS_ONLY */
 
 /* ---- entry points ----------------------------------------------------------------------------
@@ -1078,6 +1113,14 @@ CG_CU_DECL(cuModuleLoadDataEx, (CUmodule *module, const void *image, unsigned in
                                 CUjit_option *options, void **optionValues));
 CG_CU_DECL(cuModuleGetGlobal_v2, (CUdeviceptr *dptr, size_t *bytes, CUmodule hmod,
                                   const char *name));
+
+/* process checkpointing: called by another process with the target's pid */
+CG_CU_DECL(cuCheckpointProcessGetRestoreThreadId, (int pid, int *tid));
+CG_CU_DECL(cuCheckpointProcessGetState, (int pid, CUprocessState *state));
+CG_CU_DECL(cuCheckpointProcessLock, (int pid, CUcheckpointLockArgs *args));
+CG_CU_DECL(cuCheckpointProcessCheckpoint, (int pid, CUcheckpointCheckpointArgs *args));
+CG_CU_DECL(cuCheckpointProcessRestore, (int pid, CUcheckpointRestoreArgs *args));
+CG_CU_DECL(cuCheckpointProcessUnlock, (int pid, CUcheckpointUnlockArgs *args));
 
 /* modules and launches */
 CG_CU_DECL(cuModuleLoad, (CUmodule *module, const char *fname));

@@ -195,3 +195,14 @@ CUresult cuMemcpyHtoAAsync_v2_ptsz(CUarray dst, size_t off, const void *src, siz
 {
     return cuMemcpyHtoAAsync_v2(dst, off, src, n, s);
 }
+
+void emu_array_remap(const uint8_t map[EMU_MAX_DEVICES])
+{
+    for (emu_obj *o = g_emu.objs.next; o != &g_emu.objs; o = o->next) {
+        if (o->kind != EMU_K_ARRAY && o->kind != EMU_K_MIPMAP)
+            continue;
+        struct CUarray_st *a = (struct CUarray_st *)o;
+        if (map[a->phys] != 0xff)
+            a->phys = map[a->phys];
+    }
+}

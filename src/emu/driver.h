@@ -155,6 +155,20 @@ void emu_vmm_destroy_obj(emu_obj *o, int uncharge);
 void emu_vmm_forget_mapping(emu_alloc *a, int uncharge);
 void emu_vmm_forget_reservations(void);
 
+/* checkpointing (checkpoint.c and its helpers in pool.c, vmm.c, array.c): objects on
+ * physical device d move to map[d] (0xff: stays); VMM bytes go to host memory and back. */
+void emu_pool_remap(const uint8_t map[EMU_MAX_DEVICES]);
+void emu_vmm_remap(const uint8_t map[EMU_MAX_DEVICES]);
+void emu_array_remap(const uint8_t map[EMU_MAX_DEVICES]);
+int emu_vmm_checkpoint(void);
+int emu_vmm_restore(void);
+/* Started by cuInit (and again in a forked child): the thread that answers checkpoint
+ * requests; emu_enter() blocks the calling thread while the process is locked. */
+void emu_ckpt_start(void);
+void emu_ckpt_forked(void);
+void emu_ckpt_gate(void);
+extern int g_emu_ckpt_locked;
+
 /* the other owned objects' destructors */
 void emu_stream_destroy_obj(emu_obj *o);
 void emu_event_destroy_obj(emu_obj *o);

@@ -39,6 +39,7 @@ static void fork_child(void)
     emu_sched_after_fork();
     emu_ctx_tls_reset();
     emu_shared_forked(&g_emu.sh);
+    emu_ckpt_forked();
     if (__atomic_load_n(&g_emu.initialized, __ATOMIC_ACQUIRE))
         __atomic_store_n(&g_emu.forked, 1, __ATOMIC_RELEASE);
 }
@@ -73,6 +74,8 @@ static void finish_fork(void)
                 (int)getpid(), g_emu.cfg.state_path);
         g_emu.init_rc = CUDA_ERROR_OPERATING_SYSTEM;
     }
+    if (g_emu.init_rc == CUDA_SUCCESS)
+        emu_ckpt_start();
 }
 
 CUresult emu_enter(void)
@@ -87,6 +90,9 @@ CUresult emu_enter(void)
         }
         emu_unlock();
     }
+    /* A process another one has locked (checkpoint.c) takes no new call until unlocked. */
+    if (__atomic_load_n(&g_emu_ckpt_locked, __ATOMIC_ACQUIRE))
+        emu_ckpt_gate();
     return g_emu.init_rc;
 }
 
@@ -127,6 +133,8 @@ CUresult cuInit(unsigned int Flags)
         /* Like the real driver, the first outcome (success or failure) is final. */
         g_emu.init_rc = do_init();
         __atomic_store_n(&g_emu.initialized, 1, __ATOMIC_RELEASE);
+        if (g_emu.init_rc == CUDA_SUCCESS)
+            emu_ckpt_start();
     }
     pthread_mutex_unlock(&g_emu.init_lock);
     return emu_enter();

@@ -414,3 +414,10 @@ CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void
     emu_unlock();
     return rc;
 }
+
+void emu_pool_remap(const uint8_t map[EMU_MAX_DEVICES])
+{
+    for (emu_obj *o = g_emu.objs.next; o != &g_emu.objs; o = o->next)
+        if (o->kind == EMU_K_POOL && map[((struct CUmemPoolHandle_st *)o)->phys] != 0xff)
+            ((struct CUmemPoolHandle_st *)o)->phys = map[((struct CUmemPoolHandle_st *)o)->phys];
+}

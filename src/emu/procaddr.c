@@ -42,6 +42,14 @@ static const struct emu_entry {
     {"cuGetProcAddress", 12000, F(cuGetProcAddress_v2), NULL},
     {"cuGetExportTable", 3000, F(cuGetExportTable), NULL},
 
+    {"cuCheckpointProcessGetRestoreThreadId", 12080, F(cuCheckpointProcessGetRestoreThreadId),
+     NULL},
+    {"cuCheckpointProcessGetState", 12080, F(cuCheckpointProcessGetState), NULL},
+    {"cuCheckpointProcessLock", 12080, F(cuCheckpointProcessLock), NULL},
+    {"cuCheckpointProcessCheckpoint", 12080, F(cuCheckpointProcessCheckpoint), NULL},
+    {"cuCheckpointProcessRestore", 12080, F(cuCheckpointProcessRestore), NULL},
+    {"cuCheckpointProcessUnlock", 12080, F(cuCheckpointProcessUnlock), NULL},
+
     {"cuDeviceGet", 2000, F(cuDeviceGet), NULL},
     {"cuDeviceGetCount", 2000, F(cuDeviceGetCount), NULL},
     {"cuDeviceGetName", 2000, F(cuDeviceGetName), NULL},

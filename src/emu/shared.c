@@ -459,3 +459,46 @@ int emu_shared_processes(emu_shared *sh, unsigned dev, emu_proc_use *out, int ma
     emu_st_unlock(st);
     return n;
 }
+
+int emu_shared_slot_alive(emu_shared *sh, int i) { return slot_alive(sh, i); }
+
+int emu_shared_ckpt_release(emu_shared *sh, uint64_t used[EMU_MAX_DEVICES],
+                            uint8_t ctx[EMU_MAX_DEVICES])
+{
+    if (sh->slot < 0 || emu_st_lock(sh->st) != 0)
+        return -1;
+    emu_slot *s = &sh->st->slots[sh->slot];
+    for (unsigned d = 0; d < EMU_MAX_DEVICES; d++) {
+        used[d] = s->used[d];
+        ctx[d] = s->ctx[d];
+        s->used[d] = 0;
+        s->ctx[d] = 0;
+    }
+    emu_st_unlock(sh->st);
+    return 0;
+}
+
+int emu_shared_ckpt_charge(emu_shared *sh, const uint64_t used[EMU_MAX_DEVICES],
+                           const uint8_t ctx[EMU_MAX_DEVICES])
+{
+    if (sh->slot < 0 || emu_st_lock(sh->st) != 0)
+        return -1;
+    emu_state *st = sh->st;
+    emu_reclaim(sh);
+    int rc = 0;
+    for (unsigned d = 0; d < EMU_MAX_DEVICES && rc == 0; d++) {
+        uint64_t need = used[d] + (ctx[d] ? st->ctx_charge : 0);
+        uint64_t have = dev_used(st, d);
+        if (need && (d >= st->ndev || have > st->total[d] || need > st->total[d] - have))
+            rc = -1;
+    }
+    if (rc == 0) {
+        emu_slot *s = &st->slots[sh->slot];
+        for (unsigned d = 0; d < EMU_MAX_DEVICES; d++) {
+            s->used[d] += used[d];
+            s->ctx[d] = s->ctx[d] || ctx[d];
+        }
+    }
+    emu_st_unlock(st);
+    return rc;
+}

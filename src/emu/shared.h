@@ -66,8 +66,25 @@ typedef struct {
     uint64_t ticket;                      /* > 0 while waiting for the device */
 } emu_slot_dev;
 
+/* The checkpoint conversation with one process (checkpoint.c): a requester in another
+ * process claims it, writes op and arguments and bumps req; the process's checkpoint thread
+ * answers in result, publishes its new state and bumps done. */
+typedef struct {
+    uint32_t state;                       /* CUprocessState the process last published */
+    uint32_t req;                         /* futex: bumped by a requester */
+    uint32_t done;                        /* futex: bumped when a request is answered */
+    uint32_t op;                          /* enum emu_ck_op */
+    int32_t result;                       /* CUresult of the last request */
+    int32_t tid;                          /* the checkpoint thread (0: none runs) */
+    uint32_t timeout_ms;                  /* lock */
+    uint32_t pad_;
+    emu_ident claim;                      /* the requester now talking to it (pid 0: none) */
+    uint8_t map[EMU_MAX_DEVICES];         /* restore: physical device -> device, 0xff = same */
+} emu_ckpt;
+
 typedef struct {
     emu_ident id;                         /* id.pid == 0: free slot */
+    emu_ckpt ck;
     uint64_t used[EMU_MAX_DEVICES];       /* bytes charged for memory (granule multiples) */
     emu_slot_dev dev[EMU_MAX_DEVICES];
     uint8_t ctx[EMU_MAX_DEVICES];         /* 1 while the process holds a context charge */
@@ -188,6 +205,15 @@ typedef struct {
 int emu_shared_processes(emu_shared *sh, unsigned dev, emu_proc_use *out, int max);
 
 uint64_t emu_now_ns(void);
+
+/* Checkpointing (checkpoint.c). Whether slot i's process lives. */
+int emu_shared_slot_alive(emu_shared *sh, int i);
+/* Takes every charge of the calling process off the devices, telling what they were. */
+int emu_shared_ckpt_release(emu_shared *sh, uint64_t used[EMU_MAX_DEVICES],
+                            uint8_t ctx[EMU_MAX_DEVICES]);
+/* Puts them back (on the devices the caller says): all, or none and -1 when one does not fit. */
+int emu_shared_ckpt_charge(emu_shared *sh, const uint64_t used[EMU_MAX_DEVICES],
+                           const uint8_t ctx[EMU_MAX_DEVICES]);
 
 /* Internals shared by shared.c, devlock.c and samples.c. */
 int emu_st_lock(emu_state *st);

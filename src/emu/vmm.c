@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@ struct emu_vmm {
     int fd;
     int released;
     unsigned maps;
+    void *saved;            /* its bytes while the process is checkpointed (checkpoint.c) */
 };
 
 static struct emu_vmm *vmm_lookup(CUmemGenericAllocationHandle h)
@@ -55,6 +57,7 @@ CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocatio
 static void vmm_free(struct emu_vmm *v, int uncharge)
 {
     close(v->fd);
+    free(v->saved);
     if (uncharge)
         emu_shared_uncharge(&g_emu.sh, v->phys, v->size);
     emu_obj_del(&v->hdr);
@@ -326,5 +329,50 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
     rc = CUDA_SUCCESS;
 out:
     emu_unlock();
+    return rc;
+}
+
+void emu_vmm_remap(const uint8_t map[EMU_MAX_DEVICES])
+{
+    for (emu_obj *o = g_emu.objs.next; o != &g_emu.objs; o = o->next)
+        if (o->kind == EMU_K_VMM && map[((struct emu_vmm *)o)->phys] != 0xff)
+            ((struct emu_vmm *)o)->phys = map[((struct emu_vmm *)o)->phys];
+}
+
+/* A physical allocation's bytes leave its memfd for host memory (the file's pages are given
+ * back with a hole punched over them) and come back at restore: every mapping of the handle
+ * sees them again, at the same addresses. */
+int emu_vmm_checkpoint(void)
+{
+    for (emu_obj *o = g_emu.objs.next; o != &g_emu.objs; o = o->next) {
+        if (o->kind != EMU_K_VMM)
+            continue;
+        struct emu_vmm *v = (struct emu_vmm *)o;
+        v->saved = malloc(v->size ? v->size : 1);
+        if (!v->saved || pread(v->fd, v->saved, v->size, 0) != (ssize_t)v->size) {
+            free(v->saved);
+            v->saved = NULL;
+            emu_vmm_restore();
+            return -1;
+        }
+        fallocate(v->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, (off_t)v->size);
+    }
+    return 0;
+}
+
+int emu_vmm_restore(void)
+{
+    int rc = 0;
+    for (emu_obj *o = g_emu.objs.next; o != &g_emu.objs; o = o->next) {
+        if (o->kind != EMU_K_VMM)
+            continue;
+        struct emu_vmm *v = (struct emu_vmm *)o;
+        if (!v->saved)
+            continue;
+        if (pwrite(v->fd, v->saved, v->size, 0) != (ssize_t)v->size)
+            rc = -1;
+        free(v->saved);
+        v->saved = NULL;
+    }
     return rc;
 }

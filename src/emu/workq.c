@@ -774,3 +774,47 @@ void emu_sched_after_fork(void)
         }
     }
 }
+
+int emu_sched_remap(const uint8_t map[EMU_MAX_DEVICES])
+{
+    /* The process is locked and drained: no stream has pending items; a worker may still be
+     * letting go of its device after its last item, which it does at once. */
+    emu_sched_lock();
+    for (unsigned d = 0; d < EMU_MAX_DEVICES; d++) {
+        if (map[d] == 0xff || map[d] == d)
+            continue;
+        if (g_sched.dq[d].active) {
+            emu_sched_unlock();
+            return -1;
+        }
+        while (g_sched.dq[d].holds) {
+            emu_sched_unlock();
+            sched_yield();
+            emu_sched_lock();
+        }
+    }
+    struct CUstream_st *moved = NULL;
+    for (unsigned d = 0; d < EMU_MAX_DEVICES; d++) {
+        if (map[d] == 0xff || map[d] == d)
+            continue;
+        struct CUstream_st *s = g_sched.dq[d].all, *next;
+        for (; s; s = next) {
+            next = s->dev_next;
+            s->phys = map[d];
+            s->dev_next = moved;
+            moved = s;
+        }
+        g_sched.dq[d].all = NULL;
+    }
+    for (struct CUstream_st *s = moved, *next; s; s = next) {
+        next = s->dev_next;
+        emu_devq *dq = &g_sched.dq[s->phys];
+        s->dev_prev = NULL;
+        s->dev_next = dq->all;
+        if (dq->all)
+            dq->all->dev_prev = s;
+        dq->all = s;
+    }
+    emu_sched_unlock();
+    return 0;
+}

@@ -195,4 +195,8 @@ void emu_capture_abandon(struct CUstream_st *s);
 void emu_gexec_unref(struct CUgraphExec_st *g);
 CUresult emu_gexec_run(struct CUstream_st *s, struct CUgraphExec_st *g, int *holds);
 
+/* Moves every stream of device d to map[d] (0xff or d: stays), for a restore onto other
+ * devices (checkpoint.c). The process must be drained. 0, or -1 when work is pending. */
+int emu_sched_remap(const uint8_t map[EMU_MAX_DEVICES]);
+
 #endif

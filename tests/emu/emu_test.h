@@ -32,7 +32,13 @@
     X(cuMipmappedArrayDestroy) X(cuStreamCreate)              \
     X(cuStreamDestroy_v2) X(cuStreamSynchronize) X(cuModuleLoad) X(cuModuleLoadData)           \
     X(cuModuleGetFunction) X(cuModuleUnload) X(cuLaunchKernel) X(cuLaunchKernelEx)              \
-    T_CUDA_API_ASYNC(X) T_CUDA_API_TOOLS(X)
+    T_CUDA_API_ASYNC(X) T_CUDA_API_TOOLS(X) T_CUDA_API_CKPT(X)
+
+/* Process checkpointing (test_checkpoint.c). */
+#define T_CUDA_API_CKPT(X)                                                                     \
+    X(cuCheckpointProcessGetRestoreThreadId) X(cuCheckpointProcessGetState)                    \
+    X(cuCheckpointProcessLock) X(cuCheckpointProcessCheckpoint) X(cuCheckpointProcessRestore)  \
+    X(cuCheckpointProcessUnlock)
 
 /* Streams, events, capture and graphs (test_async.c, test_graph.c). */
 #define T_CUDA_API_ASYNC(X)                                                                    \
