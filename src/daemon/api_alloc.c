@@ -11,6 +11,7 @@
 
 #include "daemon.h"
 #include "log.h"
+#include "oversub.h"
 #include "store.h"
 
 static json_t *refuse(unsigned *status, unsigned code, const char *msg)
@@ -102,6 +103,33 @@ unsigned api_alloc_resolve(struct daemon *d, struct create_request *req, char *m
         snprintf(msg, len, "the memory (%llu bytes) and compute (%u units) totals do not split "
                            "evenly over the container's %u GPUs, at most 100 units each",
                  (unsigned long long)mem->bytes, cmp ? cmp->compute : 0, n);
+        return 400;
+    }
+    /* A container on one GPU never gets more than a GPU holds, whatever the units add up to:
+     * with --oversubscribe a node lists more units than its GPUs have memory, and kubelet may
+     * hand one container units of several GPUs. The plugin refuses this where the units are on
+     * one GPU (handlers.c); units spread over GPUs are only known to be too many here, where
+     * the container's GPU slots are known too. */
+    uint64_t largest = 0, promised = 0;
+    unsigned largest_at = 0;
+    for (unsigned i = 0; i < d->ndevices; i++) {
+        cg_device_info di = {0};
+        cg_device_get(d->core, i, &di);
+        if (di.capacity > largest) {
+            largest = di.capacity;
+            largest_at = i;
+            promised = oversub_promised(d, i);
+        }
+    }
+    if (!gpus && mem->bytes > largest) {
+        snprintf(msg, len, "the container asks for %llu MiB of GPU memory on one GPU, more than "
+                           "any GPU of this node has (the largest, GPU %u, has %llu MiB%s): a "
+                           "GPU's memory units may be shared (convgpud --oversubscribe), but one "
+                           "container's stay within one GPU; ask for less, or for convgpu.io/gpu: "
+                           "N to spread it over N GPUs",
+                 (unsigned long long)(mem->bytes >> 20), largest_at,
+                 (unsigned long long)(largest >> 20),
+                 promised > largest ? " and lists units for more" : "");
         return 400;
     }
     req->has_limit = true;

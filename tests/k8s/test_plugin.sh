@@ -187,6 +187,20 @@ check "Allocate: more units of GPU 1 than its memory: refused, saying why" \
     refused 3 "exceed GPU 1's memory" allocate --socket "$MEM" "$(ids 1 mem 0 "$U1")"
 check "GetPreferredAllocation never gives one container more of a GPU than it has" \
     refused 3 "memory holds" prefer --socket "$MEM" --available "$(ids 1 mem 0 $((2 * U1 - 1)))" --size $((U1 + 1))
+check "... and the refusal says how to ask instead" \
+    refused 3 "convgpu.io/gpu: N to spread" allocate --socket "$MEM" "$(ids 1 mem 0 "$U1")"
+# Units of two GPUs adding up to more than either has: kubelet may hand them to one container
+# (Allocate cannot tell a one-GPU container from a two-GPU one: slots are another resource).
+# Without slots convgpud refuses the container at create, saying why.
+SPREAD=$((U0 + 1))
+sa allocate --socket "$MEM" "$(ids 0 mem 0 $((U0 - 1))),$(ids 1 mem 0 $((SPREAD - U0 - 1)))" >"$TMP/alloc" ||
+    fail "allocate units of two GPUs: $(cat "$TMP/sa.err")"
+TBIG=$(token 0 CONVGPU_ALLOCATION)
+body=$(printf '{"id": "big1", "allocation": ["%s"], "allocation_pod": "pod-big1"}' "$TBIG")
+out=$(curl -s -w ' %{http_code}' --unix-socket "$RUNDIR/control.sock" -X POST --data "$body" http://convgpu/v1/containers)
+check "$SPREAD units on one GPU, more than any has: refused at create (400), saying why" \
+    bash -c '[ "${1##* }" = 400 ] && grep -q "more than any GPU of this node has (the largest, GPU 0, has [0-9]* MiB and lists units for more).*convgpu.io/gpu: N" <<<"$1"' _ "$out"
+check "... and nothing was created" bash -c "! cg inspect big1 >/dev/null 2>&1"
 kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID"; DAEMON_PID=
 start_daemon --emulate 2GiB,1GiB
 wait_for "back to the capacity's units" "$WAIT_S" listed $MEMRES $((U0 + U1)) $((U0 + U1)) &&

@@ -189,7 +189,8 @@ int dp_allocate_on(const struct dp_inventory *inv, const struct dp_config *cfg, 
     const struct dp_gpu *g0 = kind == CG_UNIT_MEMORY ? dp_inventory_find(inv, units[0].gpu) : NULL;
     if (one_gpu && g0 && (uint64_t)nids * cfg->unit_bytes > g0->capacity) {
         snprintf(msg, msglen, "%zu memory units (%llu MiB) exceed GPU %u's memory (%llu MiB): "
-                              "its units are shared, but one container's stay within the GPU",
+                              "its units are shared, but one container's stay within the GPU; "
+                              "ask for less, or for convgpu.io/gpu: N to spread over N GPUs",
                  nids, (unsigned long long)((uint64_t)nids * cfg->unit_bytes >> 20), g0->index,
                  (unsigned long long)(g0->capacity >> 20));
         free(units);
