@@ -56,6 +56,7 @@ int cmd_k8s(int argc, char **argv);
 int cmd_cdi(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 
 /* Reads a compute share into spec (compute_pct, compute_mode): --gpu-compute PCT (1-100; with
  * allow_none, "none", which sets *none: the share removed) and --compute-mode hard|elastic (NULL

@@ -29,6 +29,7 @@ static const struct {
     {"events", cmd_events, "print the daemon's decision events", true},
     {"profile", cmd_profile, "what past runs taught: each job's peak memory, duration, use", true},
     {"docker", cmd_docker, "docker run with a GPU-memory limit (the paper's nvidia-docker)", false},
+    {"doctor", cmd_doctor, "check this node's convgpu pieces together; says how to fix each", true},
     {"setup", cmd_setup, "install the convgpu OCI runtime into Docker or Podman", false},
     {"slurm", cmd_slurm, "print this node's Slurm gres.conf/slurm.conf lines (gres-conf)", false},
     {"interfere", cmd_interfere, "measure how workloads sharing one GPU slow each other down", false},

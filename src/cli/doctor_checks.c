@@ -1,0 +1,356 @@
+/* doctor_checks.c — the rows of `convgpu doctor` (doctor.h): one function per piece convgpu's
+ * install touches. Each reads files under ctx->root with plain reads (nothing is written, no
+ * service is restarted), and each finding names the command that fixes it. */
+#include <dirent.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "daemon_hint.h"
+#include "doctor.h"
+
+__attribute__((format(printf, 3, 4))) static void say(struct doctor_finding *f,
+                                                      enum doctor_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->what, sizeof f->what, fmt, ap);
+    va_end(ap);
+    f->status = st;
+}
+
+__attribute__((format(printf, 2, 3))) static void fix(struct doctor_finding *f, const char *fmt,
+                                                      ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->fix, sizeof f->fix, fmt, ap);
+    va_end(ap);
+}
+
+const char *doctor_path(const struct doctor_ctx *ctx, const char *path, char *out, size_t len)
+{
+    snprintf(out, len, "%s%s", ctx->root, path);
+    return out;
+}
+
+static bool exists(const struct doctor_ctx *ctx, const char *path)
+{
+    char p[PATH_MAX];
+    return access(doctor_path(ctx, path, p, sizeof p), F_OK) == 0;
+}
+
+/* The file's text (at most 1 MiB), malloc'd; NULL when unreadable. */
+static char *slurp(const struct doctor_ctx *ctx, const char *path)
+{
+    char p[PATH_MAX];
+    FILE *fp = fopen(doctor_path(ctx, path, p, sizeof p), "re");
+    if (!fp)
+        return NULL;
+    char *buf = malloc((1u << 20) + 1);
+    size_t n = buf ? fread(buf, 1, 1u << 20, fp) : 0;
+    fclose(fp);
+    if (buf)
+        buf[n] = '\0';
+    return buf;
+}
+
+static bool file_has(const struct doctor_ctx *ctx, const char *path, const char *needle)
+{
+    char *t = slurp(ctx, path);
+    bool yes = t && strstr(t, needle);
+    free(t);
+    return yes;
+}
+
+static void check_driver(const struct doctor_ctx *ctx, struct doctor_finding *f)
+{
+    const char *mode = json_string_value(json_object_get(ctx->version, "mode"));
+    bool emulated = mode && strcmp(mode, "emulated") == 0;
+    char *ver = slurp(ctx, "/proc/driver/nvidia/version");
+    static const char *const libs[] = {"/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+                                       "/usr/lib/aarch64-linux-gnu/libnvidia-ml.so.1",
+                                       "/usr/lib64/libnvidia-ml.so.1", "/usr/lib/libnvidia-ml.so.1"};
+    char nvml[PATH_MAX] = "";
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0] && !nvml[0]; i++) {
+        char p[PATH_MAX], target[PATH_MAX];
+        doctor_path(ctx, libs[i], p, sizeof p);
+        ssize_t n = readlink(p, target, sizeof target - 1);
+        if (n > 0) {
+            target[n] = '\0';
+            snprintf(nvml, sizeof nvml, "%s", target); /* libnvidia-ml.so.VERSION */
+        } else if (access(p, F_OK) == 0) {
+            snprintf(nvml, sizeof nvml, "%s", libs[i]);
+        }
+    }
+    if (ver && nvml[0]) {
+        char *kmod = strstr(ver, "Kernel Module");
+        char v[64] = "?";
+        if (kmod)
+            sscanf(kmod + 13, " %63s", v);
+        say(f, DOCTOR_OK, "NVIDIA driver %s, NVML %s", v, nvml);
+    } else if (emulated) {
+        say(f, DOCTOR_OK, "no NVIDIA driver (%s): the daemon emulates its GPUs",
+            ver ? "NVML library missing" : "no kernel module");
+    } else {
+        say(f, DOCTOR_BROKEN, "%s: convgpud needs the driver's kernel module and NVML",
+            !ver ? "no NVIDIA kernel module (/proc/driver/nvidia/version)"
+                 : "the kernel module is loaded but libnvidia-ml.so.1 is missing");
+        fix(f, "install the NVIDIA driver (apt install nvidia-driver, then reboot), or run "
+               "convgpud --emulate SIZE on a machine without a GPU");
+    }
+    free(ver);
+}
+
+static void check_daemon(const struct doctor_ctx *ctx, struct doctor_finding *f)
+{
+    if (!ctx->version) {
+        char hint[PATH_MAX + 160];
+        say(f, DOCTOR_BROKEN, "%s", ctx->daemon_error);
+        fix(f, "%s", cgc_daemon_start_hint(ctx->root, cli_runtime_dir(), hint, sizeof hint));
+        return;
+    }
+    const char *v = json_string_value(json_object_get(ctx->version, "version"));
+    if (!v || strcmp(v, CONVGPU_VERSION) != 0) {
+        say(f, DOCTOR_BROKEN, "convgpud %s answers, but this convgpu is %s: one of them is "
+                              "left from another install",
+            v ? v : "(no version)", CONVGPU_VERSION);
+        fix(f, "install one version of the packages (apt install convgpu libconvgpu), then "
+               "systemctl restart convgpud");
+        return;
+    }
+    say(f, DOCTOR_OK, "convgpud %s (%s) answers on %s", v,
+        json_string_value(json_object_get(ctx->version, "mode")), cli_runtime_dir());
+}
+
+static void check_context(const struct doctor_ctx *ctx, struct doctor_finding *f)
+{
+    json_t *devs = json_is_array(ctx->devices) ? ctx->devices
+                                               : json_object_get(ctx->devices, "devices");
+    if (!ctx->devices || !json_is_array(devs) || json_array_size(devs) == 0) {
+        say(f, ctx->version ? DOCTOR_BROKEN : DOCTOR_ABSENT, "%s",
+            ctx->version ? "the daemon lists no GPU" : "the daemon is not reached");
+        if (ctx->version)
+            fix(f, "journalctl -u convgpud (why it found no GPU)");
+        return;
+    }
+    json_t *d = json_array_get(devs, 0);
+    json_int_t charge = json_integer_value(json_object_get(d, "context_charge"));
+    if (charge <= 0) {
+        say(f, DOCTOR_WARN, "GPU 0's context charge is not measured yet: every process's "
+                            "context is then counted at the default");
+        fix(f, "run one CUDA process under convgpu (convgpu run --gpu-memory 256MiB -- CMD)");
+        return;
+    }
+    say(f, DOCTOR_OK, "context charge %lld MiB per process (GPU 0)",
+        (long long)(charge >> 20));
+}
+
+static void check_rundir(const struct doctor_ctx *ctx, struct doctor_finding *f)
+{
+    (void)ctx;
+    struct stat st;
+    const char *dir = cli_runtime_dir();
+    if (stat(dir, &st) != 0) {
+        say(f, DOCTOR_BROKEN, "the runtime directory %s does not exist", dir);
+        fix(f, "systemd-tmpfiles --create /usr/lib/tmpfiles.d/convgpu.conf (or start convgpud)");
+        return;
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        say(f, DOCTOR_BROKEN, "the runtime directory %s is mode %04o: others can replace the "
+                              "control socket",
+            dir, (unsigned)(st.st_mode & 07777));
+        fix(f, "chmod 0755 %s", dir);
+        return;
+    }
+    say(f, DOCTOR_OK, "%s: mode %04o", dir, (unsigned)(st.st_mode & 07777));
+}
+
+static void check_fd_limit(const struct doctor_ctx *ctx, struct doctor_finding *f)
+{
+    /* The daemon holds a few descriptors per container and process; its unit raises the soft
+     * limit. A daemon started by hand under a shell's 1024 serves far fewer. */
+    char pidfile[PATH_MAX + 16];
+    snprintf(pidfile, sizeof pidfile, "%s/convgpud.pid", cli_runtime_dir());
+    FILE *fp = fopen(pidfile, "re");
+    long pid = 0;
+    if (fp) {
+        if (fscanf(fp, "%ld", &pid) != 1)
+            pid = 0;
+        fclose(fp);
+    }
+    if (pid <= 0) {
+        say(f, DOCTOR_ABSENT, "no daemon pid in %s", pidfile);
+        return;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/limits", pid);
+    char *lim = slurp(ctx, path);
+    char *line = lim ? strstr(lim, "Max open files") : NULL;
+    unsigned long soft = 0;
+    if (!line || sscanf(line + 14, " %lu", &soft) != 1) {
+        say(f, DOCTOR_ABSENT, "cannot read the daemon's descriptor limit (%s)", path);
+        free(lim);
+        return;
+    }
+    free(lim);
+    if (soft < 4096) {
+        say(f, DOCTOR_WARN, "convgpud (pid %ld) may open %lu descriptors: a few hundred "
+                            "containers' processes exhaust it",
+            pid, soft);
+        fix(f, "run it from the unit (LimitNOFILE=65536: systemctl start convgpud), or ulimit -n "
+               "65536 before starting it by hand");
+        return;
+    }
+    say(f, DOCTOR_OK, "convgpud may open %lu descriptors", soft);
+}
+
+static void check_docker(const struct doctor_ctx *ctx, struct doctor_finding *f)
+{
+    if (!exists(ctx, "/etc/docker")) {
+        say(f, DOCTOR_ABSENT, "no Docker here (/etc/docker)");
+        return;
+    }
+    char *text = slurp(ctx, "/etc/docker/daemon.json");
+    json_t *conf = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    json_t *rt = json_object_get(json_object_get(conf, "runtimes"), "convgpu");
+    const char *path = json_string_value(json_object_get(rt, "path"));
+    char p[PATH_MAX];
+    if (!path)
+        say(f, DOCTOR_BROKEN, "Docker has no runtime named convgpu (/etc/docker/daemon.json)");
+    else if (access(doctor_path(ctx, path, p, sizeof p), X_OK) != 0)
+        say(f, DOCTOR_BROKEN, "Docker's convgpu runtime is %s, which is not there", path);
+    else
+        say(f, DOCTOR_OK, "Docker runs convgpu containers with %s", path);
+    json_decref(conf);
+    if (f->status == DOCTOR_BROKEN)
+        fix(f, "convgpu setup docker && systemctl restart docker");
+}
+
+static void check_containerd(const struct doctor_ctx *ctx, struct doctor_finding *f)
+{
+    if (!exists(ctx, "/etc/containerd/config.toml")) {
+        say(f, DOCTOR_ABSENT, "no containerd configuration here");
+        return;
+    }
+    if (!file_has(ctx, "/etc/containerd/config.toml", "convgpu")) {
+        say(f, DOCTOR_BROKEN, "containerd's config.toml has no convgpu runtime entry");
+        fix(f, "add packaging/k8s/containerd-convgpu.toml's runtime to /etc/containerd/config.toml "
+               "(docs/KUBERNETES.md), then systemctl restart containerd");
+        return;
+    }
+    say(f, DOCTOR_OK, "containerd has a convgpu runtime entry");
+}
+
+static void check_kubelet(const struct doctor_ctx *ctx, struct doctor_finding *f)
+{
+    const char *dir = "/var/lib/kubelet/device-plugins";
+    if (!exists(ctx, dir)) {
+        say(f, DOCTOR_ABSENT, "no kubelet here (%s)", dir);
+        return;
+    }
+    if (!exists(ctx, "/var/lib/kubelet/device-plugins/convgpu-memory.sock") &&
+        !exists(ctx, "/var/lib/kubelet/plugins_registry/convgpu.io-reg.sock")) {
+        say(f, DOCTOR_BROKEN, "neither convgpu's device plugin nor its DRA driver is "
+                              "registered with kubelet (%s)", dir);
+        fix(f, "kubectl apply -f packaging/k8s/daemonset.yaml (the node's convgpu-device-plugin), "
+               "then kubectl -n kube-system logs ds/convgpu");
+        return;
+    }
+    say(f, DOCTOR_OK, "convgpu is registered with kubelet");
+}
+
+/* plugstack.conf, or one of plugstack.conf.d's files, names convgpu_spank.so. */
+static bool plugstack_has_convgpu(const struct doctor_ctx *ctx)
+{
+    if (file_has(ctx, "/etc/slurm/plugstack.conf", "convgpu_spank.so"))
+        return true;
+    char d[PATH_MAX];
+    DIR *dir = opendir(doctor_path(ctx, "/etc/slurm/plugstack.conf.d", d, sizeof d));
+    bool yes = false;
+    for (struct dirent *e; dir && !yes && (e = readdir(dir));) {
+        char rel[PATH_MAX];
+        snprintf(rel, sizeof rel, "/etc/slurm/plugstack.conf.d/%s", e->d_name);
+        yes = e->d_name[0] != '.' && file_has(ctx, rel, "convgpu_spank.so");
+    }
+    if (dir)
+        closedir(dir);
+    return yes;
+}
+
+static void check_slurm(const struct doctor_ctx *ctx, struct doctor_finding *f)
+{
+    if (!exists(ctx, "/etc/slurm/slurm.conf")) {
+        say(f, DOCTOR_ABSENT, "no Slurm here (/etc/slurm/slurm.conf)");
+        return;
+    }
+    if (!plugstack_has_convgpu(ctx)) {
+        say(f, DOCTOR_BROKEN, "Slurm's plugstack does not load convgpu_spank.so: steps run "
+                              "without limits");
+        fix(f, "echo 'required /usr/lib/convgpu/convgpu_spank.so' > "
+               "/etc/slurm/plugstack.conf.d/convgpu.conf (docs/SLURM.md)");
+        return;
+    }
+    if (file_has(ctx, "/etc/slurm/slurm.conf", "JobSubmitPlugins=lua") &&
+        !file_has(ctx, "/etc/slurm/job_submit.lua", "convgpu")) {
+        say(f, DOCTOR_BROKEN, "slurm.conf uses job_submit/lua but /etc/slurm/job_submit.lua is "
+                              "not convgpu's: --gpu-mem is not turned into GRES");
+        fix(f, "cp /usr/share/convgpu/slurm/job_submit.lua /etc/slurm/job_submit.lua && "
+               "scontrol reconfigure");
+        return;
+    }
+    if (!file_has(ctx, "/etc/slurm/gres.conf", "convgpu")) {
+        say(f, DOCTOR_BROKEN, "gres.conf has no convgpu lines: the controller cannot count "
+                              "this node's GPU memory");
+        fix(f, "convgpu slurm gres-conf >> /etc/slurm/gres.conf && scontrol reconfigure");
+        return;
+    }
+    say(f, DOCTOR_OK, "plugstack loads convgpu_spank.so; gres.conf has convgpu lines");
+}
+
+static void check_cdi(const struct doctor_ctx *ctx, struct doctor_finding *f)
+{
+    if (!exists(ctx, "/etc/containers") && !exists(ctx, "/etc/cdi")) {
+        say(f, DOCTOR_ABSENT, "no Podman or CDI here (/etc/containers, /etc/cdi)");
+        return;
+    }
+    char *text = slurp(ctx, "/etc/cdi/convgpu.json");
+    json_t *spec = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    json_t *devs = json_object_get(spec, "devices");
+    size_t want = json_array_size(json_is_array(ctx->devices)
+                                       ? ctx->devices
+                                       : json_object_get(ctx->devices, "devices"));
+    if (!spec)
+        say(f, DOCTOR_BROKEN, "no CDI spec /etc/cdi/convgpu.json: podman run --device "
+                              "convgpu.io/gpu=N fails");
+    else if (ctx->devices && json_array_size(devs) < want)
+        say(f, DOCTOR_BROKEN, "the CDI spec names %zu GPUs, the daemon has %zu: it is stale",
+            json_array_size(devs), want);
+    else
+        say(f, DOCTOR_OK, "CDI spec /etc/cdi/convgpu.json (%zu devices)", json_array_size(devs));
+    json_decref(spec);
+    if (f->status == DOCTOR_BROKEN)
+        fix(f, "convgpu cdi generate --output /etc/cdi/convgpu.json");
+}
+
+const struct doctor_check doctor_checks[] = {
+    {"driver", "the NVIDIA driver and NVML, with versions", check_driver},
+    {"daemon", "convgpud answers, at this convgpu's version", check_daemon},
+    {"context", "the measured per-process context charge", check_context},
+    {"rundir", "the runtime directory's mode", check_rundir},
+    {"fd-limit", "the daemon's descriptor limit", check_fd_limit},
+    {"docker", "Docker's convgpu runtime", check_docker},
+    {"containerd", "containerd's convgpu runtime entry", check_containerd},
+    {"kubelet", "the device plugin or DRA driver registered with kubelet", check_kubelet},
+    {"slurm", "Slurm's plugstack, job_submit.lua and gres.conf", check_slurm},
+    {"cdi", "the CDI spec, present and current", check_cdi},
+};
+const size_t doctor_ncheck = sizeof doctor_checks / sizeof doctor_checks[0];

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# test_doctor.sh — `convgpu doctor` against a planted host: a temporary root (--root) holding a
+# good configuration of every piece, checked clean; then each piece broken on purpose, one at a
+# time, and doctor must name that check as broken, give its fix, and exit 1.
+source "$(dirname "$0")/lib.sh"
+start_daemon
+
+ROOT=$TMP/host
+plant_good() {
+    rm -rf "$ROOT"
+    mkdir -p "$ROOT/proc/driver/nvidia" "$ROOT/usr/lib/x86_64-linux-gnu" "$ROOT/etc/docker" \
+        "$ROOT/usr/bin" "$ROOT/etc/containerd" "$ROOT/var/lib/kubelet/device-plugins" \
+        "$ROOT/etc/slurm/plugstack.conf.d" "$ROOT/etc/cdi" "$ROOT/etc/containers"
+    echo "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 01:44:30 UTC 2024" \
+        >"$ROOT/proc/driver/nvidia/version"
+    : >"$ROOT/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.14"
+    ln -s libnvidia-ml.so.550.54.14 "$ROOT/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1"
+    printf '#!/bin/sh\n' >"$ROOT/usr/bin/convgpu-runtime"; chmod +x "$ROOT/usr/bin/convgpu-runtime"
+    echo '{"runtimes":{"convgpu":{"path":"/usr/bin/convgpu-runtime"}}}' >"$ROOT/etc/docker/daemon.json"
+    echo '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.convgpu]' \
+        >"$ROOT/etc/containerd/config.toml"
+    : >"$ROOT/var/lib/kubelet/device-plugins/convgpu-memory.sock"
+    echo "JobSubmitPlugins=lua" >"$ROOT/etc/slurm/slurm.conf"
+    echo "required /usr/lib/convgpu/convgpu_spank.so" >"$ROOT/etc/slurm/plugstack.conf.d/convgpu.conf"
+    echo "-- convgpu: --gpu-mem as GRES" >"$ROOT/etc/slurm/job_submit.lua"
+    cg slurm gres-conf >"$ROOT/etc/slurm/gres.conf"
+    cg cdi generate --output "$ROOT/etc/cdi/convgpu.json" >/dev/null
+}
+
+doctor() { cg doctor --root "$ROOT" "$@"; }
+status_of() { # status_of CHECK: its status in doctor --json
+    doctor --json 2>/dev/null | python3 -c '
+import json, sys
+print(next(c["status"] for c in json.load(sys.stdin)["checks"] if c["check"] == sys.argv[1]))' "$1"
+}
+
+plant_good
+set +e; doctor >"$TMP/good.out" 2>&1; rc=$?; set -e
+check "a good node: doctor exits 0 ($rc)" test "$rc" = 0
+check "a good node: nothing broken" grep -q "^0 broken" "$TMP/good.out"
+check "a good node: the driver's and NVML's versions" \
+    grep -q "NVIDIA driver 550.54.14, NVML libnvidia-ml.so.550.54.14" "$TMP/good.out"
+check "a good node: the daemon's version" grep -q "^ok *daemon *convgpud" "$TMP/good.out"
+check "--json is one object with every check" bash -c \
+    "'$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' doctor --root '$ROOT' --json | python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if d[\"broken\"]==0 and len(d[\"checks\"])>=10 else 1)'"
+
+# breaks CHECK FIX-PATTERN COMMAND...: plant a good node, break it with COMMAND, see doctor name it.
+breaks() {
+    local name=$1 pat=$2; shift 2
+    plant_good
+    "$@"
+    set +e; doctor >"$TMP/bad.out" 2>&1; local rc=$?; set -e
+    local st; st=$(status_of "$name")
+    check "$name broken on purpose: doctor says broken ($st), exits 1 ($rc)" \
+        bash -c "[ '$st' = broken ] && [ $rc = 1 ]"
+    check "$name broken on purpose: the fix is given" grep -q -- "fix: .*$pat" "$TMP/bad.out"
+}
+# The daemon is emulated, so a missing driver is fine here: the driver check then reports ok.
+breaks docker "convgpu setup docker" sh -c "echo '{}' >'$ROOT/etc/docker/daemon.json'"
+breaks docker "convgpu setup docker" rm "$ROOT/usr/bin/convgpu-runtime"
+breaks containerd "containerd-convgpu" sh -c "echo '[plugins]' >'$ROOT/etc/containerd/config.toml'"
+breaks kubelet "daemonset.yaml" rm "$ROOT/var/lib/kubelet/device-plugins/convgpu-memory.sock"
+breaks slurm "plugstack.conf.d" rm "$ROOT/etc/slurm/plugstack.conf.d/convgpu.conf"
+breaks slurm "job_submit.lua" sh -c "echo '-- site' >'$ROOT/etc/slurm/job_submit.lua'"
+breaks slurm "gres-conf" sh -c ": >'$ROOT/etc/slurm/gres.conf'"
+breaks cdi "cdi generate" rm "$ROOT/etc/cdi/convgpu.json"
+breaks cdi "cdi generate" sh -c "echo '{\"devices\":[]}' >'$ROOT/etc/cdi/convgpu.json'"
+
+# The runtime directory made writable by others.
+plant_good
+chmod 0777 "$RUNDIR"
+st=$(status_of rundir)
+chmod 0755 "$RUNDIR"
+check "rundir mode 0777: broken ($st)" test "$st" = broken
+
+# The daemon stopped: doctor names it and gives the start command.
+stop_daemon_hard
+set +e; doctor >"$TMP/down.out" 2>&1; rc=$?; set -e
+check "daemon down: broken, exit 1 ($rc)" bash -c "[ $rc = 1 ] && grep -q '^broken *daemon' '$TMP/down.out'"
+check "daemon down: the start command" grep -q "fix: .*convgpud" "$TMP/down.out"
+set +e; cg doctor --bogus 2>"$TMP/usage.err"; rc=$?; set -e
+check "bad usage: exit 2 ($rc)" test "$rc" = 2
+finish
