@@ -31,7 +31,8 @@
 static void usage(FILE *f)
 {
     fprintf(f, "Usage: convgpu [--runtime-dir DIR] docker run [--gpu-memory SIZE] [--gpu-compute PCT]\n"
-               "       [--compute-mode hard|elastic] [DOCKER RUN OPTIONS] IMAGE [CMD...]\n\n"
+               "       [--compute-mode hard|elastic] [--priority N] [--no-swap] [--exclusive]\n"
+               "       [DOCKER RUN OPTIONS] IMAGE [CMD...]\n\n"
                "Runs a Docker container with a GPU-memory limit through the convgpu runtime\n"
                "(install it once with: convgpu setup docker). The limit is --gpu-memory (or\n"
                "--nvidia-memory, the ConVGPU paper's spelling), else the image's label\n"
@@ -46,6 +47,10 @@ static void usage(FILE *f)
                "  --gpu-memory SIZE     the limit: 512MiB, 1GiB, 1.5GiB or bytes\n"
                "  --gpu-compute PCT     its share of the GPU's time, a whole percent 1-100\n"
                "  --compute-mode MODE   elastic (default) or hard (never more than its share)\n"
+               "  --priority N          0-9, higher goes first when memory is short\n"
+               "                        (-e CONVGPU_PRIORITY=N)\n"
+               "  --no-swap             never move its memory to the host (-e CONVGPU_NO_SWAP=yes)\n"
+               "  --exclusive           a whole GPU (-e CONVGPU_EXCLUSIVE=yes)\n"
                "  $CONVGPU_DOCKER       the docker client to run (default: docker in PATH)\n");
 }
 
@@ -187,17 +192,24 @@ int cmd_docker(int argc, char **argv)
                         "...); use docker itself for '%s'\n", argv[1]);
         return 2;
     }
-    char **out = calloc((size_t)argc + 16, sizeof *out);
+    char **out = calloc((size_t)argc + 24, sizeof *out);
     if (!out)
         return 125;
     int n = 0;
     out[n++] = (char *)docker_bin();
     out[n++] = "run";
     int fixed = n; /* our options go here, before the user's */
-    enum { OURS = 10 };
+    enum { OURS = 16 };
     n += OURS;
     const char *size = NULL, *image = NULL, *pct = NULL, *mode = NULL;
     bool runtime_given = false, gpus_given = false;
+    /* The option table's other rows this door offers as flags (container_options.h), passed on
+     * as -e VARIABLE=VALUE for the shim; docker's own --gpus and --device stay docker's. */
+    static const enum cgc_opt_id passed[] = {CGC_OPT_PRIORITY, CGC_OPT_NO_SWAP,
+                                             CGC_OPT_EXCLUSIVE};
+    enum { NPASSED = sizeof passed / sizeof passed[0] };
+    char passed_env[NPASSED][64];
+    bool passed_given[NPASSED] = {false};
     int i = 2;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -218,6 +230,27 @@ int cmd_docker(int argc, char **argv)
         if (a[1] == '-') {
             const char *name = a + 2, *eq = strchr(name, '=');
             size_t len = eq ? (size_t)(eq - name) : strlen(name);
+            int row = -1;
+            for (int r = 0; r < NPASSED; r++)
+                if (strlen(cgc_options[passed[r]].flag) == len &&
+                    strncmp(cgc_options[passed[r]].flag, name, len) == 0)
+                    row = r;
+            if (row >= 0) {
+                const struct cgc_option *o = &cgc_options[passed[row]];
+                int was = i;
+                struct cgc_option_values v = {0};
+                int rc = cli_take_option("docker run", CGC_DOOR_RUN, argc, argv, &i, &v);
+                if (rc != 1) {
+                    free(out);
+                    return 125;
+                }
+                const char *value = o->type == CGC_TYPE_FLAG ? "yes"
+                                    : eq                     ? eq + 1
+                                                             : argv[was + 1];
+                snprintf(passed_env[row], sizeof passed_env[row], "%s=%s", o->env, value);
+                passed_given[row] = true;
+                continue;
+            }
             bool memory = (len == 10 && strncmp(name, "gpu-memory", 10) == 0) ||
                           (len == 13 && strncmp(name, "nvidia-memory", 13) == 0);
             bool compute = len == 11 && strncmp(name, "gpu-compute", 11) == 0;
@@ -353,6 +386,11 @@ int cmd_docker(int argc, char **argv)
         out[k++] = "-e";
         out[k++] = env_mode;
     }
+    for (int r = 0; r < NPASSED; r++)
+        if (passed_given[r]) {
+            out[k++] = "-e";
+            out[k++] = passed_env[r];
+        }
     if (nvidia == 1 && !gpus_given) {
         out[k++] = "--gpus";
         out[k++] = "all";

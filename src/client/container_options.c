@@ -13,40 +13,37 @@
 #include "size.h"
 
 #define CLI (CGC_DOOR_RUN | CGC_DOOR_CREATE)
-#define ALL_MAKERS (CLI | CGC_DOOR_DOCKER | CGC_DOOR_OCI | CGC_DOOR_API)
-/* The SPANK plugin registers --gpu-mem, --gpu-compute and --gpu-count (request.h); the rows it
- * does not offer yet say so in their note. */
-#define NOT_IN_SPANK "the SPANK plugin does not offer it yet"
+#define ALL_MAKERS (CLI | CGC_DOOR_DOCKER | CGC_DOOR_OCI | CGC_DOOR_SPANK | CGC_DOOR_API)
 
 const struct cgc_option cgc_options[CGC_OPT_COUNT] = {
     [CGC_OPT_GPU_MEMORY] = {CGC_OPT_GPU_MEMORY, "gpu-memory", "SIZE", "gpu_memory",
                             "CONVGPU_GPU_MEMORY", "com.convgpu.gpu-memory", "gpu-mem",
-                            CGC_TYPE_SIZE, 0, 0, NULL, ALL_MAKERS | CGC_DOOR_SPANK | CGC_DOOR_SET,
+                            CGC_TYPE_SIZE, 0, 0, NULL, ALL_MAKERS | CGC_DOOR_SET,
                             "the GPU-memory limit: 512MiB, 1GiB, 1.5GiB or bytes", NULL},
     [CGC_OPT_GPU_COMPUTE] = {CGC_OPT_GPU_COMPUTE, "gpu-compute", "PCT", "gpu_compute",
                              "CONVGPU_GPU_COMPUTE", "com.convgpu.gpu-compute", "gpu-compute",
                              CGC_TYPE_PERCENT, 1, 100, NULL,
-                             ALL_MAKERS | CGC_DOOR_SPANK | CGC_DOOR_SET,
+                             ALL_MAKERS | CGC_DOOR_SET,
                              "its share of the GPU's time, a whole percent 1-100", NULL},
     [CGC_OPT_COMPUTE_MODE] = {CGC_OPT_COMPUTE_MODE, "compute-mode", "MODE", "compute_mode",
-                              "CONVGPU_COMPUTE_MODE", "com.convgpu.compute-mode", NULL, CGC_TYPE_CHOICE, 0, 0, "hard|elastic",
+                              "CONVGPU_COMPUTE_MODE", "com.convgpu.compute-mode", "gpu-compute-mode", CGC_TYPE_CHOICE, 0, 0, "hard|elastic",
                               ALL_MAKERS | CGC_DOOR_SET,
                               "elastic: may use time nobody else wants; hard: never more than "
                               "its share",
-                              NOT_IN_SPANK},
+                              NULL},
     [CGC_OPT_PRIORITY] = {CGC_OPT_PRIORITY, "priority", "N", "priority", "CONVGPU_PRIORITY",
-                          "com.convgpu.priority", NULL, CGC_TYPE_INT, 0, 9, NULL,
+                          "com.convgpu.priority", "gpu-priority", CGC_TYPE_INT, 0, 9, NULL,
                           ALL_MAKERS | CGC_DOOR_SET,
-                          "0-9, higher goes first when memory is short", NOT_IN_SPANK},
+                          "0-9, higher goes first when memory is short", NULL},
     [CGC_OPT_NO_SWAP] = {CGC_OPT_NO_SWAP, "no-swap", NULL, "swap", "CONVGPU_NO_SWAP",
-                         "com.convgpu.no-swap", NULL, CGC_TYPE_FLAG, 0, 0, NULL,
+                         "com.convgpu.no-swap", "gpu-no-swap", CGC_TYPE_FLAG, 0, 0, NULL,
                          ALL_MAKERS, "never move its memory to the host",
-                         "fixed when made (set cannot change it); " NOT_IN_SPANK},
+                         "fixed when made (set cannot change it)"},
     [CGC_OPT_EXCLUSIVE] = {CGC_OPT_EXCLUSIVE, "exclusive", NULL, "exclusive",
-                           "CONVGPU_EXCLUSIVE", "com.convgpu.exclusive", NULL,
+                           "CONVGPU_EXCLUSIVE", "com.convgpu.exclusive", "gpu-exclusive",
                            CGC_TYPE_FLAG, 0, 0, NULL, ALL_MAKERS,
                            "a whole GPU: none joins it while this one runs",
-                           "fixed when made (set cannot change it); " NOT_IN_SPANK},
+                           "fixed when made (set cannot change it)"},
     [CGC_OPT_TENANT] = {CGC_OPT_TENANT, "tenant", "NAME", "tenant", NULL, NULL, NULL,
                         CGC_TYPE_NAME, 1, 32, NULL, CLI | CGC_DOOR_API,
                         "its tenant (default: the caller's user; another: root only)",
@@ -60,7 +57,7 @@ const struct cgc_option cgc_options[CGC_OPT_COUNT] = {
                         "Slurm chooses a step's GPUs (GRES), not the job"},
     [CGC_OPT_GPUS] = {CGC_OPT_GPUS, "gpus", "N", "gpus", "CONVGPU_GPUS", "com.convgpu.gpus",
                       "gpu-count", CGC_TYPE_INT, 1, CGC_OPT_MAX_GPUS, NULL,
-                      ALL_MAKERS | CGC_DOOR_SPANK,
+                      ALL_MAKERS,
                       "N GPUs, the limit and share on each", NULL},
     [CGC_OPT_DEVICES] = {CGC_OPT_DEVICES, "devices", "LIST", "devices", NULL, NULL, NULL,
                          CGC_TYPE_INDEXES, 0, 0, NULL, CLI | CGC_DOOR_API,

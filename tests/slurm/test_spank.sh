@@ -49,6 +49,12 @@ refused "srun --gpu-count=0 refused, naming the option and value" "gpu-count=0: 
     srun -w n1 --gpu-mem=1GiB --gpu-count=0 touch "$TMP/count0-ran"
 check "... its program never started" test ! -e "$TMP/count0-ran"
 refused "srun --gpu-count=65 refused" "gpu-count=65" srun --gpu-mem=1GiB --gpu-count=65 true
+refused "srun --gpu-priority=10 refused (the option table's bounds)" "bad --gpu-priority '10'" \
+    srun --gpu-mem=1GiB --gpu-priority=10 true
+refused "srun --gpu-compute-mode=soft refused" "bad --gpu-compute-mode 'soft'" \
+    srun --gpu-mem=1GiB --gpu-compute=30 --gpu-compute-mode=soft true
+refused "--gpu-exclusive without --gpu-mem refused" "gpu-exclusive needs --gpu-mem" \
+    srun --gpu-exclusive true
 refused "sbatch --gpu-count=two refused" "gpu-count=two" \
     sbatch --gpu-mem=1GiB --gpu-count=two --wrap true
 refused "--gpu-count without --gpu-mem refused" "gpu-count needs --gpu-mem" \
@@ -101,13 +107,18 @@ out=$(srun -w n1 cat /etc/ld.so.preload)
 check "a step without --gpu-mem sees the node's (empty) /etc/ld.so.preload" test -z "$out"
 
 # --- while a step runs: the container, its limit and its owner (a user's job)
-as_user srun -w n1 --gpu-mem=300MiB "$SAMPLE" --size 64MiB --quiet --hold-until "$TMP/release.1" &
+# (with the option table's other SPANK options: compute share and mode, priority)
+as_user srun -w n1 --gpu-mem=300MiB --gpu-compute=30 --gpu-compute-mode=hard --gpu-priority=7 \
+    "$SAMPLE" --size 64MiB --quiet --hold-until "$TMP/release.1" &
 srun_pid=$!
 eventually "the user's step registered on n1" any_container n1
 id=$(node_containers n1 | head -n1)
 check "the container is named after the step ($id)" bash -c "[[ '$id' =~ ^slurm-[0-9]+\.0$ ]]"
 check "its limit is --gpu-mem" test "$(field n1 "$id" limit)" = $((300 << 20))
 check "its owner is the job's uid" test "$(field n1 "$id" uid)" = "$NOBODY"
+check "its share is --gpu-compute, hard (--gpu-compute-mode)" \
+    test "$(field n1 "$id" gpu_compute) $(field n1 "$id" compute_mode)" = "30 hard"
+check "its priority is --gpu-priority" test "$(field n1 "$id" priority)" = 7
 check "the daemon watches the step's slurmstepd (its owner, removed when it exits)" \
     grep -q slurmstepd "/proc/$(field n1 "$id" owner_pid)/comm"
 eventually "the step's process connected to its container" processes_are n1 "$id" 1

@@ -64,6 +64,20 @@ int slurm_check_request(const struct slurm_gpu_request *req, char *err, size_t e
                               "convgpu container, and only a GPU-memory request makes one");
         return -1;
     }
+    const char *needs = req->compute_mode ? "--gpu-compute-mode"
+                        : req->has_priority ? "--gpu-priority"
+                        : req->no_swap      ? "--gpu-no-swap"
+                        : req->exclusive    ? "--gpu-exclusive"
+                                            : NULL;
+    if (needs && !req->bytes) {
+        snprintf(err, errlen, "%s needs --gpu-mem: only a GPU-memory request makes a convgpu "
+                              "container", needs);
+        return -1;
+    }
+    if (req->compute_mode && !req->compute_pct) {
+        snprintf(err, errlen, "--gpu-compute-mode needs a share: give --gpu-compute too");
+        return -1;
+    }
     if (req->gpus && !req->bytes) {
         snprintf(err, errlen, "--gpu-count needs --gpu-mem: the limit is given per GPU, and "
                               "only a GPU-memory request makes a convgpu container");

@@ -6,6 +6,7 @@
 #ifndef CONVGPU_SLURM_REQUEST_H
 #define CONVGPU_SLURM_REQUEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,6 +14,14 @@ struct slurm_gpu_request {
     uint64_t bytes;       /* --gpu-mem; 0: the step asks for nothing and is not touched */
     unsigned compute_pct; /* --gpu-compute, 1..100; 0: the daemon's default */
     unsigned gpus;        /* --gpu-count, 1..SLURM_GPU_COUNT_MAX; 0: not given (one GPU) */
+    /* The other rows of the container-option table (src/client/container_options.h) that
+     * carry a SPANK name: --gpu-compute-mode, --gpu-priority, --gpu-no-swap, --gpu-exclusive,
+     * parsed by the table's parser in the plugin. */
+    const char *compute_mode; /* "hard"/"elastic"; NULL: the daemon's default */
+    bool has_priority;
+    int priority;
+    bool no_swap;
+    bool exclusive;
 };
 
 /* The most GPUs one step asks on one node (the daemon refuses more than the node has). */
@@ -29,8 +38,9 @@ int slurm_parse_gpu_compute(const char *text, unsigned *pct, char *err, size_t e
  * --gpu-compute); a whole number 1..SLURM_GPU_COUNT_MAX. */
 int slurm_parse_gpu_count(const char *text, unsigned *gpus, char *err, size_t errlen);
 
-/* The combination: a compute share or a GPU count needs a memory request (as for
- * convgpu-runtime). Returns 0, or -1 with err. */
+/* The combination: a compute share, its mode, a GPU count, a priority, no-swap or exclusive
+ * needs a memory request (only --gpu-mem makes a step a convgpu container). Returns 0, or -1
+ * with err. */
 int slurm_check_request(const struct slurm_gpu_request *req, char *err, size_t errlen);
 
 /* The container id of a step: "slurm-JOB.STEP", with Slurm's names for its special steps

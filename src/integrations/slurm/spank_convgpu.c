@@ -35,14 +35,13 @@
 #include <unistd.h>
 
 #include "batch_env.h"
+#include "container_options.h"
 #include "convgpu_client.h"
 #include "request.h"
 #include "step.h"
 #include "task_mounts.h"
 
 SPANK_PLUGIN(convgpu, 1);
-
-enum { OPT_GPU_MEM = 1, OPT_GPU_COMPUTE = 2, OPT_GPU_COUNT = 3 };
 
 static struct slurm_gpu_request request;
 static char container_id[64]; /* set once this step is registered, remote context only */
@@ -58,28 +57,57 @@ static char refusal[768];
 
 static int opt_cb(int val, const char *value, int remote);
 
-static struct spank_option options[] = {
-    {"gpu-mem", "SIZE",
-     "GPU memory of each step on each node, fenced by convgpu (e.g. 2GiB)", 1, OPT_GPU_MEM,
-     opt_cb},
-    {"gpu-compute", "PCT",
-     "share of one GPU's time for each step, 1-100 (needs --gpu-mem)", 1, OPT_GPU_COMPUTE,
-     opt_cb},
-    {"gpu-count", "N",
-     "GPUs of each step on each node, each with --gpu-mem; 1-64 (needs --gpu-mem)", 1,
-     OPT_GPU_COUNT, opt_cb},
-    SPANK_OPTIONS_TABLE_END};
+/* The options are the rows of the container-option table (container_options.h) that have a
+ * SPANK name, registered in table order with the row's id as their value; the table's help is
+ * their help. --gpu-mem, --gpu-compute and --gpu-count keep Slurm's own messages (request.c);
+ * the others are parsed by the table's parser. */
+static struct spank_option options[CGC_OPT_COUNT + 1];
+
+static void options_from_table(void)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < CGC_OPT_COUNT; i++) {
+        const struct cgc_option *o = &cgc_options[i];
+        if (!(o->doors & CGC_DOOR_SPANK) || !o->spank)
+            continue;
+        options[n++] = (struct spank_option){
+            .name = (char *)o->spank, .arginfo = (char *)o->arg, .usage = (char *)o->help,
+            .has_arg = o->type != CGC_TYPE_FLAG, .val = (int)o->id, .cb = opt_cb};
+    }
+    options[n] = (struct spank_option)SPANK_OPTIONS_TABLE_END;
+}
 
 static int opt_cb(int val, const char *value, int remote)
 {
     char err[256];
     int rc;
     switch (val) {
-    case OPT_GPU_MEM: rc = slurm_parse_gpu_mem(value, &request.bytes, err, sizeof err); break;
-    case OPT_GPU_COMPUTE:
+    case CGC_OPT_GPU_MEMORY:
+        rc = slurm_parse_gpu_mem(value, &request.bytes, err, sizeof err);
+        break;
+    case CGC_OPT_GPU_COMPUTE:
         rc = slurm_parse_gpu_compute(value, &request.compute_pct, err, sizeof err);
         break;
-    default: rc = slurm_parse_gpu_count(value, &request.gpus, err, sizeof err); break;
+    case CGC_OPT_GPUS: rc = slurm_parse_gpu_count(value, &request.gpus, err, sizeof err); break;
+    default: {
+        const struct cgc_option *o = val >= 0 && val < CGC_OPT_COUNT ? &cgc_options[val] : NULL;
+        struct cgc_option_values v = {0};
+        char where[64];
+        snprintf(where, sizeof where, "--%s", o ? o->spank : "?");
+        rc = o ? cgc_option_apply(o, where, value, &v, err, sizeof err) : -1;
+        /* Slurm's value string does not outlive the callback: keep a constant. */
+        if (rc == 0 && val == CGC_OPT_COMPUTE_MODE)
+            request.compute_mode = strcmp(value, "hard") == 0 ? "hard" : "elastic";
+        if (rc == 0 && val == CGC_OPT_PRIORITY) {
+            request.has_priority = true;
+            request.priority = v.spec.priority;
+        }
+        if (rc == 0 && val == CGC_OPT_NO_SWAP)
+            request.no_swap = v.spec.no_swap;
+        if (rc == 0 && val == CGC_OPT_EXCLUSIVE)
+            request.exclusive = v.spec.exclusive;
+        break;
+    }
     }
     if (rc != 0)
         slurm_error("convgpu: %s%s", err, remote ? " (refused on the node)" : "");
@@ -116,6 +144,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
         return 0;
     if (parse_args(ac, av) != 0)
         return -1;
+    options_from_table();
     for (struct spank_option *o = options; o->name; o++)
         if (spank_option_register(sp, o) != ESPANK_SUCCESS) {
             slurm_error("convgpu: cannot register option --%s", o->name);

@@ -27,7 +27,9 @@ json_t *step_register(const char *id, const struct slurm_gpu_request *req, uid_t
         .id = id, .gpu_memory = req->bytes, .auto_remove = true, .has_owner = true,
         .uid = uid, .gid = gid, .compute_pct = req->compute_pct, .replace_idle = true,
         /* One GPU is the daemon's default: the request of a one-GPU step stays as it was. */
-        .gpus = req->gpus > 1 ? req->gpus : 0,
+        .gpus = req->gpus > 1 ? req->gpus : 0, .compute_mode = req->compute_mode,
+        .has_priority = req->has_priority, .priority = req->priority, .no_swap = req->no_swap,
+        .exclusive = req->exclusive,
     };
     struct cgc_error e;
     json_t *ans = cgc_create(&s, &e);
