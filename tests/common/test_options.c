@@ -4,6 +4,7 @@
  * and lands in the create body under the row's API key, an invalid one is refused with a message
  * that names where it came from and changes nothing. tests/e2e/test_options.sh does the same
  * against a daemon and reads back what it recorded. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,8 +54,31 @@ static const char *spelling(const struct cgc_option *o, unsigned door, bool anno
     return NULL;
 }
 
-int main(void)
+/* --dump: the table as JSON, for tests/e2e/test_options.sh to walk through the real doors. */
+static int dump(void)
 {
+    json_t *rows = json_array();
+    for (size_t r = 0; r < CGC_OPT_COUNT; r++) {
+        const struct cgc_option *o = &cgc_options[r];
+        json_array_append_new(
+            rows, json_pack("{s:s,s:s?,s:s,s:s?,s:s?,s:s?,s:i,s:I,s:I,s:s?,s:i,s:s,s:s}", "flag",
+                            o->flag, "arg", o->arg, "api_key", o->api_key, "env", o->env,
+                            "annotation", o->annotation, "spank", o->spank, "type", (int)o->type,
+                            "min", (json_int_t)o->min, "max", (json_int_t)o->max, "choices",
+                            o->choices, "doors", (int)o->doors, "valid", valid_of(o) ? valid_of(o) : "",
+                            "invalid", invalid_of(o) ? invalid_of(o) : ""));
+    }
+    char *text = json_dumps(rows, JSON_INDENT(1));
+    puts(text ? text : "[]");
+    free(text);
+    json_decref(rows);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--dump") == 0)
+        return dump();
     static const unsigned doors[] = {CGC_DOOR_RUN,    CGC_DOOR_CREATE, CGC_DOOR_SET,
                                      CGC_DOOR_DOCKER, CGC_DOOR_OCI,    CGC_DOOR_SPANK,
                                      CGC_DOOR_API};
