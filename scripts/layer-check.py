@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""layer-check.py OBJDIR — the daemon's shape, checked from what its objects use (`nm`): which
+"""layer-check.py OBJDIR... — the daemon's shape, checked from what its objects use (`nm`): which
 file calls which (an edge from A to B when A's object uses a symbol B's object defines).
 
 Fails (exit 1) when:
@@ -21,9 +21,9 @@ API = lambda f: f == "api" or f.startswith("api_")
 ABOVE_API = {"main"}  # may call into the API: it starts and stops it
 
 
-def graph(objdir):
+def graph(objdirs):
     defs, uses = {}, collections.defaultdict(set)
-    for o in sorted(glob.glob(os.path.join(objdir, "*.c.o"))):
+    for o in sorted(o for d in objdirs for o in glob.glob(os.path.join(d, "*.c.o"))):
         f = os.path.basename(o)[:-4]
         out = subprocess.run(["nm", "-g", o], capture_output=True, text=True, check=True).stdout
         for line in out.splitlines():
@@ -73,10 +73,12 @@ def sccs(nodes, edges):
 
 
 def main():
-    if len(sys.argv) != 2 or not glob.glob(os.path.join(sys.argv[1], "*.c.o")):
-        print("usage: layer-check.py OBJDIR (the convgpud target's object directory)")
+    dirs = sys.argv[1:]
+    if not dirs or not all(glob.glob(os.path.join(d, "*.c.o")) for d in dirs):
+        print("usage: layer-check.py OBJDIR... (the object directories of convgpud and of "
+              "convgpud_below, the library of everything below its API)")
         return 2
-    nodes, edges = graph(sys.argv[1])
+    nodes, edges = graph(dirs)
     bad = 0
     for f in sorted(edges):
         if API(f) or f in ABOVE_API:
