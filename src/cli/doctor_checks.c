@@ -129,6 +129,101 @@ static void check_daemon(const struct doctor_ctx *ctx, struct doctor_finding *f)
         json_string_value(json_object_get(ctx->version, "mode")), cli_runtime_dir());
 }
 
+/* The version a libconvgpu.so was built at: its marker (src/interpose/version.c), read from the
+ * file; "" when the file has none (older than the marker) or cannot be read. */
+static void interposer_version(const char *path, char *out, size_t len)
+{
+    static const char marker[] = "convgpu-interposer-version=";
+    out[0] = '\0';
+    FILE *fp = fopen(path, "re");
+    if (!fp)
+        return;
+    static char buf[8u << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[n] = '\0';
+    char *hit = memmem(buf, n, marker, sizeof marker - 1);
+    if (hit)
+        sscanf(hit + sizeof marker - 1, "%31[^ ]", out);
+    if (len < 32)
+        out[0] = '\0';
+}
+
+/* The first line convgpu-runtime --version prints ("convgpu-runtime version X"), with /bin/true
+ * as the runtime behind it so that no runc is needed. */
+static void shim_version(const char *path, char *out, size_t len)
+{
+    out[0] = '\0';
+    char cmd[PATH_MAX + 64];
+    snprintf(cmd, sizeof cmd, "'%s' --runtime /bin/true --version 2>/dev/null", path);
+    FILE *p = popen(cmd, "r");
+    char line[256] = "";
+    if (!p)
+        return;
+    if (fgets(line, sizeof line, p))
+        sscanf(line, "convgpu-runtime version %63s", out);
+    pclose(p);
+    (void)len;
+}
+
+static void check_versions(const struct doctor_ctx *ctx, struct doctor_finding *f)
+{
+    const char *want = json_string_value(json_object_get(ctx->version, "version"));
+    if (!want)
+        want = CONVGPU_VERSION;
+    char found[1024] = "";
+    size_t used = 0;
+    bool bad = false;
+    /* The interposer the daemon hands out, and the packaged one (what the shim mounts). */
+    const char *given = json_string_value(
+        json_object_get(json_object_get(ctx->version, "node_env"), "LD_PRELOAD"));
+    char packaged[PATH_MAX];
+    doctor_path(ctx, "/usr/lib/convgpu/libconvgpu.so", packaged, sizeof packaged);
+    const char *libs[] = {given, access(packaged, F_OK) == 0 ? packaged : NULL};
+    for (size_t i = 0; i < 2; i++) {
+        if (!libs[i] || (i == 1 && given && strcmp(given, packaged) == 0))
+            continue;
+        char v[64];
+        interposer_version(libs[i], v, sizeof v);
+        bad = bad || strcmp(v, want) != 0;
+        used += (size_t)snprintf(found + used, sizeof found - used, "%sinterposer %.300s: %s",
+                                 used ? "; " : "", libs[i], v[0] ? v : "no version marker");
+        if (used >= sizeof found)
+            break;
+    }
+    /* The shim: the packaged one, else the one beside this convgpu. */
+    char shim[PATH_MAX], self[PATH_MAX];
+    doctor_path(ctx, "/usr/bin/convgpu-runtime", shim, sizeof shim);
+    if (access(shim, X_OK) != 0) {
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        self[n > 0 ? n : 0] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash)
+            snprintf(shim, sizeof shim, "%.*s/convgpu-runtime", (int)(slash - self), self);
+    }
+    if (access(shim, X_OK) == 0 && used < sizeof found) {
+        char v[64];
+        shim_version(shim, v, sizeof v);
+        bad = bad || strcmp(v, want) != 0;
+        snprintf(found + used, sizeof found - used, "%sshim %.300s: %s", used ? "; " : "", shim,
+                 v[0] ? v : "no version");
+    }
+    if (!found[0]) {
+        say(f, DOCTOR_ABSENT, "no interposer or shim found to compare");
+        return;
+    }
+    if (bad) {
+        say(f, DOCTOR_BROKEN, "not every piece is convgpud's %s (%s): containers started now "
+                              "may speak another protocol",
+            want, found);
+        fix(f, "install one version of every package (apt install convgpu=%s libconvgpu=%s), "
+               "then systemctl restart convgpud",
+            want, want);
+        return;
+    }
+    say(f, DOCTOR_OK, "%s", found);
+}
+
 static void check_context(const struct doctor_ctx *ctx, struct doctor_finding *f)
 {
     json_t *devs = json_is_array(ctx->devices) ? ctx->devices
@@ -306,13 +401,37 @@ static void check_slurm(const struct doctor_ctx *ctx, struct doctor_finding *f)
                "scontrol reconfigure");
         return;
     }
-    if (!file_has(ctx, "/etc/slurm/gres.conf", "convgpu")) {
-        say(f, DOCTOR_BROKEN, "gres.conf has no convgpu lines: the controller cannot count "
-                              "this node's GPU memory");
-        fix(f, "convgpu slurm gres-conf >> /etc/slurm/gres.conf && scontrol reconfigure");
+    /* Every line `convgpu slurm gres-conf` prints for this node must be in gres.conf: the
+     * controller counts GPU memory and compute by them. */
+    char *gres = slurp(ctx, "/etc/slurm/gres.conf");
+    char self[PATH_MAX], cmd[2 * PATH_MAX + 64], line[512], missing[256] = "";
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = '\0';
+    snprintf(cmd, sizeof cmd, "'%s' --runtime-dir '%s' slurm gres-conf 2>/dev/null", self,
+             cli_runtime_dir());
+    FILE *p = ctx->version ? popen(cmd, "r") : NULL;
+    unsigned lines = 0;
+    while (p && fgets(line, sizeof line, p)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (!line[0] || line[0] == '#')
+            continue;
+        lines++;
+        if (!missing[0] && (!gres || !strstr(gres, line)))
+            snprintf(missing, sizeof missing, "%.200s", line);
+    }
+    if (p)
+        pclose(p);
+    free(gres);
+    if (missing[0] || (!ctx->version && !file_has(ctx, "/etc/slurm/gres.conf", "gpumem"))) {
+        say(f, DOCTOR_BROKEN, "gres.conf lacks the daemon's line '%s': the controller counts "
+                              "this node's GPU memory wrong",
+            missing[0] ? missing : "Name=gpumem");
+        fix(f, "convgpu slurm gres-conf (put its NodeName lines in /etc/slurm/gres.conf), then "
+               "scontrol reconfigure");
         return;
     }
-    say(f, DOCTOR_OK, "plugstack loads convgpu_spank.so; gres.conf has convgpu lines");
+    say(f, DOCTOR_OK, "plugstack loads convgpu_spank.so; gres.conf has the daemon's %u lines",
+        lines);
 }
 
 static void check_cdi(const struct doctor_ctx *ctx, struct doctor_finding *f)
@@ -344,6 +463,7 @@ static void check_cdi(const struct doctor_ctx *ctx, struct doctor_finding *f)
 const struct doctor_check doctor_checks[] = {
     {"driver", "the NVIDIA driver and NVML, with versions", check_driver},
     {"daemon", "convgpud answers, at this convgpu's version", check_daemon},
+    {"versions", "the interposer and the shim at the daemon's version", check_versions},
     {"context", "the measured per-process context charge", check_context},
     {"rundir", "the runtime directory's mode", check_rundir},
     {"fd-limit", "the daemon's descriptor limit", check_fd_limit},

@@ -6,6 +6,7 @@ source "$(dirname "$0")/lib.sh"
 start_daemon
 
 ROOT=$TMP/host
+VERSION=$(cg --version | sed -n 's/^convgpu //p')
 plant_good() {
     rm -rf "$ROOT"
     mkdir -p "$ROOT/proc/driver/nvidia" "$ROOT/usr/lib/x86_64-linux-gnu" "$ROOT/etc/docker" \
@@ -15,7 +16,10 @@ plant_good() {
         >"$ROOT/proc/driver/nvidia/version"
     : >"$ROOT/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.14"
     ln -s libnvidia-ml.so.550.54.14 "$ROOT/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1"
-    printf '#!/bin/sh\n' >"$ROOT/usr/bin/convgpu-runtime"; chmod +x "$ROOT/usr/bin/convgpu-runtime"
+    printf '#!/bin/sh\necho "convgpu-runtime version %s"\n' "$VERSION" >"$ROOT/usr/bin/convgpu-runtime"
+    chmod +x "$ROOT/usr/bin/convgpu-runtime"
+    mkdir -p "$ROOT/usr/lib/convgpu"
+    cp "$BUILD/lib/libconvgpu.so" "$ROOT/usr/lib/convgpu/libconvgpu.so"
     echo '{"runtimes":{"convgpu":{"path":"/usr/bin/convgpu-runtime"}}}' >"$ROOT/etc/docker/daemon.json"
     echo '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.convgpu]' \
         >"$ROOT/etc/containerd/config.toml"
@@ -41,6 +45,8 @@ check "a good node: nothing broken" grep -q "^0 broken" "$TMP/good.out"
 check "a good node: the driver's and NVML's versions" \
     grep -q "NVIDIA driver 550.54.14, NVML libnvidia-ml.so.550.54.14" "$TMP/good.out"
 check "a good node: the daemon's version" grep -q "^ok *daemon *convgpud" "$TMP/good.out"
+check "a good node: the interposers and the shim at the daemon's version" \
+    grep -q "^ok *versions *interposer .*: $VERSION; interposer .*: $VERSION; shim .*: $VERSION" "$TMP/good.out"
 check "--json is one object with every check" bash -c \
     "'$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' doctor --root '$ROOT' --json | python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if d[\"broken\"]==0 and len(d[\"checks\"])>=10 else 1)'"
 
@@ -56,6 +62,12 @@ breaks() {
     check "$name broken on purpose: the fix is given" grep -q -- "fix: .*$pat" "$TMP/bad.out"
 }
 # The daemon is emulated, so a missing driver is fine here: the driver check then reports ok.
+breaks versions "apt install convgpu=$VERSION" sh -c \
+    "printf '#!/bin/sh\necho \"convgpu-runtime version 0.0.9\"\n' >'$ROOT/usr/bin/convgpu-runtime'"
+check "... naming the shim's version" grep -q "shim $ROOT/usr/bin/convgpu-runtime: 0.0.9" "$TMP/bad.out"
+breaks versions "systemctl restart convgpud" sh -c \
+    "sed 's/convgpu-interposer-version=$VERSION/convgpu-interposer-version=0.0.9/' '$BUILD/lib/libconvgpu.so' >'$ROOT/usr/lib/convgpu/libconvgpu.so'"
+check "... naming the interposer's version" grep -q "interposer $ROOT/usr/lib/convgpu/libconvgpu.so: 0.0.9" "$TMP/bad.out"
 breaks docker "convgpu setup docker" sh -c "echo '{}' >'$ROOT/etc/docker/daemon.json'"
 breaks docker "convgpu setup docker" rm "$ROOT/usr/bin/convgpu-runtime"
 breaks containerd "containerd-convgpu" sh -c "echo '[plugins]' >'$ROOT/etc/containerd/config.toml'"
@@ -63,6 +75,8 @@ breaks kubelet "daemonset.yaml" rm "$ROOT/var/lib/kubelet/device-plugins/convgpu
 breaks slurm "plugstack.conf.d" rm "$ROOT/etc/slurm/plugstack.conf.d/convgpu.conf"
 breaks slurm "job_submit.lua" sh -c "echo '-- site' >'$ROOT/etc/slurm/job_submit.lua'"
 breaks slurm "gres-conf" sh -c ": >'$ROOT/etc/slurm/gres.conf'"
+breaks slurm "gres-conf" sed -i 's/Name=gpumem Count=[0-9]*/Name=gpumem Count=1/' "$ROOT/etc/slurm/gres.conf"
+check "... naming the line gres.conf lacks" grep -q "lacks the daemon's line '.*Name=gpumem" "$TMP/bad.out"
 breaks cdi "cdi generate" rm "$ROOT/etc/cdi/convgpu.json"
 breaks cdi "cdi generate" sh -c "echo '{\"devices\":[]}' >'$ROOT/etc/cdi/convgpu.json'"
 
