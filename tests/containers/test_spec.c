@@ -14,14 +14,8 @@
 #include "spec.h"
 #include "state.h"
 
-static int failures;
-#define CHECK(cond)                                                               \
-    do {                                                                          \
-        if (!(cond)) {                                                            \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);       \
-            failures++;                                                           \
-        }                                                                         \
-    } while (0)
+#include "check.h"
+
 #define STREQ(a, b) ((a) && (b) && strcmp((a), (b)) == 0)
 
 static void test_args(void)

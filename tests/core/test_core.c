@@ -8,24 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
-
-static int failures;
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            fprintf(stderr, "%s:%d: FAIL %s\n", __FILE__, __LINE__, #cond);            \
-            failures++;                                                                \
-        }                                                                              \
-    } while (0)
-#define CHECK_CORE(core)                                                               \
-    do {                                                                               \
-        const char *why_ = cg_core_check(core);                                        \
-        if (why_) {                                                                    \
-            fprintf(stderr, "%s:%d: FAIL check: %s\n", __FILE__, __LINE__, why_);      \
-            failures++;                                                                \
-        }                                                                              \
-    } while (0)
+#include "core_test.h" /* CHECK (check.h), CHECK_CORE, info */
 
 /* ---- event recorder ---------------------------------------------------------------------- */
 
@@ -68,13 +51,6 @@ static cg_outcome req(cg_core *core, cg_cid cid, cg_pid pid, cg_reqid id, cg_byt
     cg_outcome o = CG_REJECTED;
     CHECK(cg_request(core, cid, pid, id, b, 0, &o) == CG_OK);
     return o;
-}
-
-static cg_container_info info(const cg_core *core, cg_cid cid)
-{
-    cg_container_info ci = {0};
-    CHECK(cg_container_get(core, cid, 0, &ci) == CG_OK);
-    return ci;
 }
 
 /* ---- Figure 3 ---------------------------------------------------------------------------- */

@@ -9,16 +9,7 @@
 #include "api_conn.h"
 #include "fdbudget.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                                         \
-    do {                                                                                         \
-        if (!(cond)) {                                                                           \
-            failures++;                                                                          \
-            fprintf(stderr, "%s:%d: FAIL: %s: ", __FILE__, __LINE__, #cond);                     \
-            fprintf(stderr, __VA_ARGS__);                                                        \
-            fputc('\n', stderr);                                                                 \
-        }                                                                                        \
-    } while (0)
+#include "check.h"
 
 static const struct api_conn_limits LIM = {.total = 40, .reserve = 8, .per_user = 10,
                                            .followers = 8, .followers_reserve = 2,
