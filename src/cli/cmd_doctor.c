@@ -1,4 +1,4 @@
-/* cmd_doctor.c — `convgpu doctor [--json] [--root DIR]`: runs every row of
+/* cmd_doctor.c — `convgpu doctor [--json] [--deep] [--root DIR]`: runs every row of
  * doctor_checks[] (doctor_checks.c) and prints one line per check: its status, what was found
  * and, when something is wrong, the command that fixes it. Exits 1 when any check is broken,
  * 0 otherwise (warnings included). --root (or $CONVGPU_DOCTOR_ROOT) reads the host's files
@@ -20,7 +20,7 @@ static const char *status_name(enum doctor_status s)
 
 int cmd_doctor(int argc, char **argv)
 {
-    static const char *use = "convgpu doctor [--json] [--root DIR]";
+    static const char *use = "convgpu doctor [--json] [--deep] [--root DIR]";
     if (cli_wants_help(argc, argv)) {
         printf("Usage: %s\n\nChecks this node's convgpu pieces together and says, for each\n"
                "finding, what is wrong and the command that fixes it: the NVIDIA driver and\n"
@@ -30,6 +30,8 @@ int cmd_doctor(int argc, char **argv)
                "A piece that is not on this node is reported absent. Exits 1 when something\n"
                "is broken.\n\n"
                "  --json      one JSON object: {\"broken\": N, \"checks\": [...]}\n"
+               "  --deep      also run a tiny container of $CONVGPU_DOCTOR_IMAGE (default\n"
+               "              busybox) through Docker and the convgpu runtime, 64MiB limit\n"
                "  --root DIR  read the host's files under DIR (default /, or\n"
                "              $CONVGPU_DOCTOR_ROOT)\n", use);
         return 0;
@@ -39,6 +41,8 @@ int cmd_doctor(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             json = true;
+        else if (strcmp(argv[i], "--deep") == 0)
+            ctx.deep = true;
         else if (strcmp(argv[i], "--root") == 0 && i + 1 < argc)
             ctx.root = argv[++i];
         else {

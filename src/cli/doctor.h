@@ -15,6 +15,7 @@ enum doctor_status { DOCTOR_OK, DOCTOR_ABSENT, DOCTOR_WARN, DOCTOR_BROKEN };
 
 struct doctor_ctx {
     const char *root;   /* host files are read under it ("" : /) */
+    bool deep;          /* --deep: the checks that run something real */
     json_t *version;    /* the daemon's GET /v1/version, NULL when not reached */
     json_t *devices;    /* its GET /v1/devices */
     char daemon_error[512];

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "daemon_hint.h"
 #include "doctor.h"
+#include "../daemon/fdbudget.h" /* the daemon's descriptor planner: pure, no daemon state */
 
 __attribute__((format(printf, 3, 4))) static void say(struct doctor_finding *f,
                                                       enum doctor_status st, const char *fmt, ...)
@@ -267,26 +268,41 @@ static void check_rundir(const struct doctor_ctx *ctx, struct doctor_finding *f)
     say(f, DOCTOR_OK, "%s: mode %04o", dir, (unsigned)(st.st_mode & 07777));
 }
 
+/* A bound from the daemon's configuration file ("key = value" lines), 0 when not set there. */
+static unsigned conf_bound(const struct doctor_ctx *ctx, const char *key)
+{
+    char *text = slurp(ctx, "/etc/convgpu/convgpud.conf");
+    unsigned v = 0;
+    size_t klen = strlen(key);
+    for (char *line = text; line && *line;) {
+        char *end = strchr(line, '\n');
+        while (*line == ' ' || *line == '\t')
+            line++;
+        if (strncmp(line, key, klen) == 0 && (line[klen] == ' ' || line[klen] == '=')) {
+            const char *eq = strchr(line, '=');
+            if (eq && (!end || eq < end))
+                v = (unsigned)strtoul(eq + 1, NULL, 10);
+        }
+        line = end ? end + 1 : NULL;
+    }
+    free(text);
+    return v;
+}
+
 static void check_fd_limit(const struct doctor_ctx *ctx, struct doctor_finding *f)
 {
-    /* The daemon holds a few descriptors per container and process; its unit raises the soft
-     * limit. A daemon started by hand under a shell's 1024 serves far fewer. */
-    char pidfile[PATH_MAX + 16];
-    snprintf(pidfile, sizeof pidfile, "%s/convgpud.pid", cli_runtime_dir());
-    FILE *fp = fopen(pidfile, "re");
-    long pid = 0;
-    if (fp) {
-        if (fscanf(fp, "%ld", &pid) != 1)
-            pid = 0;
-        fclose(fp);
-    }
+    /* The daemon's own planner (src/daemon/fdbudget.c), given its descriptor limit and its
+     * connection bounds (convgpud.conf's, else the defaults): what it warns of at start. */
+    long pid = json_integer_value(json_object_get(ctx->version, "pid"));
     if (pid <= 0) {
-        say(f, DOCTOR_ABSENT, "no daemon pid in %s", pidfile);
+        say(f, DOCTOR_ABSENT, "the daemon is not reached");
         return;
     }
     char path[64];
     snprintf(path, sizeof path, "/proc/%ld/limits", pid);
-    char *lim = slurp(ctx, path);
+    /* The running daemon's /proc: this system's, whatever --root says. */
+    const struct doctor_ctx live = {.root = ""};
+    char *lim = slurp(&live, path);
     char *line = lim ? strstr(lim, "Max open files") : NULL;
     unsigned long soft = 0;
     if (!line || sscanf(line + 14, " %lu", &soft) != 1) {
@@ -295,15 +311,77 @@ static void check_fd_limit(const struct doctor_ctx *ctx, struct doctor_finding *
         return;
     }
     free(lim);
-    if (soft < 4096) {
-        say(f, DOCTOR_WARN, "convgpud (pid %ld) may open %lu descriptors: a few hundred "
-                            "containers' processes exhaust it",
-            pid, soft);
-        fix(f, "run it from the unit (LimitNOFILE=65536: systemctl start convgpud), or ulimit -n "
-               "65536 before starting it by hand");
+    unsigned api = conf_bound(ctx, "api-max-connections");
+    struct fdbudget b = {.nofile = soft, .api_max_connections = api ? api : 512,
+                         .max_client_connections = conf_bound(ctx, "max-client-connections"),
+                         .user_max_connections = conf_bound(ctx, "user-max-connections")};
+    char warning[512];
+    if (fdbudget_plan(&b, warning, sizeof warning) != 0) {
+        say(f, DOCTOR_BROKEN, "convgpud (pid %ld): %s", pid, warning);
+        fix(f, "run it from the unit (LimitNOFILE=65536: systemctl restart convgpud), or ulimit "
+               "-n 65536 before starting it by hand");
         return;
     }
-    say(f, DOCTOR_OK, "convgpud may open %lu descriptors", soft);
+    say(f, DOCTOR_OK, "convgpud may open %lu descriptors: %u container connections, %u per "
+                      "user",
+        soft, b.max_client_connections, b.user_max_connections);
+}
+
+/* kubectl on this node: the RuntimeClass and the DRA DeviceClass convgpu's manifests make. */
+static void check_kube_objects(const struct doctor_ctx *ctx, struct doctor_finding *f)
+{
+    (void)ctx;
+    const char *kubectl = getenv("CONVGPU_KUBECTL");
+    if (!kubectl || !*kubectl)
+        kubectl = "kubectl";
+    char cmd[PATH_MAX + 128];
+    snprintf(cmd, sizeof cmd, "command -v '%s' >/dev/null 2>&1", kubectl);
+    if (system(cmd) != 0) {
+        say(f, DOCTOR_ABSENT, "no kubectl here");
+        return;
+    }
+    snprintf(cmd, sizeof cmd, "'%s' get runtimeclass convgpu -o name >/dev/null 2>&1", kubectl);
+    if (system(cmd) != 0) {
+        say(f, DOCTOR_BROKEN, "the cluster has no RuntimeClass convgpu: pods asking for it stay "
+                              "pending");
+        fix(f, "kubectl apply -f packaging/k8s/runtimeclass.yaml");
+        return;
+    }
+    snprintf(cmd, sizeof cmd, "'%s' get deviceclass -o name 2>/dev/null | grep -q convgpu",
+             kubectl);
+    bool dra = system(cmd) == 0;
+    say(f, DOCTOR_OK, "RuntimeClass convgpu present%s", dra ? "; a convgpu DRA DeviceClass" : "");
+}
+
+/* --deep: a tiny real container through Docker and the convgpu runtime, under a limit. */
+static void check_deep_container(const struct doctor_ctx *ctx, struct doctor_finding *f)
+{
+    if (!ctx->deep) {
+        say(f, DOCTOR_ABSENT, "not run (convgpu doctor --deep runs a tiny container)");
+        return;
+    }
+    const char *docker = getenv("CONVGPU_DOCKER");
+    const char *image = getenv("CONVGPU_DOCTOR_IMAGE");
+    if (!docker || !*docker)
+        docker = "docker";
+    if (!image || !*image)
+        image = "busybox";
+    char cmd[PATH_MAX + 256];
+    snprintf(cmd, sizeof cmd, "'%s' run --rm --runtime convgpu -e CONVGPU_GPU_MEMORY=64MiB "
+                              "'%s' true 2>&1", docker, image);
+    FILE *p = popen(cmd, "r");
+    char out[256] = "";
+    size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
+    out[n] = '\0';
+    out[strcspn(out, "\n")] = '\0';
+    int rc = p ? pclose(p) : -1;
+    if (rc != 0) {
+        say(f, DOCTOR_BROKEN, "a 64MiB container of %s under the convgpu runtime failed: %s",
+            image, out[0] ? out : "(no output)");
+        fix(f, "convgpu setup docker && systemctl restart docker; docker pull %s", image);
+        return;
+    }
+    say(f, DOCTOR_OK, "a 64MiB container of %s ran under the convgpu runtime", image);
 }
 
 static void check_docker(const struct doctor_ctx *ctx, struct doctor_finding *f)
@@ -468,7 +546,9 @@ const struct doctor_check doctor_checks[] = {
     {"rundir", "the runtime directory's mode", check_rundir},
     {"fd-limit", "the daemon's descriptor limit", check_fd_limit},
     {"docker", "Docker's convgpu runtime", check_docker},
+    {"container", "--deep: a tiny real container under a limit", check_deep_container},
     {"containerd", "containerd's convgpu runtime entry", check_containerd},
+    {"kube-objects", "the RuntimeClass and DRA objects, where kubectl is", check_kube_objects},
     {"kubelet", "the device plugin or DRA driver registered with kubelet", check_kubelet},
     {"slurm", "Slurm's plugstack, job_submit.lua and gres.conf", check_slurm},
     {"cdi", "the CDI spec, present and current", check_cdi},

@@ -3,7 +3,14 @@
 # good configuration of every piece, checked clean; then each piece broken on purpose, one at a
 # time, and doctor must name that check as broken, give its fix, and exit 1.
 source "$(dirname "$0")/lib.sh"
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 start_daemon
+# Stand-ins for the cluster's kubectl and for docker, each answering as FAKE_* says.
+mkdir -p "$TMP/bin"
+printf '#!/bin/sh\ncase "$*" in *runtimeclass*) exit "${FAKE_RC_RUNTIMECLASS:-0}" ;; esac\necho deviceclass.resource.k8s.io/gpu.convgpu.io\n' >"$TMP/bin/kubectl"
+printf '#!/bin/sh\necho "$*" >"%s/docker.args"\n[ -z "$FAKE_DOCKER_FAIL" ] || { echo "docker: Error response from daemon: unknown or invalid runtime name: convgpu"; exit 125; }\n' "$TMP" >"$TMP/bin/docker"
+chmod +x "$TMP/bin/kubectl" "$TMP/bin/docker"
+export CONVGPU_KUBECTL=$TMP/bin/kubectl CONVGPU_DOCKER=$TMP/bin/docker
 
 ROOT=$TMP/host
 VERSION=$(cg --version | sed -n 's/^convgpu //p')
@@ -32,8 +39,9 @@ plant_good() {
 }
 
 doctor() { cg doctor --root "$ROOT" "$@"; }
+DOCTOR_ARGS=
 status_of() { # status_of CHECK: its status in doctor --json
-    doctor --json 2>/dev/null | python3 -c '
+    doctor --json $DOCTOR_ARGS 2>/dev/null | python3 -c '
 import json, sys
 print(next(c["status"] for c in json.load(sys.stdin)["checks"] if c["check"] == sys.argv[1]))' "$1"
 }
@@ -55,8 +63,8 @@ breaks() {
     local name=$1 pat=$2; shift 2
     plant_good
     "$@"
-    set +e; doctor >"$TMP/bad.out" 2>&1; local rc=$?; set -e
-    local st; st=$(status_of "$name")
+    set +e; doctor $DOCTOR_ARGS >"$TMP/bad.out" 2>&1; local rc=$?; set -e
+    local st; st=$(DOCTOR_ARGS=$DOCTOR_ARGS status_of "$name")
     check "$name broken on purpose: doctor says broken ($st), exits 1 ($rc)" \
         bash -c "[ '$st' = broken ] && [ $rc = 1 ]"
     check "$name broken on purpose: the fix is given" grep -q -- "fix: .*$pat" "$TMP/bad.out"
@@ -80,12 +88,35 @@ check "... naming the line gres.conf lacks" grep -q "lacks the daemon's line '.*
 breaks cdi "cdi generate" rm "$ROOT/etc/cdi/convgpu.json"
 breaks cdi "cdi generate" sh -c "echo '{\"devices\":[]}' >'$ROOT/etc/cdi/convgpu.json'"
 
+# The RuntimeClass missing from the cluster (kubectl says so).
+FAKE_RC_RUNTIMECLASS=1 breaks kube-objects "runtimeclass.yaml" true
+check "with kubectl: the RuntimeClass and the DRA class found" bash -c \
+    "'$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' doctor --root '$ROOT' | grep -q '^ok *kube-objects *RuntimeClass convgpu present; a convgpu DRA DeviceClass'"
+
+# --deep: the tiny container runs through docker with the runtime and a limit, or fails.
+plant_good
+set +e; doctor --deep >"$TMP/deep.out" 2>&1; rc=$?; set -e
+check "--deep: a tiny container under the convgpu runtime ($rc)" bash -c \
+    "[ $rc = 0 ] && grep -q -- '--runtime convgpu -e CONVGPU_GPU_MEMORY=64MiB busybox true' '$TMP/docker.args'"
+check "without --deep no container is run" bash -c "rm -f '$TMP/docker.args'; '$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' doctor --root '$ROOT' >/dev/null; [ ! -e '$TMP/docker.args' ]"
+DOCTOR_ARGS=--deep FAKE_DOCKER_FAIL=1 breaks container "convgpu setup docker" true
+check "... with docker's own words" grep -q "unknown or invalid runtime name" "$TMP/bad.out"
+
 # The runtime directory made writable by others.
 plant_good
 chmod 0777 "$RUNDIR"
 st=$(status_of rundir)
 chmod 0755 "$RUNDIR"
 check "rundir mode 0777: broken ($st)" test "$st" = broken
+
+# The daemon's descriptor limit below what its connection bounds need (the planner's words).
+plant_good
+mkdir -p "$ROOT/etc/convgpu"
+echo "api-max-connections = 100000" >"$ROOT/etc/convgpu/convgpud.conf"
+set +e; doctor >"$TMP/fd.out" 2>&1; rc=$?; set -e
+check "fd-limit: bounds past the limit are broken ($rc)" bash -c \
+    "[ $rc = 1 ] && grep -q '^broken *fd-limit .*smaller than the connection bounds need: api-max-connections 100000' '$TMP/fd.out'"
+check "fd-limit: the fix is given" grep -q "fix: .*LimitNOFILE" "$TMP/fd.out"
 
 # The daemon stopped: doctor names it and gives the start command.
 stop_daemon_hard

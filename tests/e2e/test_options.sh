@@ -68,6 +68,14 @@ def recorded(c, row):
     got = c.get(field)
     return got == want, f"{field}={got!r}, want {want!r}"
 
+# docs/OPERATIONS.md's table says what the table says: each row's spellings on one line.
+doc = open(os.path.join(os.environ.get("CONVGPU_SOURCE_DIR", f"{build}/.."), "docs/OPERATIONS.md")).read()
+for row in rows:
+    line = next((l for l in doc.splitlines() if l.startswith("|") and f"`--{row['flag']}" in l), "")
+    names = [row[k] for k in ("env", "annotation") if row[k]] + ([f"--{row['spank']}"] if row["spank"] else [])
+    say(line and all(f"`{n}`" in line for n in names),
+        f"OPERATIONS.md's option table has --{row['flag']} with {names}")
+
 for row in rows:
     flag = row["flag"]
     if flag not in expect:
