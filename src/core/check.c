@@ -10,12 +10,22 @@
 
 typedef cg_claim claim;
 
-/* A gang member (gang.c) holds its whole limit, never waits and never leaves its device, and
- * no two members of one gang share a device. */
+/* A gang member (gang.c) is queued (holds nothing, uses nothing, its requests wait) or
+ * reserved (holds its whole limit, never waits), like every other member of its gang; it never
+ * leaves its device, and no two members of one gang share a device. */
 static const char *check_gang_member(const cg_container *c)
 {
-    if ((c->gang != CG_CID_NONE) != c->reserved)
-        return "a gang member that is not reserved, or the reverse";
+    if ((c->gang != CG_CID_NONE) != (c->reserved || c->queued) || (c->reserved && c->queued))
+        return "a gang member that is not reserved or queued, or the reverse";
+    for (const cg_container *o = c->next; o && c->gang != CG_CID_NONE; o = o->next)
+        if (o->gang == c->gang && o->queued != c->queued)
+            return "a gang partly admitted";
+    if (c->queued) {
+        if (c->assigned || c->used || c->swapped || !c->no_swap || c->swap != CG_RESIDENT ||
+            c->limit_waiting)
+            return "a queued gang member holds or uses memory, or may be swapped";
+        return NULL;
+    }
     if (!c->reserved)
         return NULL;
     if (c->assigned != c->limit)
@@ -28,6 +38,30 @@ static const char *check_gang_member(const cg_container *c)
         if (o->gang == c->gang && o->dev == c->dev)
             return "two members of one gang on one device";
     return NULL;
+}
+
+/* Whether every member of the queued gang could take its whole limit now: free, within its
+ * tenant's ceiling, and its device safe with it (the textbook test). */
+static bool fair_allows_whole(const cg_core *core, const cg_container *s,
+                              struct cg_fair_claim *fb);
+static bool gang_admissible(const cg_core *core, cg_cid gang, claim *buf,
+                            struct cg_fair_claim *fb)
+{
+    for (const cg_container *s = core->head; s; s = s->next) {
+        if (s->gang != gang)
+            continue;
+        const cg_device *d = &core->dev[s->dev];
+        cg_bytes free = d->capacity - d->assigned;
+        if (s->limit > free || !fair_allows_whole(core, s, fb))
+            return false;
+        size_t m = 0;
+        for (const cg_container *c = core->head; c; c = c->next)
+            if (c->dev == s->dev)
+                buf[m++] = c == s ? (claim){0, c->limit} : (claim){c->limit - c->assigned, c->assigned};
+        if (!cg_claims_safe(buf, m, free - s->limit))
+            return false;
+    }
+    return true;
 }
 
 static const char *check_container(const cg_core *core, const cg_container *c)
@@ -219,6 +253,12 @@ static const char *check_device(const cg_core *core, unsigned i, claim *buf,
         return "every container on a device is suspended";
     if (cg_fair_on(core) && (e = check_fair(core, i, fb)))
         return e;
+    /* No queued gang with a member here could be admitted whole right now (gang.c). */
+    for (const cg_container *g = core->head; g; g = g->next) {
+        if (!g->queued || g->cid != g->gang || !gang_admissible(core, g->gang, buf, fb))
+            continue;
+        return "a queued gang could be admitted but was not";
+    }
     /* No suspended container could safely be given its whole need right now. */
     for (const cg_container *s = d->shead; s; s = s->snext) {
         if (ctr_hidden(s))

@@ -306,6 +306,8 @@ void cg_reschedule(cg_core *core, unsigned dev, cg_time now) { reschedule(core, 
  * is out, it is ordered in once its assignment holds what is on the host. */
 static void offer(cg_core *core, cg_container *c, cg_time now)
 {
+    if (c->queued)
+        return;   /* its gang takes memory on all its devices at once, or none (gang.c) */
     cg_device *d = &core->dev[c->dev];
     cg_bytes need = ctr_need(c), free = dev_free(d);
     cg_bytes g = cg_safety_largest(d, c, cg_fair_cap(core, c, need < free ? need : free));
@@ -330,6 +332,7 @@ static void reschedule(cg_core *core, unsigned dev, cg_time now)
         /* Tenants' ceilings first (fairshare.c): one that grew may let someone resume, and a
          * raised limit may grow one, hence another pass after limit raises. */
         cg_fair_recompute(core, dev);
+        cg_gang_admit_queued(core, dev, now);    /* gangs first: they need every GPU at once */
         cg_resume_round(core, dev, now, offer);
         again = false;
         for (cg_container *w = d->whead, *n; w; w = n) {
@@ -435,6 +438,7 @@ cg_status cg_create(cg_core *core, const cg_container_spec *spec, cg_time now,
 {
     bool exact = kind == CG_CREATE_RESTORE;
     bool whole = kind == CG_CREATE_RESERVE || kind == CG_CREATE_TRIAL;
+    bool queue = kind == CG_CREATE_QUEUE;
     int device = spec->device;
     cg_bytes limit = spec->limit;
     if (core->ndev && (device < 0 || (unsigned)device < core->ndev)) {
@@ -497,7 +501,7 @@ cg_status cg_create(cg_core *core, const cg_container_spec *spec, cg_time now,
         cg_fair_recompute(core, (unsigned)di);   /* the newcomer shrinks the others' shares */
         cap = cg_fair_cap(core, c, cap);
     }
-    cg_bytes g = cg_safety_largest(d, c, exact && want < cap ? want : cap);
+    cg_bytes g = queue ? 0 : cg_safety_largest(d, c, exact && want < cap ? want : cap);
     if ((exact && g != want) || (whole && (g != limit || kind == CG_CREATE_TRIAL))) {
         /* Not restorable as recorded, not wholly assignable, or only a trial: undo the
          * insertion (and the newcomer's effect on its tenants' shares); nothing else changed. */
@@ -518,6 +522,10 @@ cg_status cg_create(cg_core *core, const cg_container_spec *spec, cg_time now,
     }
     if (whole) {
         c->reserved = true;
+        c->no_swap = true;
+    }
+    if (queue) {
+        c->queued = true;
         c->no_swap = true;
     }
     if (g)
@@ -660,6 +668,8 @@ cg_status cg_container_set_limit(cg_core *core, cg_cid cid, cg_bytes limit, cg_t
     cg_device *d = &core->dev[c->dev];
     if (limit == 0)
         return CG_ERR_INVALID;
+    if (c->queued)
+        return CG_ERR_STATE;   /* its gang is admitted with the limits it queued with */
     if (limit > d->capacity)
         return CG_ERR_TOO_LARGE;
     if (limit < ctr_charged(c))
@@ -743,7 +753,9 @@ cg_status cg_request(cg_core *core, cg_cid cid, cg_pid pid, cg_reqid req, cg_byt
     cg_bytes total = bytes + ctx;
     cg_bytes shortfall = c->used + total > c->assigned ? c->used + total - c->assigned : 0;
     cg_reason why = CG_WHY_FITS_ASSIGNMENT;
-    if (c->swap == CG_SWAPPED_OUT || (shortfall && c->swap == CG_MOVING_OUT)) {
+    if (c->queued) {
+        why = CG_WHY_GANG;      /* granted when its whole gang is admitted (gang.c) */
+    } else if (c->swap == CG_SWAPPED_OUT || (shortfall && c->swap == CG_MOVING_OUT)) {
         why = CG_WHY_SWAPPED;   /* granted when it is back in */
     } else if (shortfall) {
         if (shortfall > dev_free(d))
@@ -756,7 +768,7 @@ cg_status cg_request(cg_core *core, cg_cid cid, cg_pid pid, cg_reqid req, cg_byt
             why = CG_WHY_RAISED;
     }
     bool suspend = why == CG_WHY_NO_FREE || why == CG_WHY_UNSAFE || why == CG_WHY_SWAPPED ||
-                   why == CG_WHY_FAIR_SHARE;
+                   why == CG_WHY_FAIR_SHARE || why == CG_WHY_GANG;
 
     /* Secure memory before changing anything. */
     cg_process *np = NULL;
@@ -947,6 +959,7 @@ cg_status cg_container_get(const cg_core *core, cg_cid cid, cg_time now, cg_cont
         .exclusive = c->exclusive,
         .gang = c->gang,
         .reserved = c->reserved,
+        .queued = c->queued,
         .util_pct = c->util_pct,
         .app = c->app,
     };

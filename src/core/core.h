@@ -132,6 +132,8 @@ typedef enum {
     CG_WHY_FAIR_SHARE,       /* suspended: the raise would take the tenant over its ceiling */
     CG_WHY_STEP_ASIDE,       /* swapped out while it waits, so that request `req` of a container
                               * behind it can be granted (stepaside.c) */
+    CG_WHY_GANG,             /* suspended: its gang waits to be admitted on all its devices at
+                              * once (gang.c, cg_gang_create_or_queue) */
 } cg_reason;
 
 const char *cg_event_kind_name(cg_event_kind k);
@@ -366,6 +368,7 @@ typedef struct {
     bool exclusive;                /* holds its device alone (exclusive.c) */
     cg_cid gang;                   /* the first member of its gang (gang.c), or CG_CID_NONE */
     bool reserved;                 /* its assignment is its limit, always (gang.c) */
+    bool queued;                   /* its gang waits to be admitted (gang.c): assigned 0 */
     unsigned util_pct;             /* as created (cg_container_spec); 0: unknown */
     uint64_t app;                  /* as created (cg_container_spec); 0: unknown */
 } cg_container_info;
@@ -470,7 +473,8 @@ cg_status cg_tenant_get(const cg_core *core, uint32_t tenant, unsigned device,
  * per-device order sees. A reserved member never waits (every request within its limit fits its
  * assignment) and has need 0, so it goes first in every device's safe order; it holds, but never
  * waits, and without hold-and-wait no cycle can form. The price: a gang takes its memory at
- * creation, not as it allocates. Members are never swapped (no_swap), keep the spec's priority
+ * creation, not as it allocates; one that cannot yet may wait queued, holding nothing
+ * (cg_gang_create_or_queue below). Members are never swapped (no_swap), keep the spec's priority
  * and tenant, and are removed one by one with cg_container_remove (the caller removes them all).
  *
  * Create a gang on `devices` (n distinct indexes), or, when devices is NULL, on the n devices
@@ -482,9 +486,22 @@ cg_status cg_tenant_get(const cg_core *core, uint32_t tenant, unsigned device,
  * on devices[i]; the first is the gang's id (cg_container_info.gang). */
 cg_status cg_gang_create(cg_core *core, const cg_container_spec *spec, unsigned n,
                          const unsigned *devices, cg_time now, cg_cid *cids_out);
-/* A daemon restart: re-links members restored with cg_container_restore_spec (assigned = limit),
- * first member first. CG_ERR_INVALID, nothing changed, when one is unknown, already in a gang,
- * not fully assigned, swapped, or two share a device. */
+/* The same, but a gang that only lacks free memory now (CG_ERR_NOT_FREE) is created queued
+ * instead (*queued = true): its members exist with nothing assigned (A = 0: each goes last in
+ * its device's safe order, so creating them keeps every device safe), their requests wait
+ * (CG_WHY_GANG), and the gang is admitted all at once, every member A = L, as soon as every
+ * one of its devices can take the whole limit safely (checked whenever memory returns on one of
+ * them, gangs before the device's other waiters, older gangs first). A queued gang holds no
+ * memory, so two queued gangs never wait for each other (docs/SCHEDULING.md, "Several GPUs
+ * that wait"). With devices NULL and none fitting now, the n devices that could hold the limit
+ * with the most free memory are taken. An exclusive spec is never queued. */
+cg_status cg_gang_create_or_queue(cg_core *core, const cg_container_spec *spec, unsigned n,
+                                  const unsigned *devices, cg_time now, cg_cid *cids_out,
+                                  bool *queued);
+/* A daemon restart: re-links members restored with cg_container_restore_spec, first member
+ * first: all with assigned = limit (admitted), or all with nothing assigned or used (queued:
+ * admitted here at once if they fit now). CG_ERR_INVALID, nothing changed, when one is unknown,
+ * already in a gang, partly assigned, swapped, or two share a device. */
 cg_status cg_gang_restore(cg_core *core, const cg_cid *cids, unsigned n);
 
 /* Checks every invariant (conservation, bounds, safety, no all-suspended device, index

@@ -67,6 +67,9 @@ struct cg_container {
     bool exclusive;              /* holds its device alone (exclusive.c) */
     cg_cid gang;                 /* its gang's first member, or CG_CID_NONE (gang.c) */
     bool reserved;               /* a gang member: assigned == limit always (gang.c) */
+    bool queued;                 /* a gang member whose gang waits to be admitted: assigned ==
+                                  * used == 0 until every member can take its whole limit at
+                                  * once (gang.c); its requests wait (CG_WHY_GANG) */
     unsigned util_pct;           /* its application's utilisation alone, 0..100; 0: unknown */
     uint64_t app;                /* its application's profile-key hash; 0: unknown */
     cg_time created_at, suspended_since, total_suspended;
@@ -169,7 +172,7 @@ static inline cg_bytes ctr_charged(const cg_container *c) { return c->used + c->
  * assignment is about to shrink) or held out by the operator. */
 static inline bool ctr_hidden(const cg_container *c)
 {
-    return c->swap == CG_MOVING_OUT || (c->swap == CG_SWAPPED_OUT && c->held);
+    return c->swap == CG_MOVING_OUT || (c->swap == CG_SWAPPED_OUT && c->held) || c->queued;
 }
 /* Its requests are not granted now (the memory is leaving or gone); they wait. */
 static inline bool ctr_frozen(const cg_container *c)
@@ -350,7 +353,11 @@ enum cg_create_kind {
     CG_CREATE_RESTORE,  /* exactly `want`, else CG_ERR_INVALID */
     CG_CREATE_RESERVE,  /* the whole limit, else CG_ERR_NOT_FREE; the container is reserved */
     CG_CREATE_TRIAL,    /* RESERVE's answer, with nothing created */
+    CG_CREATE_QUEUE,    /* nothing assigned; the container is a queued gang member */
 };
+/* Admits the queued gangs with a member on dev that can now take their whole limits on every
+ * device at once, oldest first (gang.c); run before each resume round. */
+void cg_gang_admit_queued(cg_core *core, unsigned dev, cg_time now);
 cg_status cg_create(cg_core *core, const cg_container_spec *spec, cg_time now,
                     enum cg_create_kind kind, cg_bytes want, cg_cid *cid_out);
 

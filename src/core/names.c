@@ -63,6 +63,7 @@ const char *cg_reason_str(cg_reason r)
     case CG_WHY_SWAPPED: return "container is swapped out";
     case CG_WHY_FAIR_SHARE: return "tenant at its fair-share ceiling";
     case CG_WHY_STEP_ASIDE: return "stepped aside for a later request";
+    case CG_WHY_GANG: return "waits for all its GPUs";
     }
     return "unknown";
 }

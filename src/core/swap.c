@@ -350,6 +350,8 @@ static cg_container *most_urgent(const cg_core *core, const cg_device *d, unsign
         bool due = c->swap == CG_SWAPPED_OUT && !c->held && cg_step_aside_due(core, c, now);
         if (!due && (c->npending == 0 || (c->swap != CG_RESIDENT && c->swap != CG_MOVING_IN)))
             continue;
+        if (c->queued)
+            continue;   /* waits for its gang's devices, which victims here would not give */
         unsigned cls = cg_class(core, c, top, now);
         if (!best || cls > best_cls ||
             (cls == best_cls && (c->suspended_since < best->suspended_since ||

@@ -317,7 +317,8 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
         "{s:s,s:s,s:I,s:I,s:I,s:I,s:s,s:I,s:f,s:I,s:I}", "id", c->id, "name", c->name, "device",
         (json_int_t)c->device, "limit", (json_int_t)ci.limit, "assigned", (json_int_t)ci.assigned,
         "used", (json_int_t)container_used_bytes(c), "state",
-        c->swap.phase == SWAP_OUT            ? "swapped"
+        ci.queued                            ? "queued"
+        : c->swap.phase == SWAP_OUT          ? "swapped"
         : ci.state == CG_STATE_SUSPENDED     ? "suspended"
                                              : "running",
         "created", (json_int_t)c->created_unix,
@@ -333,7 +334,8 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
         json_object_set_new(o, "suspended_for_s",
                             json_real((double)(now - ci.suspended_since) / 1e9));
     /* Why it waits: "oversubscribed" (its GPU's sharing factor promised the memory it waits
-     * for), "memory" (any other wait), null (it does not wait): oversub.h. */
+     * for), "gpus" (on several GPUs, queued until all have room), "memory" (any other wait),
+     * null (it does not wait): oversub.h. */
     const char *why = oversub_wait_reason(d, c);
     json_object_set_new(o, "wait_reason", why ? json_string(why) : json_null());
     /* The share (null: no compute limit) and what gates.c measured: utilisation of the last

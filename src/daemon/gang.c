@@ -3,7 +3,9 @@
  * holds its whole limit from the start; core.h has why), changed together and removed together.
  *
  * Follow `convgpu run --gpus 2 --gpu-memory 4GiB`: the API asks for 2 GPUs; the core picks them
- * (or takes the ones named) and reserves 4 GiB on each; the leader is created on the first with
+ * (or takes the ones named) and reserves 4 GiB on each (or, when they lack it now, queues the
+ * container holding nothing, and reserves on every GPU at once when they all have it: its
+ * processes' requests wait until then, as a single GPU's would); the leader is created on the first with
  * the usual socket container.sock, member 1 on the second with container.1.sock in the leader's
  * directory; CUDA_VISIBLE_DEVICES lists both GPUs in that order, so CUDA ordinal k is member k,
  * and the interposer charges an allocation on ordinal k through socket k (WELCOME says how many
@@ -85,7 +87,12 @@ int gang_create(struct daemon *d, const char *id, const char *name, const char *
     }
     cg_container_spec member_spec = *spec;
     member_spec.no_swap = true;
-    cg_status st = cg_gang_create(d->core, &member_spec, n, devices, loop_now_ns(), cids);
+    /* One that lacks free memory now waits, queued, holding nothing, and is admitted on every
+     * GPU at once when they all have room (cg_gang_create_or_queue); its processes' requests
+     * wait until then. */
+    bool queued = false;
+    cg_status st = cg_gang_create_or_queue(d->core, &member_spec, n, devices, loop_now_ns(), cids,
+                                           &queued);
     if (st != CG_OK) {
         free(members);
         return refusal(d, spec, n, st, err, errlen);
@@ -118,6 +125,12 @@ int gang_create(struct daemon *d, const char *id, const char *name, const char *
             return rc;
         }
         leader->nmembers = k + 1;
+    }
+    if (queued) {
+        char b[CG_SIZE_BUFLEN];
+        log_info("container %s: queued for %u GPUs with %s free each; admitted on all of them at "
+                 "once when they have it", leader->id, n,
+                 cg_format_size(spec->limit, b, sizeof b));
     }
     *out = leader;
     return 0;

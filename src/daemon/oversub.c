@@ -220,6 +220,8 @@ const char *oversub_wait_reason(const struct daemon *d, const struct container *
     cg_container_info ci = {0};
     if (cg_container_get(d->core, c->cid, 0, &ci) != CG_OK)
         return NULL;
+    if (ci.queued)
+        return "gpus";   /* its GPUs lack room for its whole limit on every one at once */
     bool waits = ci.state == CG_STATE_SUSPENDED || (c->swap.phase == SWAP_OUT && ci.npending > 0);
     if (!waits)
         return NULL;

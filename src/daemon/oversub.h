@@ -58,7 +58,8 @@ const char *oversub_mode(const struct daemon *d);
  * "oversubscribed", when its device promises more than its capacity (factor > 1) and its
  * containers' limits add up to more than that capacity: with the factor at 1, kubelet or Slurm
  * would not have sent those limits to this device, so the collision it waits for was promised
- * by the factor. Any other wait is "memory". NULL: it does not wait. Read by the views only
+ * by the factor. A container on several GPUs queued until all of them have room for it waits
+ * "gpus" (gang.c). Any other wait is "memory". NULL: it does not wait. Read by the views only
  * (ps, top, the API, metrics); like the factor itself, never by a decision. */
 struct container;
 const char *oversub_wait_reason(const struct daemon *d, const struct container *c);

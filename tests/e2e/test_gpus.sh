@@ -4,9 +4,10 @@
 # its own limit (cuMemGetInfo and NVML per device), each allocation charged to the GPU it is on
 # (the daemon's per-device use and the GPUs' assignments agree), an allocation over one GPU's
 # limit refused while the other GPU's succeed; the whole limit is reserved on each GPU at
-# creation, a gang that does not fit now is refused with nothing created; limit changes go to
-# every GPU or none; a daemon killed with -9 brings the gang back linked; its end frees every
-# GPU. Bad input (--gpus 0, more GPUs than the node, a GPU named twice or unknown, a malformed
+# creation; a gang that does not fit now waits, queued, holding nothing on any GPU, and is
+# admitted on all of its GPUs at once when they have room (issue 37 item 4); limit changes go to
+# every GPU or none; a daemon killed with -9 brings the gang back linked, and a queued gang back
+# queued; its end frees every GPU. Bad input (--gpus 0, more GPUs than the node, a GPU named twice or unknown, a malformed
 # body) is refused with a clear error and changes nothing.
 . "$(dirname "$0")/lib.sh"
 export CONVGPU_EMU_CONTEXT=6MiB
@@ -50,14 +51,21 @@ out=$(api GET /metrics)
 check "/metrics: one container, a used-bytes series per GPU" \
     test "$(grep -c "^convgpu_container_used_bytes{container=\"[0-9a-f]*\",name=\"duo\",device=\"[01]\"}" <<<"$out")" = 2
 
-# A gang that does not fit now is refused, whole, with nothing created.
-before=$(snapshot)
+# A gang that does not fit now waits, queued, holding nothing (issue 37 item 4).
+before=$(devices)
 out=$(api POST /v1/containers '{"name":"big","gpus":2,"gpu_memory":"1536MiB"}')
-refused "$out" 409 '2 GPUs with 1.5GiB free each are not available now' \
-    "2 x 1.5GiB when only GPU 2 has it free: 409"
-out=$(api POST /v1/containers '{"name":"big","devices":[2,0],"gpu_memory":"1536MiB"}')
-refused "$out" 409 'not available now' "naming GPUs 2 and 0: refused the same"
-check "refusals changed nothing" test "$(snapshot)" = "$before"
+check "2 x 1.5GiB when only GPU 2 has it free: created (201), queued" \
+    test "$(code "$out") $(container_field big state) $(container_field big wait_reason)" = "201 queued gpus"
+check "... holding nothing on any GPU" test "$(devices)" = "$before"
+check "... on the two GPUs with the most free (2, then 0: GPUs 0 and 1 tie, the lower)" \
+    test "$(container_field big devices)" = "[0, 2]"
+check "ps shows it queued" grep -Eq '^[0-9a-f]+ +big .* queued ' <(cg ps)
+check "the daemon logged why" grep -q "queued for 2 GPUs with 1.5GiB free each" "$DAEMON_LOG"
+out=$(api DELETE /v1/containers/big)
+check "a queued gang can be removed" test "$(code "$out")" = 200
+out=$(api POST /v1/containers '{"name":"big","devices":[2,0],"gpu_memory":"1536MiB","gpus":3}')
+check "bad input is still refused (devices and gpus disagree)" test "$(code "$out")" = 400
+check "nothing left of it" test "$(devices)" = "$before"
 
 # Limits change on every GPU or on none.
 out=$(api PUT /v1/containers/duo/limit '{"gpu_memory":"1536MiB"}')
@@ -84,11 +92,21 @@ check "after kill -9 and restart: still 2 GPUs" \
 check "... each GPU's use restored: $(members duo)" test "$(members duo)" = "$m"
 check "... the reservations restored" test "$(devices)" = "$GiB $((GiB + 256 * MiB)) 0"
 out=$(api POST /v1/containers '{"name":"big","devices":[0,2],"gpu_memory":"1536MiB"}')
-refused "$out" 409 'not available now' "... and still held: 1.5GiB more on GPU 0 refused"
+check "... and still held: 1.5GiB more on GPU 0 queued, holding nothing" \
+    test "$(code "$out") $(container_field big state) $(devices)" = "201 queued $GiB $((GiB + 256 * MiB)) 0"
+stop_daemon_hard
+start_daemon $EMU
+check "a daemon killed with -9 brings the queued gang back queued" \
+    test "$(container_field big state) $(container_field big devices) $(devices)" = "queued [0, 2] $GiB $((GiB + 256 * MiB)) 0"
 rm -f "$TMP/hold" "$TMP/hold1"
 rc=0; wait "$duo" || rc=$?
 check "the program freed on both GPUs and exited 0" test "$rc" = 0
 wait "$single" || true
+wait_for "duo gone: the queued gang admitted on GPUs 0 and 2 at once" "$WAIT_S" \
+    prints "$((1536 * MiB)) 0 $((1536 * MiB))" devices &&
+    pass "admitted when its GPUs had room" || fail "not admitted: $(devices) $(container_field big state)"
+check "... running now" test "$(container_field big state) $(container_field big wait_reason)" = "running "
+api DELETE /v1/containers/big >/dev/null
 wait_for "every GPU free again" "$WAIT_S" prints "0 0 0" devices
 check "nothing left: no container" test "$(cg ps --json)" = "[]"
 
