@@ -110,6 +110,30 @@ api DELETE /v1/containers/big >/dev/null
 wait_for "every GPU free again" "$WAIT_S" prints "0 0 0" devices
 check "nothing left: no container" test "$(cg ps --json)" = "[]"
 
+# A real program in a queued gang: its first allocation waits until its GPUs have room, then
+# it runs to the end. A single container holds 1.5GiB of GPU 0; the gang wants 1GiB on 0 and 2.
+cg run --quiet --name holder --device 0 --gpu-memory 1536MiB -- "$PROBE" hold 1400MiB "$TMP/hold4" \
+    >/dev/null 2>&1 &
+holder=$!
+wait_for "the holder holds 1.4GiB of GPU 0" "$WAIT_S" test -e "$TMP/hold4"
+cg run --quiet --name waiter --devices 0,2 --gpu-memory 1GiB -- \
+    "$PROBE" gpus "$TMP/hold5" 500MiB 500MiB >"$TMP/waiter.out" 2>&1 &
+waiter=$!
+wait_for "the waiter is queued" "$WAIT_S" prints queued container_field waiter state
+wait_for "... its first allocation waits (a request pending)" "$WAIT_S" \
+    prints 1 container_field waiter pending
+check "... holding nothing, having allocated nothing" \
+    test "$(devices) $(test -e "$TMP/hold5" && echo held)" = "$((1536 * MiB)) 0 0 "
+rm -f "$TMP/hold4"
+wait "$holder" || true
+wait_for "the holder gone: the waiter's program holds its memory on both GPUs" "$WAIT_S" \
+    test -e "$TMP/hold5"
+check "... admitted on GPUs 0 and 2 at once, 1GiB each" test "$(devices)" = "$GiB 0 $GiB"
+rm -f "$TMP/hold5"
+rc=0; wait "$waiter" || rc=$?
+check "the waiter's program ran to its end (exit 0), nothing out of memory" \
+    bash -c "[ $rc = 0 ] && grep -q 'gpu 1 alloc rc=0' '$TMP/waiter.out'"
+
 # One GPU's limit is that GPU's: 1.2GiB on GPU 1 of a 1GiB-per-GPU gang is refused there only.
 set +e
 cg run --quiet --gpus 2 --gpu-memory 1GiB -- "$PROBE" gpus "$TMP/hold2" 800MiB 1200MiB \
