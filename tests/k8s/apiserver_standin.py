@@ -6,7 +6,15 @@ Node) and, when --token is given, Authorization: Bearer TOKEN. It answers the pa
 or a v1.Status with the real codes (401, 404, 405, 415, 422) and message otherwise, and records
 every request (method, path, headers, body) as a JSON line in --log.
 
+It also serves what convgpu-dra-driver uses of resource.k8s.io/v1, with --dra-schema FILE (a
+subset of the published OpenAPI definitions, tests/k8s/dra_openapi_v1.json): ResourceSlices
+(POST, GET one or the list, PUT at the current resourceVersion, DELETE) and ResourceClaims in a
+namespace (POST, GET, PUT .../status as the scheduler writes an allocation, DELETE). Every object
+written is checked against the schema as the API server checks with strict field validation: an
+unknown field or a wrong type is 422 with the field's path; a PUT at an old resourceVersion is 409.
+
 Usage: apiserver_standin.py --node NAME --port-file F --log F [--token T] [--cert C --key K]
+                            [--dra-schema FILE]
 The port is written to --port-file (atomically) once it listens; it runs until killed.
 """
 import argparse
@@ -14,7 +22,9 @@ import http.server
 import json
 import os
 import ssl
+import re
 import threading
+import uuid
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--node", required=True)
@@ -23,7 +33,46 @@ ap.add_argument("--log", required=True)
 ap.add_argument("--token")
 ap.add_argument("--cert")
 ap.add_argument("--key")
+ap.add_argument("--dra-schema")
 opt = ap.parse_args()
+SCHEMA = json.load(open(opt.dra_schema))["definitions"] if opt.dra_schema else None
+SLICES = {}  # name -> ResourceSlice
+CLAIMS = {}  # (namespace, name) -> ResourceClaim
+VERSION = [100]
+DRA = "/apis/resource.k8s.io/v1"
+
+
+def schema_errors(obj, ref, path):
+    """The fields of obj that the definition ref does not allow (strict validation)."""
+    d = SCHEMA[ref] if isinstance(ref, str) else ref
+    if "$ref" in d:
+        return schema_errors(obj, d["$ref"], path)
+    want = d.get("type")
+    kinds = {"string": str, "integer": int, "boolean": bool, "object": dict, "array": list}
+    if want and (not isinstance(obj, kinds[want]) or (want == "integer" and isinstance(obj, bool))):
+        return ['%s: Invalid value: expected %s' % (path, want)]
+    errs = []
+    if want == "object":
+        props = d.get("properties")
+        for k in d.get("required", []):
+            if k not in obj:
+                errs.append("%s.%s: Required value" % (path, k))
+        for k, v in obj.items():
+            if props is not None and k in props:
+                errs += schema_errors(v, props[k], "%s.%s" % (path, k))
+            elif "additionalProperties" in d:
+                errs += schema_errors(v, d["additionalProperties"], "%s[%s]" % (path, k))
+            elif props is not None:
+                errs.append('unknown field "%s.%s"' % (path, k))
+    if want == "array" and "items" in d:
+        for i, v in enumerate(obj):
+            errs += schema_errors(v, d["items"], "%s[%d]" % (path, i))
+    return errs
+
+
+def next_version():
+    VERSION[0] += 1
+    return str(VERSION[0])
 
 NODE = {"kind": "Node", "apiVersion": "v1",
         "metadata": {"name": opt.node, "uid": "0d0e", "resourceVersion": "1",
@@ -74,6 +123,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                 "body": body}) + "\n")
         if opt.token and self.headers.get("Authorization") != "Bearer " + opt.token:
             return self.status(401, "Unauthorized", "Unauthorized")
+        if SCHEMA is not None and self.path.startswith(DRA + "/"):
+            return self.dra(body)
         if self.path != "/api/v1/nodes/" + opt.node:
             return self.status(404, "NotFound", 'nodes "%s" not found' %
                                self.path.rsplit("/", 1)[-1])
@@ -99,7 +150,87 @@ class Handler(http.server.BaseHTTPRequestHandler):
             NODE["metadata"]["resourceVersion"] = str(int(NODE["metadata"]["resourceVersion"]) + 1)
             self.answer(200, NODE)
 
-    do_GET = do_PATCH = do_POST = do_PUT = handle_any
+    def dra(self, body):
+        m = self.command
+        path = self.path.split("?")[0][len(DRA):]
+        obj = None
+        if m in ("POST", "PUT"):
+            try:
+                obj = json.loads(body)
+            except ValueError as e:
+                return self.status(400, "BadRequest", "error decoding body: %s" % e)
+        rs = re.fullmatch(r"/resourceslices(?:/([a-z0-9.-]+))?", path)
+        rc = re.fullmatch(r"/namespaces/([a-z0-9-]+)/resourceclaims(?:/([a-z0-9.-]+)(/status)?)?", path)
+        with LOCK:
+            if rs:
+                return self.dra_object(SLICES, rs.group(1), "ResourceSlice", m, obj, None, False)
+            if rc:
+                key = (rc.group(1), rc.group(2)) if rc.group(2) else None
+                return self.dra_object(CLAIMS, key, "ResourceClaim", m, obj, rc.group(1),
+                                       bool(rc.group(3)))
+        return self.status(404, "NotFound", "the server could not find the requested resource")
+
+    def dra_object(self, store, key, kind, m, obj, ns, status_only):
+        resource = kind.lower() + "s"
+        if m == "GET" and key is None:
+            items = [v for k, v in sorted(store.items(), key=lambda kv: str(kv[0]))
+                     if ns is None or k[0] == ns]
+            return self.answer(200, {"kind": kind + "List", "apiVersion": "resource.k8s.io/v1",
+                                     "metadata": {"resourceVersion": str(VERSION[0])},
+                                     "items": items})
+        if m in ("POST", "PUT"):
+            if not isinstance(obj, dict) or obj.get("kind") != kind or \
+                    obj.get("apiVersion") != "resource.k8s.io/v1":
+                return self.status(400, "BadRequest", "the body is not a %s of resource.k8s.io/v1"
+                                   % kind)
+            errs = schema_errors(obj, "io.k8s.api.resource.v1." + kind, kind)
+            if errs:
+                return self.status(422, "Invalid", "%s is invalid: %s" % (kind, "; ".join(errs)))
+        if m == "POST" and key is None:
+            meta = obj.setdefault("metadata", {})
+            name = meta.get("name", "")
+            if not re.fullmatch(r"[a-z0-9]([a-z0-9.-]*[a-z0-9])?", name) or len(name) > 253:
+                return self.status(422, "Invalid", "metadata.name: Invalid value: %r" % name)
+            k = (ns, name) if ns else name
+            if k in store:
+                return self.status(409, "AlreadyExists", '%s "%s" already exists' % (resource, name))
+            if ns:
+                meta["namespace"] = ns
+            meta["uid"] = str(uuid.uuid4())
+            meta["resourceVersion"] = next_version()
+            meta["creationTimestamp"] = "2026-01-01T00:00:00Z"
+            if kind == "ResourceClaim":
+                obj.pop("status", None)  # status is only written through /status
+            store[k] = obj
+            return self.answer(201, obj)
+        if key is None or key not in store:
+            return self.status(404, "NotFound", '%s "%s" not found' % (resource, key if ns is None else key[1]))
+        cur = store[key]
+        if m == "GET":
+            return self.answer(200, cur)
+        if m == "DELETE":
+            del store[key]
+            return self.answer(200, cur)
+        if m != "PUT":
+            return self.status(405, "MethodNotAllowed", "the server does not allow this method")
+        meta = obj.get("metadata", {})
+        if meta.get("resourceVersion") != cur["metadata"]["resourceVersion"]:
+            return self.status(409, "Conflict", "the object has been modified; please apply your "
+                               "changes to the latest version and try again")
+        if status_only:
+            new = json.loads(json.dumps(cur))
+            new["status"] = obj.get("status", {})
+        else:
+            new = obj
+            new["metadata"] = dict(cur["metadata"], **{k: v for k, v in meta.items()
+                                                       if k in ("labels", "annotations")})
+            if kind == "ResourceClaim":
+                new["status"] = cur.get("status", {})
+        new["metadata"]["resourceVersion"] = next_version()
+        store[key] = new
+        return self.answer(200, new)
+
+    do_GET = do_PATCH = do_POST = do_PUT = do_DELETE = handle_any
 
 
 srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
