@@ -74,7 +74,7 @@ json_t *dra_cdi_spec(const char *uid, json_t *node_env, json_t *created, const c
           add_mount(mounts, preload_file, IN_CONTAINER_PRELOAD, false, false);
     /* The node's variables, then the container's (its GPU), each once. */
     json_t *merged = json_object();
-    bad = bad || !merged || json_object_update(merged, node_env) ||
+    bad = bad || !merged || (node_env && json_object_update(merged, node_env)) ||
           json_object_update(merged, cenv);
     const char *key;
     json_t *v;

@@ -144,8 +144,9 @@ json_t *dra_slices(const struct dra_inventory *inv, const char *node, unsigned p
 void dra_slice_name(const char *node, size_t i, char *out, size_t len);
 
 /* ---- the CDI spec of a claim (cdi.c) --------------------------------------------------------- */
-/* The spec for a prepared claim: node_env is /v1/version's "node_env", created the create
- * answer (dir, env). Returns a new reference, NULL with err. */
+/* The spec for a prepared claim: created is convgpud's create answer (dir, env: the node's
+ * variables and the container's); node_env, when not NULL, more variables under it (/v1/version's
+ * "node_env"). Returns a new reference, NULL with err. */
 json_t *dra_cdi_spec(const char *uid, json_t *node_env, json_t *created, const char *preload_file,
                      char *err, size_t errlen);
 /* The CDI device ID kubelet gets: "gpu.convgpu.io/claim=<uid>". */

@@ -151,16 +151,6 @@ static int prepare_locked(const char *ns, const char *name, const char *uid,
         return -1;
     }
 
-    json_t *version = NULL;
-    char why[512] = "";
-    st = cli_request("GET", "/v1/version", NULL, &version, why, sizeof why);
-    json_t *node_env = json_object_get(version, "node_env");
-    if (st != 200 || !json_is_object(node_env)) {
-        snprintf(err, errlen, "convgpud: GET /v1/version: %s", st ? "no node_env" : why);
-        json_decref(version);
-        return -1;
-    }
-
     snprintf(id, sizeof id, DRA_ID_PREFIX "%s", uid);
     struct cg_client_spec spec = {
         .id = id,
@@ -187,11 +177,11 @@ static int prepare_locked(const char *ns, const char *name, const char *uid,
     json_t *created = cgc_create(&spec, &e);
     if (!created) {
         cgc_error_format(&e, "convgpud refused the claim's container", err, errlen);
-        json_decref(version);
         return -1;
     }
     char line[] = "/usr/lib/convgpu/libconvgpu.so\n";
-    json_t *cdispec = dra_cdi_spec(uid, node_env, created, preload, err, errlen);
+    /* The create answer's env holds the node's part (the interposer, the emulator) too. */
+    json_t *cdispec = dra_cdi_spec(uid, NULL, created, preload, err, errlen);
     char *text = cdispec ? json_dumps(cdispec, JSON_INDENT(2)) : NULL;
     json_t *rec = json_pack("{s:s,s:s,s:s,s:[]}", "uid", uid, "namespace", ns, "name", name,
                             "devices");
@@ -224,7 +214,6 @@ static int prepare_locked(const char *ns, const char *name, const char *uid,
     json_decref(rec);
     json_decref(cdispec);
     json_decref(created);
-    json_decref(version);
     return rc;
 }
 
