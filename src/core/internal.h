@@ -9,6 +9,7 @@
 
 #include "core.h"
 #include "hash.h"
+#include "treap.h"
 
 typedef struct cg_container cg_container;
 typedef struct cg_process cg_process;
@@ -16,6 +17,8 @@ typedef struct cg_pending cg_pending;
 
 /* A suspended allocation request, in its container's queue (waitq.h). */
 struct cg_pending {
+    cg_treap tnode;              /* index node (waitq.c): a treap keyed by seq; first, so that a
+                                  * node is its request at no cost */
     cg_reqid req;
     cg_bytes bytes;              /* size asked for + context charge when `charges` */
     bool charges;                /* this request carries its process's first context charge */
@@ -23,8 +26,6 @@ struct cg_pending {
     uint64_t seq;                /* arrival number in its container */
     cg_pending *prev, *next;     /* the container's queue, arrival order */
     cg_pending *pprev, *pnext;   /* its process's requests, arrival order */
-    cg_pending *tl, *tr;         /* index node (waitq.c): a treap keyed by seq */
-    uint64_t prio;
     cg_bytes tmin, tmax;         /* least and greatest size in the subtree */
 };
 
@@ -40,6 +41,8 @@ struct cg_process {
 };
 
 struct cg_container {
+    cg_treap tnode;              /* safety index node (safety.c); first, so that a node is its
+                                  * container at no cost */
     cg_cid cid;
     unsigned dev;
     cg_bytes limit, assigned, used;
@@ -81,11 +84,9 @@ struct cg_container {
     cg_container *wprev, *wnext; /* device's containers with a waiting limit raise */
     cg_process *procs;
     cg_pending *phead, *ptail;   /* pending requests, arrival order (waitq.h) */
-    cg_pending *proot;           /* their index */
+    cg_treap *proot;             /* their index */
     uint64_t pseq;               /* arrival numbers handed out */
-    /* Safety index node (safety.c): a treap keyed by (need, cid). */
-    cg_container *tl, *tr;
-    uint64_t prio;
+    /* Safety index summary (safety.c; its node is tnode, first above). */
     cg_bytes tneed, tassigned;   /* the values the node was inserted with */
     int64_t tsum;                /* sum of assignments in the subtree */
     int64_t tmax;                /* max over the subtree of need - assignments before it */
@@ -97,7 +98,7 @@ typedef struct {
     unsigned ncontainers, nsuspended;
     unsigned hard_pct;                    /* sum of its containers' hard shares, <= 100 */
     cg_cid exclusive;                     /* its exclusive container, or CG_CID_NONE */
-    cg_container *root;                   /* safety index */
+    cg_treap *root;                       /* safety index (safety.c) */
     cg_container *shead, *stail;          /* suspended, suspension order */
     cg_container *whead, *wtail;          /* waiting limit raises, arrival order */
     cg_bytes swap_incoming;               /* sum of swap_reserved of its MOVING_OUT containers */

@@ -1,7 +1,9 @@
-/* safety.c — the treap behind safety.h. Priorities are a hash of the cid, so the shape is
- * deterministic (no randomness, no clock) yet balanced in expectation. */
+/* safety.c — the index behind safety.h, on the core's treap (treap.h): keyed by (need, cid),
+ * each subtree summarised by its sum of assignments and its worst need. Priorities are a hash of
+ * the cid, so the shape is deterministic (no randomness, no clock) yet balanced in expectation. */
 #include "safety.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 
 static uint64_t prio_of(cg_cid cid)
@@ -17,94 +19,49 @@ static bool key_less(cg_bytes n1, cg_cid c1, cg_bytes n2, cg_cid c2)
 
 static inline int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
 
-static void pull(cg_container *t)
+/* The container a node of the index is; NULL for none. */
+static inline cg_container *ctr_of(const cg_treap *n)
 {
-    int64_t lsum = t->tl ? t->tl->tsum : 0;
+    return n ? (cg_container *)((const char *)n - offsetof(cg_container, tnode)) : NULL;
+}
+static inline cg_container *left(const cg_container *t) { return ctr_of(t->tnode.l); }
+static inline cg_container *right(const cg_container *t) { return ctr_of(t->tnode.r); }
+
+static bool less(const cg_treap *a, const cg_treap *b)
+{
+    const cg_container *x = ctr_of(a), *y = ctr_of(b);
+    return key_less(x->tneed, x->cid, y->tneed, y->cid);
+}
+
+static void pull(cg_treap *n)
+{
+    cg_container *t = ctr_of(n), *tl = left(t), *tr = right(t);
+    int64_t lsum = tl ? tl->tsum : 0;
     int64_t a = (int64_t)t->tassigned;
     int64_t m = (int64_t)t->tneed - lsum;
-    if (t->tl)
-        m = imax(m, t->tl->tmax);
-    if (t->tr)
-        m = imax(m, t->tr->tmax - lsum - a);
+    if (tl)
+        m = imax(m, tl->tmax);
+    if (tr)
+        m = imax(m, tr->tmax - lsum - a);
     t->tmax = m;
-    t->tsum = lsum + a + (t->tr ? t->tr->tsum : 0);
+    t->tsum = lsum + a + (tr ? tr->tsum : 0);
 }
 
-/* Splits t into keys < (need, cid) and the rest. */
-static void split(cg_container *t, cg_bytes need, cg_cid cid, cg_container **l, cg_container **r)
-{
-    if (!t) {
-        *l = *r = NULL;
-    } else if (key_less(t->tneed, t->cid, need, cid)) {
-        split(t->tr, need, cid, &t->tr, r);
-        pull(t);
-        *l = t;
-    } else {
-        split(t->tl, need, cid, l, &t->tl);
-        pull(t);
-        *r = t;
-    }
-}
-
-static cg_container *merge(cg_container *l, cg_container *r)
-{
-    if (!l)
-        return r;
-    if (!r)
-        return l;
-    if (l->prio > r->prio) {
-        l->tr = merge(l->tr, r);
-        pull(l);
-        return l;
-    }
-    r->tl = merge(l, r->tl);
-    pull(r);
-    return r;
-}
-
-static cg_container *insert(cg_container *t, cg_container *n)
-{
-    if (!t)
-        return n;
-    if (n->prio > t->prio) {
-        split(t, n->tneed, n->cid, &n->tl, &n->tr);
-        pull(n);
-        return n;
-    }
-    if (key_less(n->tneed, n->cid, t->tneed, t->cid))
-        t->tl = insert(t->tl, n);
-    else
-        t->tr = insert(t->tr, n);
-    pull(t);
-    return t;
-}
-
-static cg_container *erase(cg_container *t, cg_container *n)
-{
-    if (t == n)
-        return merge(t->tl, t->tr);
-    if (key_less(n->tneed, n->cid, t->tneed, t->cid))
-        t->tl = erase(t->tl, n);
-    else
-        t->tr = erase(t->tr, n);
-    pull(t);
-    return t;
-}
+CG_TREAP_DEFINE(index, less, pull)
 
 void cg_safety_insert(cg_device *d, cg_container *c)
 {
-    c->tl = c->tr = NULL;
-    c->prio = prio_of(c->cid);
+    c->tnode = (cg_treap){.prio = prio_of(c->cid)};
     c->tneed = ctr_need(c);
     c->tassigned = c->assigned;
-    pull(c);
-    d->root = insert(d->root, c);
+    pull(&c->tnode);
+    d->root = index_insert(d->root, &c->tnode);
 }
 
 void cg_safety_remove(cg_device *d, cg_container *c)
 {
-    d->root = erase(d->root, c);
-    c->tl = c->tr = NULL;
+    d->root = index_erase(d->root, &c->tnode);
+    c->tnode.l = c->tnode.r = NULL;
 }
 
 bool cg_safety_probe(const cg_device *d, cg_cid x, cg_bytes need, cg_bytes assigned,
@@ -113,20 +70,21 @@ bool cg_safety_probe(const cg_device *d, cg_cid x, cg_bytes need, cg_bytes assig
     /* worst = max over every container y of need_y - (assignments before y), with x placed at
      * its key; `off` is the sum of assignments left of the current subtree (x excluded). */
     int64_t worst = INT64_MIN, off = 0, ax = (int64_t)assigned;
-    for (const cg_container *t = d->root; t;) {
-        int64_t lsum = t->tl ? t->tl->tsum : 0;
+    for (const cg_container *t = ctr_of(d->root); t;) {
+        const cg_container *tl = left(t), *tr = right(t);
+        int64_t lsum = tl ? tl->tsum : 0;
         if (key_less(t->tneed, t->cid, need, x)) {
-            if (t->tl)
-                worst = imax(worst, t->tl->tmax - off);
+            if (tl)
+                worst = imax(worst, tl->tmax - off);
             worst = imax(worst, (int64_t)t->tneed - off - lsum);
             off += lsum + (int64_t)t->tassigned;
-            t = t->tr;
+            t = tr;
         } else {
             int64_t base = off + lsum;
             worst = imax(worst, (int64_t)t->tneed - base - ax);
-            if (t->tr)
-                worst = imax(worst, t->tr->tmax - base - (int64_t)t->tassigned - ax);
-            t = t->tl;
+            if (tr)
+                worst = imax(worst, tr->tmax - base - (int64_t)t->tassigned - ax);
+            t = tl;
         }
     }
     worst = imax(worst, (int64_t)need - off);
@@ -158,29 +116,24 @@ cg_bytes cg_safety_largest(cg_device *d, cg_container *c, cg_bytes cap)
 
 bool cg_safety_ok(const cg_device *d)
 {
-    return !d->root || d->root->tmax <= (int64_t)dev_free(d);
+    return !d->root || ctr_of(d->root)->tmax <= (int64_t)dev_free(d);
 }
 
-static const char *verify(const cg_container *t, const cg_container *lo, const cg_container *hi,
-                          unsigned *count)
+/* The values each node was indexed with and its summary, against the container and its
+ * children (the key and heap orders are treap.c's to check). */
+static const char *verify_values(const cg_container *t)
 {
     if (!t)
         return NULL;
-    (*count)++;
     if (t->tneed != ctr_need(t) || t->tassigned != t->assigned)
         return "safety index: node values stale";
-    if ((lo && !key_less(lo->tneed, lo->cid, t->tneed, t->cid)) ||
-        (hi && !key_less(t->tneed, t->cid, hi->tneed, hi->cid)))
-        return "safety index: key order broken";
-    if ((t->tl && t->tl->prio > t->prio) || (t->tr && t->tr->prio > t->prio))
-        return "safety index: heap order broken";
-    const char *e = verify(t->tl, lo, t, count);
+    const char *e = verify_values(left(t));
     if (!e)
-        e = verify(t->tr, t, hi, count);
+        e = verify_values(right(t));
     if (e)
         return e;
     cg_container copy = *t;
-    pull(&copy);
+    pull(&copy.tnode);
     if (copy.tsum != t->tsum || copy.tmax != t->tmax)
         return "safety index: augmentation stale";
     return NULL;
@@ -188,8 +141,12 @@ static const char *verify(const cg_container *t, const cg_container *lo, const c
 
 const char *cg_safety_verify(const cg_device *d, unsigned *count)
 {
-    *count = 0;
-    return verify(d->root, NULL, NULL, count);
+    switch (index_verify(d->root, count)) {
+    case CG_TREAP_KEY_ORDER: return "safety index: key order broken";
+    case CG_TREAP_HEAP_ORDER: return "safety index: heap order broken";
+    case CG_TREAP_OK: break;
+    }
+    return verify_values(ctr_of(d->root));
 }
 
 static int claim_by_need(const void *a, const void *b)

@@ -1,11 +1,20 @@
 /* waitq.c — the suspended-request queue behind waitq.h: a doubly linked arrival list, a list per
- * process, and a treap keyed by arrival number with the least and greatest size per subtree. */
+ * process, and the core's treap (treap.h) keyed by arrival number with the least and greatest
+ * size per subtree. */
 #include "waitq.h"
+
+#include <stddef.h>
 
 static uint64_t prio_of(cg_cid cid, uint64_t seq)
 {
     uint64_t s = seq * 0xd1b54a32d192ed03ull ^ (uint64_t)cid * 0x9e3779b97f4a7c15ull;
     return cg_rng_next(&s);
+}
+
+/* The request a node of the index is; NULL for none. */
+static inline cg_pending *req_of(const cg_treap *n)
+{
+    return n ? (cg_pending *)((const char *)n - offsetof(cg_pending, tnode)) : NULL;
 }
 
 static void absorb(cg_pending *t, const cg_pending *child)
@@ -18,49 +27,24 @@ static void absorb(cg_pending *t, const cg_pending *child)
         t->tmax = child->tmax;
 }
 
-static void pull(cg_pending *t)
+static bool less(const cg_treap *a, const cg_treap *b) { return req_of(a)->seq < req_of(b)->seq; }
+
+static void pull(cg_treap *n)
 {
+    cg_pending *t = req_of(n);
     t->tmin = t->tmax = t->bytes;
-    absorb(t, t->tl);
-    absorb(t, t->tr);
+    absorb(t, req_of(n->l));
+    absorb(t, req_of(n->r));
 }
 
-/* Every arrival number in l is below every one in r. */
-static cg_pending *merge(cg_pending *l, cg_pending *r)
-{
-    if (!l)
-        return r;
-    if (!r)
-        return l;
-    if (l->prio > r->prio) {
-        l->tr = merge(l->tr, r);
-        pull(l);
-        return l;
-    }
-    r->tl = merge(l, r->tl);
-    pull(r);
-    return r;
-}
-
-static cg_pending *erase(cg_pending *t, const cg_pending *n)
-{
-    if (t == n)
-        return merge(t->tl, t->tr);
-    if (n->seq < t->seq)
-        t->tl = erase(t->tl, n);
-    else
-        t->tr = erase(t->tr, n);
-    pull(t);
-    return t;
-}
+CG_TREAP_DEFINE(index, less, pull)
 
 void cg_waitq_push(cg_container *c, cg_pending *r)
 {
     r->seq = ++c->pseq;
-    r->prio = prio_of(c->cid, r->seq);
-    r->tl = r->tr = NULL;
-    pull(r);
-    c->proot = merge(c->proot, r); /* the newest has the greatest key */
+    r->tnode = (cg_treap){.prio = prio_of(c->cid, r->seq)};
+    pull(&r->tnode);
+    c->proot = index_merge(c->proot, &r->tnode); /* the newest: greatest key */
     r->prev = c->ptail;
     r->next = NULL;
     if (c->ptail)
@@ -80,7 +64,7 @@ void cg_waitq_push(cg_container *c, cg_pending *r)
 
 void cg_waitq_remove(cg_container *c, cg_pending *r)
 {
-    c->proot = erase(c->proot, r);
+    c->proot = index_erase(c->proot, &r->tnode);
     if (r->prev)
         r->prev->next = r->next;
     else
@@ -98,7 +82,8 @@ void cg_waitq_remove(cg_container *c, cg_pending *r)
         r->pnext->pprev = r->pprev;
     else
         p->ptail = r->pprev;
-    r->tl = r->tr = r->prev = r->next = r->pprev = r->pnext = NULL;
+    r->tnode.l = r->tnode.r = NULL;
+    r->prev = r->next = r->pprev = r->pnext = NULL;
 }
 
 /* The leftmost node of t with seq > after and bytes <= room (fit) or > room (!fit). A subtree
@@ -110,47 +95,46 @@ static cg_pending *first(cg_pending *t, uint64_t after, cg_bytes room, bool fit)
         if (fit ? t->tmin > room : t->tmax <= room)
             return NULL;
         if (t->seq <= after) {
-            t = t->tr;
+            t = req_of(t->tnode.r);
             continue;
         }
-        cg_pending *x = first(t->tl, after, room, fit);
+        cg_pending *x = first(req_of(t->tnode.l), after, room, fit);
         if (x)
             return x;
         if (fit ? t->bytes <= room : t->bytes > room)
             return t;
-        t = t->tr;
+        t = req_of(t->tnode.r);
     }
     return NULL;
 }
 
 cg_pending *cg_waitq_first_fit(const cg_container *c, uint64_t after, cg_bytes room)
 {
-    return first(c->proot, after, room, true);
+    return first(req_of(c->proot), after, room, true);
 }
 
 cg_pending *cg_waitq_first_over(const cg_container *c, uint64_t after, cg_bytes room)
 {
-    return first(c->proot, after, room, false);
+    return first(req_of(c->proot), after, room, false);
 }
 
-/* In-order walk of the index against the arrival list; *at advances along the list. */
-static const char *verify(const cg_pending *t, const cg_pending **at, const cg_pending *parent)
+/* In-order walk of the index against the arrival list, *at advancing along the list, and each
+ * node's sizes against its children's (the heap order is treap.c's to check). */
+static const char *verify(const cg_pending *t, const cg_pending **at)
 {
     if (!t)
         return NULL;
-    if (parent && t->prio > parent->prio)
-        return "wait queue index: heap order broken";
-    const char *e = verify(t->tl, at, t);
+    const char *e = verify(req_of(t->tnode.l), at);
     if (e)
         return e;
     if (*at != t)
         return "wait queue index: order differs from the arrival list";
     *at = t->next;
     cg_pending copy = *t;
-    pull(&copy);
+    pull(&copy.tnode);
     if (copy.tmin != t->tmin || copy.tmax != t->tmax)
         return "wait queue index: sizes stale";
-    return verify(t->tr, at, t);
+    return verify(req_of(t->tnode.r), at);
 }
 
 const char *cg_waitq_verify(const cg_container *c)
@@ -164,8 +148,14 @@ const char *cg_waitq_verify(const cg_container *c)
         if (!listed)
             return "wait queue: request missing from its process's list";
     }
+    unsigned n;
+    switch (index_verify(c->proot, &n)) {
+    case CG_TREAP_KEY_ORDER: return "wait queue index: order differs from the arrival list";
+    case CG_TREAP_HEAP_ORDER: return "wait queue index: heap order broken";
+    case CG_TREAP_OK: break;
+    }
     const cg_pending *at = c->phead;
-    const char *e = verify(c->proot, &at, NULL);
+    const char *e = verify(req_of(c->proot), &at);
     if (!e && at)
         return "wait queue index: requests missing";
     return e;
