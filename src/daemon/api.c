@@ -71,6 +71,7 @@
 #include "api_alloc.h"
 #include "api_interference.h"
 #include "fdspare.h"
+#include "http_body.h"
 #include "api_parse.h"
 #include "log.h"
 #include "metrics.h"
@@ -139,9 +140,9 @@ struct api {
 };
 
 struct request_ctx {
+    struct http_body in;  /* first (http_body.h): whether it passed MAX_BODY */
     char *body;
     size_t len;
-    bool too_big;
 };
 
 
@@ -1456,36 +1457,37 @@ static enum MHD_Result route(struct daemon *d, struct MHD_Connection *conn, cons
     return handlers[rt->handler](&r);
 }
 
+/* A chunk of a body (http_body.h): kept while the body is within MAX_BODY. */
+static int append_body(void *ctx, void *req, const char *data, size_t n)
+{
+    (void)ctx;
+    struct request_ctx *rc = req;
+    if (rc->len + n > MAX_BODY)
+        return 1;
+    char *nb = realloc(rc->body, rc->len + n + 1);
+    if (!nb)
+        return -1;
+    memcpy(nb + rc->len, data, n);
+    rc->body = nb;
+    rc->len += n;
+    return 0;
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,
                                const char *method, const char *version, const char *upload,
                                size_t *upload_size, void **con_cls)
 {
     (void)version;
     struct daemon *d = cls;
+    switch (http_body_feed(con_cls, sizeof(struct request_ctx), upload, upload_size, append_body,
+                           NULL)) {
+    case HTTP_BODY_MORE: return MHD_YES;
+    case HTTP_BODY_FAILED: return MHD_NO;
+    case HTTP_BODY_COMPLETE: break;
+    }
     struct request_ctx *rc = *con_cls;
-    if (!rc) {
-        rc = calloc(1, sizeof *rc);
-        if (!rc)
-            return MHD_NO;
-        *con_cls = rc;
-        return MHD_YES;
-    }
-    if (*upload_size) {
-        if (rc->len + *upload_size > MAX_BODY) {
-            rc->too_big = true;
-        } else {
-            char *nb = realloc(rc->body, rc->len + *upload_size + 1);
-            if (!nb)
-                return MHD_NO;
-            memcpy(nb + rc->len, upload, *upload_size);
-            rc->body = nb;
-            rc->len += *upload_size;
-        }
-        *upload_size = 0;
-        return MHD_YES;
-    }
     api_conns_request_arrived(conn_of(d, conn)); /* answered now: its deadline is met */
-    if (rc->too_big)
+    if (rc->in.too_big)
         return send_error(conn, 413, "request body larger than %d bytes", MAX_BODY);
     return route(d, conn, url, method, rc);
 }

@@ -19,6 +19,7 @@
 
 #include "args.h"
 #include "guard.h"
+#include "http_body.h"
 #include "verbs.h"
 
 /* A request this large decodes into a tree of ~5x its size in small blocks, which the heap
@@ -49,7 +50,7 @@ struct k8s_server {
 };
 
 struct request {
-    bool too_big;
+    struct http_body in;  /* first (http_body.h): whether it passed --max-body */
     size_t answer_bytes;
 };
 
@@ -138,7 +139,7 @@ static enum MHD_Result route(struct k8s_server *s, struct MHD_Connection *conn, 
                           "GET .../healthz)", url);
     if (!post)
         return send_error(rq, conn, 405, url, "%s takes POST, not %s", verb, method);
-    if (rq->too_big)
+    if (rq->in.too_big)
         return send_error(rq, conn, 413, url, "request body larger than %zu bytes (--max-body)",
                           s->max_body);
     if (bind) {
@@ -187,6 +188,21 @@ static struct guard_conn *guard_conn_of(struct MHD_Connection *conn)
     return ci ? ci->socket_context : NULL;
 }
 
+/* Where a request's body goes: its connection's account in the guard. */
+struct feed {
+    struct guard *guard;
+    struct guard_conn *gc;
+};
+
+/* A chunk of a body (http_body.h), held and counted by the guard: -1 when the guard closed the
+ * connection (late, crowded out, over the budget), 1 when it passed --max-body (dropped: 413). */
+static int append_body(void *ctx, void *req, const char *data, size_t n)
+{
+    (void)req;
+    struct feed *f = ctx;
+    return guard_append(f->guard, f->gc, data, n);
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,
                                const char *method, const char *version, const char *upload,
                                size_t *upload_size, void **con_cls)
@@ -194,26 +210,16 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
     (void)version;
     struct k8s_server *s = cls;
     struct guard_conn *gc = guard_conn_of(conn);
-    struct request *rq = *con_cls;
     if (!gc)
         return MHD_NO; /* refused when it opened */
-    if (!rq) {
-        rq = calloc(1, sizeof *rq);
-        if (!rq)
-            return MHD_NO;
-        *con_cls = rq;
-        return MHD_YES;
+    struct feed f = {&s->guard, gc};
+    switch (http_body_feed(con_cls, sizeof(struct request), upload, upload_size, append_body,
+                           &f)) {
+    case HTTP_BODY_MORE: return MHD_YES;
+    case HTTP_BODY_FAILED: return MHD_NO;
+    case HTTP_BODY_COMPLETE: break;
     }
-    if (*upload_size) {
-        if (!rq->too_big) {
-            int rc = guard_append(&s->guard, gc, upload, *upload_size);
-            if (rc < 0)
-                return MHD_NO; /* closed by the guard (late, crowded out, over the budget) */
-            rq->too_big = rc > 0; /* read and dropped: the answer is 413 */
-        }
-        *upload_size = 0;
-        return MHD_YES;
-    }
+    struct request *rq = *con_cls;
     size_t len;
     char *body = guard_take(&s->guard, gc, &len);
     if (!body)
