@@ -160,6 +160,17 @@ struct device {
 
 struct api_conns;
 
+/* What decide.c asks of swap.c. decide.c is below swap.c (a swap's moves are decided through
+ * it), so it reaches swap.c only through these, given at start (d->swap_ops = &swap_for_decide,
+ * main.c): the core's orders out and back in come to the decision sink, and the swap-ins are
+ * carried out after the core call, before any quota is handed out. */
+struct decide_swap_ops {
+    void (*carry_out)(struct daemon *d, struct container *c); /* SWAP_OUT: at once */
+    void (*mark_in)(struct container *c, uint64_t bytes);     /* SWAP_IN: noted */
+    void (*flush)(struct daemon *d);                          /* the noted swap-ins, carried out */
+    void (*wake_kept)(struct container *c); /* a request of c waits: wake who keeps memory */
+};
+
 struct daemon_options {
     char runtime_dir[PATH_MAX];
     char emulate[128];          /* "" = real GPUs through NVML */
@@ -242,6 +253,7 @@ struct daemon {
     unsigned client_conns;          /* container-socket connections, all containers */
     struct uid_counts client_owners; /* the same per owner (bounded owners only) */
     struct notice_listeners listeners; /* notice.h: who hears what happens */
+    const struct decide_swap_ops *swap_ops; /* swap.c's, for decide.c (set at start) */
     const struct api_conns *api_conns; /* the control socket's connections, for /metrics */
     /* Replies decided inside a core call, sent once quotas are handed out (decide_flush), so a
      * granted process finds its next allocation on the fast path. */

@@ -13,7 +13,6 @@
 #include "log.h"
 #include "proto.h"
 #include "size.h"
-#include "swap.h"
 
 void decide_freeze(struct daemon *d, struct container *c)
 {
@@ -54,7 +53,7 @@ void decide_hand_out(struct daemon *d, struct container *c, struct proc *favored
     /* Slack counts as use in the core; a container with waiters must show its true use or a
      * pending request could look over its limit. */
     if (npending) {
-        swap_wake_kept(c);
+        d->swap_ops->wake_kept(c);
         return;
     }
     if (!favored || !favored->known_to_core || !favored->welcomed) {
@@ -230,13 +229,13 @@ void decide_sink(void *ctx, const cg_event *ev)
         log_info("swap-out container %s: up to %s (%s)", cname,
                  cg_format_size(ev->bytes, b, sizeof b), cg_reason_str(ev->reason));
         if (c)
-            swap_carry_out(d, c);
+            d->swap_ops->carry_out(d, c);
         break;
     case CG_EV_SWAP_IN:
         log_info("swap-in container %s: %s (%s)", cname, cg_format_size(ev->bytes, b, sizeof b),
                  cg_reason_str(ev->reason));
         if (c)
-            swap_mark_in(c, ev->bytes);
+            d->swap_ops->mark_in(c, ev->bytes);
         break;
     case CG_EV_PRIORITY:
         log_info("priority container %s: %llu", cname, (unsigned long long)ev->bytes);
@@ -259,7 +258,7 @@ void decide_flush(struct daemon *d)
 {
     /* Swap-ins first: they raise quotas by what the core charged again, which a hand-out
      * must not take for slack. */
-    swap_flush(d);
+    d->swap_ops->flush(d);
     /* A hand-out tells the core the new use, which can decide more: repeat until quiet. */
     for (int round = 0; round < 8; round++) {
         bool any = false;
@@ -470,7 +469,7 @@ int decide_tick(struct daemon *d)
             continue;
         waiting = true;
         /* Again: a wake-up can be lost between a free's look at the waiters and its keeping. */
-        swap_wake_kept(c);
+        d->swap_ops->wake_kept(c);
         decide_release_held(d, c);
         if (slots_moved(c)) {
             log_debug("container %s: a free without a notice: re-deciding its waiters", c->id);

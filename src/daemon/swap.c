@@ -367,3 +367,10 @@ int swap_tick(struct daemon *d)
     }
     return next;
 }
+
+const struct decide_swap_ops swap_for_decide = {
+    .carry_out = swap_carry_out,
+    .mark_in = swap_mark_in,
+    .flush = swap_flush,
+    .wake_kept = swap_wake_kept,
+};

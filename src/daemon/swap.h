@@ -84,4 +84,7 @@ int swap_tick(struct daemon *d);
 
 const char *swap_phase_name(enum swap_phase p);
 
+/* swap_carry_out, swap_mark_in, swap_flush and swap_wake_kept, for decide.c (daemon.h). */
+extern const struct decide_swap_ops swap_for_decide;
+
 #endif

@@ -38,6 +38,7 @@ static inline struct daemon *test_daemon_at(const char *dir, const uint64_t *dev
     log_set_level(getenv("TEST_DEBUG") ? LOG_DEBUG : LOG_ERROR);
     d->control_fd = d->spare_fd = -1;
     d->opt.granularity = CG_LEDGER_PAGE;
+    d->swap_ops = &swap_for_decide; /* as main.c gives it */
     cg_config cfg = {.sink = decide_sink, .sink_ctx = d};
     d->core = cg_core_new(&cfg);
     d->loop = loop_new();
