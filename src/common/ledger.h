@@ -40,7 +40,18 @@
 #include <stdint.h>
 
 #define CG_LEDGER_MAGIC 0x4c475643u /* "CVGL" */
-#define CG_LEDGER_VERSION 3u /* 2: the compute gate; 3: swap (docs/SWAP.md) */
+/* 2: the compute gate; 3: swap (docs/SWAP.md). A daemon adopts the ledger of a container an
+ * older daemon made, and an interposer accepts a ledger, from CG_LEDGER_MIN_VERSION up to
+ * CG_LEDGER_VERSION (the layout is the same across that range; a change of layout raises MIN).
+ * Upgrades: docs/OPERATIONS.md; proto.h says the same of the protocol. */
+#ifndef CG_LEDGER_VERSION
+#define CG_LEDGER_VERSION 3u
+#endif
+#define CG_LEDGER_MIN_VERSION 3u
+static inline bool cg_ledger_version_ok(uint32_t v)
+{
+    return v >= CG_LEDGER_MIN_VERSION && v <= CG_LEDGER_VERSION;
+}
 #define CG_LEDGER_PAGE 4096ull
 #define CG_LEDGER_SLOTS 1024u       /* processes per container that may hold a slot at once */
 #define CG_LEDGER_MAX_PAGES 0xffffffffull

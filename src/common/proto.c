@@ -48,6 +48,18 @@ static int reject(const char **why, const char *text)
     return -1;
 }
 
+int cg_proto_peek_version(const void *buf, size_t len, uint16_t *version)
+{
+    struct cg_msg_hdr h;
+    if (!buf || len < sizeof h)
+        return -1;
+    memcpy(&h, buf, sizeof h);
+    if (h.magic != CG_PROTO_MAGIC)
+        return -1;
+    *version = h.version;
+    return 0;
+}
+
 int cg_proto_decode(const void *buf, size_t len, union cg_msg *out, const char **why)
 {
     if (!buf || len < sizeof(struct cg_msg_hdr))
@@ -56,8 +68,10 @@ int cg_proto_decode(const void *buf, size_t len, union cg_msg *out, const char *
     memcpy(&h, buf, sizeof h);
     if (h.magic != CG_PROTO_MAGIC)
         return reject(why, "bad magic");
-    if (h.version != CG_PROTO_VERSION)
-        return reject(why, "unsupported protocol version");
+    if (h.version < CG_PROTO_MIN_VERSION)
+        return reject(why, "protocol version older than this end adopts");
+    if (h.version > CG_PROTO_VERSION)
+        return reject(why, "protocol version newer than this end's");
     size_t want = expected_length(h.type);
     if (want == 0)
         return reject(why, "unknown message type");

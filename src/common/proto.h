@@ -24,7 +24,19 @@
 #include <stdint.h>
 
 #define CG_PROTO_MAGIC 0x43564750u /* "CVGP" */
+/* Versions, for upgrades while containers run (docs/OPERATIONS.md, "Upgrades"). A process keeps
+ * the interposer it started with, so after `apt install` of a newer convgpu a daemon talks to
+ * processes of older interposers. Each end speaks CG_PROTO_VERSION and accepts every version
+ * from CG_PROTO_MIN_VERSION up to it; the daemon answers each process in the version of its
+ * HELLO. A new version that only adds meaning keeps MIN; one that changes a message's layout
+ * raises MIN to itself, and a daemon then leaves processes of older interposers fenced under
+ * their ledgers' quotas (it says so per container) instead of misreading them. A version above
+ * CG_PROTO_VERSION is a newer peer: an older daemon after a downgrade refuses it by name.
+ * (CONVGPU_VERSION_BUMP builds, tests/upgrade, define a higher CG_PROTO_VERSION.) */
+#ifndef CG_PROTO_VERSION
 #define CG_PROTO_VERSION 1u
+#endif
+#define CG_PROTO_MIN_VERSION 1u
 
 enum cg_msg_type {
     CG_MSG_HELLO = 1,
@@ -115,9 +127,15 @@ union cg_msg {
 /* Fills a header for `type` with the right length. */
 void cg_proto_init(union cg_msg *m, enum cg_msg_type type, uint64_t id);
 
+/* The version in a received message's header when its magic is ours: 0 with *version set, -1
+ * when buf is shorter than a header or not ours. Lets a receiver tell "another version" from
+ * "garbage" before cg_proto_decode refuses both. */
+int cg_proto_peek_version(const void *buf, size_t len, uint16_t *version);
+
 /* Validates `len` received bytes and copies them into *out. Returns 0, or -1 with *why set to a
- * static description (bad magic, unsupported version, unknown type, wrong length, reserved
- * field set, ...). Never reads past `len`. */
+ * static description (bad magic, a version outside CG_PROTO_MIN_VERSION..CG_PROTO_VERSION,
+ * unknown type, wrong length, reserved field set, ...). out->hdr.version is the sender's
+ * version. Never reads past `len`. */
 int cg_proto_decode(const void *buf, size_t len, union cg_msg *out, const char **why);
 
 const char *cg_msg_type_name(uint16_t type);

@@ -366,6 +366,7 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
     json_object_set_new(o, "swap_out_s", json_real((double)c->swap.out_ns / 1e9));
     json_object_set_new(o, "swap_in_s", json_real((double)c->swap.in_ns / 1e9));
     json_object_set_new(o, "exclusive", json_boolean(ci.exclusive));
+    json_object_set_new(o, "fenced", c->fenced[0] ? json_string(c->fenced) : json_null());
     json_object_set_new(o, "profile_key", json_string(c->profile.key));
     /* What placement knew of its application when it was created (profile_placement_hint). */
     char app[24];

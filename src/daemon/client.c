@@ -166,12 +166,40 @@ static void client_readable(void *ctx, uint32_t events)
         budget_spend(c, 1);
         union cg_msg m;
         const char *why = NULL;
+        uint16_t version = 0;
+        if ((size_t)n <= sizeof buf && cg_proto_peek_version(buf, (size_t)n, &version) == 0 &&
+            (version < CG_PROTO_MIN_VERSION || version > CG_PROTO_VERSION)) {
+            /* Not garbage: an interposer of another version (an upgrade that raised the oldest
+             * version adopted, or a downgrade). A process the daemon restored from before its
+             * start keeps its slot and quota (its account, restore.c) until it exits: fenced,
+             * it cannot grow. This connection, in a protocol the daemon cannot read, closes. */
+            bool restored = false;
+            for (struct proc *q = c->procs; q; q = q->next)
+                restored = restored || (q != p && q->pid == p->pid && q->fd < 0);
+            const char *which = version > CG_PROTO_VERSION ? "a newer interposer: a downgrade"
+                                                           : "an older interposer";
+            if (restored) {
+                snprintf(c->fenced, sizeof c->fenced,
+                         "pid %d speaks protocol %u, this convgpud %u to %u (%s): fenced under "
+                         "its quota until it exits; restart the container to lift it",
+                         (int)p->pid, version, CG_PROTO_MIN_VERSION, CG_PROTO_VERSION, which);
+                log_warn("container %s: %s", c->id, c->fenced);
+            } else {
+                log_warn("container %s: pid %d speaks protocol %u, this convgpud %u to %u (%s); "
+                         "disconnecting",
+                         c->id, (int)p->pid, version, CG_PROTO_MIN_VERSION, CG_PROTO_VERSION,
+                         which);
+            }
+            proc_drop(d, p, "protocol version");
+            return;
+        }
         if ((size_t)n > sizeof buf || cg_proto_decode(buf, (size_t)n, &m, &why) != 0) {
             log_warn("container %s: pid %d sent a bad message (%s); disconnecting", c->id,
                      (int)p->pid, why ? why : "oversized");
             proc_drop(d, p, "protocol violation");
             return;
         }
+        p->proto_version = m.hdr.version; /* answered in its own version (proto.h) */
         if (handle_message(d, p, &m) != 0) {
             if (p->fd >= 0) {
                 log_warn("container %s: pid %d: %s refused or unanswerable; disconnecting",

@@ -178,9 +178,25 @@ static int make_ledger(struct container *c, int found_fd, char *err, size_t errl
         return -1;
     }
     struct cg_ledger *l = m;
-    /* A fresh memfd is all zeroes: untouched slot pages take no memory. */
+    if (!fresh && (l->magic != CG_LEDGER_MAGIC || !cg_ledger_version_ok(l->version))) {
+        /* A ledger this daemon cannot read (a layout older than CG_LEDGER_MIN_VERSION, or a
+         * newer daemon's: a downgrade). Its processes keep it and their quotas in it; the
+         * container gets a fresh one, which they refuse, so they run fenced. */
+        snprintf(c->fenced, sizeof c->fenced,
+                 "its processes' ledger is version %u, this convgpud %u to %u (%s): they keep "
+                 "their quotas until they exit and cannot grow; restart the container to lift it",
+                 l->version, CG_LEDGER_MIN_VERSION, CG_LEDGER_VERSION,
+                 l->version > CG_LEDGER_VERSION ? "a downgrade" : "an older convgpu");
+        log_warn("container %s: %s", c->id, c->fenced);
+        munmap(m, CG_LEDGER_SIZE);
+        close(fd);
+        return make_ledger(c, -1, err, errlen);
+    }
+    /* A fresh memfd is all zeroes: untouched slot pages take no memory. An adopted ledger keeps
+     * the version it was made with: its processes' interposers check it. */
     l->magic = CG_LEDGER_MAGIC;
-    l->version = CG_LEDGER_VERSION;
+    if (fresh)
+        l->version = CG_LEDGER_VERSION;
     l->nslots = CG_LEDGER_SLOTS;
     l->device = c->device;
     l->granularity = c->d->opt.granularity;

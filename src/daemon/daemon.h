@@ -72,6 +72,7 @@ struct proc {
     uint32_t slot;
     bool welcomed;         /* HELLO answered: owns `slot` */
     bool known_to_core;    /* has made a request, so the core tracks its use */
+    uint16_t proto_version; /* its interposer's protocol version (its HELLO's): replies use it */
     uint64_t connected_at;
     struct pending *pending; /* its waiting requests (pending.c) */
     unsigned npending;
@@ -100,6 +101,10 @@ struct container {
     int64_t start_by_unix;
     int start_timer_fd;          /* a timerfd armed for start_by_unix, or -1 */
     bool no_swap;                /* created refusing swap: its allocations stay plain */
+    /* Why some of its processes run fenced after an upgrade or a downgrade (an interposer or
+     * ledger version this daemon cannot adopt: they keep their quotas and cannot grow); "" when
+     * none. Shown by inspect as "fenced". */
+    char fenced[200];
     int64_t created_unix;  /* wall clock, seconds */
     uint64_t created_mono; /* monotonic ns: the core's creation time, kept across restarts */
     char dir[PATH_MAX + 96];       /* DIR/containers/<id>: for clients; the daemon uses dir_fd */

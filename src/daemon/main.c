@@ -30,6 +30,7 @@
 #include "fdspare.h"
 #include <sys/resource.h>
 #include "gang.h"
+#include "record.h"
 #include "swap.h"
 #include "adaptive.h"
 #include "oversub.h"
@@ -449,6 +450,10 @@ int main(int argc, char **argv)
         return 1;
     }
     tenant_load(&d);
+    if (record_check_downgrade(d.rd.records_fd, err, sizeof err) != 0) {
+        log_error("%s", err);
+        return 1;
+    }
     store_each_container(d.store, restore_container, &d);
     gang_relink(&d);
     if (oversub_start(&d, err, sizeof err) != 0) {

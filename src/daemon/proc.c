@@ -14,8 +14,14 @@
 #include "proc_start.h"
 #include "proto.h"
 
-int proc_send(struct proc *p, const union cg_msg *m, int fd_to_pass)
+int proc_send(struct proc *p, const union cg_msg *msg, int fd_to_pass)
 {
+    /* Each process is answered in the protocol version it spoke (an older interposer after an
+     * upgrade: proto.h); the layouts of the versions adopted are the same. */
+    union cg_msg copy = *msg;
+    if (p->proto_version)
+        copy.hdr.version = p->proto_version;
+    const union cg_msg *m = &copy;
     struct iovec iov = {.iov_base = (void *)m, .iov_len = m->hdr.length};
     struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
     char cbuf[CMSG_SPACE(sizeof(int))];

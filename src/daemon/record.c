@@ -1,6 +1,8 @@
 /* record.c — the daemon's private account file of each container (see record.h). */
 #include "record.h"
 
+#include <dirent.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -37,7 +39,8 @@ struct cg_record *record_open(int records_fd, const char *id, bool restore, bool
             (size_t)st.st_size == CG_RECORD_SIZE && (st.st_mode & 077) == 0) {
             struct cg_record *r = map_record(fd, false, err, errlen);
             close(fd);
-            if (r && r->magic == CG_RECORD_MAGIC && r->version == CG_RECORD_VERSION) {
+            if (r && r->magic == CG_RECORD_MAGIC && r->version >= CG_RECORD_MIN_VERSION &&
+                r->version <= CG_RECORD_VERSION) {
                 *found = true;
                 return r;
             }
@@ -78,4 +81,37 @@ void record_close(struct cg_record *r)
 int record_unlink(int records_fd, const char *id)
 {
     return unlinkat(records_fd, id, 0);
+}
+
+int record_check_downgrade(int records_fd, char *err, size_t errlen)
+{
+    int dfd = fcntl(records_fd, F_DUPFD_CLOEXEC, 0);
+    DIR *dir = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!dir) {
+        if (dfd >= 0)
+            close(dfd);
+        return 0; /* nothing readable: the restore says what it finds */
+    }
+    rewinddir(dir);
+    int rc = 0;
+    for (struct dirent *e; rc == 0 && (e = readdir(dir));) {
+        if (e->d_name[0] == '.')
+            continue;
+        int fd = openat(records_fd, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        uint32_t head[2];
+        if (fd >= 0 && pread(fd, head, sizeof head, 0) == (ssize_t)sizeof head &&
+            head[0] == CG_RECORD_MAGIC && head[1] > CG_RECORD_VERSION) {
+            snprintf(err, errlen,
+                     "the account of container %.64s was written by a newer convgpud (record "
+                     "version %u; this one reads %u to %u): starting would lose the accounts of "
+                     "running containers. Reinstall the newer convgpu, or remove every container "
+                     "first (convgpu rm) and then downgrade",
+                     e->d_name, head[1], CG_RECORD_MIN_VERSION, CG_RECORD_VERSION);
+            rc = -1;
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    closedir(dir);
+    return rc;
 }

@@ -24,13 +24,20 @@
 #define CONVGPUD_RECORD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "ledger.h"
 
 #define CG_RECORD_MAGIC 0x52475643u /* "CVGR" */
+/* A daemon reads the records of versions CG_RECORD_MIN_VERSION..CG_RECORD_VERSION (an upgrade
+ * keeps every running container's account); a record of a newer version means a downgrade,
+ * which record_check_downgrade() refuses before anything is restored. */
+#ifndef CG_RECORD_VERSION
 #define CG_RECORD_VERSION 1u
+#endif
+#define CG_RECORD_MIN_VERSION 1u
 
 struct cg_record_slot {
     uint32_t pid;          /* 0: free */
@@ -66,6 +73,9 @@ _Static_assert(sizeof(struct cg_record) == 64 + 64 * CG_LEDGER_SLOTS, "fixed lay
 struct cg_record *record_open(int records_fd, const char *id, bool restore, bool *found, char *err,
                               size_t errlen);
 void record_close(struct cg_record *r);
+/* 0 when no record in records_fd is newer than this daemon reads; -1 with err naming the first
+ * that is (a downgrade while containers run: their accounts would be lost), and what to do. */
+int record_check_downgrade(int records_fd, char *err, size_t errlen);
 int record_unlink(int records_fd, const char *id);
 
 #endif

@@ -250,7 +250,7 @@ static int install(struct conn *k, int fd, const struct cg_msg_welcome *w, int l
             return -1;
         }
         l = m;
-        if (l->magic != CG_LEDGER_MAGIC || l->version != CG_LEDGER_VERSION) {
+        if (l->magic != CG_LEDGER_MAGIC || !cg_ledger_version_ok(l->version)) {
             cg_log(CG_LOG_ERROR, "ledger has a wrong magic or version");
             munmap(m, CG_LEDGER_SIZE);
             close(lfd);
