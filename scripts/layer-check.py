@@ -5,6 +5,9 @@ file calls which (an edge from A to B when A's object uses a symbol B's object d
 Fails (exit 1) when:
   - a file below the control API uses anything the API files define (api.c, api_*.c): the API
     is the top layer and lower files report through notices (notice.h), never by calling it;
+  - a file below the control API includes an API header (api.h, api_*.h): a type both need
+    belongs below (interference.h, tenant.h's tenant_request), so that a lower layer compiles
+    without the upper one (read from src/daemon's sources, beside this script);
   - a cycle of files (a strongly connected set) is larger than MAX_CYCLE, 3 (issue 36). The
     daemon has none today (it had 14 files in one, then 7, then decide.c and swap.c, until
     swap.c's part of a decision reached decide.c through the ops it is given: docs/DESIGN.md,
@@ -14,12 +17,18 @@ Prints every cycle of more than one file, and each layer breach with the symbol 
 import collections
 import glob
 import os
+import re
 import subprocess
 import sys
 
 MAX_CYCLE = 3
 API = lambda f: f == "api" or f.startswith("api_")
 ABOVE_API = {"main"}  # may call into the API: it starts and stops it
+# May include API headers: main, and /metrics, an edge beside the API that shows the control
+# socket's connection counts (api_conn.h's struct api_conns).
+INCLUDES_API = ABOVE_API | {"metrics"}
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "daemon")
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"/]+)\.h"')
 
 
 def objects(objdirs):
@@ -98,6 +107,16 @@ def main():
             if API(g):
                 print(f"FAIL: {f}.c calls up into the API: {sym} ({g}.c)")
                 bad += 1
+    for path in sorted(glob.glob(os.path.join(SRC, "*.[ch]"))):
+        f = os.path.basename(path)[:-2]
+        if API(f) or f in INCLUDES_API:
+            continue
+        with open(path, encoding="utf-8") as src:
+            for n, line in enumerate(src, 1):
+                m = INCLUDE.match(line)
+                if m and API(m.group(1)):
+                    print(f"FAIL: {os.path.basename(path)}:{n} includes the API's {m.group(1)}.h")
+                    bad += 1
     largest = 0
     for comp in sccs(nodes, edges):
         if len(comp) > 1:

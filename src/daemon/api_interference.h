@@ -30,20 +30,7 @@
 
 #include <jansson.h>
 
-#include "profile_key.h"
-
-#define INTERFERENCE_MAX_ROWS 256          /* per request: 16 workloads, every ordered pair */
-#define INTERFERENCE_MAX_TENANT_ROWS 4096  /* per tenant, stored */
-#define INTERFERENCE_SLOWDOWN_MAX 1000.0   /* exclusive: a thousandfold slowdown is a typo */
-#define INTERFERENCE_RUNS_MAX 1000
-
-struct interference_row {
-    char foreground[CG_PROFILE_KEY_MAX + 1];
-    char background[CG_PROFILE_KEY_MAX + 1];
-    double slowdown;        /* foreground's time beside background over its time alone */
-    unsigned runs;          /* rounds the figure is the median of */
-    int64_t measured_unix;  /* set by the daemon when stored */
-};
+#include "interference.h"
 
 /* PUT /v1/interference's body into rows[0..*n-1] (rows holds INTERFERENCE_MAX_ROWS). Pure (no
  * daemon state), fuzzed with the other bodies (fuzz/fuzz_api.c). Returns 0, or -1 with a

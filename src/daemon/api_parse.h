@@ -9,6 +9,7 @@
 
 #include "profile_key.h"
 #include "core.h"
+#include "tenant.h"
 
 struct create_request {
     bool has_limit;  /* "gpu_memory" given; else the profile or the device decides, or the
@@ -88,16 +89,7 @@ bool api_valid_token(const char *s);
 bool api_valid_tenant(const char *s);
 
 /* PUT /v1/tenants/{name}: {"weight": W}, W a whole number 1..CG_TENANT_WEIGHT_MAX. */
-/* PUT /v1/tenants/NAME: any of the tenant's fair-share weight and its allowances (what its
- * own users may ask for beyond the node's defaults: docs/SECURITY.md). */
-struct tenant_request {
-    bool has_weight;
-    unsigned weight;
-    bool has_max_priority;
-    int max_priority;      /* 0..9, or -1 (null): the node's user-max-priority again */
-    bool has_exclusive;
-    bool exclusive;        /* its users may create exclusive containers */
-};
+/* PUT /v1/tenants/NAME: struct tenant_request (tenant.h, the service's own input). */
 
 /* Each returns 0, or -1 with a message in err saying what to send instead. */
 int api_parse_create(const char *body, size_t len, unsigned ndevices, struct create_request *out,

@@ -21,12 +21,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "api_parse.h"
 #include "core.h"
 #include "daemon.h"
 #include "log.h"
 #include "profile.h"
-#include "api_interference.h"
+#include "interference.h"
 
 #define OWED_MAX 1024
 #define STMT_CACHE 8

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api_parse.h"
 #include "names.h"
 #include "daemon.h"
 #include "log.h"

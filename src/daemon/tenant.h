@@ -50,7 +50,17 @@ const struct tenant *tenant_find(const struct daemon *d, const char *name);
 const struct tenant *tenant_by_id(const struct daemon *d, uint32_t id);
 /* The tenant's id, adding it (weight 1) when new. -EINVAL (bad name) or -ENOMEM. */
 int tenant_intern(struct daemon *d, const char *name, uint32_t *id);
-struct tenant_request;
+/* A change of a tenant (PUT /v1/tenants/NAME, parsed by api_parse_tenant): any of its
+ * fair-share weight and its allowances (what its own users may ask for beyond the node's
+ * defaults: docs/SECURITY.md). */
+struct tenant_request {
+    bool has_weight;
+    unsigned weight;
+    bool has_max_priority;
+    int max_priority;      /* 0..9, or -1 (null): the node's user-max-priority again */
+    bool has_exclusive;
+    bool exclusive;        /* its users may create exclusive containers */
+};
 /* Validates, stores (every field in one transaction), applies what req has. 0, or -EINVAL (bad
  * name or weight), -ENOMEM, or the store's -ENOSPC/-EIO; nothing changed on error; err says
  * why. */
