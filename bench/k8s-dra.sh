@@ -37,6 +37,7 @@ DSTANDIN=$BUILD/bin/dra-kubelet-standin
 log() { echo "[bench k8s-dra] $*"; }
 GEN=$TMP/section.md
 md() { printf '%s\n' "$@" >>"$GEN"; }
+LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 k8s_bench_node dra
 
 python3 "$SRC/tests/k8s/apiserver_standin.py" --node bench --port-file "$TMP/api.port" \
@@ -85,7 +86,7 @@ done
 WORST=$(printf '%s\n' "${P99S[@]}" | sort -g | tail -1)
 : >"$GEN"
 md "### Kubernetes DRA: NodePrepareResources, and a container's start through the DRA path" ""
-md "Method (bench/k8s-dra.sh, $(nproc) CPUs, $(uname -r)): a private convgpud (emulated 8GiB), the API server stand-in,"
+md "Method (\`bench/k8s-dra.sh BUILD --record\`, $(nproc) CPUs, kernel $(uname -r), load average at the start $LOAD): a private convgpud (emulated 8GiB), the API server stand-in,"
 md "convgpu-dra-driver and the DRA kubelet stand-in (tests/k8s/dra_kubelet_standin.cc, v1.DRAPlugin over a"
 md "UNIX socket). $ROUNDS rounds of 100 NodePrepareResources of a fresh claim (memory 1Gi, compute 10: the"
 md "claim read from the API stand-in, convgpud's devices and version read, the container created, the CDI"

@@ -206,7 +206,7 @@ check "unprepared again: fine" test "$rc" = 0
 start_driver node-b --partitions 2
 B_PID=$DRIVER_PID
 at_exit "kill $B_PID"
-wait_for "node-b's two slices published" "$WAIT_S" has_slices node-b 2 || fail "node-b: $(tail -n 3 "$TMP/node-b.log")"
+wait_for "node-b's two slices published" "$WAIT_S" has_slices node-b 2 || fail "node-b's slices (its log: $TMP/node-b.log)"
 slices >"$TMP/slices-b.json"
 check "partitions: a counters slice and a devices slice; each partition consumes its GPU's counters" \
     python3 - "$TMP/slices-b.json" <<'PY'
