@@ -1,7 +1,8 @@
 /* apiserver.c — the driver's requests to the Kubernetes API server, with libcurl (dra.h): GET a
  * ResourceClaim, create or replace this node's ResourceSlices. The service account's token is
  * read for every request (projected tokens rotate); answers are bounded (1 MiB) and decoded with
- * jansson; redirects are not followed (the token goes nowhere else). */
+ * jansson; redirects are not followed (the token goes nowhere else); each thread keeps its
+ * connection. */
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -74,7 +75,15 @@ long dra_api_request(const struct dra_api *api, const char *method, const char *
         explicit_bzero(token, sizeof token);
     }
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
-    CURL *curl = curl_easy_init();
+    /* One handle per thread, kept: its connection to the API server is reused (kubelet waits on
+     * a prepare, and a new TLS connection per claim is most of one). reset clears the options,
+     * not the connection cache. */
+    static __thread CURL *kept;
+    if (!kept)
+        kept = curl_easy_init();
+    else
+        curl_easy_reset(kept);
+    CURL *curl = kept;
     struct curl_slist *headers = NULL;
     const char *hs[] = {"Accept: application/json", "Content-Type: application/json", auth};
     for (size_t i = 0; i < 3 && curl; i++) {
@@ -82,7 +91,6 @@ long dra_api_request(const struct dra_api *api, const char *method, const char *
             continue;
         struct curl_slist *h = curl_slist_append(headers, hs[i]);
         if (!h) {
-            curl_easy_cleanup(curl);
             curl = NULL;
             break;
         }
@@ -130,7 +138,6 @@ out:
     free(ans.data);
     free(text);
     curl_slist_free_all(headers);
-    curl_easy_cleanup(curl);
     return status;
 }
 
