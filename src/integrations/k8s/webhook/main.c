@@ -3,7 +3,8 @@
  * server calls webhooks over TLS and checks the certificate against the configuration's
  * caBundle (packaging/k8s/dra/webhook-certs.sh makes both). POST /mutate takes an AdmissionReview
  * (application/json, at most --max-body bytes: 413 beyond) and answers one; GET /healthz answers
- * "ok". A request must arrive within 10 s; at most 64 connections are served at once. */
+ * "ok". A request must arrive within 10 s; at most 64 connections are served at once. The body
+ * comes in through the servers' one intake (src/common/http_body.h). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
@@ -20,6 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "http_body.h"
 #include "review.h"
 
 #define MAX_CONNS 64
@@ -38,11 +40,27 @@ __attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
     va_end(ap);
 }
 
+/* A request's context: the shared intake's state first (http_body.h), then the body so far. */
 struct body {
+    struct http_body intake;
     char *data;
     size_t len;
-    bool too_large;
 };
+
+static int append(void *ctx, void *req, const char *chunk, size_t n)
+{
+    (void)ctx;
+    struct body *b = req;
+    if (b->len + n > max_body)
+        return 1; /* the rest is read away; 413 */
+    char *nd = realloc(b->data, b->len + n + 1);
+    if (!nd)
+        return -1;
+    memcpy(nd + b->len, chunk, n);
+    b->data = nd;
+    b->len += n;
+    return 0;
+}
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type,
                              const char *text)
@@ -79,32 +97,18 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         return error(c, 404, "no such path (POST /mutate, GET /healthz)");
     if (strcmp(method, "POST") != 0)
         return error(c, 405, "POST an AdmissionReview to /mutate");
-    struct body *b = *con_cls;
-    if (!b) {
+    if (!*con_cls) {
         const char *type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
         if (!type || strncmp(type, "application/json", 16) != 0)
             return error(c, 415, "the body must be application/json");
-        b = calloc(1, sizeof *b);
-        if (!b)
-            return MHD_NO;
-        *con_cls = b;
-        return MHD_YES;
     }
-    if (*upload_size) {
-        if (!b->too_large && b->len + *upload_size <= max_body) {
-            char *nd = realloc(b->data, b->len + *upload_size + 1);
-            if (!nd)
-                return MHD_NO;
-            memcpy(nd + b->len, upload, *upload_size);
-            b->data = nd;
-            b->len += *upload_size;
-        } else {
-            b->too_large = true; /* the rest is read and dropped */
-        }
-        *upload_size = 0;
-        return MHD_YES;
+    switch (http_body_feed(con_cls, sizeof(struct body), upload, upload_size, append, NULL)) {
+    case HTTP_BODY_MORE: return MHD_YES;
+    case HTTP_BODY_FAILED: return MHD_NO;
+    case HTTP_BODY_COMPLETE: break;
     }
-    if (b->too_large)
+    struct body *b = *con_cls;
+    if (b->intake.too_big)
         return error(c, 413, "the AdmissionReview is larger than --max-body");
     char *answer = NULL, err[512];
     int patched = 0;
