@@ -1,41 +1,64 @@
 #!/usr/bin/env bash
-# compute.sh — compute-share benchmarks (issue #17): accuracy of hard shares, elastic hand-back,
-# and what the launch hook costs. With --record (as `make bench` runs it) writes its section of
-# docs/BENCHMARKS.md (between the bench-compute:begin/end markers; bench-compute-gpu with
-# --real-gpu); otherwise prints it and writes nothing.
+# compute.sh — compute-share benchmarks (issues #17, #39): how closely shares hold for the way
+# real programs launch (a matrix of kernel lengths, synchronising loops, streams, host threads,
+# graphs, mixes; pairs and triples of containers), and what the launch hook costs. With --record
+# (as `make bench` runs it) writes its section of docs/BENCHMARKS.md (between the
+# bench-compute:begin/end markers; bench-compute-gpu with --real-gpu, bench-compute-peer with
+# --peer-lib); otherwise prints it and writes nothing.
 #
-#   bench/compute.sh [--record] BUILD_DIR   on the emulated GPU (its own private daemon)
-#   bench/compute.sh --real-gpu BUILD_DIR   on the host's GPU (system libcuda, a private daemon)
-# Environment: BENCH_QUICK=1 (1 ms kernels only, short runs: numbers not meaningful),
-#              BENCH_KEEP=1 (keep the temporary directory: per-window shares, logs),
-#              BENCH_KERNELS="1000 50000" (kernel lengths in us, instead of 10 1000 50000),
-#              BENCH_OUT=FILE (write the section there, with or without --record).
+#   bench/compute.sh [--record] [--quick] BUILD_DIR     the emulated GPU (its own private daemon)
+#   bench/compute.sh --real-gpu [--quick] BUILD_DIR     the host's GPU (system libcuda; a private
+#                                                       daemon), plus PyTorch / CuPy loops at
+#                                                       30/70 where installed
+#   bench/compute.sh --peer-lib PATH --peer-env 'VAR=VALUE ...' BUILD_DIR
+#        the same matrix with another interposer instead of convgpu: every workload runs with
+#        LD_PRELOAD=PATH and the given environment, where {share} is replaced by the container's
+#        share and {mode} by hard|elastic; without --peer-lib nothing of this runs.
+# Environment: BENCH_KEEP=1 (keep the temporary directory: per-window shares, logs),
+#              BENCH_ONLY=REGEX (only the scenarios whose name matches), BENCH_OUT=FILE (write the
+#              section there), BENCH_RUN_S=S (seconds each scenario runs after its last start).
 #
-# Method. Every workload is convgpu-burn: spin kernels of one length, 10 ms of them in flight
-# per thread (at least two), as a saturating application keeps its queue full: a queue that
-# runs dry while the burn's own thread waits for a CPU (2 busy cores) is host time, not device
-# time, and would show as a share the device never had a chance to give.
-# A container's share in a window is its process's device time in that window as the GPU
-# reports it (NVML per-process samples, read by bench/nvml_windows.py; windows of 60 sample
-# periods) over the window's length. Only windows during which every container of the scenario
-# ran throughout are judged, and the report gives the WORST window of any container, not a mean. Launch cost: convgpu-burn --launches (each launch of a 0 us kernel timed
-# alone), native vs in a container without a share vs with a share (99, elastic, alone: its
-# gate stays open and its launches pay for the run-ahead marks), interleaved, 5 rounds;
-# the added cost is the median over rounds of the paired difference of medians.
+# Method. Every container runs one convgpu-burn process with the scenario's pattern: kernel
+# length; a cuCtxSynchronize after every k launches (1, 8, 64) or never (saturating: 10 ms of
+# kernels kept in flight per thread, at least 2); 1 or 4 streams; 1 or 4 host threads; graphs of
+# 10 kernels. A container's share in a window is its process's device time in that window as
+# the GPU accounts it (the emulator's busy time, read through NVML's per-process samples by
+# bench/nvml_windows.py; windows of 6 sample periods, 1 s with the default 166 ms) over the
+# window: device time, not wall-clock time of the workload, so a loaded host changes how much
+# work the programs offer, never how it is counted. Windows are judged from the third after
+# the last container started to the last complete one. The report gives for each scenario the
+# worst window of any container (points off its target), the mean shares, and the device's idle
+# time (the mean and the worst window) where the hard shares add to 100. The host's load is
+# printed with every scenario: the machine is shared, and a starved host shows as idle device.
 set -euo pipefail
 
 REAL=0
 RECORD=0
+QUICK=0
+PEER_LIB=
+PEER_ENV=
 while [ $# -gt 1 ]; do
-    case $1 in --real-gpu) REAL=1 ;; --record) RECORD=1 ;; *) break ;; esac
+    case $1 in
+    --real-gpu) REAL=1 ;;
+    --record) RECORD=1 ;;
+    --quick) QUICK=1 ;;
+    --peer-lib) PEER_LIB=$2; shift ;;
+    --peer-env) PEER_ENV=$2; shift ;;
+    *) break ;;
+    esac
     shift
 done
-[ $# -eq 1 ] || { echo "usage: bench/compute.sh [--record] [--real-gpu] BUILD_DIR" >&2; exit 2; }
+[ $# -eq 1 ] || { echo "usage: bench/compute.sh [--record] [--quick] [--real-gpu] [--peer-lib PATH --peer-env 'VAR=VALUE ...'] BUILD_DIR" >&2; exit 2; }
+[ "${BENCH_QUICK:-0}" = 1 ] && QUICK=1
+if [ -n "$PEER_ENV" ] && [ -z "$PEER_LIB" ]; then echo "compute.sh: --peer-env without --peer-lib" >&2; exit 2; fi
+if [ -n "$PEER_LIB" ]; then
+    [ -f "$PEER_LIB" ] || { echo "compute.sh: --peer-lib $PEER_LIB: no such file" >&2; exit 2; }
+    PEER_LIB=$(cd "$(dirname "$PEER_LIB")" && pwd)/$(basename "$PEER_LIB")
+fi
 BUILD=$(cd "$1" && pwd)
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 . "$SRC/bench/section.sh"
 OUT=$(bench_destination "$RECORD" "$SRC")
-QUICK=${BENCH_QUICK:-0}
 BURN=$BUILD/bin/convgpu-burn
 for p in "$BUILD/bin/convgpud" "$BUILD/bin/convgpu" "$BURN" "$BUILD/lib/libconvgpu.so"; do
     [ -e "$p" ] || { echo "compute.sh: missing $p (build first)" >&2; exit 1; }
@@ -59,16 +82,29 @@ set -E # the trap also in functions and subshells
 log() { echo "compute.sh: $*" >&2; }
 
 SAMPLE_MS=${CONVGPU_EMU_SAMPLE_MS:-166}
-WIN_PERIODS=60 # 60 sample periods: 9.96 s with the emulator's default 166 ms
-if [ "$QUICK" = 1 ]; then KERNELS="1000"; RUN_S=25; ROUNDS=2; LAUNCHES=20000
-else KERNELS="10 1000 50000"; RUN_S=45; ROUNDS=5; LAUNCHES=200000; fi
+WIN_PERIODS=6 # 6 sample periods: 0.996 s with the emulator's default 166 ms
+if [ "$QUICK" = 1 ]; then RUN_S=7; ROUNDS=2; LAUNCHES=20000
+else RUN_S=10; ROUNDS=5; LAUNCHES=200000; fi
+RUN_S=${BENCH_RUN_S:-$RUN_S}
+[ "$REAL" = 1 ] && RUN_S=${BENCH_RUN_S:-6} # 5 minutes of device time for the whole matrix
 
 . "$SRC/bench/daemon.sh"
 start_bench_daemon
 
 # container SHARE MODE FILE: creates a container (memory 256MiB, the share if not "-"); its
-# environment into FILE; prints its id.
+# environment into FILE; prints its id. Under --peer-lib: no container, the peer's environment.
 container() {
+    if [ -n "$PEER_LIB" ]; then
+        native_env "$3"
+        echo "LD_PRELOAD=$PEER_LIB" >>"$3"
+        local kv
+        for kv in $PEER_ENV; do
+            kv=${kv//\{share\}/$1}
+            echo "${kv//\{mode\}/$2}" >>"$3"
+        done
+        echo peer
+        return
+    fi
     local args=(create --gpu-memory 256MiB) out
     [ "$1" = - ] || args+=(--gpu-compute "$1" --compute-mode "$2")
     out=$(cg "${args[@]}")
@@ -84,28 +120,67 @@ native_env() {
 envrun() { local f=$1; shift; env -i PATH="$PATH" HOME="${HOME:-/}" $(cat "$f") "$@"; }
 native_env "$TMP/native.env"
 
-# depth_for KERNEL_US: kernels in flight per thread, 10 ms of them (at least 2).
-depth_for() { local d=$((10000 / $1)); [ "$d" -ge 2 ] || d=2; echo "$d"; }
+# burn_args KUS SYNC STREAMS THREADS GRAPH: convgpu-burn's options for a pattern. In flight per
+# thread: the whole step of a synchronising loop (k launches), else 10 ms of kernels (at least 2).
+burn_args() {
+    local kus=$1 sync=$2 streams=$3 threads=$4 graph=$5 per depth
+    per=$(( kus * (graph > 0 ? graph : 1) ))
+    depth=$(( 10000 / (per > 0 ? per : 1) )); [ "$depth" -ge 2 ] || depth=2
+    [ "$sync" = 0 ] || depth=$sync
+    echo "--kernel-us $kus --depth $depth --sync-every $sync --streams $streams --threads $threads$([ "$graph" = 0 ] || echo " --graph $graph")"
+}
 
-# scenario NAME KERNEL_US "SHARE:MODE:START_S ..." -> "JUDGED_WINDOWS WORST" on stdout, the
-# per-window shares in $TMP/NAME.windows. Each container starts START_S seconds after the first;
-# all stop together RUN_S seconds after the last one started. Device time per process and window
-# comes from NVML (nvml_windows.py): windows of WIN_PERIODS sample periods.
+# pattern_name KUS SYNC STREAMS THREADS GRAPH: a short name for the table.
+pattern_name() {
+    local n
+    if [ "$1" -ge 1000 ]; then n="$(( $1 / 1000 )) ms"; else n="$1 us"; fi
+    [ "$5" = 0 ] || n="graph 10 x $n"
+    if [ "$2" = 0 ]; then n="$n, saturating"; else n="$n, sync/$2"; fi
+    [ "$3" = 1 ] || n="$n, $3 streams"
+    [ "$4" = 1 ] || n="$n, $4 threads"
+    printf '%s' "$n"
+}
+
+# alone KUS SYNC STREAMS THREADS GRAPH -> the pattern's own efficiency, in percent of the device:
+# the device time it gets alone and unlimited (no container, no interposer) over its wall time,
+# 3 s, by its own account (kernels x length), measured once per pattern per run. A program that
+# synchronises leaves the device idle while its host thread turns around (on this loaded machine
+# milliseconds per synchronisation); that idle time is its own, and no controller can give it
+# more than this fraction of what it is offered.
+alone() {
+    local key="$1_$2_$3_$4_$5" v
+    if [ ! -f "$TMP/alone.$key" ]; then
+        # shellcheck disable=SC2046 # word splitting wanted
+        envrun "$TMP/native.env" "$BURN" $(burn_args "$@") --seconds 3 >"$TMP/alone.$key.out" 2>&1 || true
+        sed -n 's/.*busy_us=\([0-9]*\) elapsed_us=\([0-9]*\).*/\1 \2/p' "$TMP/alone.$key.out" |
+            awk '{ v = ($2 > 0) ? 100 * $1 / $2 : 0; printf "%.0f\n", v > 100 ? 100 : v }' >"$TMP/alone.$key"
+    fi
+    v=$(cat "$TMP/alone.$key"); echo "${v:-100}"
+}
+
+# scenario NAME "SHARE:MODE:KUS:SYNC:STREAMS:THREADS:GRAPH[:START_S] ..." -> one result line on
+# stdout: "JUDGED WORST_OFF WORST_IDX MEAN1/MEAN2/.. IDLE_MEAN IDLE_WORST SHORT BOUND_OK", the
+# per-window shares in $TMP/NAME.windows. Each container starts START_S seconds after the
+# first; all stop together RUN_S seconds after the last one started.
 scenario() {
-    local name=$1 kus=$2 specs=$3 i=0 pids=() ids=() spec targets=""
+    local name=$1 specs=$2 i=0 pids=() ids=() spec targets="" modes="" effs="" last_start=0
     rm -f "$TMP/stop.$name" "$TMP/stopnvml.$name"
     envrun "$TMP/native.env" python3 "$SRC/bench/nvml_windows.py" "$SAMPLE_MS" "$WIN_PERIODS" \
         "$TMP/stopnvml.$name" >"$TMP/$name.nvml" 2>"$TMP/$name.nvml.err" &
     local poller=$!
     local t0=$SECONDS
     for spec in $specs; do
-        IFS=: read -r share mode start <<<"$spec"
-        targets="$targets $share"
+        IFS=: read -r share mode kus sync streams threads graph start <<<"$spec"
+        start=${start:-0}
+        targets="$targets $share"; modes="$modes $mode"
+        effs="$effs $(alone "$kus" "$sync" "$streams" "$threads" "$graph")"
         while [ $((SECONDS - t0)) -lt "$start" ]; do sleep 0.2; done
+        last_start=$start
         ids+=("$(container "$share" "$mode" "$TMP/$name.$i.env")")
         # exec: the pid we keep is the burn's own, the one NVML reports.
+        # shellcheck disable=SC2046 # word splitting wanted
         (exec env -i PATH="$PATH" HOME="${HOME:-/}" $(cat "$TMP/$name.$i.env") "$BURN" \
-            --kernel-us "$kus" --depth "$(depth_for "$kus")" --until "$TMP/stop.$name" \
+            $(burn_args "$kus" "$sync" "$streams" "$threads" "$graph") --until "$TMP/stop.$name" \
             >"$TMP/$name.$i.out" 2>&1) &
         pids+=("$!")
         i=$((i + 1))
@@ -113,86 +188,183 @@ scenario() {
     sleep "$RUN_S" # the benchmark's length: a measurement, not a wait for a condition
     touch "$TMP/stop.$name"
     for p in "${pids[@]}"; do wait "$p" || log "$name: a burn failed: $(cat "$TMP/$name".*.out)"; done
-    sleep 1 # the last sample periods end, then the poller reads them
+    sleep 0.5 # the last sample periods end, then the poller reads them
     touch "$TMP/stopnvml.$name"
     wait "$poller" || log "$name: the NVML poller failed: $(cat "$TMP/$name.nvml.err")"
-    for id in "${ids[@]}"; do cg rm "$id" >/dev/null 2>&1 || true; done
-    # Judge the windows strictly inside the span in which every container has samples.
-    awk -v pids="${pids[*]}" -v targets="$targets" -v wus="$((WIN_PERIODS * SAMPLE_MS * 1000))" \
-        -v out="$TMP/$name.windows" '
-        BEGIN { n = split(pids, P, " "); split(targets, T, " "); for (c = 1; c <= n; c++) idx[P[c]] = c }
-        ($2 in idx) { c = idx[$2]; b[$1, c] = $3
-                      if (!((c) in lo) || $1 < lo[c]) lo[c] = $1; if (!((c) in hi) || $1 > hi[c]) hi[c] = $1 }
-        END { L = -1e9; H = 1e9
-              for (c = 1; c <= n; c++) { if (!(c in lo)) { print "0 nan"; exit } if (lo[c] > L) L = lo[c]; if (hi[c] < H) H = hi[c] }
-              worst = 0; over = 0; under = 0; nw = 0; mindev = 1e9
-              for (w = L + 1; w < H; w++) { nw++; line = w; dev = 0
-                  for (c = 1; c <= n; c++) { pct = 100 * b[w, c] / wus; off = pct - T[c]; dev += pct
-                      if (off > over) over = off; if (-off > under) under = -off
+    for id in "${ids[@]}"; do [ "$id" = peer ] || cg rm "$id" >/dev/null 2>&1 || true; done
+    # Judge the windows from the third after the last start to the last complete one. A
+    # container is judged against its target (its share), and, where its own host time makes
+    # that impossible, against the bound that holds instead: at least its share scaled by its
+    # efficiency alone (E%), less 3 points; the device's idle time then may reach the idle its
+    # neighbours' caps leave in the busy containers' own host turnarounds, sum (1 - E) x s.
+    awk -v pids="${pids[*]}" -v targets="$targets" -v modes="$modes" -v effs="$effs" \
+        -v wus="$((WIN_PERIODS * SAMPLE_MS * 1000))" -v out="$TMP/$name.windows" '
+        BEGIN { n = split(pids, P, " "); split(targets, T, " "); split(modes, M, " "); split(effs, E, " ")
+                for (c = 1; c <= n; c++) { idx[P[c]] = c; hard += (M[c] == "hard") * T[c]
+                                           hostidle += (1 - E[c] / 100) * T[c] } }
+        { if ($1 > top) top = $1 }
+        ($2 in idx) { c = idx[$2]; b[$1, c] = $3; if (!(c in lo) || $1 < lo[c]) lo[c] = $1 }
+        END { L = -1
+              for (c = 1; c <= n; c++) { if (!(c in lo)) { print "0 nan 0 - nan nan nan 0"; exit } if (lo[c] > L) L = lo[c] }
+              worst = 0; wi = 0; nw = 0; idle = 0; idlew = 0; short = 0; ok = 1
+              for (w = L + 2; w < top; w++) { nw++; line = w; dev = 0
+                  for (c = 1; c <= n; c++) { pct = 100 * b[w, c] / wus; dev += pct; sum[c] += pct
+                      off = pct - T[c]; if (off < 0) off = -off
+                      if (M[c] == "hard" && off > worst) { worst = off; wi = c }
+                      if (M[c] == "elastic" && T[c] - pct > short) short = T[c] - pct
+                      if (pct > T[c] + 3 && M[c] == "hard") ok = 0
+                      if (pct < T[c] * E[c] / 100 - 3) ok = 0
                       line = line sprintf(" %.1f", pct) }
-                  if (dev < mindev) mindev = dev
+                  id = 100 - dev; if (id < 0) id = 0; idle += id; if (id > idlew) idlew = id
                   print line > out }
-              worst = over > under ? over : under
-              printf "%d %.2f %.2f %.2f %.1f\n", nw, worst, over, under, (nw ? mindev : 0) }' "$TMP/$name.nvml"
+              means = ""
+              for (c = 1; c <= n; c++) means = means (c > 1 ? "/" : "") sprintf("%.1f", nw ? sum[c] / nw : 0)
+              if (hard != 100) { idle = -1; idlew = -1 } else if (nw) { idle /= nw; if (idle > hostidle + 3) ok = 0 }
+              effl = ""
+              for (c = 1; c <= n; c++) effl = effl (c > 1 ? "/" : "") E[c]
+              printf "%d %.1f %d %s %.1f %.1f %.1f %d %s\n", nw, worst, wi, means, idle, idlew, short, ok, effl }' "$TMP/$name.nvml"
 }
+
+# ---- the matrix ---------------------------------------------------------------------------------
+# NAME|SPECS|what it is. SPECS as for scenario(); "q" after the name: in the --quick subset.
+MATRIX=$TMP/matrix
+: >"$MATRIX"
+m() { printf '%s\n' "$1" >>"$MATRIX"; }
+for kus in 50 500 2000 20000; do
+    for sync in 1 8 64 0; do
+        quick=
+        case "$kus/$sync" in 2000/8 | 500/1 | 50/0 | 20000/0) quick=q ;; esac
+        m "h2575_${kus}_s$sync$quick|25:hard:$kus:$sync:1:1:0 75:hard:$kus:$sync:1:1:0|hard 25/75"
+    done
+done
+for sync in 8 0; do
+    m "h2575_2000_s${sync}_streams|25:hard:2000:$sync:4:1:0 75:hard:2000:$sync:4:1:0|hard 25/75"
+    qq=; [ "$sync" != 8 ] || qq=q
+    m "h2575_2000_s${sync}_threads$qq|25:hard:2000:$sync:1:4:0 75:hard:2000:$sync:1:4:0|hard 25/75"
+done
+m "h2575_graph_s0|25:hard:500:0:1:1:10 75:hard:500:0:1:1:10|hard 25/75"
+m "h2575_graph_s1q|25:hard:500:1:1:1:10 75:hard:500:1:1:1:10|hard 25/75"
+m "h3070_mix_q|30:hard:2000:0:1:1:0 70:hard:500:8:1:1:0|hard 30/70, a mix"
+m "h3070_mix2|30:hard:50:1:4:1:0 70:hard:2000:64:1:4:0|hard 30/70, a mix"
+m "h203050_s8q|20:hard:2000:8:1:1:0 30:hard:2000:8:1:1:0 50:hard:2000:8:1:1:0|hard 20/30/50"
+m "h203050_mix|20:hard:20000:0:1:1:0 30:hard:500:1:1:1:0 50:hard:500:0:1:1:10|hard 20/30/50, a mix"
+m "h2040_s8|20:hard:2000:8:1:1:0 40:hard:2000:8:1:1:0|hard 20/40 (60: 40 left idle)"
+m "h75_2000_s8_alone|75:hard:2000:8:1:1:0|hard 75 alone (its cap: what the run-ahead bound leaves it)"
+m "h75_500_s1_alone|75:hard:500:1:1:1:0|hard 75 alone (its cap: what the run-ahead bound leaves it)"
+m "e2575_2000_s8q|25:elastic:2000:8:1:1:0 75:elastic:2000:8:1:1:0|elastic 25/75"
+m "e2575_500_s0|25:elastic:500:0:1:1:0 75:elastic:500:0:1:1:0|elastic 25/75"
+m "e3070_mix|30:elastic:2000:0:1:1:0 70:elastic:500:1:1:1:0|elastic 30/70, a mix"
+m "e2050_s8|20:elastic:2000:8:1:1:0 50:elastic:2000:8:1:1:0|elastic 20/50 (70: idle handed out)"
 
 GEN=$TMP/gen.md
 emit() { printf '%s\n' "$@" >>"$GEN"; }
-emit "Generated by \`bench/compute.sh$([ "$REAL" = 1 ] && echo ' --real-gpu') $1\`$([ "$QUICK" = 1 ] && echo ' (BENCH_QUICK=1: smoke run, numbers not meaningful)') on $(date -u '+%Y-%m-%d %H:%M UTC'), commit \`$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown)\`, $(nproc) cores$([ "$REAL" = 1 ] && echo ", GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sed -n 1p)")."
-emit "" "Shares: each container runs convgpu-burn (10 ms of kernels in flight, at least 2) for ${RUN_S} s after the last one started; its share of a window is its device time by NVML's per-process samples over the window (60 sample periods). **worst** = the largest distance, in percentage points, of any container's share in any judged window from its target; it is split into the worst excess (a share not held) and the worst shortfall, with the device's busy time in the least busy window: a shortfall with the device below 100% is time the device did not deliver, not time another container took." ""
-emit "| scenario | kernel | judged windows | worst window, points off target | above target (worst) | below target (worst) | device busy, lowest window | target |" "|---|---|---|---|---|---|---|---|"
-KERNELS=${BENCH_KERNELS:-$KERNELS}
-for k in $KERNELS; do
-    log "hard 30/70, ${k} us kernels"
-    read -r nw worst over under busy < <(scenario "h2_$k" "$k" "30:hard:0 70:hard:0")
-    emit "| hard 30/70 | ${k} us | $nw | $worst | $over | $under | $busy% | <= 3 |"
-    log "hard 10/20/30/40, ${k} us kernels"
-    read -r nw worst over under busy < <(scenario "h4_$k" "$k" "10:hard:0 20:hard:0 30:hard:0 40:hard:0")
-    emit "| hard 10/20/30/40 | ${k} us | $nw | $worst | $over | $under | $busy% | <= 3 |"
-    log "hard 10 alone, ${k} us kernels"
-    read -r nw worst over under busy < <(scenario "h1_$k" "$k" "10:hard:0")
-    emit "| hard 10 alone (a cap on an idle device) | ${k} us | $nw | $worst | $over | $under | $busy% | <= 3 |"
-    log "elastic 30 alone, ${k} us kernels"
-    read -r nw worst over under busy < <(scenario "e1_$k" "$k" "30:elastic:0")
-    alone=$( { awk '{ print $2 }' "$TMP/e1_$k.windows" 2>/dev/null || true; } | sort -g | awk 'NR == 1')
-    emit "| elastic 30 alone: its lowest window | ${k} us | $nw | ${alone:-?}% of the device | | | $busy% | >= 85% |"
-    log "elastic 30 then 70, ${k} us kernels"
-    read -r nw worst over under busy < <(scenario "e2_$k" "$k" "30:elastic:0 70:elastic:2")
-    emit "| elastic 30, then 70 joins (judged from its first full window) | ${k} us | $nw | $worst | $over | $under | $busy% | <= 3 |"
-done
-emit ""
+WHAT=bench/compute.sh
+[ "$REAL" = 0 ] || WHAT="$WHAT --real-gpu"
+[ "$QUICK" = 0 ] || WHAT="$WHAT --quick"
+[ -z "$PEER_LIB" ] || WHAT="$WHAT --peer-lib $(basename "$PEER_LIB") --peer-env '$PEER_ENV'"
+GPU_NAME=
+[ "$REAL" = 0 ] || GPU_NAME=", GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sed -n 1p)"
+QUICK_NOTE=
+[ "$QUICK" = 0 ] || QUICK_NOTE=". **--quick: a subset, short runs**"
+emit "Generated by \`$WHAT\` on $(date -u '+%Y-%m-%d %H:%M UTC'), commit \`$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown)\`, $(nproc) cores (shared; load average at the start: $(cut -d' ' -f1-3 /proc/loadavg))$GPU_NAME$QUICK_NOTE."
+if [ -n "$PEER_LIB" ]; then
+    PEER_VERSION=$(strings "$PEER_LIB" 2>/dev/null | grep -m1 -iE '(version|v)[ :]*[0-9]+\.[0-9]+' || true)
+    emit "" "Peer: \`$PEER_LIB\`${PEER_VERSION:+, version string: \`$PEER_VERSION\`}."
+fi
+emit "" "Each container runs convgpu-burn with the pattern named for ${RUN_S} s after the last one started; its share of a window (1 s: 6 NVML sample periods) is its device time by the GPU's own per-process accounting over the window. **worst** = the largest distance, in points, of a hard container's share in any judged window from its target (targets: <= 3); **means** = each container's mean share over the judged windows, in the order given; **idle** = the device's idle time, mean and worst window, where the hard shares add to 100 (target: <= 3%); **elastic short** = the most an elastic container fell below its share in a window (target: <= 3). **load** = the host's 1-minute load average after the scenario (2 cores)." ""
+emit "| scenario | containers: share, pattern | windows | worst (points) | means | idle mean / worst (%) | elastic short | load | verdict |" "|---|---|---|---|---|---|---|---|---|"
+FAILS=0
+BOUNDS=0
+TOTAL=0
+while IFS='|' read -r name specs what; do
+    q=no
+    if [ "${name%q}" != "$name" ]; then q=yes; name=${name%q}; fi
+    [ "$QUICK" = 0 ] || [ "$q" = yes ] || [ -n "${BENCH_ONLY:-}" ] || continue
+    if [ -n "${BENCH_ONLY:-}" ] && ! [[ $name =~ $BENCH_ONLY ]]; then continue; fi
+    desc=""
+    for spec in $specs; do
+        IFS=: read -r share mode kus sync streams threads graph _ <<<"$spec"
+        desc="$desc${desc:+; }$share $mode: $(pattern_name "$kus" "$sync" "$streams" "$threads" "$graph")"
+    done
+    log "$name: $desc"
+    read -r nw worst wi means idle idlew short bound_ok effl < <(scenario "$name" "$specs")
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    verdict=pass
+    if awk -v w="$worst" -v i="$idle" -v s="$short" 'BEGIN { exit !(w == "nan" || w > 3 || i > 3 || s > 3) }'; then
+        if [ "$bound_ok" = 1 ]; then verdict="bound (alone: $effl%)"; else verdict=FAIL; fi
+    fi
+    [ "$nw" -ge 2 ] || verdict="FAIL (no windows)"
+    TOTAL=$((TOTAL + 1))
+    case $verdict in pass) ;; bound*) BOUNDS=$((BOUNDS + 1)) ;; *) FAILS=$((FAILS + 1)) ;; esac
+    idle_s="$idle / $idlew"; [ "$idle" != "-1.0" ] || idle_s=-
+    echo "$name $nw $worst $means $idle $idlew $short $load $effl $verdict" >>"$TMP/results"
+    log "  -> windows $nw, worst $worst, means $means, idle $idle_s, elastic short $short, load $load: $verdict"
+    emit "| $name ($what) | $desc | $nw | $worst | $means | $idle_s | $short | $load | $verdict |"
+done <"$MATRIX"
+emit "" "Matrix: $((TOTAL - FAILS - BOUNDS)) of $TOTAL scenarios within the targets, $BOUNDS within the bound their own host time leaves (verdict **bound**: each container's efficiency alone, E, is given; a container gets at least E x its share less 3 points, never above its hard share + 3, and the idle time is at most sum (1 - E) x share + 3), $FAILS outside both." ""
+[ -z "${BENCH_RESULTS:-}" ] || cp "$TMP/results" "$BENCH_RESULTS" 2>/dev/null || true
 
-# ---- launch cost -------------------------------------------------------------------------------
-log "launch cost"
-container - - "$TMP/none.env" >/dev/null
-container 100 hard "$TMP/full.env" >/dev/null
-# A share that bounds run-ahead but, alone, never closes its gate: 99, elastic.
-container 99 elastic "$TMP/marks.env" >/dev/null
-median_of() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-: >"$TMP/cost"
-for r in $(seq "$ROUNDS"); do
-    n=$(envrun "$TMP/native.env" "$BURN" --launches "$LAUNCHES" | sed -n 's/.*launch_ns_median=\([0-9]*\).*/\1/p')
-    u=$(envrun "$TMP/none.env" "$BURN" --launches "$LAUNCHES" | sed -n 's/.*launch_ns_median=\([0-9]*\).*/\1/p')
-    f=$(envrun "$TMP/marks.env" "$BURN" --launches "$LAUNCHES" | sed -n 's/.*launch_ns_median=\([0-9]*\).*/\1/p')
-    echo "$n $u $f" >>"$TMP/cost"
-done
-N=$(awk '{ print $1 }' "$TMP/cost" | median_of)
-DU=$(awk '{ print $2 - $1 }' "$TMP/cost" | median_of)
-DF=$(awk '{ print $3 - $1 }' "$TMP/cost" | median_of)
-emit "Launch cost (\`convgpu-burn --launches $LAUNCHES\`, a 0 us kernel, each launch timed alone; $ROUNDS interleaved rounds): native median ${N} ns; added in a container without a share: **${DU} ns**; with a share (99, elastic, alone: gate read + run-ahead marks): **${DF} ns** (target: <= 50 ns for a launch within its budget)." ""
+# ---- frameworks (real GPU only) -------------------------------------------------------------------
+if [ "$REAL" = 1 ]; then
+    for fw in torch cupy; do
+        if ! python3 -c "import $fw" 2>/dev/null; then emit "$fw: not installed, skipped." ""; continue; fi
+        log "$fw loop at 30/70 hard"
+        rm -f "$TMP/stop.$fw" "$TMP/stopnvml.$fw"
+        envrun "$TMP/native.env" python3 "$SRC/bench/nvml_windows.py" "$SAMPLE_MS" "$WIN_PERIODS" \
+            "$TMP/stopnvml.$fw" >"$TMP/$fw.nvml" 2>/dev/null &
+        poller=$!
+        fpids=()
+        for share in 30 70; do
+            container "$share" hard "$TMP/$fw.$share.env" >/dev/null
+            (exec env -i PATH="$PATH" HOME="${HOME:-/}" $(cat "$TMP/$fw.$share.env") python3 \
+                "$SRC/bench/compute_frameworks.py" "$fw" "$TMP/stop.$fw" >"$TMP/$fw.$share.out" 2>&1) &
+            fpids+=("$!")
+        done
+        sleep "$RUN_S"
+        touch "$TMP/stop.$fw"
+        for p in "${fpids[@]}"; do wait "$p" || true; done
+        touch "$TMP/stopnvml.$fw"
+        wait "$poller" || true
+        shares=$(awk -v a="${fpids[0]}" -v b="${fpids[1]}" -v wus="$((WIN_PERIODS * SAMPLE_MS * 1000))" \
+            '$2 == a { x[$1] = $3 } $2 == b { y[$1] = $3 } END { for (w in x) if ((w in y) && w > 1) { n++; sa += x[w]; sb += y[w] }
+             if (n) printf "%.1f/%.1f over %d windows", 100 * sa / n / wus, 100 * sb / n / wus, n; else print "no windows" }' "$TMP/$fw.nvml")
+        emit "$fw loop (bench/compute_frameworks.py) at hard 30/70: mean shares by NVML $shares." ""
+    done
+fi
 
-# ---- throughput at share 100 -----------------------------------------------------------------
-log "throughput at share 100"
-: >"$TMP/tput"
-for r in $(seq "$ROUNDS"); do
-    a=$(envrun "$TMP/native.env" "$BURN" --kernel-us 1000 --depth 10 --seconds 5 | sed -n 's/.*kernels=\([0-9]*\).*/\1/p')
-    b=$(envrun "$TMP/full.env" "$BURN" --kernel-us 1000 --depth 10 --seconds 5 | sed -n 's/.*kernels=\([0-9]*\).*/\1/p')
-    echo "$a $b" >>"$TMP/tput"
-done
-RATIO=$(awk '{ print ($1 > 0) ? $2 / $1 : 0 }' "$TMP/tput" | median_of)
-emit "Throughput at share 100 (1 ms kernels, 10 in flight, 5 s; a share of 100 never closes its gate, so it has no run-ahead bound, $ROUNDS interleaved rounds): $(awk -v r="$RATIO" 'BEGIN { printf "%.3f", r }') of native (median ratio; target >= 0.99)." ""
+# ---- launch cost (convgpu only; not with BENCH_ONLY) ----------------------------------------------
+if [ -z "$PEER_LIB" ] && [ -z "${BENCH_ONLY:-}" ]; then
+    log "launch cost"
+    container - - "$TMP/none.env" >/dev/null
+    container 100 hard "$TMP/full.env" >/dev/null
+    # A share that bounds run-ahead but, alone, never closes its gate: 99, elastic.
+    container 99 elastic "$TMP/marks.env" >/dev/null
+    median_of() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+    : >"$TMP/cost"
+    for r in $(seq "$ROUNDS"); do
+        n=$(envrun "$TMP/native.env" "$BURN" --launches "$LAUNCHES" | sed -n 's/.*launch_ns_median=\([0-9]*\).*/\1/p')
+        u=$(envrun "$TMP/none.env" "$BURN" --launches "$LAUNCHES" | sed -n 's/.*launch_ns_median=\([0-9]*\).*/\1/p')
+        f=$(envrun "$TMP/marks.env" "$BURN" --launches "$LAUNCHES" | sed -n 's/.*launch_ns_median=\([0-9]*\).*/\1/p')
+        echo "$n $u $f" >>"$TMP/cost"
+    done
+    N=$(awk '{ print $1 }' "$TMP/cost" | median_of)
+    DU=$(awk '{ print $2 - $1 }' "$TMP/cost" | median_of)
+    DF=$(awk '{ print $3 - $1 }' "$TMP/cost" | median_of)
+    emit "Launch cost (\`convgpu-burn --launches $LAUNCHES\`, a 0 us kernel, each launch timed alone; $ROUNDS interleaved rounds): native median ${N} ns; added in a container without a share: **${DU} ns**; with a share (99, elastic, alone: gate read + run-ahead marks): **${DF} ns** (target: <= 50 ns for a launch within its budget)." ""
 
-if [ "$REAL" = 1 ]; then BEGIN='<!-- bench-compute-gpu:begin -->'; END='<!-- bench-compute-gpu:end -->'
-else BEGIN='<!-- bench-compute:begin -->'; END='<!-- bench-compute:end -->'; fi
+    log "throughput at share 100"
+    : >"$TMP/tput"
+    for r in $(seq "$ROUNDS"); do
+        a=$(envrun "$TMP/native.env" "$BURN" --kernel-us 1000 --depth 10 --seconds 5 | sed -n 's/.*kernels=\([0-9]*\).*/\1/p')
+        b=$(envrun "$TMP/full.env" "$BURN" --kernel-us 1000 --depth 10 --seconds 5 | sed -n 's/.*kernels=\([0-9]*\).*/\1/p')
+        echo "$a $b" >>"$TMP/tput"
+    done
+    RATIO=$(awk '{ print ($1 > 0) ? $2 / $1 : 0 }' "$TMP/tput" | median_of)
+    emit "Throughput at share 100 (1 ms kernels, 10 in flight, 5 s; a share of 100 never closes its gate, so it has no run-ahead bound, $ROUNDS interleaved rounds): $(awk -v r="$RATIO" 'BEGIN { printf "%.3f", r }') of native (median ratio; target >= 0.99)." ""
+fi
+
+if [ "$REAL" = 1 ]; then BEGIN='<!-- bench-compute-gpu:begin -->'; END='<!-- bench-compute-gpu:end -->'; HEAD='## Compute shares (real GPU)'
+elif [ -n "$PEER_LIB" ]; then BEGIN='<!-- bench-compute-peer:begin -->'; END='<!-- bench-compute-peer:end -->'; HEAD='## Compute shares: a peer interposer on the same matrix'
+else BEGIN='<!-- bench-compute:begin -->'; END='<!-- bench-compute:end -->'; HEAD='## Compute shares'; fi
 if [ -n "$OUT" ]; then cat "$GEN"; fi # printed either way
-write_or_print "$OUT" "$BEGIN" "$END" "$GEN" "## Compute shares$([ "$REAL" = 1 ] && echo ' (real GPU)')"
+write_or_print "$OUT" "$BEGIN" "$END" "$GEN" "$HEAD"

@@ -1,6 +1,7 @@
 /* compute.c — the compute controller: shares and measured device time in, gates out
  * (compute.h has the rule and why it holds). Pure: the caller passes time and measurements. */
 #include "compute.h"
+#include "compute_log.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,8 @@ typedef struct {
     cg_time measured_until;
     cg_time busy_total;      /* the cumulative figure at measured_until */
     uint32_t rate_permille;  /* busy share of the last measured interval */
+    uint32_t open_rate;      /* permille: its use of the time its gate was open, lately */
+    cg_gate_log log;         /* the gate's decisions not yet covered by a measurement */
 } entry;
 
 struct cg_compute {
@@ -103,7 +106,9 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* Folds a new measurement into the entry's credit (see compute.h for the clamps). */
+/* Folds a new measurement into the entry's credit (see compute.h for the clamps), and learns
+ * the container's rate while its gate was open in the measured span: its use of the time it
+ * could launch (gated time is not its choice, so it does not count). */
 static void absorb(const cg_compute_params *p, entry *e, const cg_compute_input *in)
 {
     if (in->measured_until == 0)
@@ -115,6 +120,7 @@ static void absorb(const cg_compute_params *p, entry *e, const cg_compute_input 
         e->measured_until = in->measured_until;
         e->busy_total = in->busy_total_ns;
         e->rate_permille = 0;
+        cg_gate_log_forget(&e->log, e->measured_until);
         return;
     }
     cg_time span = in->measured_until - e->measured_until;
@@ -128,18 +134,28 @@ static void absorb(const cg_compute_params *p, entry *e, const cg_compute_input 
     int64_t credit = e->credit + share_of(in->share_pct, span) - (int64_t)busy;
     e->credit = clamp64(credit, floor, (int64_t)p->burst_ns);
     e->rate_permille = (uint32_t)(busy * 1000 / span);
+    /* Its rate while open: over an eighth of the span open at least, or the figure is noise
+     * (work queued before a close runs on while it is closed). */
+    cg_time open = cg_gate_log_open_ns(&e->log, e->measured_until, in->measured_until);
+    if (open >= span / 8 && open > 0) {
+        cg_time r = busy * 1000 / open;
+        e->open_rate = r > 1000 ? 1000 : (uint32_t)r;
+    }
     e->measured_until = in->measured_until;
     e->busy_total = in->busy_total_ns;
+    cg_gate_log_forget(&e->log, e->measured_until);
 }
 
 /* The credit at `now`: the measured credit, plus the share of the unmeasured span, minus what
- * the container is predicted to have used in it (its last rate while its gate was open). */
+ * the container is predicted to have used in it: its rate while open, over the time its gate
+ * was open in that span (compute_log.h: the gate's state now says nothing of the span). */
 static int64_t estimate(const entry *e, const cg_compute_input *in, cg_time now)
 {
     if (!e->measured)
         return 0;
     cg_time span = now > e->measured_until ? now - e->measured_until : 0;
-    int64_t predicted = e->open ? (int64_t)(span / 1000 * e->rate_permille) : 0;
+    cg_time open = cg_gate_log_open_ns(&e->log, e->measured_until, now);
+    int64_t predicted = (int64_t)(open / 1000 * e->open_rate);
     return e->credit + share_of(in->share_pct, span) - predicted;
 }
 
@@ -171,7 +187,9 @@ cg_status cg_compute_step(cg_compute *cc, cg_time now, const cg_compute_input *i
             return CG_ERR_NOMEM;
         for (size_t i = 0; i < n; i++) {
             const entry *old = find(cc, in[i].key);
-            next[i] = old ? *old : (entry){.key = in[i].key, .open = true};
+            next[i] = old ? *old
+                          : (entry){.key = in[i].key, .open = true, .open_rate = 1000,
+                                    .log = cg_gate_log_init(true)};
         }
         qsort(next, n, sizeof *next, cmp_key);
         for (size_t i = 1; i < n; i++) {
@@ -236,6 +254,7 @@ cg_status cg_compute_step(cg_compute *cc, cg_time now, const cg_compute_input *i
         e->forgive = spare && reserved < 100;
         e->open = open;
         e->spare = spare;
+        cg_gate_log_set(&e->log, now, open);
         out[i] = (cg_compute_gate){.key = in[i].key, .open = open, .spare = spare,
                                    .credit_ns = credit[i], .util_permille = e->rate_permille};
     }
@@ -265,6 +284,10 @@ const char *cg_compute_check(const cg_compute *cc)
             return "debt forgiven on a gate that is not spare";
         if (!e->measured && (e->credit != 0 || e->rate_permille != 0))
             return "credit or rate without a measurement";
+        if (e->open_rate > 1000)
+            return "a rate while open above 100%";
+        if (cg_gate_log_check(&e->log))
+            return cg_gate_log_check(&e->log);
     }
     return NULL;
 }

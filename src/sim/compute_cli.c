@@ -4,6 +4,10 @@
  *
  *   convgpu sim compute --containers 30:hard,70:hard [--kernel-us 1000] [--depth 2]
  *                       [--seconds 60] [--window-s 10] [--start 0,19]
+ * An entry may name its own launch pattern, SHARE:MODE:KERNEL_US:SYNC_EVERY:HOST_US (a loop that
+ * synchronises after every SYNC_EVERY kernels and turns around on the host in HOST_US), as
+ * bench/compute.sh's matrix runs them on the emulated GPU; the last lines give each container's
+ * mean share and the device's mean idle time from --judge-from on, to compare with its figures.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -35,12 +39,17 @@ static void usage(FILE *f)
     fprintf(f, "usage: convgpu sim compute --containers SHARE:MODE[,...] [options]\n"
                "Simulates containers with compute shares on one time-shared GPU, with the\n"
                "daemon's controller (src/core/compute.c), and prints shares per window.\n"
-               "  --containers L  e.g. 30:hard,70:elastic (share 0: no limit); at most 16\n"
+               "  --containers L  e.g. 30:hard,70:elastic (share 0: no limit); at most 16;\n"
+               "                  an entry SHARE:MODE:KERNEL_US:SYNC_EVERY:HOST_US gives its own\n"
+               "                  pattern: kernel length, a synchronisation after every SYNC_EVERY\n"
+               "                  kernels (0: never) and the host's turnaround after each\n"
                "  --kernel-us N   kernel length (default 1000)\n"
                "  --depth D       kernels each keeps queued (default 2)\n"
                "  --seconds S     simulated time (default 60)\n"
                "  --window-s W    window length (default 10)\n"
                "  --start L       seconds at which each container starts, e.g. 0,19\n"
+               "  --judge-from S  the mean lines count windows from S seconds on (default:\n"
+               "                  the first full window after the last start)\n"
                "  --sample-delay-ms D  a period's sample is seen D ms after it ends\n"
                "                  (default 0; the emulated GPU: 41, a quarter period)\n");
 }
@@ -50,7 +59,7 @@ int cg_sim_compute_main(int argc, char **argv)
     static cg_gt_config cfg;
     static cg_gt_result res;
     memset(&cfg, 0, sizeof cfg);
-    unsigned long long kus = 1000, depth = 2, secs = 60, win = 10, delay_ms = 0;
+    unsigned long long kus = 1000, depth = 2, secs = 60, win = 10, delay_ms = 0, judge = ~0ull;
     const char *list = NULL, *starts = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -70,6 +79,7 @@ int cg_sim_compute_main(int argc, char **argv)
                  : strcmp(a, "--seconds") == 0 ? num(v, 1, 3600, &secs)
                  : strcmp(a, "--window-s") == 0 ? num(v, 1, 3600, &win)
                  : strcmp(a, "--sample-delay-ms") == 0 ? num(v, 0, 1000, &delay_ms)
+                 : strcmp(a, "--judge-from") == 0 ? num(v, 0, 3600, &judge)
                                                  : (usage(stderr), -2)) {
             return bad(a, v);
         }
@@ -83,15 +93,26 @@ int cg_sim_compute_main(int argc, char **argv)
             return bad("--containers (more than 16)", list);
         char entry[64];
         snprintf(entry, sizeof entry, "%s", tok); /* as given, for the message */
-        char *colon = strchr(tok, ':');
-        unsigned long long pct;
+        char *field[5] = {tok, NULL, NULL, NULL, NULL};
+        unsigned nf = 1;
+        for (char *p = tok; *p && nf < 6; p++) {
+            if (*p != ':')
+                continue;
+            if (nf == 5)
+                return bad("--containers entry (at most SHARE:MODE:KERNEL_US:SYNC_EVERY:HOST_US)", entry);
+            *p = '\0';
+            field[nf++] = p + 1;
+        }
+        unsigned long long pct, ckus = kus, csync = 0, chost = 0;
         cg_compute_mode mode = CG_COMPUTE_ELASTIC;
-        if (colon)
-            *colon = '\0';
-        if (num(tok, 0, 100, &pct) != 0 || (colon && !cg_compute_mode_parse(colon + 1, &mode)))
-            return bad("--containers entry (want SHARE:hard|elastic, SHARE 0..100)", entry);
+        if (num(field[0], 0, 100, &pct) != 0 || (field[1] && !cg_compute_mode_parse(field[1], &mode)) ||
+            (field[2] && num(field[2], 1, 10000000, &ckus) != 0) ||
+            (field[3] && num(field[3], 0, 1000000, &csync) != 0) ||
+            (field[4] && num(field[4], 0, 10000000, &chost) != 0))
+            return bad("--containers entry (want SHARE:hard|elastic[:KERNEL_US:SYNC_EVERY:HOST_US], SHARE 0..100)", entry);
         cfg.c[cfg.n++] = (cg_gt_container){.share_pct = (unsigned)pct, .mode = mode,
-                                           .kernel_ns = kus * 1000, .depth = (unsigned)depth};
+                                           .kernel_ns = ckus * 1000, .depth = (unsigned)depth,
+                                           .sync_every = (unsigned)csync, .host_ns = chost * 1000};
     }
     if (starts) {
         snprintf(buf, sizeof buf, "%s", starts);
@@ -134,5 +155,25 @@ int cg_sim_compute_main(int argc, char **argv)
         printf("\n");
     }
     printf("# worst hard-share window: %.2f points off\n", worst);
+    if (judge == ~0ull) {
+        judge = 0;
+        for (unsigned i = 0; i < cfg.n; i++)
+            if (cfg.c[i].start_ns / 1000000000ull + win > judge)
+                judge = cfg.c[i].start_ns / 1000000000ull + win;
+    }
+    double sum[CG_GT_MAX] = {0}, idle = 0;
+    unsigned nw = 0;
+    for (unsigned w = 0; w < res.nwindows; w++) {
+        if ((unsigned long long)w * win < judge)
+            continue;
+        nw++;
+        for (unsigned i = 0; i < cfg.n; i++)
+            sum[i] += 100.0 * (double)res.busy[w][i] / (double)cfg.window_ns;
+        idle += 100.0 * (double)res.idle[w] / (double)cfg.window_ns;
+    }
+    printf("# mean shares from %llu s:", judge);
+    for (unsigned i = 0; i < cfg.n; i++)
+        printf("%s%.2f", i ? "/" : " ", nw ? sum[i] / nw : 0.0);
+    printf("\n# mean idle from %llu s: %.2f\n", judge, nw ? idle / nw : 0.0);
     return 0;
 }

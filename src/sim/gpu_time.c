@@ -7,6 +7,8 @@
 typedef struct {
     unsigned queued;
     bool open;
+    bool draining;             /* a synchronising loop waits for its step's kernels */
+    uint64_t ready_at;         /* its host launches again from here (turnaround) */
     uint64_t busy_total;       /* completed kernels' time */
     uint64_t sampled_busy[8], sampled_at[8]; /* the last samples, newest at [next - 1] */
     unsigned next;
@@ -44,6 +46,17 @@ static void add_busy(cg_gt_result *r, const cg_gt_config *cfg, unsigned i, uint6
     }
 }
 
+static void add_idle(cg_gt_result *r, const cg_gt_config *cfg, uint64_t s, uint64_t e)
+{
+    while (s < e) {
+        uint64_t w = s / cfg->window_ns;
+        uint64_t upto = e < (w + 1) * cfg->window_ns ? e : (w + 1) * cfg->window_ns;
+        if (w < CG_GT_MAX_WINDOWS)
+            r->idle[w] += upto - s;
+        s = upto;
+    }
+}
+
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
 int cg_gt_run(const cg_gt_config *cfg, cg_gt_result *out, char *err, size_t errlen)
@@ -77,17 +90,27 @@ int cg_gt_run(const cg_gt_config *cfg, cg_gt_result *out, char *err, size_t errl
     uint64_t next_sample = cfg->sample_ns, next_step = cfg->step_ns;
     uint64_t t = 0;
     int rc = 0;
+    uint64_t idle_from = 0;
     for (;;) {
-        /* Launch: open gates fill their queues; then the device takes the next kernel. */
+        /* Launch: open gates fill their queues (a synchronising loop its whole step, once its
+         * host is back); then the device takes the next kernel. */
         for (unsigned i = 0; i < cfg->n; i++) {
-            if (active(&cfg->c[i], t) && st[i].open)
-                st[i].queued = cfg->c[i].depth > st[i].queued ? cfg->c[i].depth : st[i].queued;
+            const cg_gt_container *c = &cfg->c[i];
+            if (!active(c, t) || !st[i].open || t < st[i].ready_at || st[i].draining)
+                continue;
+            if (c->sync_every) {
+                st[i].queued += c->sync_every;
+                st[i].draining = true;
+            } else {
+                st[i].queued = c->depth > st[i].queued ? c->depth : st[i].queued;
+            }
         }
         if (running < 0) {
             for (unsigned k = 1; k <= cfg->n; k++) {
                 unsigned i = (last_owner + k) % cfg->n;
                 if (st[i].queued) {
                     st[i].queued--;
+                    add_idle(out, cfg, idle_from, t);
                     running = (int)i;
                     last_owner = i;
                     run_start = t;
@@ -105,13 +128,20 @@ int cg_gt_run(const cg_gt_config *cfg, cg_gt_result *out, char *err, size_t errl
                 next = min_u64(next, cfg->c[i].start_ns);
             if (cfg->c[i].stop_ns > t)
                 next = min_u64(next, cfg->c[i].stop_ns);
+            if (st[i].ready_at > t)
+                next = min_u64(next, st[i].ready_at);
         }
         t = next;
         if (running >= 0 && t == run_end) {
             add_busy(out, cfg, (unsigned)running, run_start, run_end);
             st[running].busy_total += run_end - run_start;
             out->kernels[running]++;
+            if (st[running].draining && st[running].queued == 0) {
+                st[running].draining = false; /* its synchronisation returns */
+                st[running].ready_at = t + cfg->c[running].host_ns;
+            }
             running = -1;
+            idle_from = t;
         }
         if (t >= cfg->duration_ns)
             break;
@@ -135,7 +165,8 @@ int cg_gt_run(const cg_gt_config *cfg, cg_gt_result *out, char *err, size_t errl
                                            .mode = cfg->c[i].mode,
                                            .busy_total_ns = busy,
                                            .measured_until = at,
-                                           .waiting = active(&cfg->c[i], t) && !st[i].open};
+                                           .waiting = active(&cfg->c[i], t) && !st[i].open &&
+                                                      !st[i].draining};
             }
             cg_status s = cg_compute_step(cc, t, in, cfg->n, gate);
             if (s != CG_OK) {
@@ -143,13 +174,18 @@ int cg_gt_run(const cg_gt_config *cfg, cg_gt_result *out, char *err, size_t errl
                 rc = -1;
                 break;
             }
-            for (unsigned i = 0; i < cfg->n; i++)
+            for (unsigned i = 0; i < cfg->n; i++) {
+                if (gate[i].open && !st[i].open && st[i].ready_at < t + cfg->c[i].host_ns)
+                    st[i].ready_at = t + cfg->c[i].host_ns; /* the waiting thread wakes */
                 st[i].open = gate[i].open;
+            }
             next_step += cfg->step_ns;
         }
     }
     if (running >= 0 && rc == 0)
         add_busy(out, cfg, (unsigned)running, run_start, cfg->duration_ns);
+    else if (rc == 0)
+        add_idle(out, cfg, idle_from, cfg->duration_ns);
     cg_compute_free(cc);
     return rc;
 }

@@ -5,7 +5,12 @@
  * ends, the next container (round robin) with a queued kernel runs one. A container launches
  * kernels of a fixed length whenever its gate is open and it has fewer than `depth` kernels
  * queued (a saturating application with bounded run-ahead); a closed gate makes it wait (its
- * `waiting` flag). The measurer samples every container's cumulative device time every
+ * `waiting` flag). A synchronising loop (`sync_every` k > 0) launches k kernels, waits until all
+ * of them ran, and launches the next k `host_ns` after the last one ended: the host's turnaround
+ * (its thread's wake-up, its own code), during which it offers the device nothing. A gate that
+ * opens costs the same turnaround before the first launch (the waiting thread wakes up).
+ * Several streams or threads of one process change only how deep its queue is: the device
+ * alternates between processes, not streams; a graph is one item of its kernels' total length. The measurer samples every container's cumulative device time every
  * `sample_ns` (NVML's period) and the controller steps every `step_ns` with the latest samples,
  * exactly as convgpud does. Event-driven and exact: no time step, no randomness.
  */
@@ -23,6 +28,8 @@ typedef struct {
     cg_compute_mode mode;
     uint64_t kernel_ns;        /* each kernel's length */
     unsigned depth;            /* kernels it keeps queued at most (run-ahead); >= 1 */
+    unsigned sync_every;       /* 0: saturating; else kernels launched per synchronised step */
+    uint64_t host_ns;          /* host turnaround after a synchronisation or a gate's opening */
     uint64_t start_ns, stop_ns;/* when it has work (stop 0: till the end) */
 } cg_gt_container;
 
@@ -45,6 +52,7 @@ typedef struct {
     /* busy[w][i]: container i's device time in window w, ns */
     uint64_t busy[CG_GT_MAX_WINDOWS][CG_GT_MAX];
     uint64_t kernels[CG_GT_MAX];
+    uint64_t idle[CG_GT_MAX_WINDOWS]; /* the device's idle time in window w, ns */
 } cg_gt_result;
 
 /* 0 on success; -1 on an invalid configuration or a controller failure (message in `err`). */

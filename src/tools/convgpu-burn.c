@@ -4,7 +4,11 @@
  * Each thread launches on its own stream and keeps at most `depth` kernels in flight (an event
  * after each launch; the oldest is waited for before a launch beyond the depth), so a kernel's
  * completion is observed when its event is. With --graph G a thread captures G launches into a
- * graph once and then launches the graph (each launch counts G kernels). The device time a
+ * graph once and then launches the graph (each launch counts G kernels). The launch patterns of
+ * real programs (bench/compute.sh's matrix): --streams S spreads a thread's launches round robin
+ * over S streams of its own; --sync-every K waits for the whole context (cuCtxSynchronize) after
+ * every K launches of a thread, as a training loop does at each step (its queue runs dry there,
+ * and the device is idle unless someone else fills it). The device time a
  * kernel represents is its length: on a time-shared GPU (no MPS) nothing else runs meanwhile.
  *
  * Output (stdout): `launches=N kernels=K busy_us=B elapsed_us=E`; with --report FILE, one line
@@ -50,6 +54,7 @@ static struct {
     PFN_cuEventRecord event_record;
     PFN_cuEventSynchronize event_sync;
     PFN_cuStreamSynchronize stream_sync;
+    PFN_cuCtxSynchronize ctx_sync;
     begin_capture_fn begin_capture;
     end_capture_fn end_capture;
     instantiate_fn instantiate;
@@ -61,11 +66,12 @@ static struct {
     unsigned long long kernel_us;
     double seconds;
     const char *until, *report, *progress;
-    unsigned depth, threads, graph, window_ms;
+    unsigned depth, threads, graph, window_ms, streams, sync_every;
     unsigned long long launches;
     unsigned long long kernels; /* per thread; 0: run for --seconds or --until */
     unsigned long long alloc;   /* bytes held on the device throughout; 0: none */
-} opt = {1000, 10, NULL, NULL, NULL, 2, 1, 0, 1000, 0, 0, 0};
+} opt = {.kernel_us = 1000, .seconds = 10, .depth = 2, .threads = 1, .window_ms = 1000,
+         .streams = 1};
 
 static CUcontext ctx;
 static CUfunction spin;
@@ -112,6 +118,7 @@ static void load_driver(void)
     SYM(event_record, "cuEventRecord");
     SYM(event_sync, "cuEventSynchronize");
     SYM(stream_sync, "cuStreamSynchronize");
+    SYM(ctx_sync, "cuCtxSynchronize");
     SYM(begin_capture, "cuStreamBeginCapture_v2");
     SYM(end_capture, "cuStreamEndCapture");
     SYM(instantiate, "cuGraphInstantiateWithFlags");
@@ -120,7 +127,7 @@ static void load_driver(void)
 #undef SYM
     if (!cu.init || !cu.device_get || !cu.retain || !cu.set_current || !cu.load ||
         !cu.get_function || !cu.stream_create || !cu.launch || !cu.event_create ||
-        !cu.event_record || !cu.event_sync || !cu.stream_sync) {
+        !cu.event_record || !cu.event_sync || !cu.stream_sync || !cu.ctx_sync) {
         fprintf(stderr, "convgpu-burn: the driver lacks an entry point it needs\n");
         exit(1);
     }
@@ -154,18 +161,19 @@ static void *burn(void *arg)
 {
     (void)arg;
     CK(cu.set_current(ctx));
-    CUstream s;
-    CK(cu.stream_create(&s, CU_STREAM_NON_BLOCKING));
+    CUstream st[16];
+    for (unsigned i = 0; i < opt.streams; i++)
+        CK(cu.stream_create(&st[i], CU_STREAM_NON_BLOCKING));
     unsigned long long us = opt.kernel_us;
     void *params[] = {&us};
     CUgraphExec exec = NULL;
     unsigned per_launch = 1;
     if (opt.graph) {
         void *graph = NULL;
-        CK(cu.begin_capture(s, 0 /* CU_STREAM_CAPTURE_MODE_GLOBAL */));
+        CK(cu.begin_capture(st[0], 0 /* CU_STREAM_CAPTURE_MODE_GLOBAL */));
         for (unsigned i = 0; i < opt.graph; i++)
-            CK(cu.launch(spin, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
-        CK(cu.end_capture(s, &graph));
+            CK(cu.launch(spin, 1, 1, 1, 1, 1, 1, 0, st[0], params, NULL));
+        CK(cu.end_capture(st[0], &graph));
         CK(cu.instantiate(&exec, graph, 0));
         per_launch = opt.graph;
     }
@@ -176,7 +184,11 @@ static void *burn(void *arg)
     unsigned long long n = 0, outstanding = 0;
     while (opt.kernels ? n < opt.kernels : !done(deadline)) {
         unsigned slot = (unsigned)(n % opt.depth);
+        CUstream s = st[n % opt.streams];
         if (outstanding == opt.depth) {
+            /* The oldest launch's event: with several streams it may finish after younger
+             * ones, never before its own kernel, so the count of in-flight work is an upper
+             * bound and the device time credited is never early. */
             CK(cu.event_sync(ring[slot]));
             completed(per_launch);
             outstanding--;
@@ -188,6 +200,11 @@ static void *burn(void *arg)
         CK(cu.event_record(ring[slot], s));
         outstanding++;
         n++;
+        if (opt.sync_every && n % opt.sync_every == 0) {
+            CK(cu.ctx_sync());
+            completed(per_launch * outstanding);
+            outstanding = 0;
+        }
     }
     for (unsigned long long k = 0; k < outstanding; k++) {
         CK(cu.event_sync(ring[(n - outstanding + k) % opt.depth]));
@@ -267,7 +284,10 @@ static void usage(FILE *f)
             "  --kernels N     launch N kernels (graphs with --graph) per thread, then stop:\n"
             "                  a fixed amount of device work (instead of --seconds)\n"
             "  --depth D       kernels in flight per thread, at most (default 2)\n"
-            "  --threads T     launching threads, each with its own stream (default 1)\n"
+            "  --threads T     launching threads, each with its own streams (default 1)\n"
+            "  --streams S     streams per thread, launched on round robin (default 1)\n"
+            "  --sync-every K  cuCtxSynchronize after every K launches of a thread\n"
+            "                  (default 0: never; the queue is kept --depth deep)\n"
             "  --graph G       launch graphs of G kernels instead of single kernels\n"
             "  --report FILE   write `START_MS BUSY_US` per window to FILE\n"
             "  --window-ms W   window length for --report (default 1000)\n"
@@ -298,7 +318,8 @@ int main(int argc, char **argv)
         {"report", required_argument, NULL, 'r'},    {"window-ms", required_argument, NULL, 'w'},
         {"launches", required_argument, NULL, 'n'},  {"help", no_argument, NULL, 'h'},
         {"progress", required_argument, NULL, 'p'},  {"kernels", required_argument, NULL, 'K'},
-        {"alloc", required_argument, NULL, 'a'},     {NULL, 0, NULL, 0}};
+        {"alloc", required_argument, NULL, 'a'},     {"streams", required_argument, NULL, 'S'},
+        {"sync-every", required_argument, NULL, 'y'}, {NULL, 0, NULL, 0}};
     int c;
     unsigned long long v;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -320,6 +341,8 @@ int main(int argc, char **argv)
         case 'n': bad = parse_num(optarg, 1, 100000000, &opt.launches); break;
         case 'K': bad = parse_num(optarg, 1, 1000000000, &opt.kernels); break;
         case 'a': bad = parse_num(optarg, 1, 1ull << 40, &opt.alloc); break;
+        case 'S': bad = parse_num(optarg, 1, 16, &v); opt.streams = (unsigned)v; break;
+        case 'y': bad = parse_num(optarg, 0, 1000000, &v); opt.sync_every = (unsigned)v; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
