@@ -89,6 +89,8 @@ RUN_S=${BENCH_RUN_S:-$RUN_S}
 [ "$REAL" = 1 ] && RUN_S=${BENCH_RUN_S:-6} # 5 minutes of device time for the whole matrix
 
 . "$SRC/bench/daemon.sh"
+# The controller's decisions, step by step (docs/OPERATIONS.md): which container was gated when.
+[ -n "$PEER_LIB" ] || export CONVGPU_COMPUTE_TRACE=$TMP/trace
 start_bench_daemon
 
 # container SHARE MODE FILE: creates a container (memory 256MiB, the share if not "-"); its
@@ -153,7 +155,7 @@ alone() {
         # shellcheck disable=SC2046 # word splitting wanted
         envrun "$TMP/native.env" "$BURN" $(burn_args "$@") --seconds 3 >"$TMP/alone.$key.out" 2>&1 || true
         sed -n 's/.*busy_us=\([0-9]*\) elapsed_us=\([0-9]*\).*/\1 \2/p' "$TMP/alone.$key.out" |
-            awk '{ v = ($2 > 0) ? 100 * $1 / $2 : 0; printf "%.0f\n", v > 100 ? 100 : v }' >"$TMP/alone.$key"
+            awk '{ v = ($2 > 0) ? 100 * $1 / $2 : 0; printf "%.0f\n", (v > 100 ? 100 : v) }' >"$TMP/alone.$key"
     fi
     v=$(cat "$TMP/alone.$key"); echo "${v:-100}"
 }
@@ -165,6 +167,11 @@ alone() {
 scenario() {
     local name=$1 specs=$2 i=0 pids=() ids=() spec targets="" modes="" effs="" last_start=0
     rm -f "$TMP/stop.$name" "$TMP/stopnvml.$name"
+    # Each pattern's efficiency alone first, with the device to itself.
+    for spec in $specs; do
+        IFS=: read -r share mode kus sync streams threads graph start <<<"$spec"
+        effs="$effs $(alone "$kus" "$sync" "$streams" "$threads" "$graph")"
+    done
     envrun "$TMP/native.env" python3 "$SRC/bench/nvml_windows.py" "$SAMPLE_MS" "$WIN_PERIODS" \
         "$TMP/stopnvml.$name" >"$TMP/$name.nvml" 2>"$TMP/$name.nvml.err" &
     local poller=$!
@@ -173,7 +180,6 @@ scenario() {
         IFS=: read -r share mode kus sync streams threads graph start <<<"$spec"
         start=${start:-0}
         targets="$targets $share"; modes="$modes $mode"
-        effs="$effs $(alone "$kus" "$sync" "$streams" "$threads" "$graph")"
         while [ $((SECONDS - t0)) -lt "$start" ]; do sleep 0.2; done
         last_start=$start
         ids+=("$(container "$share" "$mode" "$TMP/$name.$i.env")")
@@ -192,6 +198,15 @@ scenario() {
     touch "$TMP/stopnvml.$name"
     wait "$poller" || log "$name: the NVML poller failed: $(cat "$TMP/$name.nvml.err")"
     for id in "${ids[@]}"; do [ "$id" = peer ] || cg rm "$id" >/dev/null 2>&1 || true; done
+    # How often each container's gate was closed while all ran (the controller's doing; the rest
+    # of its shortfall is its own host time): the share of the daemon's steps.
+    local gated="-"
+    if [ -f "$TMP/trace" ] && [ "${ids[0]}" != peer ]; then
+        gated=$(awk -v ids="${ids[*]}" 'BEGIN { n = split(ids, I, " "); for (c = 1; c <= n; c++) at[I[c]] = c }
+            ($2 in at) { c = at[$2]; steps[c]++; if ($8 == 0) shut[c]++ }
+            END { for (c = 1; c <= n; c++) printf "%s%d", (c > 1 ? "/" : ""), steps[c] ? 100 * shut[c] / steps[c] : 0 }' "$TMP/trace")
+    fi
+    echo "$gated" >"$TMP/$name.gated"
     # Judge the windows from the third after the last start to the last complete one. A
     # container is judged against its target (its share), and, where its own host time makes
     # that impossible, against the bound that holds instead: at least its share scaled by its
@@ -271,8 +286,8 @@ if [ -n "$PEER_LIB" ]; then
     PEER_VERSION=$(strings "$PEER_LIB" 2>/dev/null | grep -m1 -iE '(version|v)[ :]*[0-9]+\.[0-9]+' || true)
     emit "" "Peer: \`$PEER_LIB\`${PEER_VERSION:+, version string: \`$PEER_VERSION\`}."
 fi
-emit "" "Each container runs convgpu-burn with the pattern named for ${RUN_S} s after the last one started; its share of a window (1 s: 6 NVML sample periods) is its device time by the GPU's own per-process accounting over the window. **worst** = the largest distance, in points, of a hard container's share in any judged window from its target (targets: <= 3); **means** = each container's mean share over the judged windows, in the order given; **idle** = the device's idle time, mean and worst window, where the hard shares add to 100 (target: <= 3%); **elastic short** = the most an elastic container fell below its share in a window (target: <= 3). **load** = the host's 1-minute load average after the scenario (2 cores)." ""
-emit "| scenario | containers: share, pattern | windows | worst (points) | means | idle mean / worst (%) | elastic short | load | verdict |" "|---|---|---|---|---|---|---|---|---|"
+emit "" "Each container runs convgpu-burn with the pattern named for ${RUN_S} s after the last one started; its share of a window (1 s: 6 NVML sample periods) is its device time by the GPU's own per-process accounting over the window. **worst** = the largest distance, in points, of a hard container's share in any judged window from its target (targets: <= 3); **means** = each container's mean share over the judged windows, in the order given; **idle** = the device's idle time, mean and worst window, where the hard shares add to 100 (target: <= 3%); **elastic short** = the most an elastic container fell below its share in a window (target: <= 3); **gated** = the share of the controller's steps (50 ms) in which each container's gate was closed, from the daemon's trace: what the controller held back, as against the container's own host time. **load** = the host's 1-minute load average after the scenario (2 cores)." ""
+emit "| scenario | containers: share, pattern | windows | worst (points) | means | idle mean / worst (%) | elastic short | gated (% of steps) | load | verdict |" "|---|---|---|---|---|---|---|---|---|---|"
 FAILS=0
 BOUNDS=0
 TOTAL=0
@@ -288,6 +303,7 @@ while IFS='|' read -r name specs what; do
     done
     log "$name: $desc"
     read -r nw worst wi means idle idlew short bound_ok effl < <(scenario "$name" "$specs")
+    gated=$(cat "$TMP/$name.gated" 2>/dev/null || echo -)
     load=$(cut -d' ' -f1 /proc/loadavg)
     verdict=pass
     if awk -v w="$worst" -v i="$idle" -v s="$short" 'BEGIN { exit !(w == "nan" || w > 3 || i > 3 || s > 3) }'; then
@@ -298,11 +314,30 @@ while IFS='|' read -r name specs what; do
     case $verdict in pass) ;; bound*) BOUNDS=$((BOUNDS + 1)) ;; *) FAILS=$((FAILS + 1)) ;; esac
     idle_s="$idle / $idlew"; [ "$idle" != "-1.0" ] || idle_s=-
     echo "$name $nw $worst $means $idle $idlew $short $load $effl $verdict" >>"$TMP/results"
-    log "  -> windows $nw, worst $worst, means $means, idle $idle_s, elastic short $short, load $load: $verdict"
-    emit "| $name ($what) | $desc | $nw | $worst | $means | $idle_s | $short | $load | $verdict |"
+    # The same scenario for `convgpu sim compute`: each container's pattern with the host
+    # turnaround its efficiency alone implies (a step of k kernels of length K at efficiency E
+    # turns around in k K (100/E - 1)); tests/core/test_sim_compute_matrix.sh compares.
+    simc="" j=1
+    for spec in $specs; do
+        IFS=: read -r share mode kus sync streams threads graph _ <<<"$spec"
+        e=$(cut -d/ -f"$j" <<<"$effl")
+        per=$(( kus * (graph > 0 ? graph : 1) ))
+        host=$(awk -v k="$per" -v s="$sync" -v e="$e" 'BEGIN { printf "%d", (s > 0 && e > 0) ? k * s * (100 / e - 1) : 0 }')
+        simc="$simc${simc:+,}$share:$mode:$per:$sync:$host"
+        j=$((j + 1))
+    done
+    [ "$nw" -lt 2 ] || printf '%s\t%s\t%s\t%s\n' "$name" "$simc" "$means" "$idle" >>"$TMP/simcmp"
+    log "  -> windows $nw, worst $worst, means $means, idle $idle_s, elastic short $short, gated $gated, load $load: $verdict"
+    emit "| $name ($what) | $desc | $nw | $worst | $means | $idle_s | $short | $gated | $load | $verdict |"
 done <"$MATRIX"
 emit "" "Matrix: $((TOTAL - FAILS - BOUNDS)) of $TOTAL scenarios within the targets, $BOUNDS within the bound their own host time leaves (verdict **bound**: each container's efficiency alone, E, is given; a container gets at least E x its share less 3 points, never above its hard share + 3, and the idle time is at most sum (1 - E) x share + 3), $FAILS outside both." ""
 [ -z "${BENCH_RESULTS:-}" ] || cp "$TMP/results" "$BENCH_RESULTS" 2>/dev/null || true
+# A recorded emulator run also records the figures the simulator is held to.
+if [ "$RECORD" = 1 ] && [ "$REAL" = 0 ] && [ -z "$PEER_LIB" ] && [ "$QUICK" = 0 ] && [ -z "${BENCH_ONLY:-}" ] && [ -s "$TMP/simcmp" ]; then
+    { echo "# bench/compute.sh --record on $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown): scenario, containers for convgpu sim compute (SHARE:MODE:KERNEL_US:SYNC_EVERY:HOST_US), the emulator's mean shares, its mean idle (-1: hard shares not at 100)"
+      cat "$TMP/simcmp"; } >"$SRC/tests/core/compute_matrix.tsv"
+    log "wrote tests/core/compute_matrix.tsv"
+fi
 
 # ---- frameworks (real GPU only) -------------------------------------------------------------------
 if [ "$REAL" = 1 ]; then

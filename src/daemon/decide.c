@@ -48,6 +48,7 @@ void decide_hand_out(struct daemon *d, struct container *c, struct proc *favored
         return;
     atomic_store(&c->ledger->assigned, ci.assigned);
     atomic_store(&c->ledger->limit, ci.limit);
+    atomic_store(&c->ledger->compute.share_pct, ci.compute_pct); /* a change, at once (gate.h) */
     unsigned npending = pending_count(c);
     atomic_store(&c->ledger->waiters, npending);
     /* Slack counts as use in the core; a container with waiters must show its true use or a

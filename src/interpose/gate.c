@@ -61,7 +61,15 @@ void cg_gate_wait(struct cg_session *s, bool counted, uint32_t bits)
  * share, each thread keeps at most about 2 x RUNAHEAD_NS of launched, unfinished work: every
  * `every` launches it records a mark (an event) after the launch, and before recording a third
  * it waits for the oldest. `every` adapts to the measured time per launch, so marks cost one
- * event per few milliseconds of device work whatever the kernels' lengths. */
+ * event per few milliseconds of device work whatever the kernels' lengths.
+ *
+ * The time per launch is measured between two *completed* marks: the one waited for and the
+ * one waited for before it (`done`). (Timing the waited-for mark against the next, which is
+ * still queued whenever the queue is deeper than one mark, failed with NOT_READY, and the
+ * failure was read as "too fast to time": `every` doubled to its maximum and a synchronising
+ * loop of 64 x 20 ms kernels ran 1.3 s past its closed gate, 0% and 50% in alternate seconds.)
+ * The span between two marks includes other containers' kernels and the thread's own host
+ * time, so it overstates a launch's length: marks come more often, never less. */
 
 #define RUNAHEAD_NS 5000000.0 /* device work per mark */
 #define EVERY_MAX 256u
@@ -70,7 +78,9 @@ typedef CUresult (*is_capturing_fn)(CUstream, int *);
 
 struct runahead {
     CUevent mark[2];
+    unsigned launches[2];   /* launches between the previous mark and this one */
     int n;                  /* marks outstanding, oldest first */
+    CUevent done;           /* the last mark waited for (complete), or NULL */
     CUcontext ctx;          /* the context the marks belong to */
     unsigned since, every;
 };
@@ -93,6 +103,9 @@ static void drop_marks(void)
             destroy(ra.mark[i]);
         ra.mark[i] = NULL;
     }
+    if (ra.done && destroy)
+        destroy(ra.done);
+    ra.done = NULL;
     ra.n = 0;
     ra.since = 0;
 }
@@ -103,6 +116,7 @@ void cg_gate_runahead(CUstream s, int ptsz)
         ra.every = 1;
     if (++ra.since < ra.every)
         return;
+    unsigned launches = ra.since;
     ra.since = 0;
     PFN_cuCtxGetCurrent current = (PFN_cuCtxGetCurrent)sym(&c_current, "cuCtxGetCurrent");
     PFN_cuEventCreate create = (PFN_cuEventCreate)sym(&c_create, "cuEventCreate");
@@ -124,22 +138,25 @@ void cg_gate_runahead(CUstream s, int ptsz)
     }
     if (ra.n == 2) {
         /* The third mark waits for the oldest: at most two marks of work are ahead. */
-        struct timespec t0;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
         if (sync(ra.mark[0]) != CUDA_SUCCESS) {
             drop_marks();
             return;
         }
         float ms = 0;
-        if (elapsed && elapsed(&ms, ra.mark[0], ra.mark[1]) == CUDA_SUCCESS && ms > 0) {
-            double per_launch = (double)ms * 1e6 / ra.every;
-            double want = RUNAHEAD_NS / per_launch;
-            ra.every = want < 1 ? 1 : want > EVERY_MAX ? EVERY_MAX : (unsigned)want;
-        } else if (ra.every < EVERY_MAX) {
-            ra.every *= 2; /* too fast to time: mark less often */
+        if (ra.done && elapsed && elapsed(&ms, ra.done, ra.mark[0]) == CUDA_SUCCESS) {
+            if (ms > 0) {
+                double per_launch = (double)ms * 1e6 / (ra.launches[0] ? ra.launches[0] : 1);
+                double want = RUNAHEAD_NS / per_launch;
+                ra.every = want < 1 ? 1 : want > EVERY_MAX ? EVERY_MAX : (unsigned)want;
+            } else if (ra.every < EVERY_MAX) {
+                ra.every *= 2; /* too fast to time: mark less often */
+            }
         }
-        CUevent spare = ra.mark[0];
+        /* mark[0] is now the last one done; the old `done` is the spare for the next mark. */
+        CUevent spare = ra.done;
+        ra.done = ra.mark[0];
         ra.mark[0] = ra.mark[1];
+        ra.launches[0] = ra.launches[1];
         ra.mark[1] = spare;
         ra.n = 1;
     }
@@ -148,5 +165,5 @@ void cg_gate_runahead(CUstream s, int ptsz)
         return;
     }
     if (record(ra.mark[ra.n], s) == CUDA_SUCCESS)
-        ra.n++;
+        ra.launches[ra.n++] = launches;
 }

@@ -8,6 +8,7 @@ typedef struct {
     unsigned queued;
     bool open;
     bool draining;             /* a synchronising loop waits for its step's kernels */
+    unsigned step_left;        /* kernels of its step not launched yet */
     uint64_t ready_at;         /* its host launches again from here (turnaround) */
     uint64_t busy_total;       /* completed kernels' time */
     uint64_t sampled_busy[8], sampled_at[8]; /* the last samples, newest at [next - 1] */
@@ -99,8 +100,14 @@ int cg_gt_run(const cg_gt_config *cfg, cg_gt_result *out, char *err, size_t errl
             if (!active(c, t) || !st[i].open || t < st[i].ready_at || st[i].draining)
                 continue;
             if (c->sync_every) {
-                st[i].queued += c->sync_every;
-                st[i].draining = true;
+                /* A new step, or the rest of one: as much as the run-ahead bound lets ahead. */
+                if (st[i].step_left == 0)
+                    st[i].step_left = c->sync_every;
+                unsigned room = c->depth > st[i].queued ? c->depth - st[i].queued : 0;
+                unsigned n = room < st[i].step_left ? room : st[i].step_left;
+                st[i].queued += n;
+                st[i].step_left -= n;
+                st[i].draining = st[i].step_left == 0;
             } else {
                 st[i].queued = c->depth > st[i].queued ? c->depth : st[i].queued;
             }
