@@ -86,7 +86,10 @@ WIN_PERIODS=6 # 6 sample periods: 0.996 s with the emulator's default 166 ms
 if [ "$QUICK" = 1 ]; then RUN_S=7; ROUNDS=2; LAUNCHES=20000
 else RUN_S=10; ROUNDS=5; LAUNCHES=200000; fi
 RUN_S=${BENCH_RUN_S:-$RUN_S}
-[ "$REAL" = 1 ] && RUN_S=${BENCH_RUN_S:-6} # 5 minutes of device time for the whole matrix
+ALONE_S=3
+if [ "$REAL" = 1 ]; then # about 5 minutes of device time for the whole matrix
+    RUN_S=${BENCH_RUN_S:-5}; ALONE_S=2; ROUNDS=2; LAUNCHES=50000
+fi
 
 . "$SRC/bench/daemon.sh"
 # The controller's decisions, step by step (docs/OPERATIONS.md): which container was gated when.
@@ -145,7 +148,7 @@ pattern_name() {
 
 # alone KUS SYNC STREAMS THREADS GRAPH -> the pattern's own efficiency, in percent of the device:
 # the device time it gets alone and unlimited (no container, no interposer) over its wall time,
-# 3 s, by its own account (kernels x length), measured once per pattern per run. A program that
+# 3 s (2 on a real GPU), by its own account (kernels x length), measured once per pattern per run. A program that
 # synchronises leaves the device idle while its host thread turns around (on this loaded machine
 # milliseconds per synchronisation); that idle time is its own, and no controller can give it
 # more than this fraction of what it is offered.
@@ -153,7 +156,7 @@ alone() {
     local key="$1_$2_$3_$4_$5" v
     if [ ! -f "$TMP/alone.$key" ]; then
         # shellcheck disable=SC2046 # word splitting wanted
-        envrun "$TMP/native.env" "$BURN" $(burn_args "$@") --seconds 3 >"$TMP/alone.$key.out" 2>&1 || true
+        envrun "$TMP/native.env" "$BURN" $(burn_args "$@") --seconds "$ALONE_S" >"$TMP/alone.$key.out" 2>&1 || true
         sed -n 's/.*busy_us=\([0-9]*\) elapsed_us=\([0-9]*\).*/\1 \2/p' "$TMP/alone.$key.out" |
             awk '{ v = ($2 > 0) ? 100 * $1 / $2 : 0; printf "%.0f\n", (v > 100 ? 100 : v) }' >"$TMP/alone.$key"
     fi
@@ -314,15 +317,17 @@ while IFS='|' read -r name specs what; do
     case $verdict in pass) ;; bound*) BOUNDS=$((BOUNDS + 1)) ;; *) FAILS=$((FAILS + 1)) ;; esac
     idle_s="$idle / $idlew"; [ "$idle" != "-1.0" ] || idle_s=-
     echo "$name $nw $worst $means $idle $idlew $short $load $effl $verdict" >>"$TMP/results"
-    # The same scenario for `convgpu sim compute`: each container's pattern with the host
-    # turnaround its efficiency alone implies (a step of k kernels of length K at efficiency E
-    # turns around in k K (100/E - 1)); tests/core/test_sim_compute_matrix.sh compares.
+    # The same scenario for `convgpu sim compute`: each container's pattern with its host
+    # turnaround; tests/core/test_sim_compute_matrix.sh compares.
     simc="" j=1
     for spec in $specs; do
         IFS=: read -r share mode kus sync streams threads graph _ <<<"$spec"
         e=$(cut -d/ -f"$j" <<<"$effl")
         per=$(( kus * (graph > 0 ? graph : 1) ))
-        host=$(awk -v k="$per" -v s="$sync" -v e="$e" 'BEGIN { printf "%d", (s > 0 && e > 0) ? k * s * (100 / e - 1) : 0 }')
+        # Its turnaround as the loop measured it in this scenario, on the device's clock
+        # (convgpu-burn: host_turnaround_us), else as its efficiency alone implies.
+        host=$(sed -n 's/.*host_turnaround_us=\([0-9]*\).*/\1/p' "$TMP/$name.$((j - 1)).out" 2>/dev/null)
+        [ -n "$host" ] || host=$(awk -v k="$per" -v s="$sync" -v e="$e" 'BEGIN { printf "%d", (s > 0 && e > 0) ? k * s * (100 / e - 1) : 0 }')
         simc="$simc${simc:+,}$share:$mode:$per:$sync:$host"
         j=$((j + 1))
     done

@@ -28,9 +28,12 @@
  * device even when it is alone (GaiaGPU's cap; 100 = none).
  *
  * Measurements arrive late (NVML samples cover about 1/6 s). Between the last measured instant
- * and now the controller predicts: an open container keeps the rate of its last measured
- * interval, a closed one uses nothing. The prediction is replaced by the measurement when it
- * arrives, so it only sharpens the gate and never biases the account.
+ * and now the controller predicts from the gate's own history (compute_log.h): the time the
+ * gate was open in that span, times the container's rate while open (its device time over its
+ * open time in the last measured span). Gated time is not charged (the controller's doing);
+ * open time unused lowers the rate (the container's own host code). The prediction is replaced
+ * by the measurement when it arrives, so it only sharpens the gate and never biases the
+ * account.
  *
  * Containers without a share (0) are never gated; they are measured so that utilisation can be
  * shown, and their work competes for the device like any other process's.

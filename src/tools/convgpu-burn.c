@@ -8,7 +8,11 @@
  * real programs (bench/compute.sh's matrix): --streams S spreads a thread's launches round robin
  * over S streams of its own; --sync-every K waits for the whole context (cuCtxSynchronize) after
  * every K launches of a thread, as a training loop does at each step (its queue runs dry there,
- * and the device is idle unless someone else fills it). The device time a
+ * and the device is idle unless someone else fills it). Such a loop also measures its host's
+ * turnaround on the device's clock: an event after a step's last launch and one recorded on the
+ * drained stream before the next step's first launch (and before its gate: an event record is
+ * not a launch) time the gap in which it offered the device nothing of its own doing; the
+ * output adds `host_turnaround_us=MEAN` (bench/compute.sh feeds it to the simulator). The device time a
  * kernel represents is its length: on a time-shared GPU (no MPS) nothing else runs meanwhile.
  *
  * Output (stdout): `launches=N kernels=K busy_us=B elapsed_us=E`; with --report FILE, one line
@@ -55,6 +59,7 @@ static struct {
     PFN_cuEventSynchronize event_sync;
     PFN_cuStreamSynchronize stream_sync;
     PFN_cuCtxSynchronize ctx_sync;
+    PFN_cuEventElapsedTime event_elapsed;
     begin_capture_fn begin_capture;
     end_capture_fn end_capture;
     instantiate_fn instantiate;
@@ -81,6 +86,8 @@ static uint64_t window_busy_us[MAX_WINDOWS]; /* indexed from the first window */
 static uint64_t first_window_ms;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t total_launches, total_kernels;
+static double turnaround_ms_sum; /* host turnarounds of synchronising loops, all threads */
+static uint64_t turnarounds;
 
 static uint64_t mono_ns(void)
 {
@@ -119,6 +126,7 @@ static void load_driver(void)
     SYM(event_sync, "cuEventSynchronize");
     SYM(stream_sync, "cuStreamSynchronize");
     SYM(ctx_sync, "cuCtxSynchronize");
+    SYM(event_elapsed, "cuEventElapsedTime");
     SYM(begin_capture, "cuStreamBeginCapture_v2");
     SYM(end_capture, "cuStreamEndCapture");
     SYM(instantiate, "cuGraphInstantiateWithFlags");
@@ -180,11 +188,23 @@ static void *burn(void *arg)
     CUevent *ring = calloc(opt.depth, sizeof *ring);
     for (unsigned i = 0; i < opt.depth; i++)
         CK(cu.event_create(&ring[i], CU_EVENT_DISABLE_TIMING));
+    /* A synchronising loop's turnaround (the header): the end of step k-1 (step_end[parity])
+     * and the start of step k (step_start), both complete at step k's synchronisation. */
+    CUevent step_end[2] = {NULL, NULL}, step_start = NULL;
+    bool timed = opt.sync_every && cu.event_elapsed &&
+                 cu.event_create(&step_end[0], CU_EVENT_DEFAULT) == CUDA_SUCCESS &&
+                 cu.event_create(&step_end[1], CU_EVENT_DEFAULT) == CUDA_SUCCESS &&
+                 cu.event_create(&step_start, CU_EVENT_DEFAULT) == CUDA_SUCCESS;
+    unsigned long long step = 0;
+    double ta_sum = 0;
+    uint64_t ta_n = 0;
     uint64_t deadline = mono_ns() + (uint64_t)(opt.seconds * 1e9);
     unsigned long long n = 0, outstanding = 0;
     while (opt.kernels ? n < opt.kernels : !done(deadline)) {
         unsigned slot = (unsigned)(n % opt.depth);
         CUstream s = st[n % opt.streams];
+        if (timed && n % opt.sync_every == 0 && step > 0)
+            CK(cu.event_record(step_start, st[0])); /* the host is back: before the gate */
         if (outstanding == opt.depth) {
             /* The oldest launch's event: with several streams it may finish after younger
              * ones, never before its own kernel, so the count of in-flight work is an upper
@@ -201,9 +221,19 @@ static void *burn(void *arg)
         outstanding++;
         n++;
         if (opt.sync_every && n % opt.sync_every == 0) {
+            if (timed)
+                CK(cu.event_record(step_end[step % 2], s));
             CK(cu.ctx_sync());
             completed(per_launch * outstanding);
             outstanding = 0;
+            float ms = 0;
+            if (timed && step > 0 &&
+                cu.event_elapsed(&ms, step_end[(step - 1) % 2], step_start) == CUDA_SUCCESS &&
+                ms >= 0) {
+                ta_sum += ms;
+                ta_n++;
+            }
+            step++;
         }
     }
     for (unsigned long long k = 0; k < outstanding; k++) {
@@ -212,6 +242,8 @@ static void *burn(void *arg)
     }
     pthread_mutex_lock(&lock);
     total_launches += n;
+    turnaround_ms_sum += ta_sum;
+    turnarounds += ta_n;
     pthread_mutex_unlock(&lock);
     free(ring);
     return NULL;
@@ -388,9 +420,12 @@ int main(int argc, char **argv)
     if (opt.progress)
         pthread_join(prog, NULL);
     uint64_t elapsed = mono_ns() - t0;
-    printf("launches=%llu kernels=%llu busy_us=%llu elapsed_us=%llu\n",
+    printf("launches=%llu kernels=%llu busy_us=%llu elapsed_us=%llu",
            (unsigned long long)total_launches, (unsigned long long)total_kernels,
            (unsigned long long)(total_kernels * opt.kernel_us), (unsigned long long)(elapsed / 1000));
+    if (turnarounds)
+        printf(" host_turnaround_us=%.0f", turnaround_ms_sum * 1000.0 / (double)turnarounds);
+    printf("\n");
     if (opt.report) {
         FILE *f = fopen(opt.report, "w");
         if (!f) {
