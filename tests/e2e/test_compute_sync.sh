@@ -62,4 +62,21 @@ read -r steps both <"$TMP/closed"
 check "the controller stepped through the judged span ($steps steps)" test "${steps:-0}" -ge 20
 check "both gates closed in at most a tenth of the steps ($both of $steps)" \
     test "${both:-999}" -le $(( ${steps:-0} / 10 ))
+cg rm small >/dev/null && cg rm large >/dev/null || fail "cannot remove the pair"
+
+# ---- a deep queue from the first launch -----------------------------------------------------
+# A loop that queues 64 kernels of 20 ms before it synchronises, started as soon as its
+# container exists: each launching thread's queued work is bounded (two run-ahead marks) from
+# its first launch on, so the container's debt stays small. Before, the share reached the ledger
+# only at the compute step's first visit, and a mark timed against a still-queued one doubled
+# the marks' spacing to 256 launches: the whole 1.28 s step ran past the closed gate and the
+# credit fell below -0.9 s.
+make_container deep --gpu-compute 25 --compute-mode hard
+env $(cat "$TMP/deep.env") "$BURN" --kernel-us 20000 --depth 64 --sync-every 64 --kernels 128 \
+    >"$TMP/deep.out" 2>&1 &
+DEEP=$!
+wait "$DEEP" && pass "the deep loop finished its 2 steps" || fail "the deep loop failed: $(cat "$TMP/deep.out")"
+deep_id=$(field deep id)
+low=$(awk -v id="$deep_id" '$2 == id && $10 < m { m = $10 } END { printf "%d", m / 1000000 }' "$TMP/compute.trace")
+check "its debt stayed under 400 ms (lowest credit ${low} ms)" test "${low:--9999}" -ge -400
 finish
