@@ -168,7 +168,7 @@ alone() {
 # per-window shares in $TMP/NAME.windows. Each container starts START_S seconds after the
 # first; all stop together RUN_S seconds after the last one started.
 scenario() {
-    local name=$1 specs=$2 i=0 pids=() ids=() spec targets="" modes="" effs="" last_start=0
+    local name=$1 specs=$2 i=0 pids=() ids=() spec targets="" modes="" effs=""
     rm -f "$TMP/stop.$name" "$TMP/stopnvml.$name"
     # Each pattern's efficiency alone first, with the device to itself.
     for spec in $specs; do
@@ -184,7 +184,6 @@ scenario() {
         start=${start:-0}
         targets="$targets $share"; modes="$modes $mode"
         while [ $((SECONDS - t0)) -lt "$start" ]; do sleep 0.2; done
-        last_start=$start
         ids+=("$(container "$share" "$mode" "$TMP/$name.$i.env")")
         # exec: the pid we keep is the burn's own, the one NVML reports.
         # shellcheck disable=SC2046 # word splitting wanted
@@ -305,7 +304,7 @@ while IFS='|' read -r name specs what; do
         desc="$desc${desc:+; }$share $mode: $(pattern_name "$kus" "$sync" "$streams" "$threads" "$graph")"
     done
     log "$name: $desc"
-    read -r nw worst wi means idle idlew short bound_ok effl < <(scenario "$name" "$specs")
+    read -r nw worst _ means idle idlew short bound_ok effl < <(scenario "$name" "$specs")
     gated=$(cat "$TMP/$name.gated" 2>/dev/null || echo -)
     load=$(cut -d' ' -f1 /proc/loadavg)
     verdict=pass
@@ -331,7 +330,7 @@ while IFS='|' read -r name specs what; do
         simc="$simc${simc:+,}$share:$mode:$per:$sync:$host"
         j=$((j + 1))
     done
-    [ "$nw" -lt 2 ] || printf '%s\t%s\t%s\t%s\n' "$name" "$simc" "$means" "$idle" >>"$TMP/simcmp"
+    [ "$nw" -lt 2 ] || printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$simc" "$means" "$idle" "$gated" >>"$TMP/simcmp"
     log "  -> windows $nw, worst $worst, means $means, idle $idle_s, elastic short $short, gated $gated, load $load: $verdict"
     emit "| $name ($what) | $desc | $nw | $worst | $means | $idle_s | $short | $gated | $load | $verdict |"
 done <"$MATRIX"
@@ -339,7 +338,7 @@ emit "" "Matrix: $((TOTAL - FAILS - BOUNDS)) of $TOTAL scenarios within the targ
 [ -z "${BENCH_RESULTS:-}" ] || cp "$TMP/results" "$BENCH_RESULTS" 2>/dev/null || true
 # A recorded emulator run also records the figures the simulator is held to.
 if [ "$RECORD" = 1 ] && [ "$REAL" = 0 ] && [ -z "$PEER_LIB" ] && [ "$QUICK" = 0 ] && [ -z "${BENCH_ONLY:-}" ] && [ -s "$TMP/simcmp" ]; then
-    { echo "# bench/compute.sh --record on $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown): scenario, containers for convgpu sim compute (SHARE:MODE:KERNEL_US:SYNC_EVERY:HOST_US), the emulator's mean shares, its mean idle (-1: hard shares not at 100)"
+    { echo "# bench/compute.sh --record on $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown): scenario, containers for convgpu sim compute (SHARE:MODE:KERNEL_US:SYNC_EVERY:HOST_US), the emulator's mean shares, its mean idle (-1: hard shares not at 100), the share of steps each container's gate was closed"
       cat "$TMP/simcmp"; } >"$SRC/tests/core/compute_matrix.tsv"
     log "wrote tests/core/compute_matrix.tsv"
 fi
@@ -356,6 +355,7 @@ if [ "$REAL" = 1 ]; then
         fpids=()
         for share in 30 70; do
             container "$share" hard "$TMP/$fw.$share.env" >/dev/null
+            # shellcheck disable=SC2046 # word splitting wanted
             (exec env -i PATH="$PATH" HOME="${HOME:-/}" $(cat "$TMP/$fw.$share.env") python3 \
                 "$SRC/bench/compute_frameworks.py" "$fw" "$TMP/stop.$fw" >"$TMP/$fw.$share.out" 2>&1) &
             fpids+=("$!")

@@ -11,8 +11,11 @@
  * and the device is idle unless someone else fills it). Such a loop also measures its host's
  * turnaround on the device's clock: an event after a step's last launch and one recorded on the
  * drained stream before the next step's first launch (and before its gate: an event record is
- * not a launch) time the gap in which it offered the device nothing of its own doing; the
- * output adds `host_turnaround_us=MEAN` (bench/compute.sh feeds it to the simulator). The device time a
+ * not a launch) time the gap in which it offered the device nothing of its own doing, to which
+ * the median time of a step's first launch call on the host clock is added (the launch path
+ * until the kernel is queued; the median, so that a launch held at a closed gate does not
+ * count); the output adds `host_turnaround_us=MEAN` (bench/compute.sh feeds it to the
+ * simulator). The device time a
  * kernel represents is its length: on a time-shared GPU (no MPS) nothing else runs meanwhile.
  *
  * Output (stdout): `launches=N kernels=K busy_us=B elapsed_us=E`; with --report FILE, one line
@@ -88,6 +91,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t total_launches, total_kernels;
 static double turnaround_ms_sum; /* host turnarounds of synchronising loops, all threads */
 static uint64_t turnarounds;
+static double first_launch_ns_median; /* of the steps' first launch calls (thread 0's) */
 
 static uint64_t mono_ns(void)
 {
@@ -165,6 +169,12 @@ static bool done(uint64_t deadline)
     return mono_ns() >= deadline;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
 static void *burn(void *arg)
 {
     (void)arg;
@@ -198,6 +208,9 @@ static void *burn(void *arg)
     unsigned long long step = 0;
     double ta_sum = 0;
     uint64_t ta_n = 0;
+#define FIRST_MAX 65536
+    uint64_t *first = timed ? malloc(FIRST_MAX * sizeof *first) : NULL;
+    size_t nfirst = 0;
     uint64_t deadline = mono_ns() + (uint64_t)(opt.seconds * 1e9);
     unsigned long long n = 0, outstanding = 0;
     while (opt.kernels ? n < opt.kernels : !done(deadline)) {
@@ -213,10 +226,13 @@ static void *burn(void *arg)
             completed(per_launch);
             outstanding--;
         }
+        uint64_t l0 = first && n % opt.sync_every == 0 ? mono_ns() : 0;
         if (exec)
             CK(cu.graph_launch(exec, s));
         else
             CK(cu.launch(spin, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
+        if (l0 && nfirst < FIRST_MAX)
+            first[nfirst++] = mono_ns() - l0;
         CK(cu.event_record(ring[slot], s));
         outstanding++;
         n++;
@@ -240,10 +256,18 @@ static void *burn(void *arg)
         CK(cu.event_sync(ring[(n - outstanding + k) % opt.depth]));
         completed(per_launch);
     }
+    double first_median = 0;
+    if (nfirst) {
+        qsort(first, nfirst, sizeof *first, cmp_u64);
+        first_median = (double)first[nfirst / 2];
+    }
+    free(first);
     pthread_mutex_lock(&lock);
     total_launches += n;
     turnaround_ms_sum += ta_sum;
     turnarounds += ta_n;
+    if (first_median > first_launch_ns_median)
+        first_launch_ns_median = first_median;
     pthread_mutex_unlock(&lock);
     free(ring);
     return NULL;
@@ -270,12 +294,6 @@ static void *report_progress(void *arg)
         nanosleep(&ts, NULL);
     }
     return NULL;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
 }
 
 /* Launch cost: each launch of a 0 us kernel timed alone, the stream drained every 64 launches
@@ -424,7 +442,8 @@ int main(int argc, char **argv)
            (unsigned long long)total_launches, (unsigned long long)total_kernels,
            (unsigned long long)(total_kernels * opt.kernel_us), (unsigned long long)(elapsed / 1000));
     if (turnarounds)
-        printf(" host_turnaround_us=%.0f", turnaround_ms_sum * 1000.0 / (double)turnarounds);
+        printf(" host_turnaround_us=%.0f",
+               turnaround_ms_sum * 1000.0 / (double)turnarounds + first_launch_ns_median / 1000.0);
     printf("\n");
     if (opt.report) {
         FILE *f = fopen(opt.report, "w");

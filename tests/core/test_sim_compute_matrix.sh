@@ -1,33 +1,50 @@
 #!/usr/bin/env bash
 # test_sim_compute_matrix.sh — the simulator's compute model (`convgpu sim compute`) against the
 # emulated GPU's figures: for every scenario of bench/compute.sh's last recorded matrix
-# (tests/core/compute_matrix.tsv: each container's pattern with the host turnaround measured in
-# that run, and the mean shares and idle time the emulator gave), the simulation with the real
-# controller predicts each container's mean share, and the device's idle time where the hard
-# shares add to 100, within TOL points (2: issue 39), so a design change can be tried in the
-# simulator first. Scenarios listed in KNOWN_APART are reported, not judged, with the reason.
+# (tests/core/compute_matrix.tsv: each container's pattern with the host turnaround its loop
+# measured in that run, the mean shares and idle time the emulator gave, and how often each
+# container's gate was closed), the simulation with the real controller predicts each
+# container's mean share, and the device's idle time where the hard shares add to 100, within
+# TOL points (2: issue 39), so that a design change can be tried in the simulator first.
+#
+# The model's host is ideal apart from the measured turnarounds: a saturating loop always has
+# its queue full. Where the emulator's host was starved instead (a saturating container whose
+# gate was closed in at most 5% of the steps, yet more than 2 points below its share: nothing
+# held it back but its own launching thread waiting for a CPU), the scenario is outside the
+# model: it is printed, not judged. At least half the scenarios must be judged.
 set -u
 SIM=$1
 MATRIX=${2:-$(dirname "$0")/compute_matrix.tsv}
 TOL=${TOL:-2}
-fails=0 n=0
+fails=0 n=0 judged=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 [ -s "$MATRIX" ] || { echo "FAIL: no recorded matrix $MATRIX"; exit 1; }
-while IFS=$'\t' read -r name containers means idle; do
+while IFS=$'\t' read -r name containers means idle gated; do
     case $name in '#'*|'') continue ;; esac
     n=$((n + 1))
     out=$("$SIM" compute --containers "$containers" --seconds 12 --window-s 1 --sample-delay-ms 41 \
           --judge-from 2) || { fail "$name: the simulator failed"; continue; }
     sim_means=$(sed -n 's/^# mean shares from [0-9]* s: //p' <<<"$out")
     sim_idle=$(sed -n 's/^# mean idle from [0-9]* s: //p' <<<"$out")
+    starved=$(awk -v c="$containers" -v m="$means" -v g="${gated:--}" 'BEGIN {
+        n = split(c, C, ","); split(m, M, "/"); split(g, G, "/")
+        for (i = 1; i <= n; i++) { split(C[i], f, ":")
+            if (f[4] == 0 && (i in G) && G[i] != "" && G[i] + 0 <= 5 && M[i] < f[1] - 2) { print i; exit } } }')
     verdict=$(awk -v a="$means" -v b="$sim_means" -v i="$idle" -v j="$sim_idle" -v tol="$TOL" 'BEGIN {
         n = split(a, A, "/"); split(b, B, "/"); worst = 0
         for (c = 1; c <= n; c++) { d = A[c] - B[c]; if (d < 0) d = -d; if (d > worst) worst = d }
         if (i >= 0) { d = i - j; if (d < 0) d = -d; if (d > worst) worst = d }
         printf "%s %.1f", worst <= tol ? "ok" : "apart", worst }')
-    echo "$name: emulator $means (idle $idle), simulator $sim_means (idle $sim_idle): $verdict"
+    line="$name: emulator $means (idle $idle, gated $gated), simulator $sim_means (idle $sim_idle): ${verdict#* } points"
+    if [ -n "$starved" ]; then
+        echo "$line; not judged: container $starved saturating, its gate open, below its share (a starved host)"
+        continue
+    fi
+    judged=$((judged + 1))
+    echo "$line"
     case $verdict in ok*) ;; *) fail "$name: the simulator is ${verdict#apart } points from the emulator" ;; esac
 done <"$MATRIX"
 [ "$n" -gt 0 ] || fail "no scenario in $MATRIX"
-[ "$fails" = 0 ] && echo "core.sim_compute_matrix: $n scenarios within $TOL points"
+[ $((2 * judged)) -ge "$n" ] || fail "only $judged of $n scenarios judged"
+[ "$fails" = 0 ] && echo "core.sim_compute_matrix: $judged of $n scenarios judged, each within $TOL points"
 exit $((fails > 0))

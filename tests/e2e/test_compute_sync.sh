@@ -1,16 +1,13 @@
 #!/usr/bin/env bash
-# test_compute_sync.sh — hard shares 25/75 for two synchronising training loops (issue 39): each
-# container queues 8 kernels of 2 ms, waits for them (cuCtxSynchronize) and loops. The old
-# controller predicted the unmeasured span from the gate's state at the step, so a container
-# just closed was charged for time it could not use, and one just opened for none: the credits
-# swung, both gates were closed at once in many steps (the device idle while both had work),
-# and 25/75 ran 25.8/60.5 with 14% idle (bench/compute.sh's matrix measures it exactly).
-#
-# Judged from the daemon's own accounting (NVML's per-process samples), with wide margins so a
-# loaded machine does not decide: the 25% container gets between 15% and 35% of what both got,
-# the 75% container at least twice as much as the 25% one, and in at most a tenth of the
-# controller's steps are both gates closed. Waits for conditions (device time accumulated), never
-# for durations.
+# test_compute_sync.sh — compute shares for synchronising loops (issue 39), on the emulated GPU
+# with the real daemon and interposer. First hard 25/75 for two training loops: each container
+# queues 8 kernels of 2 ms, waits for them (cuCtxSynchronize) and loops (the case that ran
+# 25.8/60.5 with 14% idle; bench/compute.sh's matrix measures it exactly, this is a guard with
+# wide margins so a loaded machine does not decide): judged from the daemon's own accounting
+# (NVML's per-process samples), the 25% container gets between 15% and 35% of what both got, the
+# 75% one at least twice the 25% one's, and in at most a tenth of the controller's steps are both
+# gates closed (both have work; their shares add to 100). Then a deep queue from the first
+# launch, below. Waits for conditions (device time accumulated, a loop's end), never durations.
 . "$(dirname "$0")/lib.sh"
 export CONVGPU_EMU_CONTEXT=6MiB
 export CONVGPU_COMPUTE_TRACE=$TMP/compute.trace
@@ -27,6 +24,7 @@ make_container() {
 make_container small --gpu-compute 25 --compute-mode hard
 make_container large --gpu-compute 75 --compute-mode hard
 for c in small large; do
+    # shellcheck disable=SC2046 # word splitting wanted
     env $(cat "$TMP/$c.env") "$BURN" --kernel-us 2000 --depth 8 --sync-every 8 \
         --until "$TMP/release" >"$TMP/$c.out" 2>&1 &
     eval "PID_$c=\$!"
@@ -72,6 +70,7 @@ cg rm small >/dev/null && cg rm large >/dev/null || fail "cannot remove the pair
 # the marks' spacing to 256 launches: the whole 1.28 s step ran past the closed gate and the
 # credit fell below -0.9 s.
 make_container deep --gpu-compute 25 --compute-mode hard
+# shellcheck disable=SC2046 # word splitting wanted
 env $(cat "$TMP/deep.env") "$BURN" --kernel-us 20000 --depth 64 --sync-every 64 --kernels 128 \
     >"$TMP/deep.out" 2>&1 &
 DEEP=$!
