@@ -412,6 +412,11 @@ int cmd_set(int argc, char **argv)
             return 2;
         }
     }
+    if (v.compute_none && v.given[CGC_OPT_COMPUTE_MODE]) {
+        fprintf(stderr, "convgpu set: --compute-mode needs a share: not with --gpu-compute "
+                        "none, which removes it\n");
+        return 2;
+    }
     bool any = false;
     for (size_t k = 0; k < CGC_OPT_COUNT; k++)
         any = any || v.given[k];
