@@ -14,6 +14,7 @@ What is compared, as sets of long options (--word), in both directions:
   convgpu-sample.1   OPTIONS section  <->  convgpu-sample --help
   convgpu-scheduler-extender.8  OPTIONS section  <->  convgpu-scheduler-extender --help
   convgpu-device-plugin.8  OPTIONS section  <->  convgpu-device-plugin --help (where it is built)
+  convgpu-dra-driver.8, convgpu-webhook.8  OPTIONS  <->  their --help (where they are built)
                      the nested commands a command's usage lists (convgpu tenant set,
                      profile interference, ...): each answers its own --help, and its options
                      are in the command's subsection
@@ -205,6 +206,12 @@ def main():
                 options(page_section("convgpu-device-plugin.8", "OPTIONS")),
                 options(plugin_help))
         compare_exit("convgpu-device-plugin.8", plugin_help)
+    for prog in ("convgpu-dra-driver", "convgpu-webhook"):
+        if os.path.exists(os.path.join(BUILD, "bin", prog)):
+            help_text = run_help(prog, "--help")
+            compare(f"{prog}.8 OPTIONS", options(page_section(f"{prog}.8", "OPTIONS")),
+                    options(help_text))
+            compare_exit(f"{prog}.8", help_text)
 
     for p in problems:
         print("FAIL:", p)
