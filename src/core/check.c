@@ -94,8 +94,10 @@ static const char *check_container(const cg_core *core, const cg_container *c)
         return "bytes on the host of a container that is in";
     if (c->held && c->swap != CG_SWAPPED_OUT && c->swap != CG_MOVING_OUT)
         return "held in, yet not out";
-    if (c->no_swap && c->swap != CG_RESIDENT)
+    if (c->no_swap && c->swap != CG_RESIDENT && !c->paused)
         return "a no-swap container is swapped";
+    if (c->paused && c->swap == CG_RESIDENT)
+        return "a paused container is in";
     if (c->swap == CG_MOVING_OUT && c->swapped > c->swap_reserved)
         return "moved out more than reserved";
     if (c->swap != CG_MOVING_OUT && c->swap_expect)
@@ -299,18 +301,23 @@ const char *cg_core_check(const cg_core *core)
     }
     if (core->by_pid.len != nproc || core->by_req.len != nreq)
         return "index sizes differ from the lists";
-    cg_bytes host = 0, tenants = 0;
+    cg_bytes host = 0, tenants = 0, paused = 0;
+    unsigned npaused = 0;
     for (const cg_container *c = core->head; c; c = c->next) {
         cg_bytes h = c->swap == CG_SWAPPED_OUT ? c->swapped : c->swap_reserved;
         host += h;
         tenants += c->hold_tenant ? h : 0;
+        paused += c->paused ? h : 0;
+        npaused += c->paused;
         if (c->hold_tenant && c->swap == CG_RESIDENT)
             return "a tenant's hold counted for a container that is in";
     }
     if (host != core->swap_host)
         return "host bytes of swap differ from the containers'";
-    /* Tenants' holds do not count against preemption (swap.c, held swaps). */
-    if (core->cfg.swap_limit && host - tenants > core->cfg.swap_limit)
+    if (npaused != core->npaused)
+        return "paused containers miscounted";
+    /* Tenants' holds do not count against preemption (swap.c, held swaps), nor do pauses. */
+    if (core->cfg.swap_limit && host - tenants - paused > core->cfg.swap_limit)
         return "swap holds more host memory than its budget";
     claim *buf = malloc((n ? n : 1) * sizeof *buf);
     struct cg_fair_claim *fb = malloc((n ? n : 1) * sizeof *fb);

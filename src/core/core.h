@@ -344,6 +344,28 @@ cg_status cg_swap_restore(cg_core *core, cg_cid cid, cg_residency state, bool he
 cg_status cg_swap_restore_hold(cg_core *core, cg_cid cid, cg_residency state, cg_hold hold,
                                cg_time now);
 
+/* ---- pause, resume, move (pause.c, docs/PAUSE.md) ----
+ * A pause is a held swap-out of everything, carried out by the driver's checkpoint: the
+ * daemon reports each process's whole use (cg_process_swap_out) and ends it (cg_swap_out_done);
+ * the assignment drops to 0, the limit stays. Outside the swap budget; swap need not be on.
+ * Refused (CG_ERR_STATE) unless RESIDENT, and for gang members. */
+cg_status cg_pause(cg_core *core, cg_cid cid, cg_time now);
+bool cg_paused(const cg_core *core, cg_cid cid);
+/* A paused container that is OUT comes back through the resume pass (banker's-safe), which
+ * emits CG_EV_SWAP_IN; the daemon restores its processes, then cg_pause_in_done. */
+cg_status cg_pause_resume(cg_core *core, cg_cid cid, cg_time now);
+/* A paused, OUT, held container moves to device dev, reserving there all it had first:
+ * CG_ERR_NOT_FREE (nothing changed) when that is not free and safe now; CG_ERR_STATE when it
+ * is not paused and out, waits for something, is a gang member, or is on dev already;
+ * CG_ERR_EXCLUSIVE, CG_ERR_TOO_LARGE, CG_ERR_NO_COMPUTE as placement would. Then it comes back
+ * on dev as after cg_pause_resume. _check answers the same without changing anything. */
+cg_status cg_pause_move_check(const cg_core *core, cg_cid cid, unsigned dev);
+cg_status cg_pause_move(cg_core *core, cg_cid cid, unsigned dev, cg_time now);
+cg_status cg_pause_in_done(cg_core *core, cg_cid cid, cg_time now);
+/* A daemon restart: container cid was paused (its processes' bytes restored with
+ * cg_process_restore_swapped): OUT, held, paused, holding nothing on the device. */
+cg_status cg_pause_restore(cg_core *core, cg_cid cid, cg_time now);
+
 /* Read-only views. */
 typedef enum { CG_STATE_RUNNING, CG_STATE_SUSPENDED } cg_container_state;
 

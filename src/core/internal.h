@@ -61,6 +61,7 @@ struct cg_container {
     bool returned;               /* has come back from a swap at least once */
     cg_time resident_since;      /* last swap-in done (when `returned`) */
     bool lending;                /* out because it stepped aside (stepaside.c), until back in */
+    bool paused;                 /* out through the driver's checkpoint (pause.c), until back */
     cg_time lent_at;             /* when it stepped aside (when `lending`) */
     cg_time served_at;           /* last end of a suspension (its requests granted) */
     uint64_t round;              /* reschedule round that last offered it memory (priority.c) */
@@ -149,6 +150,7 @@ struct cg_core {
     uint64_t pass;
     uint64_t round;                       /* reschedule rounds (priority.c) */
     cg_bytes swap_host;                   /* see cg_swap_host_bytes */
+    unsigned npaused;                     /* containers with `paused` (pause.c) */
     uint64_t rng;                         /* splitmix64 state for the random policy */
     cg_container *head, *tail;            /* creation order */
     unsigned ncontainers;
@@ -206,6 +208,13 @@ void cg_swap_consider(cg_core *core, unsigned dev, cg_time now);
 /* swap.c: a waiting OUT container was just offered memory: orders it in when its assignment
  * now holds what is on the host. */
 void cg_swap_in_if_room(cg_core *core, cg_container *c, cg_time now);
+/* swap.c: orders c out (MOVING_OUT); `whole`: all of its assignment is expected to leave, its
+ * context charges too (a pause, pause.c). */
+void cg_swap_order_out(cg_core *core, cg_container *c, cg_reason why, cg_reqid req, bool whole,
+                       cg_time now);
+/* pause.c: host memory of paused containers (in swap_host, but outside the swap budget: a
+ * paused process keeps its own copy, which the operator asked for). */
+cg_bytes cg_pause_host(const cg_core *core);
 /* ---- stepping aside (stepaside.c; docs/SCHEDULING.md "Stepping aside (seed 001)") ---- */
 
 /* Whether the rule is on: swap on and not turned off. */

@@ -56,16 +56,17 @@ static cg_bytes expected_free(const cg_core *core, const cg_container *c)
  * own hold. */
 static bool budget_allows(const cg_core *core, cg_bytes exempt, cg_bytes more)
 {
-    cg_bytes limit = core->cfg.swap_limit, host = core->swap_host - exempt;
+    cg_bytes limit = core->cfg.swap_limit, host = core->swap_host - exempt - cg_pause_host(core);
     return host <= limit && more <= limit - host;
 }
 
-static void order_out(cg_core *core, cg_container *c, cg_reason why, cg_reqid req, cg_time now)
+void cg_swap_order_out(cg_core *core, cg_container *c, cg_reason why, cg_reqid req, bool whole,
+                       cg_time now)
 {
     cg_device *d = &core->dev[c->dev];
     ctr_set_swap(core, c, CG_MOVING_OUT);
     c->swap_reserved = c->assigned;
-    c->swap_expect = expected_free(core, c);
+    c->swap_expect = whole ? c->assigned : expected_free(core, c);
     core->swap_host += c->swap_reserved;
     d->swap_incoming += c->swap_expect;
     cg_emit(core, CG_EV_SWAP_OUT, why, c, 0, req, c->assigned, now);
@@ -185,7 +186,7 @@ cg_status cg_swap_hold(cg_core *core, cg_cid cid, cg_hold hold, cg_time now)
     }
     c->held = true;
     c->hold_tenant = hold == CG_HOLD_TENANT;
-    order_out(core, c, CG_WHY_OPERATOR, 0, now);
+    cg_swap_order_out(core, c, CG_WHY_OPERATOR, 0, false, now);
     return CG_OK;
 }
 
@@ -316,6 +317,10 @@ void cg_swap_forget_container(cg_core *core, cg_container *c)
     c->swapped = 0;
     ctr_set_swap(core, c, CG_RESIDENT);
     c->held = c->hold_tenant = false;
+    if (c->paused) {
+        c->paused = false;
+        core->npaused--;
+    }
 }
 
 /* ---- victims ----------------------------------------------------------------------------- */
@@ -416,14 +421,14 @@ void cg_swap_consider(cg_core *core, unsigned dev, cg_time now)
     cg_reqid req = first ? first->req : 0;
     if (got >= need) {
         for (size_t i = 0; i < k; i++)
-            order_out(core, v[i].c, CG_WHY_VICTIM, req, now);
+            cg_swap_order_out(core, v[i].c, CG_WHY_VICTIM, req, false, now);
     } else if (!due) {
         /* No victims let R run: R may step aside for a container behind it (stepaside.c). */
         cg_container *b = cg_step_aside_for(core, r, cls, top, have, now);
         if (b && budget_allows(core, exempt, r->assigned)) {
             r->lending = true;
             r->lent_at = now;
-            order_out(core, r, CG_WHY_STEP_ASIDE, b->phead->req, now);
+            cg_swap_order_out(core, r, CG_WHY_STEP_ASIDE, b->phead->req, false, now);
         }
     }
     cg_mem_free(core, v, (d->ncontainers ? d->ncontainers : 1) * sizeof *v);
@@ -480,7 +485,7 @@ cg_status cg_swap_restore_hold(cg_core *core, cg_cid cid, cg_residency state, cg
             return CG_ERR_INVALID;
         c->held = held;
         c->hold_tenant = hold == CG_HOLD_TENANT;
-        order_out(core, c, held ? CG_WHY_OPERATOR : CG_WHY_VICTIM, 0, now);
+        cg_swap_order_out(core, c, held ? CG_WHY_OPERATOR : CG_WHY_VICTIM, 0, false, now);
         return CG_OK;
     case CG_MOVING_IN:
         /* The use was restored charged again; the host copies are still there. */
