@@ -67,6 +67,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (!err[0]) {
         abort();
     }
+    int dev = -1;
+    err[0] = '\0';
+    if (api_parse_move(body, size, 4, &dev, err, sizeof err) == 0) {
+        if (dev < 0 || dev >= 4)
+            abort();
+    } else if (!err[0]) {
+        abort();
+    }
     struct policy_request pr;
     err[0] = '\0';
     if (api_parse_policy(body, size, &pr, err, sizeof err) == 0) {

@@ -19,6 +19,9 @@ int cmd_create(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_swap(int argc, char **argv);
 int cmd_unswap(int argc, char **argv);
+int cmd_pause(int argc, char **argv);  /* cmd_pause.c: pause, resume, move */
+int cmd_resume(int argc, char **argv);
+int cmd_move(int argc, char **argv);
 int cmd_set(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_tenant(int argc, char **argv);

@@ -202,6 +202,27 @@ json_t *cgc_inspect(const char *id, struct cgc_error *err)
     return NULL;
 }
 
+static json_t *posted(const char *id, const char *suffix, json_t *body, struct cgc_error *err)
+{
+    json_t *ans = NULL;
+    if (on_container("POST", id, suffix, body, &ans, 202, 202, err) == 202)
+        return ans;
+    json_decref(ans);
+    return NULL;
+}
+
+json_t *cgc_pause(const char *id, struct cgc_error *err) { return posted(id, "/pause", NULL, err); }
+
+json_t *cgc_resume(const char *id, struct cgc_error *err)
+{
+    return posted(id, "/resume", NULL, err);
+}
+
+json_t *cgc_move(const char *id, unsigned device, struct cgc_error *err)
+{
+    return posted(id, "/move", json_pack("{s:I}", "device", (json_int_t)device), err);
+}
+
 bool cgc_path_var(const char *name)
 {
     return strcmp(name, "LD_PRELOAD") == 0 || strcmp(name, "LD_LIBRARY_PATH") == 0;

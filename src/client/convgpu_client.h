@@ -96,6 +96,14 @@ int cgc_remove(const char *id, struct cgc_error *err);
 /* GET /v1/containers/{id}: the container (new reference), NULL with *err (404: none). */
 json_t *cgc_inspect(const char *id, struct cgc_error *err);
 
+/* POST /v1/containers/{id}/pause, .../resume, .../move {"device": N} (docs/PAUSE.md): the
+ * container as the daemon answered (new reference; "state" pausing, resuming, ...; the end
+ * shows in later cgc_inspect answers: "state" and "pause_error"), or NULL with *err (404: no
+ * such container; 409: its state, another model, not free; 501: no checkpoint API). */
+json_t *cgc_pause(const char *id, struct cgc_error *err);
+json_t *cgc_resume(const char *id, struct cgc_error *err);
+json_t *cgc_move(const char *id, unsigned device, struct cgc_error *err);
+
 /* The value a workload gets for LD_PRELOAD or LD_LIBRARY_PATH: first (the daemon's), then what
  * it had (old: NULL or "" for nothing), unless old already starts with first (a step inside a
  * step, a run inside a run: not twice). Returns malloc'd text, NULL when out of memory. */

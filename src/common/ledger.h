@@ -102,6 +102,10 @@ struct cg_ledger_compute {
 #define CG_GATE_OPEN 0u
 #define CG_GATE_CLOSED 1u
 #define CG_GATE_SWAPPED 2u
+/* A pause (docs/PAUSE.md) owns CG_GATE_PAUSED, without a lease either: from before the driver
+ * locks the container's processes until after they are unlocked, no hooked launch, allocation
+ * or free starts (and so none asks the daemon for anything), whether or not a daemon runs. */
+#define CG_GATE_PAUSED 4u
 
 /* Swap (docs/SWAP.md). The daemon orders, each process's swap thread obeys and reports.
  *

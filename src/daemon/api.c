@@ -318,7 +318,8 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
         "{s:s,s:s,s:I,s:I,s:I,s:I,s:s,s:I,s:f,s:I,s:I}", "id", c->id, "name", c->name, "device",
         (json_int_t)c->device, "limit", (json_int_t)ci.limit, "assigned", (json_int_t)ci.assigned,
         "used", (json_int_t)container_used_bytes(c), "state",
-        ci.queued                            ? "queued"
+        c->pause.phase != PAUSE_NONE         ? pause_phase_name(c->pause.phase)
+        : ci.queued                          ? "queued"
         : c->swap.phase == SWAP_OUT          ? "swapped"
         : ci.state == CG_STATE_SUSPENDED     ? "suspended"
                                              : "running",
@@ -365,6 +366,15 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
     json_object_set_new(o, "priority", json_integer((json_int_t)ci.priority));
     json_object_set_new(o, "swap_out_s", json_real((double)c->swap.out_ns / 1e9));
     json_object_set_new(o, "swap_in_s", json_real((double)c->swap.in_ns / 1e9));
+    /* Pause (pause.h): its phase, what its processes had on the device when paused, how long
+     * the last pause and resume took, and why the last one failed (null: none). */
+    json_object_set_new(o, "pause", json_string(pause_phase_name(c->pause.phase)));
+    json_object_set_new(o, "paused_bytes", json_integer((json_int_t)c->pause.bytes));
+    json_object_set_new(o, "pause_s", json_real((double)c->pause.out_ns / 1e9));
+    json_object_set_new(o, "resume_s", json_real((double)c->pause.in_ns / 1e9));
+    json_object_set_new(o, "pauses", json_integer((json_int_t)c->pause.pauses));
+    json_object_set_new(o, "pause_error", c->pause.error[0] ? json_string(c->pause.error)
+                                                            : json_null());
     json_object_set_new(o, "exclusive", json_boolean(ci.exclusive));
     json_object_set_new(o, "fenced", c->fenced[0] ? json_string(c->fenced) : json_null());
     json_object_set_new(o, "profile_key", json_string(c->profile.key));
@@ -1338,6 +1348,41 @@ static enum MHD_Result swap_route(struct req *r, bool out)
 }
 
 static enum MHD_Result h_swap_out(struct req *r) { return swap_route(r, true); }
+
+/* Pause, resume, move (pause.h): 202 with the container as it is now (pausing, resuming,
+ * ...); the end shows in its state, its events and pause_error. */
+static enum MHD_Result pause_answer(struct req *r, int rc, const char *msg)
+{
+    if (rc == -ENOSPC || rc == -EIO)
+        return send_not_stored(r->conn, rc, msg);
+    if (rc != 0 && rc != PAUSE_SWAPPING)
+        return send_error(r->conn, (unsigned)rc, "%s", msg);
+    json_t *o = container_json(r->d, r->c, true);
+    if (o && rc == PAUSE_SWAPPING)
+        json_object_set_new(o, "fallback", json_string("swap"));
+    return send_json(r->conn, 202, o);
+}
+
+static enum MHD_Result h_pause(struct req *r)
+{
+    char msg[512];
+    return pause_answer(r, pause_request(r->d, r->c, msg, sizeof msg), msg);
+}
+
+static enum MHD_Result h_resume(struct req *r)
+{
+    char msg[512];
+    return pause_answer(r, pause_resume_request(r->d, r->c, msg, sizeof msg), msg);
+}
+
+static enum MHD_Result h_move(struct req *r)
+{
+    char msg[512];
+    int dev = -1;
+    if (api_parse_move(r->rc->body, r->rc->len, r->d->ndevices, &dev, msg, sizeof msg) != 0)
+        return send_error(r->conn, 400, "%s", msg);
+    return pause_answer(r, pause_move_request(r->d, r->c, dev, msg, sizeof msg), msg);
+}
 static enum MHD_Result h_swap_in(struct req *r) { return swap_route(r, false); }
 
 static enum MHD_Result h_policy_get(struct req *r)
@@ -1412,7 +1457,8 @@ static enum MHD_Result (*const handlers[H_COUNT])(struct req *r) = {
     [H_TENANT_PUT] = h_tenants,    [H_EVENTS] = h_events,
     [H_PROFILES] = h_profiles,     [H_PROFILE_DELETE] = h_profiles,
     [H_ALLOCATE] = h_allocate,     [H_INTERFERENCE] = h_interference,
-    [H_METRICS] = h_metrics,
+    [H_METRICS] = h_metrics,       [H_PAUSE] = h_pause,
+    [H_RESUME] = h_resume,         [H_MOVE] = h_move,
 };
 
 /* Whether who may call a route declared `may`: the one place privilege is enforced. */

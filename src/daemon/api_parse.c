@@ -400,6 +400,31 @@ int api_parse_start(const char *body, size_t len, struct start_request *out, cha
     return rc;
 }
 
+int api_parse_move(const char *body, size_t len, unsigned ndev, int *device, char *err,
+                   size_t errlen)
+{
+    json_t *j = load_object(body, len, err, errlen);
+    if (!j)
+        return -1;
+    static const char *const allowed[] = {"device", NULL};
+    const char *bad = NULL;
+    json_t *v = json_object_get(j, "device");
+    int rc = -1;
+    if (!only_keys(j, allowed, &bad))
+        snprintf(err, errlen, "unknown field '%s' (allowed: device)", bad);
+    else if (!v || !json_is_integer(v))
+        fail(err, errlen, "send {\"device\": N}, N a device index");
+    else if (json_integer_value(v) < 0 || json_integer_value(v) >= (json_int_t)ndev)
+        snprintf(err, errlen, "no device %lld (this node has %u)",
+                 (long long)json_integer_value(v), ndev);
+    else {
+        *device = (int)json_integer_value(v);
+        rc = 0;
+    }
+    json_decref(j);
+    return rc;
+}
+
 int api_parse_policy(const char *body, size_t len, struct policy_request *out, char *err,
                      size_t errlen)
 {

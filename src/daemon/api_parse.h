@@ -104,6 +104,9 @@ struct start_request {
 };
 int api_parse_start(const char *body, size_t len, struct start_request *out, char *err,
                     size_t errlen);
+/* POST /v1/containers/ID/move: {"device": N}, 0 <= N < ndev. */
+int api_parse_move(const char *body, size_t len, unsigned ndev, int *device, char *err,
+                   size_t errlen);
 int api_parse_policy(const char *body, size_t len, struct policy_request *out, char *err,
                      size_t errlen);
 int api_parse_tenant(const char *body, size_t len, struct tenant_request *out, char *err,

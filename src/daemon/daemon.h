@@ -30,6 +30,7 @@
 #include "record.h"
 #include "rundir.h"
 #include "swap.h"
+#include "pause.h"
 #include "tenant.h"
 #include "uidcount.h"
 #include "notice.h"
@@ -131,6 +132,7 @@ struct container {
     struct proc *favored;  /* who gets the quota hand-out: the last process granted */
     struct compute_state compute; /* measured by gates.c; its share itself is the core's */
     struct swap_state swap;      /* where its memory is (swap.h) */
+    struct pause_state pause;    /* checkpointed through the driver (pause.h) */
     struct profile_state profile; /* the key its runs are recorded under (profile.h) */
     /* Several GPUs (gang.c): the container the user sees is the LEADER, its member 0; member k
      * (1..n-1) is a container of its own on another device, with its own cid, record, ledger and
@@ -186,6 +188,9 @@ struct daemon_options {
     uint64_t context_charge;    /* 0 = measure per device at start */
     uint64_t granularity;       /* allocation rounding handed to interposers */
     bool foreground;
+    char checkpoint_helper[PATH_MAX]; /* convgpu-checkpoint ("" = beside convgpud, else
+                                       * LIBEXECDIR/convgpu) */
+    bool pause_fallback_swap;   /* no checkpoint API: convgpu pause swaps out instead */
     char metrics_addr[128];     /* "" = no TCP metrics listener */
     char control_group[64];     /* group that may use the control socket ("" = the daemon's) */
     /* Who sees and acts on every container through the control API: root, the daemon's own
@@ -284,6 +289,10 @@ struct daemon {
     /* swap.c: after the processes' reports reached the core, before the move ends; after a
      * swap-in's quotas and order, before the processes report. */
     unsigned long crash_swap_reported, crash_swap_in_ordered;
+    /* pause.c: whether the driver has the checkpoint API (0: not asked yet; 1 yes; 2 no) and
+     * the helper's words when it has not. */
+    int checkpoint_api;
+    char checkpoint_why[256];
     int swap_poll_ms; /* test-only (CONVGPUD_TEST_SWAP_POLL_MS); 0: swap.c's SWAP_POLL_MS */
     uint64_t freed_poll_due; /* monotonic ns: decide_tick's next look for lost FREED notices */
     /* Set by the event sink for the request being decided right now. */

@@ -21,6 +21,9 @@ void decide_freeze(struct daemon *d, struct container *c)
      * quotas hold what the core charged them again until their swap threads take it. */
     if (c->swap.phase == SWAP_MOVING_OUT || c->swap.phase == SWAP_MOVING_IN)
         return;
+    /* A paused container's slots keep what its processes have on the host (pause.h). */
+    if (c->pause.phase != PAUSE_NONE)
+        return;
     uint64_t now = loop_now_ns();
     for (struct proc *p = c->procs; p; p = p->next) {
         if (!p->welcomed)

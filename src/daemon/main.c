@@ -406,7 +406,8 @@ int main(int argc, char **argv)
                      .swap_hold_pct = d.opt.swap_hold_pct,
                      .aging_step = d.opt.aging_ns};
     metrics_init(&d); /* counts from the first decision on: restored containers' too */
-    d.swap_ops = &swap_for_decide; /* before the first decision: its orders reach swap.c */
+    d.swap_ops = &pause_for_decide; /* before the first decision: its orders reach pause.c,
+                                     * which hands a swap's on to swap.c */
     d.core = cg_core_new(&cfg);
     d.loop = loop_new();
     if (!d.core || !d.loop) {

@@ -198,6 +198,8 @@ int restore_container(void *ctx, const struct stored_container *sc)
         for (uint32_t i = 0; i < high; i++)
             if (!c->rec->slots[i].pid && atomic_load(&c->ledger->slots[i].pid))
                 slot_release(c, i);
+    pause_recover(d, c, sc); /* a pause or resume cut short is finished first */
+    bool paused = pause_restoring_paused(c);
     unsigned adopted = 0;
     for (uint32_t i = 0; i < high; i++) {
         struct cg_record_slot *r = &c->rec->slots[i];
@@ -228,7 +230,11 @@ int restore_container(void *ctx, const struct stored_container *sc)
         settle_note(c, i, ledger_found);
         /* Freeze, then tell the core the exact use; the context charge is part of it. */
         uint64_t used = slot_freeze(c, i);
-        if (used) {
+        if (used && paused) {
+            /* Checkpointed: its use is on the host (pause.h). */
+            p->known_to_core = true;
+            pause_adopt(d, c, p->key, used);
+        } else if (used) {
             p->known_to_core = true;
             cg_status st = cg_process_set_use(d->core, c->cid, p->key, used, loop_now_ns());
             if (st != CG_OK) {
@@ -247,6 +253,8 @@ int restore_container(void *ctx, const struct stored_container *sc)
     if (adopted)
         log_info("container %s: %u live process account(s) restored%s", c->id, adopted,
                  ledger_found ? "" : " (ledger not found: counted at what they were granted)");
+    if (paused)
+        pause_restored(d, c);
     if (c->swap.found)
         swap_restore(d, c, sc->swap_held);
     decide_hand_out(d, c, NULL);

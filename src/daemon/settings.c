@@ -141,6 +141,28 @@ static int p_metrics(struct daemon_options *o, const char *value, char *err, siz
     return 0;
 }
 
+static int p_pause_fallback(struct daemon_options *o, const char *value, char *err,
+                            size_t errlen)
+{
+    if (strcmp(value, "none") != 0 && strcmp(value, "swap") != 0) {
+        snprintf(err, errlen, "pause-fallback takes none or swap, not '%s'", value);
+        return -1;
+    }
+    o->pause_fallback_swap = strcmp(value, "swap") == 0;
+    return 0;
+}
+
+static int p_checkpoint_helper(struct daemon_options *o, const char *value, char *err,
+                               size_t errlen)
+{
+    if (value[0] != '/' || strlen(value) >= sizeof o->checkpoint_helper) {
+        snprintf(err, errlen, "checkpoint-helper takes an absolute path, not '%s'", value);
+        return -1;
+    }
+    snprintf(o->checkpoint_helper, sizeof o->checkpoint_helper, "%s", value);
+    return 0;
+}
+
 static int p_control_group(struct daemon_options *o, const char *value, char *err, size_t errlen)
 {
     if (strlen(value) >= sizeof o->control_group || !getgrnam(value)) {
@@ -432,6 +454,15 @@ static const struct setting settings[] = {
      "out with (convgpu swap), all together, each its tenant's weighted part (default 50%; 0 = "
      "only operators hold); the rest stays for preemption",
      CUSTOM(p_swap_hold_share)},
+    {"pause-fallback", "none|swap", "none",
+     "what convgpu pause does where the driver has no checkpoint API (R550 and newer have it): "
+     "none refuses (501), swap swaps the container out instead (needs --swap yes; "
+     "docs/PAUSE.md)",
+     CUSTOM(p_pause_fallback)},
+    {"checkpoint-helper", "PATH", NULL,
+     "the program that drives the checkpoint API for pause, resume and move (default: "
+     "convgpu-checkpoint beside convgpud, else in LIBEXECDIR/convgpu)",
+     CUSTOM(p_checkpoint_helper)},
     {"aging", "SECONDS", NULL,
      "waiting this long lifts a container one priority class (default 60; docs/SCHEDULING.md, "
      "Priorities)",

@@ -60,7 +60,8 @@ static const char *schema =
     "  swap_held INTEGER NOT NULL DEFAULT 0, tenant TEXT NOT NULL DEFAULT '',"
     "  exclusive INTEGER NOT NULL DEFAULT 0, profile_key TEXT NOT NULL DEFAULT '',"
     "  gang TEXT NOT NULL DEFAULT '', member INTEGER NOT NULL DEFAULT 0,"
-    "  start_by INTEGER NOT NULL DEFAULT 0);"
+    "  start_by INTEGER NOT NULL DEFAULT 0, pause INTEGER NOT NULL DEFAULT 0,"
+    "  pause_from INTEGER NOT NULL DEFAULT -1);"
     "CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
     /* The device plugin's allocations (api_alloc.h); devices as "0,2". */
     "CREATE TABLE IF NOT EXISTS allocations ("
@@ -88,6 +89,8 @@ static int add_missing_columns(struct store *s, char *err, size_t errlen)
         {"gang", "TEXT NOT NULL DEFAULT ''"},              /* several GPUs (issue 22) */
         {"member", "INTEGER NOT NULL DEFAULT 0"},
         {"start_by", "INTEGER NOT NULL DEFAULT 0"},        /* start deadlines (issue 42) */
+        {"pause", "INTEGER NOT NULL DEFAULT 0"},           /* pause and move (issue 38) */
+        {"pause_from", "INTEGER NOT NULL DEFAULT -1"},
     };
     for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
         sqlite3_stmt *st;
@@ -380,6 +383,8 @@ void store_row_of(const struct container *c, struct stored_container *r)
         r->member = c->member_index;
     }
     r->start_by_unix = c->start_by_unix;
+    r->pause = (int)c->pause.phase;
+    r->pause_from = c->pause.moved ? (int)c->pause.from_dev : -1;
 }
 
 int store_put_row(struct store *s, const struct stored_container *r)
@@ -395,16 +400,17 @@ int store_put_row(struct store *s, const struct stored_container *r)
         "INSERT INTO containers (id, name, device, limit_bytes, assigned, uid, gid, owner_pid,"
         " auto_remove, created_unix, created_mono, owner_start, init_pid, compute_pct,"
         " compute_mode, priority, no_swap, swap_held, tenant, exclusive, profile_key, gang,"
-        " member, start_by)"
+        " member, start_by, pause, pause_from)"
         " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,"
-        "?22,?23,?24)"
+        "?22,?23,?24,?25,?26)"
         " ON CONFLICT(id) DO UPDATE SET limit_bytes=excluded.limit_bytes,"
         " assigned=excluded.assigned, owner_pid=excluded.owner_pid,"
         " auto_remove=excluded.auto_remove, owner_start=excluded.owner_start,"
         " init_pid=excluded.init_pid, compute_pct=excluded.compute_pct,"
         " compute_mode=excluded.compute_mode, priority=excluded.priority,"
         " no_swap=excluded.no_swap, swap_held=excluded.swap_held, tenant=excluded.tenant,"
-        " start_by=excluded.start_by";
+        " start_by=excluded.start_by, device=excluded.device, pause=excluded.pause,"
+        " pause_from=excluded.pause_from";
     char what[128];
     snprintf(what, sizeof what, "cannot save container %s", r->id);
     sqlite3_stmt *st;
@@ -435,6 +441,8 @@ int store_put_row(struct store *s, const struct stored_container *r)
     b |= sqlite3_bind_text(st, 22, r->gang, -1, SQLITE_STATIC);
     b |= sqlite3_bind_int(st, 23, (int)r->member);
     b |= sqlite3_bind_int64(st, 24, r->start_by_unix);
+    b |= sqlite3_bind_int(st, 25, r->pause);
+    b |= sqlite3_bind_int(st, 26, r->pause_from);
     if (b != SQLITE_OK) {
         done(s, st);
         return failed(s, SQLITE_ERROR, what);
@@ -479,7 +487,8 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
                            "SELECT id, name, device, limit_bytes, assigned, uid, gid, owner_pid,"
                            " auto_remove, created_unix, created_mono, owner_start, init_pid,"
                            " compute_pct, compute_mode, priority, no_swap, swap_held, tenant,"
-                           " exclusive, profile_key, gang, member, start_by FROM containers"
+                           " exclusive, profile_key, gang, member, start_by, pause, pause_from"
+                           " FROM containers"
                            " ORDER BY seq",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
@@ -552,6 +561,10 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
         }
         sqlite3_int64 start_by = sqlite3_column_int64(st, 23);
         sc.start_by_unix = start_by > 0 ? start_by : 0;
+        /* Our own file, still read as input: an unknown phase or device is no pause. */
+        int phase = sqlite3_column_int(st, 24), from = sqlite3_column_int(st, 25);
+        sc.pause = phase >= 0 && phase <= 3 ? phase : 0;
+        sc.pause_from = from >= 0 && from < CG_MAX_DEVICES ? from : -1;
         if (fn(ctx, &sc) != 0)
             result = -1;
     }

@@ -46,6 +46,8 @@ struct stored_container {
     char gang[65];                 /* a gang member's leader's id ("" = not a member; gang.c) */
     unsigned member;               /* its index in the gang, 1..; 0 for a leader */
     int64_t start_by_unix;         /* removed then unless its init is reported (0: none) */
+    int pause;                     /* enum pause_phase (pause.h); 0 running */
+    int pause_from;                /* paused on this device, to be restored on `device`; -1 */
 };
 
 struct store *store_open(const char *path, char *err, size_t errlen);

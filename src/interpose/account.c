@@ -1,5 +1,6 @@
 /* account.c — charge and uncharge against the ledger slot (see ledger.h for the design). */
 #include "account.h"
+#include "gate.h"
 #include "client.h"
 #include "config.h"
 #include "log.h"
@@ -97,6 +98,11 @@ int cg_charge_on(unsigned m, uint64_t bytes, uint64_t *charged)
     uint64_t rounded, pages;
     if (!round_up(bytes, s.granularity, &rounded) || !cg_ledger_pages(rounded, &pages))
         return -1; /* larger than any ledger can account: certainly over the limit */
+    /* A paused container (docs/PAUSE.md) charges nothing and asks the daemon nothing until it
+     * is resumed: the allocation waits here, before the driver, which is locked anyway. */
+    if (CG_UNLIKELY(atomic_load_explicit(&s.ledger->compute.gate, memory_order_acquire) &
+                    CG_GATE_PAUSED))
+        cg_gate_wait(&s, false, CG_GATE_PAUSED);
     if (cg_ledger_try_charge(s.slot, pages)) {
         *charged = pages * CG_LEDGER_PAGE;
         return 0;

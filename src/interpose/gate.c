@@ -30,7 +30,7 @@ void cg_gate_wait(struct cg_session *s, bool counted, uint32_t bits)
     uint32_t v;
     while (((v = atomic_load_explicit(&g->gate, memory_order_seq_cst)) & bits) != 0) {
         uint64_t left = GATE_RECHECK_NS;
-        if (!(v & CG_GATE_SWAPPED)) {
+        if (!(v & (CG_GATE_SWAPPED | CG_GATE_PAUSED))) {
             uint64_t until = atomic_load_explicit(&g->closed_until, memory_order_relaxed);
             if (now >= until)
                 break; /* the daemon stopped renewing it: open */

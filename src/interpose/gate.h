@@ -43,7 +43,7 @@ static inline struct cg_gate_ticket cg_gate_pass(void)
     }
     if (CG_UNLIKELY(atomic_load_explicit(&s.ledger->compute.gate, memory_order_seq_cst) !=
                     CG_GATE_OPEN))
-        cg_gate_wait(&s, t.counted, CG_GATE_CLOSED | CG_GATE_SWAPPED);
+        cg_gate_wait(&s, t.counted, CG_GATE_CLOSED | CG_GATE_SWAPPED | CG_GATE_PAUSED);
     return t;
 }
 

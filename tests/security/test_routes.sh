@@ -31,6 +31,7 @@ body_for() { # body_for METHOD PATH : a body the route would accept from someone
     "PUT /v1/tenants/"*) echo '{"weight":3}' ;;
     "POST /v1/allocations") echo '{"gpu_memory":268435456,"device":0}' ;;
     "PUT /v1/interference") echo '{"rows":[]}' ;;
+    "POST "*/move) echo '{"device":0}' ;;
     *) echo "" ;;
     esac
 }
@@ -40,6 +41,9 @@ path_for() { # path_for PATH WHOSE_ID : the pattern with its arguments filled in
     p=${p//\{\}\/limit/$2/limit}
     p=${p//\{\}\/swap-out/$2/swap-out}
     p=${p//\{\}\/swap-in/$2/swap-in}
+    p=${p//\{\}\/pause/$2/pause}
+    p=${p//\{\}\/resume/$2/resume}
+    p=${p//\{\}\/move/$2/move}
     case $p in
     /v1/containers/\{\}) p=/v1/containers/$2 ;;
     /v1/tenants/\{\}) p=/v1/tenants/uid-1101 ;;
