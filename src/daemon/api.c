@@ -318,7 +318,7 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
         "{s:s,s:s,s:I,s:I,s:I,s:I,s:s,s:I,s:f,s:I,s:I}", "id", c->id, "name", c->name, "device",
         (json_int_t)c->device, "limit", (json_int_t)ci.limit, "assigned", (json_int_t)ci.assigned,
         "used", (json_int_t)container_used_bytes(c), "state",
-        c->pause.phase != PAUSE_NONE         ? pause_phase_name(c->pause.phase)
+        c->pause.phase != PAUSE_NONE         ? pause_state_name(d, c)
         : ci.queued                          ? "queued"
         : c->swap.phase == SWAP_OUT          ? "swapped"
         : ci.state == CG_STATE_SUSPENDED     ? "suspended"
@@ -1379,6 +1379,10 @@ static enum MHD_Result h_move(struct req *r)
 {
     char msg[512];
     int dev = -1;
+    /* An operator's route: the container is looked up here, among all (the caller sees all). */
+    r->c = strlen(r->arg) <= CONTAINER_ID_MAX ? find_for(r->d, r->who, r->arg) : NULL;
+    if (!r->c)
+        return send_error(r->conn, 404, "no such container: %s", r->arg);
     if (api_parse_move(r->rc->body, r->rc->len, r->d->ndevices, &dev, msg, sizeof msg) != 0)
         return send_error(r->conn, 400, "%s", msg);
     return pause_answer(r, pause_move_request(r->d, r->c, dev, msg, sizeof msg), msg);

@@ -60,6 +60,9 @@ void decide_hand_out(struct daemon *d, struct container *c, struct proc *favored
         d->swap_ops->wake_kept(c);
         return;
     }
+    /* A container being paused, paused or being restored gets no slack (pause.h). */
+    if (c->pause.phase != PAUSE_NONE)
+        return;
     if (!favored || !favored->known_to_core || !favored->welcomed) {
         favored = NULL;
         for (struct proc *p = c->procs; p && !favored; p = p->next)

@@ -35,6 +35,10 @@ uint64_t proc_used_bytes(struct proc *p)
 
 uint64_t container_used_bytes(struct container *c)
 {
+    /* A paused container's processes hold nothing on the device; their slots keep what they
+     * have on the host (pause.h). */
+    if (c->pause.phase == PAUSE_PAUSED)
+        return 0;
     uint64_t pages = 0;
     uint32_t high = c->rec->high < CG_LEDGER_SLOTS ? c->rec->high : CG_LEDGER_SLOTS;
     for (uint32_t i = 0; i < high; i++)

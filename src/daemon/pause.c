@@ -39,6 +39,13 @@ const char *pause_phase_name(enum pause_phase p)
     }
 }
 
+const char *pause_state_name(struct daemon *d, const struct container *c)
+{
+    if (c->pause.phase == PAUSE_PAUSED && cg_swap_hold_of(d->core, c->cid) == CG_HOLD_NONE)
+        return "resuming"; /* asked back, waiting for its memory */
+    return pause_phase_name(c->pause.phase);
+}
+
 static void wake(_Atomic uint32_t *w)
 {
     syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);

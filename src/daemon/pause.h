@@ -85,6 +85,9 @@ void pause_adopt(struct daemon *d, struct container *c, uint64_t key, uint64_t u
 void pause_restored(struct daemon *d, struct container *c);
 
 const char *pause_phase_name(enum pause_phase p);
+/* What ps and the API show: the phase, "resuming" for a paused container asked back that
+ * waits for its memory. */
+const char *pause_state_name(struct daemon *d, const struct container *c);
 
 /* What main.c gives decide.c (d->swap_ops): a pause's orders here, a swap's on to swap.c. */
 struct decide_swap_ops;
