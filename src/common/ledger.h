@@ -130,12 +130,19 @@ enum cg_swap_state {
     CG_SWAPST_FAILED = 3,   /* the order could not be carried out; what moved was moved back */
 };
 
+/* Page-locked host copies kept between moves (CONVGPU_SWAP_PIN=keep, the default; docs/SWAP.md
+ * "Page-locked copies"): the daemon gives the container `pin_budget` bytes, its share of what
+ * --swap-limit leaves beside the swapped-out containers; its processes add what they keep
+ * locked to `pinned` (a claim, bounded by the budget when the daemon reads it) and unlock what
+ * is over the budget when it shrinks (the daemon bumps the epoch without a new order). */
 struct cg_ledger_swap {
     _Atomic uint32_t enabled;   /* 1: this container's allocations are made swappable; daemon */
     _Atomic uint32_t order;     /* cg_swap_order; daemon */
     _Atomic uint32_t epoch;     /* bumped with every order; the swap threads' futex */
     uint32_t pad0_;
-    uint8_t pad_[48];
+    _Atomic uint64_t pin_budget; /* bytes the processes may keep page-locked; daemon */
+    _Atomic uint64_t pinned;     /* bytes they keep page-locked between moves; processes */
+    uint8_t pad_[32];
 };
 
 /* One per slot, beside the slots (a slot is one full cache line already). Written by the

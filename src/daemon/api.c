@@ -359,6 +359,11 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
     /* Freed memory its processes keep mapped for their next allocation (already in "used"). */
     uint64_t kept = c->ledger ? cg_ledger_kept_bytes(c->ledger) : 0;
     json_object_set_new(o, "kept_bytes", json_integer((json_int_t)kept));
+    /* Host memory its processes keep page-locked between moves, and what they may (ledger.h). */
+    json_object_set_new(o, "pinned_bytes", json_integer((json_int_t)swap_pinned_bytes(c)));
+    json_object_set_new(o, "pin_budget",
+                        json_integer(c->ledger ? (json_int_t)atomic_load(&c->ledger->swap.pin_budget)
+                                               : 0));
     json_object_set_new(o, "swap_held", json_boolean(ci.swap_held));
     json_object_set_new(o, "swap_allowed", json_boolean(!c->no_swap && d->opt.swap));
     json_object_set_new(o, "swapped_out_total", json_integer((json_int_t)c->swap.out_total));

@@ -343,8 +343,55 @@ void swap_notice(struct daemon *d, struct container *c)
         progress(d, c, true);
 }
 
+/* Page-locked spares (ledger.h, docs/SWAP.md "Page-locked copies"): what --swap-limit leaves
+ * beside the swapped-out containers is shared among the containers that swap, in proportion
+ * to their limits (each at most its limit). So swap's host memory plus every kept lock stays
+ * within the limit: when swap needs more, the budgets shrink and the processes over theirs are
+ * woken to unlock (a new epoch, no new order). A container with no process left keeps nothing. */
+static void pin_budgets(struct daemon *d)
+{
+    uint64_t limit = d->opt.swap_limit, host = cg_swap_host_bytes(d->core);
+    uint64_t room = host < limit ? limit - host : 0, sum = 0;
+    for (struct container *c = d->containers; c; c = c->next)
+        if (swaps(c))
+            sum += c->limit;
+    for (struct container *c = d->containers; c; c = c->next) {
+        if (!swaps(c))
+            continue;
+        struct cg_ledger_swap *w = &c->ledger->swap;
+        uint64_t budget = sum ? (uint64_t)((unsigned __int128)room * c->limit / sum) : 0;
+        if (budget > c->limit)
+            budget = c->limit;
+        bool live = false;
+        for (struct proc *p = c->procs; p && !live; p = p->next)
+            live = p->welcomed && p->slot < CG_LEDGER_SLOTS &&
+                   atomic_load(&c->ledger->swap_slots[p->slot].ready);
+        if (!live)
+            atomic_store(&w->pinned, 0); /* the claims of processes gone */
+        uint64_t old = atomic_load(&w->pin_budget);
+        if (budget == old)
+            continue;
+        atomic_store(&w->pin_budget, budget);
+        if (budget < old && atomic_load(&w->pinned) > budget && c->swap.phase == SWAP_RESIDENT) {
+            atomic_fetch_add(&w->epoch, 1);
+            wake(&w->epoch);
+        }
+    }
+}
+
+uint64_t swap_pinned_bytes(const struct container *c)
+{
+    if (!swaps(c))
+        return 0;
+    uint64_t pinned = atomic_load(&c->ledger->swap.pinned);
+    uint64_t budget = atomic_load(&c->ledger->swap.pin_budget);
+    return pinned < budget ? pinned : budget; /* a claim, bounded by what was given */
+}
+
 int swap_tick(struct daemon *d)
 {
+    if (d->opt.swap)
+        pin_budgets(d);
     uint64_t now = loop_now_ns();
     uint64_t poll_ns = (uint64_t)(d->swap_poll_ms ? d->swap_poll_ms : SWAP_POLL_MS) * 1000000u;
     int next = -1;

@@ -87,4 +87,7 @@ const char *swap_phase_name(enum swap_phase p);
 /* swap_carry_out, swap_mark_in, swap_flush and swap_wake_kept, for decide.c (daemon.h). */
 extern const struct decide_swap_ops swap_for_decide;
 
+/* Page-locked host memory c's processes keep between moves (within its pin budget). */
+uint64_t swap_pinned_bytes(const struct container *c);
+
 #endif

@@ -437,22 +437,55 @@ static void host_settings(void)
         keep_host_mode = env_switch("CONVGPU_SWAP_KEEP_HOST", 1, "test-reclaim", 2,
                                     "host copies are kept, lazily freed, after a swap-in");
     if (pin_mode < 0) {
+        /* keep by default: its locked copies are bounded by the container's pin budget. */
         const char *v = getenv("CONVGPU_SWAP_PIN");
-        pin_mode = v && strcmp(v, "keep") == 0
+        pin_mode = !v || !*v || strcmp(v, "keep") == 0
                        ? PIN_KEEP
-                       : env_switch("CONVGPU_SWAP_PIN", 0, "test-fail", 2,
-                                    "host copies are not page-locked for the copy");
+                       : env_switch("CONVGPU_SWAP_PIN", PIN_KEEP, "test-fail", 2,
+                                    "host copies are page-locked and kept so (keep)");
     }
 }
 
 /* Host memory for r's copy: its spare if it has one, else new; populated in one call (a fault
  * per huge page, not per 4 KiB; for a spare, only the pages the kernel took back). *spare says
  * which. */
+/* The container's budget for page-locked spares (ledger.h): reserve n bytes of it, or give
+ * them back. */
+static bool pin_reserve(uint64_t n)
+{
+    struct cg_session s;
+    if (!cg_session_get(&s))
+        return false;
+    struct cg_ledger_swap *w = &s.ledger->swap;
+    uint64_t cur = atomic_load_explicit(&w->pinned, memory_order_relaxed);
+    do {
+        uint64_t budget = atomic_load_explicit(&w->pin_budget, memory_order_acquire);
+        if (cur > budget || n > budget - cur)
+            return false;
+    } while (!atomic_compare_exchange_weak_explicit(&w->pinned, &cur, cur + n,
+                                                    memory_order_acq_rel, memory_order_relaxed));
+    return true;
+}
+
+static void pin_release(uint64_t n)
+{
+    struct cg_session s;
+    if (!cg_session_get(&s))
+        return;
+    _Atomic uint64_t *w = &s.ledger->swap.pinned;
+    uint64_t cur = atomic_load_explicit(w, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(w, &cur, cur > n ? cur - n : 0,
+                                                  memory_order_acq_rel, memory_order_relaxed))
+        ;
+}
+
 static void *host_copy(struct rec *r, bool *spare)
 {
     void *p = r->spare;
     *spare = p != NULL;
     r->spare = NULL;
+    if (p && r->locked) /* a counted spare becomes a host copy, which swap counts */
+        pin_release(r->size);
     if (!p) {
         p = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED)
@@ -466,8 +499,16 @@ static void *host_copy(struct rec *r, bool *spare)
 }
 
 /* After a swap-in: r's host copy becomes its spare, or is unmapped. */
+static void unlock(void *p);
+
 static void host_done(struct rec *r)
 {
+    /* Kept locked only within the container's budget (and when copies are kept at all); else
+     * unlocked, and kept as any spare. */
+    if (r->locked && (keep_host_mode == 0 || !pin_reserve(r->size))) {
+        unlock(r->host);
+        r->locked = false;
+    }
     if (r->locked) { /* locked pages cannot be lazily freed: it stays whole, and locked */
         r->spare = r->host;
     } else if (keep_host_mode == 0 || madvise(r->host, r->size, MADV_FREE) != 0) {
@@ -507,9 +548,38 @@ static void host_unmap(struct rec *r, void *p)
 
 static void spare_drop(struct rec *r)
 {
-    if (r->spare)
+    if (r->spare) {
+        bool counted = r->locked;
         host_unmap(r, r->spare);
+        if (counted)
+            pin_release(r->size);
+    }
     r->spare = NULL;
+}
+
+/* The budget shrank below what this process keeps locked: its locked spares go until the
+ * container is within it again (the next swap-out copies into new memory for those). */
+static void pin_trim(struct cg_ledger *l)
+{
+    if (atomic_load_explicit(&l->swap.pinned, memory_order_acquire) <=
+        atomic_load_explicit(&l->swap.pin_budget, memory_order_acquire))
+        return;
+    pthread_mutex_lock(&mu);
+    uint64_t freed = 0;
+    for (uint32_t i = 0; i < used_n; i++) {
+        struct rec *r = &recs[i];
+        if (atomic_load_explicit(&l->swap.pinned, memory_order_acquire) <=
+            atomic_load_explicit(&l->swap.pin_budget, memory_order_acquire))
+            break;
+        if (r->live && r->spare && r->locked && !r->host) {
+            freed += r->size;
+            spare_drop(r);
+        }
+    }
+    pthread_mutex_unlock(&mu);
+    if (freed)
+        cg_log(CG_LOG_DEBUG, "swap: %" PRIu64 " page-locked bytes released: the container's "
+                             "pin budget shrank", freed);
 }
 
 /* Page-locks r's host copy p for its copy when CONVGPU_SWAP_PIN asks (the current context is
@@ -698,8 +768,11 @@ static void *swap_main(void *arg)
                 pause_ms(100);
                 continue;
             }
-            cg_log(CG_LOG_INFO, "swapped in %" PRIu64 " bytes%s", out,
-                   locked_text(locked, sizeof locked, in_pinned));
+            cg_log(CG_LOG_INFO, "swapped in %" PRIu64 " bytes%s; the container keeps %" PRIu64
+                                " page-locked (pin budget %" PRIu64 ")", out,
+                   locked_text(locked, sizeof locked, in_pinned),
+                   (uint64_t)atomic_load_explicit(&l->swap.pinned, memory_order_relaxed),
+                   (uint64_t)atomic_load_explicit(&l->swap.pin_budget, memory_order_relaxed));
             out = in_pinned = 0;
             atomic_store_explicit(&me->out_bytes, 0, memory_order_relaxed);
             report(me, CG_SWAPST_IN, epoch);
@@ -708,6 +781,8 @@ static void *swap_main(void *arg)
              * what it waits for (ledger.h). The timeout below covers a lost wake-up. */
             if (order == CG_SWAP_IN && atomic_load_explicit(&l->waiters, memory_order_acquire))
                 cg_swap_drop_kept("a request of the container waits");
+            if (order == CG_SWAP_IN)
+                pin_trim(l);
             atomic_store_explicit(&me->done, epoch, memory_order_relaxed);
         }
         /* Asleep until the next order; re-read now and then in case the session changed. */

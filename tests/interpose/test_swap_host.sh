@@ -3,7 +3,7 @@
 # freed (MADV_FREE), and the allocation's next swap-out writes into it instead of new memory.
 # swap_probe rounds: three round trips of six allocations whose every byte a kernel changes
 # between two, each byte checked after every swap-in.
-#   1. as shipped: every round trip exact; the first swap-out goes into new memory, the next two
+#   1. as shipped (CONVGPU_SWAP_PIN=keep, the default): every round trip exact; the first swap-out goes into new memory, the next two
 #      wholly into the kept copies (the interposer's log says how much);
 #   2. the kernel's reclaim (CONVGPU_SWAP_KEEP_HOST=test-reclaim drops every kept page at once,
 #      so it reads as zero, as a reclaimed one does): still exact;
@@ -17,7 +17,10 @@
 #      every copy of all three round trips locked, exact, and every lock undone when the
 #      allocations are freed (no warning that one could not be);
 #   7. CONVGPU_SWAP_PIN=test-fail (every lock refused): copied from pageable memory, exact;
-#      a malformed CONVGPU_SWAP_PIN: named in a warning, nothing locked.
+#      a malformed CONVGPU_SWAP_PIN: named in a warning, the default (kept locked);
+#   8. the pin budget (docs/SWAP.md, "Page-locked copies"): with --swap-limit 1GiB the copies
+#      kept locked after a swap-in are all of them; under a daemon with --swap-limit 12MiB at
+#      most 12 MiB stay locked (the rest kept pageable), and every round trip is still exact.
 . "$(dirname "$0")/lib.sh"
 need_emulator
 export CONVGPU_EMU_CONTEXT=2MiB
@@ -86,5 +89,26 @@ check "refused locks: nothing page-locked ($(pinned out)/$(pinned in))" \
     test "$(pinned out)/$(pinned in)" = "0 0 /0 0 "
 
 malformed CONVGPU_SWAP_PIN yes
-check "malformed CONVGPU_SWAP_PIN: the default, nothing locked" test -z "$(pinned out)$(pinned in)"
+check "malformed CONVGPU_SWAP_PIN: the default, kept locked ($(pinned out '(kept locked)'))" \
+    test "$(pinned out '(kept locked)')" = "$MOVED $MOVED "
+
+kept_locked() { # the "the container keeps N page-locked" figure of each swap-in
+    sed -n 's/.*swapped in .*the container keeps \([0-9]*\) page-locked (pin budget \([0-9]*\)).*/\1:\2/p' \
+        "$TMP/out" | tr '\n' ' '
+}
+stop_daemon_hard
+start_daemon --emulate 2GiB --swap yes --swap-limit 1GiB
+expect_rc 0 "swap limit 1GiB: three round trips, exact" run_in 1GiB "$SWAP_PROBE" rounds 3
+check "swap limit 1GiB: every copy kept locked after each swap-in ($(kept_locked))" \
+    test "$(kept_locked)" = "$MOVED:1073741824 $MOVED:1073741824 $MOVED:1073741824 "
+stop_daemon_hard
+start_daemon --emulate 2GiB --swap yes --swap-limit 12MiB
+expect_rc 0 "swap limit 12MiB: three round trips, exact" run_in 1GiB "$SWAP_PROBE" rounds 3
+within=1
+for kb in $(kept_locked); do
+    k=${kb%%:*} b=${kb##*:}
+    [ "$b" -eq $((12 << 20)) ] && [ "$k" -le "$b" ] && [ "$k" -gt 0 ] || within=0
+done
+check "swap limit 12MiB: at most 12 MiB kept locked after each swap-in ($(kept_locked))" \
+    test "$within" = 1 -a -n "$(kept_locked)"
 finish
