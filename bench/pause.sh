@@ -133,6 +133,10 @@ GEN=$TMP/section.md
     echo "Memory its process holds on the device by NVML (518 MiB context + $GIB GiB):" \
         "running $(mib "$in_use") MiB; paused $(mib "$paused") MiB; swapped out" \
         "$(mib "$swapped") MiB (the context stays). Every byte checked at the end: $ok."
+    echo
+    echo "The pause writes into new host memory, faulted in page by page (the emulator's" \
+        "checkpoint mallocs its copies), where the reference copies into warm pinned memory; on" \
+        "a real GPU the driver's own checkpoint decides (docs/GPU-VALIDATION.md, not yet run)."
 } >"$GEN"
 cat "$GEN"
 [ -z "$OUT" ] || write_section "$OUT" "<!-- bench/pause.sh begin -->" "<!-- bench/pause.sh end -->" \
