@@ -291,6 +291,10 @@ char *metrics_render(struct daemon *d, const uid_t *only_uid)
         {"convgpu_container_swap_seconds_total", "counter",
          "Time the container spent moving out and in."},
         {"convgpu_container_priority", "gauge", "The container's priority (0-9)."},
+        {"convgpu_container_paused", "gauge",
+         "1 while the container is paused through the driver's checkpoint (docs/PAUSE.md)."},
+        {"convgpu_container_paused_bytes", "gauge",
+         "What its processes had on the device when paused, now in host memory."},
         {"convgpu_container_waiting_oversubscribed", "gauge",
          "1 while the container waits for memory its device's sharing factor promised."},
     };
@@ -330,6 +334,8 @@ char *metrics_render(struct daemon *d, const uid_t *only_uid)
             case 13: out(&b, "%llu\n", (unsigned long long)c->swap.in_total); break;
             case 14: out(&b, "%.6f\n", (double)c->swap.time_ns / 1e9); break;
             case 15: out(&b, "%u\n", ci.priority); break;
+            case 16: out(&b, "%d\n", c->pause.phase == PAUSE_PAUSED); break;
+            case 17: out(&b, "%llu\n", (unsigned long long)c->pause.bytes); break;
             default: {
                 const char *why = oversub_wait_reason(d, c);
                 out(&b, "%d\n", why && strcmp(why, OVERSUB_WAIT_FACTOR) == 0);

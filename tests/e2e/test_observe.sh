@@ -32,10 +32,10 @@ check "metrics on the control socket answer 200" test "${out%% *}" = 200
 check "metrics show small suspended" grep -q 'convgpu_container_suspended{container="[^"]*",name="small",device="0"} 1' <<<"$out"
 curl -s "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics.txt"
 check "TCP metrics are valid Prometheus text" python3 "$(dirname "$0")/prom_check.py" <"$TMP/metrics.txt"
-# 41 families: devices 10 (4 memory, 2 compute, 4 sharing factor), containers 17 (6 memory, 4 compute, 5 swap,
-# 1 priority, 1 waiting because of the factor), tenants 6, decisions, watchdog findings, the request-latency histogram, and the
+# 43 families: devices 10 (4 memory, 2 compute, 4 sharing factor), containers 19 (6 memory, 4 compute, 5 swap,
+# 1 priority, 2 pause, 1 waiting because of the factor), tenants 6, decisions, watchdog findings, the request-latency histogram, and the
 # connections 5 (control API 4, container sockets 1). A family added or lost shows here.
-check "metrics declare the 41 families, 6 of them compute" bash -c "[ \$(grep -c '^# TYPE ' '$TMP/metrics.txt') = 41 ] && [ \$(grep -c '^# TYPE convgpu_[a-z_]*compute' '$TMP/metrics.txt') = 6 ]"
+check "metrics declare the 43 families, 6 of them compute" bash -c "[ \$(grep -c '^# TYPE ' '$TMP/metrics.txt') = 43 ] && [ \$(grep -c '^# TYPE convgpu_[a-z_]*compute' '$TMP/metrics.txt') = 6 ]"
 check "TCP listener serves only /metrics" bash -c "curl -s -o /dev/null -w '%{http_code}' -X POST http://127.0.0.1:$PORT/v1/containers | grep -q 404"
 cg top --once >"$TMP/top.out"
 check "top shows the device" grep -q "Emulated" "$TMP/top.out"
