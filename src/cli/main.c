@@ -23,7 +23,7 @@ static const struct {
     {"unswap", cmd_unswap, "bring a swapped-out container's GPU memory back", true},
     {"pause", cmd_pause, "checkpoint a container's processes: GPU memory and contexts freed", true},
     {"resume", cmd_resume, "restore a paused container's processes, bit for bit", true},
-    {"move", cmd_move, "move a container to another GPU of the same model (--device N)", true},
+    {"move", cmd_move, "move a container to another GPU of the same model", true},
     {"devices", cmd_devices, "list GPUs: capacity, assigned, used, context charge", true},
     {"topo", cmd_topo, "how the GPUs are wired (NVLink, PCIe), as nvidia-smi topo -m", true},
     {"policy", cmd_policy, "show or change the resume and placement policies", true},
