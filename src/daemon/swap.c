@@ -369,7 +369,9 @@ static void pin_budgets(struct daemon *d)
         if (!live)
             atomic_store(&w->pinned, 0); /* the claims of processes gone */
         uint64_t old = atomic_load(&w->pin_budget);
-        if (budget == old)
+        /* Its own move is counted in swap's host memory while it lasts: those are the very
+         * copies it may keep locked after a swap-in, so its budget waits for the move's end. */
+        if (budget == old || (c->swap.phase != SWAP_RESIDENT && old))
             continue;
         atomic_store(&w->pin_budget, budget);
         if (budget < old && atomic_load(&w->pinned) > budget && c->swap.phase == SWAP_RESIDENT) {
