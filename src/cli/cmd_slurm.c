@@ -10,10 +10,18 @@
  * them, rounded up, so a job is never scheduled on memory the daemon would not give it (with a
  * factor above 1 it may have to wait for it: convgpud suspends, it does not refuse).
  * Both are counted per node: a request that fits the node's sum but no single GPU is admitted
- * by Slurm and refused by convgpud when its step starts (docs/SLURM.md, limits). */
+ * by Slurm and refused by convgpud when its step starts (docs/SLURM.md, limits).
+ *
+ * --apply also tells the running slurmctld: `scontrol update NodeName=N Gres=gpumem:M,...`
+ * (run without a shell, scontrol from PATH), so that a changed factor (a new
+ * --oversubscribe, or adaptive moving) reaches the scheduler without a restart. Slurm keeps such
+ * an update only until slurmctld reads slurm.conf again, so the printed lines still belong in
+ * slurm.conf and gres.conf (docs/SLURM.md, "Sharing factor"). */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -23,10 +31,13 @@
 
 static int usage(FILE *f, int rc)
 {
-    fprintf(f, "Usage: convgpu slurm gres-conf [--node NAME]\n\n"
+    fprintf(f, "Usage: convgpu slurm gres-conf [--node NAME] [--apply]\n\n"
                "Prints this node's gres.conf line and the slurm.conf settings that make GPU\n"
                "memory (gpumem, in MiB) and compute (gpucompute, percent) consumable per node,\n"
-               "from the daemon's devices. NAME: the node's Slurm name (default: hostname -s).\n");
+               "from the daemon's devices. NAME: the node's Slurm name (default: hostname -s).\n"
+               "  --apply   also set them in the running slurmctld (scontrol update NodeName=NAME\n"
+               "            Gres=...): a changed sharing factor takes effect without a restart;\n"
+               "            slurmctld forgets it when it rereads slurm.conf, so keep that in step\n");
     return rc;
 }
 
@@ -43,7 +54,38 @@ static int valid_node_name(const char *s)
     return 1;
 }
 
-static int gres_conf(const char *node)
+/* scontrol update NodeName=node Gres=gres, without a shell. Returns 0, or 1 with the reason. */
+static int apply(const char *node, const char *gres)
+{
+    char name[96], value[128];
+    snprintf(name, sizeof name, "NodeName=%s", node);
+    snprintf(value, sizeof value, "Gres=%s", gres);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "convgpu slurm gres-conf --apply: fork: %s\n", strerror(errno));
+        return 1;
+    }
+    if (pid == 0) {
+        execlp("scontrol", "scontrol", "update", name, value, (char *)NULL);
+        fprintf(stderr, "convgpu slurm gres-conf --apply: cannot run scontrol: %s\n",
+                strerror(errno));
+        _exit(127);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "convgpu slurm gres-conf --apply: scontrol update %s %s failed (%s %d)\n",
+                name, value, WIFEXITED(status) ? "exit" : "signal",
+                WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+        return 1;
+    }
+    printf("# applied: scontrol update %s %s\n", name, value);
+    return 0;
+}
+
+static int gres_conf(const char *node, bool do_apply)
 {
     json_t *ans = NULL;
     char terr[512] = "";
@@ -86,7 +128,11 @@ static int gres_conf(const char *node)
     printf("# JobSubmitPlugins=lua   (with convgpu's job_submit.lua)\n");
     printf("# slurm.conf, on this node's NodeName=%s line:\n", node);
     printf("# Gres=gpumem:%llu,gpucompute:%zu\n", mib, ngpu * 100);
-    return 0;
+    if (!do_apply)
+        return 0;
+    char gres[96];
+    snprintf(gres, sizeof gres, "gpumem:%llu,gpucompute:%zu", mib, ngpu * 100);
+    return apply(node, gres);
 }
 
 int cmd_slurm(int argc, char **argv)
@@ -97,9 +143,12 @@ int cmd_slurm(int argc, char **argv)
         return usage(stderr, 2);
     char host[HOST_NAME_MAX + 1] = "";
     const char *node = NULL;
+    bool do_apply = false;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--node") == 0 && i + 1 < argc) {
             node = argv[++i];
+        } else if (strcmp(argv[i], "--apply") == 0) {
+            do_apply = true;
         } else {
             fprintf(stderr, "convgpu slurm gres-conf: unknown argument '%s'\n", argv[i]);
             return usage(stderr, 2);
@@ -118,5 +167,5 @@ int cmd_slurm(int argc, char **argv)
                         "- and _, at most 64)\n", node);
         return 2;
     }
-    return gres_conf(node);
+    return gres_conf(node, do_apply);
 }

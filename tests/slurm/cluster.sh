@@ -178,7 +178,7 @@ EOF
         local n gres
         for n in "${SLURM_NODES[@]}"; do
             gres=$(sed -n 's/^# Gres=//p' "$TMP/nodes/$n/gres-conf")
-            echo "NodeName=$n NodeAddr=$SUBNET.$((10 + ${n#n})) CPUs=2 Gres=$gres State=UNKNOWN"
+            echo "NodeName=$n NodeAddr=$SUBNET.$((10 + ${n#n})) CPUs=${NODE_CPUS:-2} Gres=$gres State=UNKNOWN"
         done
         echo "PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
     } >"$SLURM_CONF"
@@ -237,7 +237,7 @@ start_node_daemon() { # start_node_daemon NODE: convgpud on the node's emulated 
     CONVGPU_EMU_STATE=$TMP/node/run/emu/state CONVGPU_EMU_CONTEXT=66MiB \
         "${NSENTER_NODE[@]}" "${NODE_NS[$n]}" -- "$BUILD/bin/convgpud" \
         --runtime-dir "$TMP/node/run" --foreground --log-level debug \
-        --emulate "${NODE_GPU:-4GiB}" >>"$dir/daemon.log" 2>&1 &
+        --emulate "${NODE_GPU:-4GiB}" ${NODE_DAEMON_ARGS:-} >>"$dir/daemon.log" 2>&1 &
     NODE_DAEMON[$n]=$!
     wait_for "convgpud on $n answering" "$WAIT_S" \
         curl -sf -o /dev/null --unix-socket "$dir/run/control.sock" http://convgpu/v1/version

@@ -80,4 +80,34 @@ eventually "the 3GiB job ended" job_gone "$big"
 eventually "the pending job started and ended" job_gone "$next"
 check "the pending job's program ran within its limit" grep -q next-ran "$TMP/next.out"
 
+# --- a sharing factor at run time (issue 37): n1's convgpud restarted with --oversubscribe 2,
+# `gres-conf --apply` tells slurmctld (scontrol update), and two 3GiB jobs run on n1 at once.
+stop_node_daemon n1
+NODE_DAEMON_ARGS="--oversubscribe 2" start_node_daemon n1
+chmod 0666 "$TMP/nodes/n1/run/emu/state"
+out=$("$BUILD/bin/convgpu" --runtime-dir "$TMP/nodes/n1/run" slurm gres-conf --node n1 --apply 2>&1)
+check "gres-conf --apply runs scontrol update with the promised MiB" \
+    grep -qx "# applied: scontrol update NodeName=n1 Gres=gpumem:8192,gpucompute:100" <<<"$out"
+check "slurmctld now counts 8K of gpumem on n1, without a restart" \
+    bash -c "scontrol show node n1 | grep -q 'Gres=gpumem:8K,gpucompute:100'"
+j1=$(sbatch --parsable -w n1 --gpu-mem=3GiB -o "$TMP/j1.out" \
+    --wrap "$SAMPLE --size 64MiB --quiet --hold-until $TMP/release.j && echo j1-ran")
+j2=$(sbatch --parsable -w n1 --gpu-mem=3GiB -o "$TMP/j2.out" \
+    --wrap "$SAMPLE --size 64MiB --quiet --hold-until $TMP/release.j && echo j2-ran")
+eventually "two 3GiB jobs run on the 4GiB node at once" \
+    bash -c "[ \"\$(squeue -h -w n1 -t RUNNING -o %i | sort | tr '\n' ' ')\" = '$j1 $j2 ' ]"
+touch "$TMP/release.j"
+eventually "both ended" bash -c "[ -z \"\$(squeue -h -j $j1,$j2 -o %i 2>/dev/null)\" ]"
+check "both ran to their end" bash -c "grep -q j1-ran '$TMP/j1.out' && grep -q j2-ran '$TMP/j2.out'"
+stop_node_daemon n1
+start_node_daemon n1
+chmod 0666 "$TMP/nodes/n1/run/emu/state"
+out=$("$BUILD/bin/convgpu" --runtime-dir "$TMP/nodes/n1/run" slurm gres-conf --node n1 --apply 2>&1)
+check "back to F = 1: --apply sets 4096 again" \
+    bash -c "scontrol show node n1 | grep -q 'Gres=gpumem:4K,gpucompute:100'"
+out=$(PATH=/nonexistent "$BUILD/bin/convgpu" --runtime-dir "$TMP/nodes/n1/run" slurm gres-conf \
+    --node n1 --apply 2>&1) && rc=0 || rc=$?
+check "--apply without scontrol: exit 1, saying so" \
+    bash -c "[ $rc = 1 ] && grep -q 'cannot run scontrol' <<<\"\$1\"" _ "$out"
+
 finish
