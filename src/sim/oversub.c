@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "oversub.h"
+#include "pressure.h"
 
 enum { QUEUED, ASKED, RUNNING, DONE };
 enum { IN, MOVING_OUT, OUT, MOVING_IN };
@@ -196,6 +197,38 @@ static void sink(void *ctx, const cg_event *ev)
 
 static cg_time ns(double t) { return (cg_time)llround(t * 1e9); }
 
+/* The GPU (flat index) for a job of `limit`: the first whose promise left holds it, or, with
+ * pressure_place, the one of those with the least pressure penalty (ties: the first). ngpus
+ * when none holds it. */
+static unsigned pick_gpu(const sim_ov_params *p, cg_core **cores, const cg_bytes *promised_left,
+                         unsigned ngpus, cg_bytes limit)
+{
+    unsigned best = ngpus;
+    uint32_t best_pen = 0;
+    for (unsigned g = 0; g < ngpus; g++) {
+        if (promised_left[g] < limit)
+            continue;
+        if (!p->pressure_place)
+            return g;
+        cg_core *core = cores[g / p->gpus_per_node];
+        cg_device_info di = {0};
+        cg_device_get(core, g % p->gpus_per_node, &di);
+        cg_bytes host = cg_swap_host_bytes(core);
+        cg_gpu_pressure pr = {
+            .known = true, .capacity_bytes = di.capacity, .free_bytes = di.free,
+            .waiting = di.nsuspended,
+            .swap_left_bytes = p->swap_limit > host ? p->swap_limit - host : 0,
+            .slowdown_milli = di.ncontainers ? (uint32_t)llround(p->slowdown * 1000) : 1000};
+        cg_pressure_need need = {.bytes = limit};
+        uint32_t pen = cg_pressure_penalty(&pr, &need, NULL);
+        if (best == ngpus || pen < best_pen) {
+            best = g;
+            best_pen = pen;
+        }
+    }
+    return best;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -269,9 +302,7 @@ int sim_ov_run(const sim_ov_params *p, sim_ov_result *out)
             job *j = &js[i];
             if (j->state != QUEUED || j->limit > best_left)
                 continue;
-            unsigned g = 0;
-            while (g < ngpus && promised_left[g] < j->limit)
-                g++;
+            unsigned g = pick_gpu(p, cores, promised_left, ngpus, j->limit);
             if (g == ngpus)
                 continue;
             promised_left[g] -= j->limit;

@@ -26,6 +26,11 @@ typedef struct {
     double load;                 /* offered memory-time / the cluster's at F = 1 */
     cg_resume_policy policy;
     bool check;                  /* cg_core_check on every node after every event */
+    /* The cluster scheduler's choice among the GPUs whose promise holds the job: false, the
+     * first; true, the least pressed (src/core/pressure.h, as the k8s extender ranks them:
+     * memory not free now and not coverable by the node's swap left, containers waiting,
+     * the slowdown of joining others), ties to the first. */
+    bool pressure_place;
 } sim_ov_params;
 
 typedef struct {

@@ -6,7 +6,9 @@
  * --gpus-per-node G (8), --gpu-memory SIZE (12GiB, seed 001's Titan Xp), --jobs N (3000),
  * --seeds K (1), --workload profiles|heavy|all, --factors LIST (1,1.5,2,adaptive),
  * --step-aside yes|no|both, --slowdown S (1: none), --load L (1.5), --swap-limit SIZE per node
- * (64GiB), --policy NAME (fifo), --check. Bad options: one line on stderr, exit 2, nothing on
+ * (64GiB), --policy NAME (fifo), --placement first|pressure (the cluster scheduler's GPU: the
+ * first whose promise holds the job, or the least pressed of those, core/pressure.h), --check.
+ * Bad options: one line on stderr, exit 2, nothing on
  * stdout. Exit 1 when a run fails or an out-of-memory kill happened. */
 #include <errno.h>
 #include <stdio.h>
@@ -97,6 +99,9 @@ static int parse(int argc, char **argv, opts *o)
             o->base.swap_limit = sz;
         else if (strcmp(a, "--policy") == 0 && cg_resume_policy_parse(v, &o->base.policy))
             ;
+        else if (strcmp(a, "--placement") == 0 &&
+                 (strcmp(v, "first") == 0 || strcmp(v, "pressure") == 0))
+            o->base.pressure_place = strcmp(v, "pressure") == 0;
         else if (strcmp(a, "--factors") == 0) {
             int rc = parse_factors(v, o);
             if (rc)
