@@ -294,6 +294,11 @@ const char *cg_core_check(const cg_core *core)
     }
     if (n != core->ncontainers || core->by_cid.len != n)
         return "container count wrong";
+    unsigned nq = 0;
+    for (const cg_container *c = core->head; c; c = c->next)
+        nq += c->queued;
+    if (nq != core->nqueued)
+        return "queued gang members counted wrong";
     size_t nproc = 0, nreq = 0;
     for (const cg_container *c = core->head; c; c = c->next) {
         nproc += c->nprocs;

@@ -527,6 +527,7 @@ cg_status cg_create(cg_core *core, const cg_container_spec *spec, cg_time now,
     if (queue) {
         c->queued = true;
         c->no_swap = true;
+        core->nqueued++;
     }
     if (g)
         set_assigned(d, c, g);
@@ -578,6 +579,8 @@ cg_status cg_container_remove(cg_core *core, cg_cid cid, cg_time now)
     if (!c)
         return CG_ERR_NOT_FOUND;
     cg_device *d = &core->dev[c->dev];
+    if (c->queued)
+        core->nqueued--;
     while (c->phead) {
         cg_pending *r = c->phead;
         emit(core, CG_EV_REJECT, CG_WHY_REMOVED, c, r->proc->pid, r->req, r->bytes, now);

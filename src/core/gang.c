@@ -101,6 +101,7 @@ static bool admit(cg_core *core, cg_cid gang, cg_time now)
     for (unsigned i = 0; i < n; i++) {
         m[i]->queued = false;
         m[i]->reserved = true;
+        core->nqueued--;
         cg_assign_more(core, m[i], m[i]->limit, CG_WHY_POLICY, now);
     }
     for (unsigned i = 0; i < n; i++) {
@@ -112,6 +113,8 @@ static bool admit(cg_core *core, cg_cid gang, cg_time now)
 
 void cg_gang_admit_queued(cg_core *core, unsigned dev, cg_time now)
 {
+    if (core->nqueued == 0)
+        return;   /* the common case: one counter, not a walk of every container */
     for (cg_container *c = core->head; c; c = c->next) {
         if (!c->queued || c->cid != c->gang)
             continue;   /* one try per gang, at its first member */
@@ -221,6 +224,7 @@ cg_status cg_gang_restore(cg_core *core, const cg_cid *cids, unsigned n)
         c->queued = nqueued != 0;
         c->no_swap = true;
     }
+    core->nqueued += nqueued;
     if (nqueued)
         admit(core, cids[0], 0);
     return CG_OK;

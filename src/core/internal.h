@@ -154,6 +154,7 @@ struct cg_core {
     uint64_t rng;                         /* splitmix64 state for the random policy */
     cg_container *head, *tail;            /* creation order */
     unsigned ncontainers;
+    unsigned nqueued;                     /* queued gang members (gang.c): 0 skips the tries */
     cg_hash by_cid, by_pid, by_req;
     size_t bytes_held;                    /* what the core has allocated, for the footprint */
     cg_fair_mode fair;
