@@ -27,6 +27,7 @@
 set -euo pipefail
 
 if [ -z "${CONVGPU_SLURM_INSIDE:-}" ]; then
+    ARGS=("$@")
     RECORD=0
     if [ "${1:-}" = "--record" ]; then RECORD=1; shift; fi
     [ $# -eq 1 ] || { echo "usage: bench/slurm-oversub.sh [--record] BUILD_DIR" >&2; exit 2; }
@@ -42,7 +43,7 @@ if [ -z "${CONVGPU_SLURM_INSIDE:-}" ]; then
     # The Slurm tests' cluster is machine-wide (ports, bridges): one at a time.
     if [ -z "${CONVGPU_INTEG_LOCKED:-}" ]; then
         export CONVGPU_INTEG_LOCKED=1
-        exec flock /tmp/convgpu-integ.lock "$0" "$CONVGPU_BUILD_DIR"
+        exec flock /tmp/convgpu-integ.lock "$0" "${ARGS[@]}"
     fi
 fi
 # shellcheck source=../tests/slurm/cluster.sh

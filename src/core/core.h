@@ -63,6 +63,8 @@ typedef enum {
     CG_PLACE_BINPACK,        /* fullest device that still holds the limit */
     CG_PLACE_LOAD_BALANCE,   /* least summed utilisation (seed 003; place_load_balance.c) */
     CG_PLACE_STANDALONE,     /* equal applications together (seed 003; place_standalone.c) */
+    CG_PLACE_INTERFERENCE,   /* the least measured slowdown beside the residents (seed 003's
+                              * matrix, cg_config.slowdown; place_interference.c) */
     CG_PLACE__COUNT
 } cg_placement_policy;
 
@@ -182,6 +184,12 @@ typedef struct {
      * since. no_step_aside turns the rule off. */
     bool no_step_aside;
     cg_time step_aside_bound;
+    /* Seed 003's interference matrix, for the interference placement (place_interference.c):
+     * the measured slowdown, in thousandths (1000: none), of application `fg` running beside
+     * application `bg` on one device (applications as cg_container_spec.app), 0 when nobody
+     * measured the pair. NULL: nothing is known. Must not call back into the core. */
+    uint32_t (*slowdown)(void *ctx, uint64_t fg, uint64_t bg);
+    void *slowdown_ctx;
 } cg_config;
 
 #define CG_PRIORITY_MAX 9u

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "daemon.h"
+#include "interference.h"
 #include "log.h"
 #include "store.h"
 #include "tenant.h"
@@ -65,6 +66,7 @@ static json_t *put_rows(struct daemon *d, const char *body, size_t len, const ch
                                          "clear them first (DELETE /v1/interference)", tenant,
                             INTERFERENCE_MAX_TENANT_ROWS);
     log_info("interference: %zu row%s stored for tenant %s", n, n == 1 ? "" : "s", tenant);
+    interference_reload(d); /* placement sees the new rows at once */
     *status = 200;
     return json_pack("{s:s,s:i}", "tenant", tenant, "stored", (int)n);
 }
@@ -102,6 +104,7 @@ json_t *api_interference(struct daemon *d, const char *method, const char *body,
         return not_stored(d, status, rc, "interference not cleared");
     log_info("interference: %u row%s removed (%s)", n, n == 1 ? "" : "s",
              tenant ? tenant : "every tenant");
+    interference_reload(d);
     *status = 200;
     return json_pack("{s:i}", "removed", (int)n);
 }

@@ -18,8 +18,11 @@
  * every tenant's). A tenant holds at most INTERFERENCE_MAX_TENANT_ROWS rows (409 beyond,
  * nothing stored).
  *
- * What reads the matrix: nothing in the daemon yet; it is informative (convgpu profile
- * interference). The load-balance and standalone placements read the profiles' utilisation. */
+ * What reads the matrix: the interference placement (convgpud --placement interference:
+ * interference.h keeps every tenant's rows in memory, reloaded after each PUT and DELETE), and
+ * the Kubernetes publisher (the per-GPU "apps" weights the extender ranks by); `convgpu profile
+ * interference` shows it. The load-balance and standalone placements read the profiles'
+ * utilisation. */
 #ifndef CONVGPUD_API_INTERFERENCE_H
 #define CONVGPUD_API_INTERFERENCE_H
 

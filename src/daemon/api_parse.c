@@ -446,7 +446,7 @@ int api_parse_policy(const char *body, size_t len, struct policy_request *out, c
     } else if (p && (!json_is_string(p) ||
                      !cg_placement_policy_parse(json_string_value(p), &out->placement))) {
         fail(err, errlen, "unknown placement policy (first-fit, least-loaded, binpack, "
-                          "load-balance, standalone)");
+                          "load-balance, standalone, interference)");
     } else {
         out->has_resume = r != NULL;
         out->has_placement = p != NULL;

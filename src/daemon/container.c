@@ -484,7 +484,8 @@ int container_create(struct daemon *d, const char *id, const char *name, const c
          * then the share (a share that no longer fits, from an edited state.db, is kept as
          * elastic rather than lost). */
         cg_container_spec plain = {.device = device, .limit = limit, .tenant = spec->tenant,
-                                   .priority = spec->priority, .no_swap = spec->no_swap};
+                                   .priority = spec->priority, .no_swap = spec->no_swap,
+                                   .util_pct = spec->util_pct, .app = spec->app};
         st = cg_container_restore_spec(d->core, &plain, restore->assigned, restore->created_mono,
                                        &cid);
         if (st == CG_ERR_INVALID) {

@@ -275,6 +275,7 @@ struct daemon {
     struct watchdog *watchdog;
     struct compute *compute;    /* measurements and the compute controller (gates.c) */
     struct store *store;
+    struct interference_cache *interference; /* seed 003's matrix (interference.h), or NULL */
     struct tenants tenants;     /* tenant.h */
     uint64_t adaptive_due;      /* adaptive.h: when the next update is due (0: now) */
     uint64_t adaptive_last;     /* when the last one ran (0: never) */

@@ -31,6 +31,7 @@
 #include <sys/resource.h>
 #include "gang.h"
 #include "record.h"
+#include "interference.h"
 #include "swap.h"
 #include "adaptive.h"
 #include "oversub.h"
@@ -404,7 +405,8 @@ int main(int argc, char **argv)
     cg_config cfg = {.resume = d.opt.policy, .placement = d.opt.placement, .seed = (uint64_t)getpid(),
                      .sink = decide_sink, .sink_ctx = &d, .swap_limit = d.opt.swap_limit,
                      .swap_hold_pct = d.opt.swap_hold_pct,
-                     .aging_step = d.opt.aging_ns};
+                     .aging_step = d.opt.aging_ns,
+                     .slowdown = interference_slowdown, .slowdown_ctx = &d};
     metrics_init(&d); /* counts from the first decision on: restored containers' too */
     d.swap_ops = &pause_for_decide; /* before the first decision: its orders reach pause.c,
                                      * which hands a swap's on to swap.c */
@@ -434,6 +436,7 @@ int main(int argc, char **argv)
         log_error("%s", err);
         return 1;
     }
+    interference_reload(&d); /* the interference placement's matrix (interference.h) */
     char val[64];
     cg_resume_policy rp;
     cg_placement_policy pp;
@@ -543,6 +546,7 @@ int main(int argc, char **argv)
     snprintf(ctl, sizeof ctl, "%s/" API_INFO_FILE, d.opt.runtime_dir);
     unlink(ctl);
     store_close(d.store);
+    interference_free(&d);
     cg_core_free(d.core);
     loop_free(d.loop);
     rundir_close(&d.rd);

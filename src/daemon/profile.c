@@ -94,6 +94,14 @@ int profile_get(struct daemon *d, const char *tenant, const char *key, uint64_t 
     return 0;
 }
 
+uint64_t profile_app_hash(const char *key)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a: the same key, the same application */
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return h ? h : 1;
+}
+
 void profile_placement_hint(struct daemon *d, const char *tenant, const char *key,
                             unsigned *util_pct, uint64_t *app)
 {
@@ -101,10 +109,7 @@ void profile_placement_hint(struct daemon *d, const char *tenant, const char *ke
     *app = 0;
     if (!key || !key[0])
         return;
-    uint64_t h = 1469598103934665603ull; /* FNV-1a: the same key, the same application */
-    for (const unsigned char *p = (const unsigned char *)key; *p; p++)
-        h = (h ^ *p) * 1099511628211ull;
-    *app = h ? h : 1;
+    *app = profile_app_hash(key);
     double u = 0;
     if (profile_get(d, tenant, key, NULL, NULL, &u) == 0 && u > 0) {
         long pct = (long)(u * 100.0 + 0.5);

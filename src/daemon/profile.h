@@ -94,6 +94,9 @@ bool profile_margin_parse(const char *text, unsigned *pct);
 /* The key of a new container: the image when one was given, else the basename of the command;
  * "" when neither (nothing is then recorded). Both were validated at the API's edge. */
 void profile_key_of(const char *image, const char *command, char *out, size_t len);
+/* The application a profile key names, as placement and the interference matrix see it: a
+ * 64-bit hash (FNV-1a) of the key, never 0. */
+uint64_t profile_app_hash(const char *key);
 
 /* Reads every container's use once (the loop calls it once a second), so a peak reached and
  * left on the fast path between two requests is still seen when it lasts that long. */

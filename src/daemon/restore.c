@@ -25,6 +25,7 @@
 #include "daemon.h"
 #include "gang.h"
 #include "log.h"
+#include "profile.h"
 #include "swap.h"
 
 static void remove_leftovers(struct daemon *d, const char *id)
@@ -174,6 +175,9 @@ int restore_container(void *ctx, const struct stored_container *sc)
             close(ri.ledger_fd);
         return -1;
     }
+    /* What placement knew of its application (utilisation, the key's hash): the next
+     * container placed beside it is weighed against it as before the restart. */
+    profile_placement_hint(d, tenant, sc->profile_key, &spec.util_pct, &spec.app);
     struct container_member member = {.leader = leader, .index = sc->member};
     int rc = container_create(d, sc->id, sc->name, sc->profile_key, &spec, sc->uid, sc->gid,
                               sc->owner_pid, sc->auto_remove, &ri, leader ? &member : NULL, &c,

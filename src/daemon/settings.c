@@ -98,7 +98,7 @@ static int p_placement(struct daemon_options *o, const char *value, char *err, s
     o->policy_explicit = true;
     if (!cg_placement_policy_parse(value, &o->placement)) {
         snprintf(err, errlen, "unknown placement '%s' (first-fit, least-loaded, binpack, "
-                              "load-balance, standalone)", value);
+                              "load-balance, standalone, interference)", value);
         return -1;
     }
     return 0;
@@ -353,7 +353,8 @@ static const struct setting settings[] = {
      CUSTOM(p_policy)},
     {"placement", "NAME", NULL,
      "device placement: first-fit (default), least-loaded, binpack, load-balance, standalone "
-     "(by profiled utilisation/application)",
+     "(by profiled utilisation/application), interference (least measured slowdown beside "
+     "the residents, from the stored interference matrix)",
      CUSTOM(p_placement)},
     {"fair-share", "MODE", NULL,
      "tenants' fair share of each device: none (default), static (capacity x weight / active "

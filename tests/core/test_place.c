@@ -3,7 +3,8 @@
  * summed utilisation, how a container of unknown utilisation counts, the tie rules, the paper's
  * Figure 4(a) and 4(b) sequences, equal applications grouped, an empty device before a mixed
  * one, memory staying a hard limit — names, what cg_container_info shows and restore keeps, an
- * exclusive container under each, and a utilisation above 100% refused with nothing changed.
+ * exclusive container under each, and a utilisation above 100% refused with nothing changed;
+ * interference (place_interference.c): a table of residents and newcomers against a matrix.
  * cg_core_check after every step. */
 #include <stdio.h>
 #include <string.h>
@@ -186,9 +187,64 @@ static void test_exclusive(void)
     }
 }
 
+/* Seed 003's matrix for interference placement: apps 1..4; 0 for unmeasured pairs. */
+static uint32_t matrix(void *ctx, uint64_t fg, uint64_t bg)
+{
+    (void)ctx;
+    if (fg == 1 && bg == 2)
+        return 1800;   /* app 1 beside app 2: 1.8x */
+    if (fg == 3 && bg == 1)
+        return 1300;   /* app 3 beside app 1: 1.3x (so app 1 slows app 3 when it joins it) */
+    if (fg == 1 && bg == 4)
+        return 900;    /* a speed-up counts as none */
+    return 0;
+}
+
+/* interference: a table of (residents per device, newcomer) -> device, with its reason. */
+static void test_interference(void)
+{
+    struct {
+        const char *why;
+        uint64_t apps[3];     /* one resident per device (0: none), each 10 of 100, util 20 */
+        uint64_t app;         /* the newcomer */
+        cg_bytes limit;
+        int want;
+    } rows[] = {
+        {"beside app 2 costs 1.8, beside app 3 1.3 (the other way round): device 1", {2, 3, 2}, 1, 10, 1},
+        {"an unmeasured neighbour is as good as none: device 2 by load", {2, 3, 5}, 1, 10, 2},
+        {"a speed-up costs nothing: device 2 (4) before 0 (2) and 1 (3)", {2, 3, 4}, 1, 10, 2},
+        {"memory stays a hard limit: device 0 is the only one with room", {2, 3, 5}, 1, 95, 0},
+        {"unknown application: least load (device 2 is empty)", {2, 3, 0}, 0, 10, 2},
+        {"app 3 avoids app 1, whichever way the row reads", {1, 1, 2}, 3, 10, 2},
+    };
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+        cg_config cfg = {.placement = CG_PLACE_INTERFERENCE, .sink = count, .slowdown = matrix};
+        cg_core *core = cg_core_new(&cfg);
+        for (unsigned i = 0; i < 3; i++)
+            cg_device_add(core, 100, 0, 0, NULL);
+        /* The "memory" row fills devices 1 and 2 first. */
+        for (unsigned i = 0; i < 3; i++)
+            if (rows[k].apps[i])
+                EXPECT(put(core, (int)i, rows[k].limit == 95 && i ? 95 : 10, 20, rows[k].apps[i]) ==
+                       (int)i);
+        int got = put(core, -1, rows[k].limit == 95 ? 80 : rows[k].limit, 20, rows[k].app);
+        CHECK(got == rows[k].want, "%s: device %d", rows[k].why, got);
+        cg_core_free(core);
+    }
+    /* Without a matrix it is load-balance. */
+    cg_core *core = mk(CG_PLACE_INTERFERENCE, 2, 100);
+    EXPECT(put(core, 0, 10, 10, 2) == 0);
+    EXPECT(put(core, 1, 10, 50, 3) == 1);
+    EXPECT(put(core, -1, 10, 20, 1) == 0);
+    cg_core_free(core);
+    cg_placement_policy p;
+    EXPECT(cg_placement_policy_parse("interference", &p) && p == CG_PLACE_INTERFERENCE);
+}
+
 int main(void)
 {
     test_names();
+    test_interference();
     test_load_balance();
     test_figure_4a();
     test_figure_4b();
