@@ -148,26 +148,30 @@ size_t cli_format_devices(json_t *container, char *out, size_t len)
 
 void cli_print_containers(json_t *ans)
 {
-    printf("%-14s %-16s %-12s %3s %9s %9s %9s %-16s %5s %4s %-12s %6s %9s\n", "ID", "NAME",
+    printf("%-14s %-16s %-12s %3s %9s %9s %9s %-22s %5s %4s %-12s %6s %9s\n", "ID", "NAME",
            "TENANT", "GPU", "LIMIT", "ASSIGNED", "USED", "STATE", "PROCS", "WAIT", "COMPUTE",
            "UTIL", "THROTTLED");
     size_t i;
     json_t *c;
     json_array_foreach(ans, i, c) {
-        char a[CG_SIZE_BUFLEN], b[CG_SIZE_BUFLEN], u[CG_SIZE_BUFLEN], state[32], share[32],
+        char a[CG_SIZE_BUFLEN], b[CG_SIZE_BUFLEN], u[CG_SIZE_BUFLEN], state[48], share[32],
             util[16], thr[24];
         snprintf(thr, sizeof thr, "%.1fs",
                  json_number_value(json_object_get(c, "compute_throttled_s")));
         const char *s = json_string_value(json_object_get(c, "state"));
+        /* Waiting because the GPU promises more than it has (--oversubscribe): said in the
+         * state itself, one word, so the columns stay where scripts read them. */
+        const char *why = json_string_value(json_object_get(c, "wait_reason"));
+        const char *mark = why && strcmp(why, "oversubscribed") == 0 ? "/oversub" : "";
         json_t *sf = json_object_get(c, "suspended_for_s");
         if (sf)
-            snprintf(state, sizeof state, "%s %.1fs", s, json_real_value(sf));
+            snprintf(state, sizeof state, "%s%s %.1fs", s ? s : "?", mark, json_real_value(sf));
         else
-            snprintf(state, sizeof state, "%s", s ? s : "?");
+            snprintf(state, sizeof state, "%s%s", s ? s : "?", mark);
         const char *tenant = json_string_value(json_object_get(c, "tenant"));
         char gpus[32]; /* several GPUs: "0,1"; the limit shown is per GPU */
         cli_format_devices(c, gpus, sizeof gpus);
-        printf("%-14.14s %-16.16s %-12.12s %3s %9s %9s %9s %-16s %5lld %4lld %-12s %6s %9s\n",
+        printf("%-14.14s %-16.16s %-12.12s %3s %9s %9s %9s %-22s %5lld %4lld %-12s %6s %9s\n",
                json_string_value(json_object_get(c, "id")),
                json_string_value(json_object_get(c, "name")), tenant ? tenant : "", gpus,
                sz(json_object_get(c, "limit"), a), sz(json_object_get(c, "assigned"), b),
@@ -210,7 +214,8 @@ int cmd_ps(int argc, char **argv)
     static const char *const flags[] = {"--json", NULL};
     if (cli_wants_help(argc, argv)) {
         printf("Usage: %s\n\nLists containers: GPU, limit, assignment (memory reserved for it),\n"
-               "use, state (running or suspended, and for how long), processes, waiting requests,\n"
+               "use, state (running or suspended, and for how long; /oversub when it waits because\n"
+               "the GPU promises more memory than it has), processes, waiting requests,\n"
                "compute share and mode, utilisation of the GPU in the last window, and time its\n"
                "kernel launches waited for compute budget.\n",
                use);
@@ -473,7 +478,7 @@ int cmd_policy(int argc, char **argv)
         printf("Usage: %s\n\nWithout arguments prints the policies. RESUME picks who gets memory\n"
                "when it returns: fifo, best-fit, recent, random, aging-fit. --placement picks\n"
                "the GPU for new containers: first-fit, least-loaded, binpack, load-balance,\n"
-               "standalone.\n", use);
+               "standalone, interference.\n", use);
         return 0;
     }
     json_t *body = json_object();

@@ -73,6 +73,10 @@ check "API: B waits because of the factor" test "$(container_field B wait_reason
 check "API: A does not wait (null)" test -z "$(container_field A wait_reason)"
 check "API: the GPU has promised 6GiB and one waits because of it" \
     test "$(dev limits) $(dev waiting_oversubscribed)" = "$((6 * GiB)) 1"
+ps=$(cg ps)
+check "ps: B's state says it waits because of the factor" \
+    grep -Eq '^[^ ]+ +B +.* [a-z]+/oversub ' <<<"$ps"
+check "ps: A's does not" grep -Eq '^[^ ]+ +A +.* running +[0-9]' <<<"$ps"
 top=$(cg top --once)
 check "top: B waiting (oversubscribed), limits 6GiB on 4GiB at factor 2" \
     grep -Eq '^  B +GPU 0  waiting \(oversubscribed\): limits 6GiB on 4GiB \(factor 2\.00\)$' <<<"$top"
