@@ -374,6 +374,30 @@ cg_status cg_pause_in_done(cg_core *core, cg_cid cid, cg_time now);
  * cg_process_restore_swapped): OUT, held, paused, holding nothing on the device. */
 cg_status cg_pause_restore(cg_core *core, cg_cid cid, cg_time now);
 
+/* ---- the back end for a victim (victim_backend.c, docs/SCHEDULING.md "Swap or checkpoint") --
+ * For one victim the scheduler picked: swap (frees its allocations, keeps its contexts on the
+ * device and its process running) or checkpoint (frees everything, contexts included; the
+ * process stops until it is restored). Pure arithmetic on what the caller states. */
+typedef enum { CG_BACKEND_NONE, CG_BACKEND_SWAP, CG_BACKEND_CHECKPOINT } cg_backend;
+typedef struct {
+    cg_bytes allocations;  /* what a swap moves to the host and frees on the device */
+    cg_bytes contexts;     /* its processes' context charges: a checkpoint frees them too */
+    cg_bytes need;         /* what is still lacking on the device (0: nothing) */
+    bool can_swap;         /* swap is on, the container allows it, the budget holds its copy */
+    bool can_checkpoint;   /* a checkpoint-capable driver, automatic pause allowed, and the
+                            * container may be paused (not a gang member, not exclusive) */
+} cg_backend_case;
+typedef struct {
+    cg_backend backend;
+    cg_bytes frees;        /* on the device */
+    cg_bytes moves;        /* to the host */
+} cg_backend_choice;
+/* Swap when it frees enough by itself, or when neither frees enough alone (a running process
+ * is worth keeping; the rest comes from the next victim); checkpoint when only it frees enough,
+ * or when it is the only back end that frees anything; NONE when neither frees anything. */
+cg_backend_choice cg_victim_backend(const cg_backend_case *in);
+const char *cg_backend_name(cg_backend b);
+
 /* Read-only views. */
 typedef enum { CG_STATE_RUNNING, CG_STATE_SUSPENDED } cg_container_state;
 
