@@ -190,6 +190,12 @@ typedef struct {
      * measured the pair. NULL: nothing is known. Must not call back into the core. */
     uint32_t (*slowdown)(void *ctx, uint64_t fg, uint64_t bg);
     void *slowdown_ctx;
+    /* Automatic pause (swap.c's victims, victim_backend.c, docs/SCHEDULING.md "Swap or
+     * checkpoint"): the caller has a checkpoint-capable driver and the operator allows the
+     * scheduler to checkpoint a victim (whole: allocations and contexts) where swap frees too
+     * little. Off by default; the victim comes back by itself through the resume pass, and
+     * whoever carries the order out ends it with cg_pause_in_done (cg_paused tells). */
+    bool auto_pause;
 } cg_config;
 
 #define CG_PRIORITY_MAX 9u

@@ -171,12 +171,7 @@ cg_status cg_pause_in_done(cg_core *core, cg_cid cid, cg_time now)
         return CG_ERR_NOT_FOUND;
     if (!c->paused)
         return CG_ERR_STATE;
-    cg_status st = cg_swap_in_done(core, cid, now);
-    if (st != CG_OK)
-        return st;
-    c->paused = false;
-    core->npaused--;
-    return CG_OK;
+    return cg_swap_in_done(core, cid, now);   /* which ends the pause */
 }
 
 cg_status cg_pause_restore(cg_core *core, cg_cid cid, cg_time now)

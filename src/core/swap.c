@@ -284,6 +284,10 @@ cg_status cg_swap_in_done(cg_core *core, cg_cid cid, cg_time now)
     c->swap_reserved = 0;
     ctr_set_swap(core, c, CG_RESIDENT);
     c->hold_tenant = false;
+    if (c->paused) {   /* restored (cg_pause_in_done, or the scheduler's own checkpoint) */
+        c->paused = false;
+        core->npaused--;
+    }
     c->returned = true;
     c->resident_since = now;
     cg_drain_own(core, c, CG_WHY_FITS_ASSIGNMENT, now);
@@ -327,8 +331,9 @@ void cg_swap_forget_container(cg_core *core, cg_container *c)
 
 typedef struct {
     cg_container *c;
-    cg_bytes frees;
+    cg_bytes frees;      /* what a swap frees: all but its context charges */
     bool suspended;
+    bool checkpoint;     /* the back end chosen for it (victim_backend.c) */
 } candidate;
 
 static int victim_order(const void *a, const void *b)
@@ -369,9 +374,20 @@ static cg_container *most_urgent(const cg_core *core, const cg_device *d, unsign
     return best;
 }
 
+/* The scheduler's checkpoint of a victim: a pause of the whole container that nobody holds,
+ * so the resume pass brings it back as soon as it is safe (pause.c, docs/PAUSE.md). */
+static void order_checkpoint(cg_core *core, cg_container *c, cg_reqid req, cg_time now)
+{
+    c->paused = true;
+    core->npaused++;
+    c->held = false;
+    c->hold_tenant = false;
+    cg_swap_order_out(core, c, CG_WHY_VICTIM, req, true, now);
+}
+
 void cg_swap_consider(cg_core *core, unsigned dev, cg_time now)
 {
-    if (core->cfg.swap_limit == 0)
+    if (core->cfg.swap_limit == 0 && !core->cfg.auto_pause)
         return;
     cg_device *d = &core->dev[dev];
     unsigned cls, top = cg_top_priority(d);
@@ -404,24 +420,45 @@ void cg_swap_consider(cg_core *core, unsigned dev, cg_time now)
         /* A due lender's borrowers go for it even at its own priority: it lent them the
          * memory (stepaside.c). */
         bool lent = due && c->priority <= cls && cg_step_aside_borrower(r, c);
-        if (frees == 0 || (!lent && (suspended ? c->priority > cls : c->priority >= cls)))
+        bool movable = frees > 0 || (core->cfg.auto_pause && c->assigned > 0);
+        if (!movable || (!lent && (suspended ? c->priority > cls : c->priority >= cls)))
             continue;
-        v[n++] = (candidate){c, frees, suspended};
+        v[n++] = (candidate){c, frees, suspended, false};
     }
     qsort(v, n, sizeof *v, victim_order);
     cg_bytes got = 0, host = 0, exempt = tenant_holds(core);
     size_t k = 0;
     for (size_t i = 0; i < n && got < need; i++) {
-        if (!budget_allows(core, exempt, host + v[i].c->assigned))
+        /* Swap or checkpoint for this victim (victim_backend.c): a checkpoint's host copy is
+         * the processes' own, outside the swap budget, like an operator's pause. */
+        cg_backend_case bc = {
+            .allocations = v[i].frees,
+            .contexts = context_charges(core, v[i].c),
+            .need = need - got,
+            .can_swap = core->cfg.swap_limit > 0 &&
+                        budget_allows(core, exempt, host + v[i].c->assigned),
+            .can_checkpoint = core->cfg.auto_pause,
+        };
+        cg_backend_choice ch = cg_victim_backend(&bc);
+        if (ch.backend == CG_BACKEND_NONE)
             continue;
-        host += v[i].c->assigned;
-        got += v[i].frees;
+        v[i].checkpoint = ch.backend == CG_BACKEND_CHECKPOINT;
+        if (v[i].checkpoint)
+            got += v[i].c->assigned;   /* everything leaves, whatever the charges say */
+        else {
+            host += v[i].c->assigned;
+            got += v[i].frees;
+        }
         v[k++] = v[i];
     }
     cg_reqid req = first ? first->req : 0;
     if (got >= need) {
-        for (size_t i = 0; i < k; i++)
-            cg_swap_order_out(core, v[i].c, CG_WHY_VICTIM, req, false, now);
+        for (size_t i = 0; i < k; i++) {
+            if (v[i].checkpoint)
+                order_checkpoint(core, v[i].c, req, now);
+            else
+                cg_swap_order_out(core, v[i].c, CG_WHY_VICTIM, req, false, now);
+        }
     } else if (!due) {
         /* No victims let R run: R may step aside for a container behind it (stepaside.c). */
         cg_container *b = cg_step_aside_for(core, r, cls, top, have, now);

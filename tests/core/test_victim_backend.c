@@ -3,11 +3,14 @@
  * and why; then every combination of a grid of sizes and permissions checked against the rule's
  * invariants (the choice is allowed, frees <= moves, the bytes are the back end's, a checkpoint
  * is taken over a usable swap only when only it frees the need, none only when nothing frees),
- * and the least-moved property against both back ends computed by hand. */
+ * and the least-moved property against both back ends computed by hand. Then the rule inside the
+ * scheduler's victim search (swap.c, cg_config.auto_pause): a victim whose allocations free too
+ * little is checkpointed whole when automatic pause is on, comes back by itself once the memory
+ * is free, and is left alone (the waiter waits) when it is off; every invariant after each step. */
 #include <inttypes.h>
 #include <string.h>
 
-#include "check.h"
+#include "core_test.h"
 #include "core.h"
 
 #define MiB (1ull << 20)
@@ -82,8 +85,77 @@ static void invariants(const cg_backend_case *in, cg_backend_choice ch)
         CHECK(ch.frees >= in->need);
 }
 
+static unsigned outs, ins;
+static cg_reqid out_req;
+
+static void record(void *ctx, const cg_event *ev)
+{
+    (void)ctx;
+    if (ev->kind == CG_EV_SWAP_OUT && ev->reason == CG_WHY_VICTIM) {
+        outs++;
+        out_req = ev->req;
+    }
+    if (ev->kind == CG_EV_SWAP_IN)
+        ins++;
+}
+
+/* A 4000 MiB device with a 500 MiB context charge; a (priority 0) holds 200 MiB of allocations
+ * beside its context, b (priority 5) asks for 3200 MiB: 400 MiB short. Swapping a frees 200 MiB
+ * (not enough); checkpointing it frees 700 MiB. */
+static void in_the_scheduler(bool auto_pause)
+{
+    outs = ins = 0;
+    cg_config cfg = {.resume = CG_RESUME_FIFO, .seed = 3, .sink = record,
+                     .mem_alloc = test_alloc, .mem_free = test_free,
+                     .swap_limit = 8 * GiB, .auto_pause = auto_pause};
+    cg_core *core = cg_core_new(&cfg);
+    CHECK(core && cg_device_add(core, 4000 * MiB, 0, 500 * MiB, NULL) == CG_OK, "core");
+    cg_container_spec sa = {.device = 0, .limit = 1000 * MiB, .priority = 0};
+    cg_container_spec sb = {.device = 0, .limit = 3800 * MiB, .priority = 5};
+    cg_cid a = CG_CID_NONE, b = CG_CID_NONE;
+    CHECK(cg_container_create_spec(core, &sa, 0, &a) == CG_OK &&
+              cg_container_create_spec(core, &sb, 0, &b) == CG_OK, "create");
+    cg_outcome o = CG_REJECTED;
+    CHECK(cg_request(core, a, 1, 1, 200 * MiB, 0, &o) == CG_OK && o == CG_GRANTED, "a runs");
+    CHECK(info(core, a).used == 700 * MiB, "a: 200 MiB + its context, used %" PRIu64,
+          info(core, a).used);
+    CHECK(cg_request(core, b, 2, 2, 3200 * MiB, 1, &o) == CG_OK && o == CG_SUSPENDED, "b waits");
+    CHECK_CORE(core);
+    if (!auto_pause) {
+        CHECK(outs == 0 && !cg_paused(core, a), "off: no victim, a swap would free too little");
+        CHECK(info(core, a).residency == CG_RESIDENT, "a runs on");
+        cg_core_free(core);
+        return;
+    }
+    CHECK(outs == 1 && out_req == 2, "a checkpointed for b's request (outs %u)", outs);
+    CHECK(cg_paused(core, a) && info(core, a).residency == CG_MOVING_OUT, "a pausing");
+    CHECK_CORE(core);
+    /* The carrier's part: the process reports all of its use, context included. */
+    CHECK(cg_process_swap_out(core, a, 1, 700 * MiB, 2) == CG_OK, "a's process moved");
+    CHECK(cg_swap_out_done(core, a, 2) == CG_OK, "a out");
+    /* Nothing of a on the device; what the resume pass may reserve for it meanwhile is only
+     * what b left free (it comes back when all 700 MiB are reserved, safely). */
+    CHECK(info(core, a).used == 0 && info(core, a).swapped == 700 * MiB,
+          "a: used %" PRIu64 ", on the host %" PRIu64, info(core, a).used, info(core, a).swapped);
+    CHECK(info(core, b).used >= 3200 * MiB, "b granted (used %" PRIu64 ")", info(core, b).used);
+    CHECK(ins == 0, "a stays out while b holds the memory");
+    CHECK_CORE(core);
+    /* b ends: a comes back through the resume pass by itself (nobody holds it). */
+    CHECK(cg_container_remove(core, b, 3) == CG_OK, "b gone");
+    CHECK(ins == 1 && info(core, a).residency == CG_MOVING_IN, "a ordered back in");
+    CHECK_CORE(core);
+    CHECK(cg_pause_in_done(core, a, 4) == CG_OK, "a restored");
+    CHECK(!cg_paused(core, a) && info(core, a).residency == CG_RESIDENT, "a runs again");
+    CHECK(info(core, a).used == 700 * MiB, "every byte charged back once");
+    CHECK_CORE(core);
+    cg_core_free(core);
+}
+
 int main(void)
 {
+    in_the_scheduler(false);
+    in_the_scheduler(true);
+
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         cg_backend_choice ch = cg_victim_backend(&table[i].in);
         CHECK(ch.backend == table[i].want, "%s: got %s, want %s", table[i].why,
