@@ -45,14 +45,20 @@ static const cg_event *last(const recorder *r, cg_event_kind kind, cg_cid cid)
     return NULL;
 }
 
-static cg_core *mk(recorder *rec, cg_resume_policy pol, cg_bytes cap, cg_bytes swap_limit)
+static cg_core *mk_ctx(recorder *rec, cg_resume_policy pol, cg_bytes cap, cg_bytes swap_limit,
+                       cg_bytes context, bool auto_pause)
 {
     cg_config cfg = {.resume = pol, .seed = 7, .sink = record, .sink_ctx = rec,
                      .mem_alloc = test_alloc, .mem_free = test_free, .swap_limit = swap_limit,
-                     .aging_step = 60 * SEC};
+                     .aging_step = 60 * SEC, .auto_pause = auto_pause};
     cg_core *core = cg_core_new(&cfg);
-    CHECK(core && cg_device_add(core, cap, 0, 0, NULL) == CG_OK, "core");
+    CHECK(core && cg_device_add(core, cap, 0, context, NULL) == CG_OK, "core");
     return core;
+}
+
+static cg_core *mk(recorder *rec, cg_resume_policy pol, cg_bytes cap, cg_bytes swap_limit)
+{
+    return mk_ctx(rec, pol, cap, swap_limit, 0, false);
 }
 
 static uint32_t next_tenant; /* the random runs spread containers over tenants */
@@ -336,12 +342,17 @@ static void test_alloc_failures(void)
 }
 
 /* Random operations, invariants after each; then everything drains. */
-static void test_random(unsigned seed)
+/* Over the runs with automatic pause: victims the scheduler checkpointed. */
+static unsigned long auto_pauses;
+
+static void test_random(unsigned seed, bool auto_pause)
 {
     recorder r = {0};
     srand(seed);
     cg_resume_policy pol = (cg_resume_policy)(seed % CG_RESUME__COUNT);
-    cg_core *core = mk(&r, pol, 16 * GiB, 8 * GiB + (seed % 3) * 8 * GiB);
+    /* With automatic pause: a 512 MiB context a process, so checkpoints free more than swaps. */
+    cg_core *core = mk_ctx(&r, pol, 16 * GiB, 8 * GiB + (seed % 3) * 8 * GiB,
+                           auto_pause ? 512ull << 20 : 0, auto_pause);
     /* Every other seed with a static fair share over three tenants (issue 21): swap, priorities
      * and ceilings together keep every invariant and still drain. */
     bool fair = seed % 2 == 0;
@@ -376,6 +387,11 @@ static void test_random(unsigned seed)
         } else if (op == 7) {
             cg_container_set_priority(core, ids[i], (unsigned)(rand() % 10), now);
         }
+        for (unsigned e = 0; e < r.n; e++)
+            if (r.ev[e].kind == CG_EV_SWAP_OUT && r.ev[e].reason == CG_WHY_VICTIM &&
+                cg_paused(core, r.ev[e].cid))
+                auto_pauses++;
+        CHECK(auto_pause || !cg_paused(core, ids[i]), "seed %u: paused with auto_pause off", seed);
         /* The mechanism: every container moving finishes its move now and then. */
         finish_some_moves(core, ids, N, now, true);
         const char *why = cg_core_check(core);
@@ -430,7 +446,13 @@ int main(void)
     test_alloc_failures();
     victims_seen = swap_ins_seen = 0;
     for (unsigned s = 1; s <= 40; s++)
-        test_random(s);
+        test_random(s, false);
+    /* The same walks with automatic pause on (victim_backend.c): every invariant still holds,
+     * everything still drains, and the scheduler did checkpoint some victims. */
+    for (unsigned s = 1; s <= 40; s++)
+        test_random(s, true);
+    fprintf(stderr, "random runs with automatic pause: %lu victims checkpointed\n", auto_pauses);
+    CHECK(auto_pauses > 10, "the random runs exercised automatic pause (%lu)", auto_pauses);
     fprintf(stderr, "random runs: %lu victims ordered out, %lu swap-ins\n", victims_seen,
             swap_ins_seen);
     CHECK(victims_seen > 100 && swap_ins_seen > 100, "the random runs exercised swap");
