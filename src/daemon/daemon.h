@@ -191,6 +191,7 @@ struct daemon_options {
     char checkpoint_helper[PATH_MAX]; /* convgpu-checkpoint ("" = beside convgpud, else
                                        * LIBEXECDIR/convgpu) */
     bool pause_fallback_swap;   /* no checkpoint API: convgpu pause swaps out instead */
+    bool auto_pause;            /* the scheduler may checkpoint a victim (victim_backend.c) */
     char metrics_addr[128];     /* "" = no TCP metrics listener */
     char control_group[64];     /* group that may use the control socket ("" = the daemon's) */
     /* Who sees and acts on every container through the control API: root, the daemon's own

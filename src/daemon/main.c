@@ -406,7 +406,8 @@ int main(int argc, char **argv)
                      .sink = decide_sink, .sink_ctx = &d, .swap_limit = d.opt.swap_limit,
                      .swap_hold_pct = d.opt.swap_hold_pct,
                      .aging_step = d.opt.aging_ns,
-                     .slowdown = interference_slowdown, .slowdown_ctx = &d};
+                     .slowdown = interference_slowdown, .slowdown_ctx = &d,
+                     .auto_pause = pause_auto_available(&d)};
     metrics_init(&d); /* counts from the first decision on: restored containers' too */
     d.swap_ops = &pause_for_decide; /* before the first decision: its orders reach pause.c,
                                      * which hands a swap's on to swap.c */

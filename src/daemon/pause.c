@@ -41,7 +41,8 @@ const char *pause_phase_name(enum pause_phase p)
 
 const char *pause_state_name(struct daemon *d, const struct container *c)
 {
-    if (c->pause.phase == PAUSE_PAUSED && cg_swap_hold_of(d->core, c->cid) == CG_HOLD_NONE)
+    if (c->pause.phase == PAUSE_PAUSED && !c->pause.automatic &&
+        cg_swap_hold_of(d->core, c->cid) == CG_HOLD_NONE)
         return "resuming"; /* asked back, waiting for its memory */
     return pause_phase_name(c->pause.phase);
 }
@@ -166,6 +167,18 @@ static bool api_present(struct daemon *d)
             log_warn("pause: %s", d->checkpoint_why);
     }
     return d->checkpoint_api == 1;
+}
+
+bool pause_auto_available(struct daemon *d)
+{
+    if (!d->opt.auto_pause)
+        return false;
+    if (!api_present(d)) {
+        log_warn("--auto-pause yes: the driver has no checkpoint API (%s): victims are only "
+                 "swapped", d->checkpoint_why);
+        return false;
+    }
+    return true;
 }
 
 enum op { OP_PAUSE, OP_RESUME };
@@ -387,6 +400,7 @@ static void resumed(struct daemon *d, struct container *c)
     uint64_t now = loop_now_ns();
     c->pause.in_ns = now - c->pause.since;
     c->pause.phase = PAUSE_NONE;
+    c->pause.automatic = false;
     c->pause.moved = false;
     store_phase(d, c);
     gate(c, false);
@@ -434,6 +448,7 @@ static void carry_in(struct daemon *d, struct container *c)
     if (c->pause.phase == PAUSE_PAUSING) { /* a failed pause: nothing to restore */
         uint64_t now = loop_now_ns();
         c->pause.phase = PAUSE_NONE;
+        c->pause.automatic = false;
         store_phase(d, c);
         gate(c, false);
         cg_pause_in_done(d->core, c->cid, now);
@@ -472,6 +487,16 @@ void pause_flush(struct daemon *d)
     for (struct container *c = d->containers; c; c = c->next) {
         if (c->pause.out_due && !c->pause.busy) {
             c->pause.out_due = false;
+            if (c->pause.phase == PAUSE_NONE && c->pause.automatic) {
+                /* The scheduler's checkpoint of a victim: as pause_request, after the core
+                 * call that ordered it (the slots frozen, the phase stored first). */
+                decide_freeze(d, c);
+                c->pause.phase = PAUSE_PAUSING;
+                c->pause.error[0] = '\0';
+                store_phase(d, c);
+                log_info("container %s: checkpointed as the scheduler's victim (--auto-pause)",
+                         c->id);
+            }
             carry_out(d, c);
         }
         if (c->pause.in_due && !c->pause.busy) {
@@ -744,8 +769,18 @@ void pause_restored(struct daemon *d, struct container *c)
 
 static void ops_carry_out(struct daemon *d, struct container *c)
 {
-    if (!pause_carry_out(d, c))
-        swap_for_decide.carry_out(d, c);
+    if (pause_carry_out(d, c))
+        return;
+    /* A victim the core chose to checkpoint (cg_config.auto_pause, victim_backend.c): a read
+     * of the core's state, no call that changes it; the gate first, the rest after the core
+     * call (pause_flush). */
+    if (c->pause.phase == PAUSE_NONE && d->opt.auto_pause && cg_paused(d->core, c->cid)) {
+        gate(c, true);
+        c->pause.automatic = true;
+        c->pause.out_due = true;
+        return;
+    }
+    swap_for_decide.carry_out(d, c);
 }
 
 static void ops_mark_in(struct container *c, uint64_t bytes)

@@ -45,6 +45,8 @@ struct pause_state {
     bool move_asked;       /* a move asked of a running container: to move_to once paused */
     unsigned move_to;
     bool out_due;          /* the core ordered it out; pause_flush starts the checkpoint */
+    bool automatic;        /* the scheduler's checkpoint of a victim (--auto-pause): nobody
+                            * holds it, it comes back by itself */
     bool in_due;           /* the core ordered it back in; pause_flush starts the restore */
     bool resume_asked;     /* restored paused with a resume asked before the restart */
     bool busy;             /* a helper runs for it */
@@ -70,6 +72,9 @@ int pause_move_request(struct daemon *d, struct container *c, int dev, char *err
 /* From the core's decision sink (no core calls): true when the order is a pause's and was
  * taken here. */
 bool pause_carry_out(struct daemon *d, struct container *c);
+/* --auto-pause yes and a driver with the checkpoint API (probed once): the core may
+ * checkpoint victims (cg_config.auto_pause). */
+bool pause_auto_available(struct daemon *d);
 bool pause_mark_in(struct container *c);
 /* After a core call returned: starts the restores the core ordered. */
 void pause_flush(struct daemon *d);

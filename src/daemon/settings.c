@@ -152,6 +152,16 @@ static int p_pause_fallback(struct daemon_options *o, const char *value, char *e
     return 0;
 }
 
+static int p_auto_pause(struct daemon_options *o, const char *value, char *err, size_t errlen)
+{
+    if (strcmp(value, "yes") != 0 && strcmp(value, "no") != 0) {
+        snprintf(err, errlen, "auto-pause takes yes or no, not '%s'", value);
+        return -1;
+    }
+    o->auto_pause = strcmp(value, "yes") == 0;
+    return 0;
+}
+
 static int p_checkpoint_helper(struct daemon_options *o, const char *value, char *err,
                                size_t errlen)
 {
@@ -460,6 +470,11 @@ static const struct setting settings[] = {
      "none refuses (501), swap swaps the container out instead (needs --swap yes; "
      "docs/PAUSE.md)",
      CUSTOM(p_pause_fallback)},
+    {"auto-pause", "yes|no", "no",
+     "whether the scheduler may checkpoint a victim whole (allocations and contexts) where "
+     "swapping it frees too little; only with a driver that has the checkpoint API "
+     "(docs/SCHEDULING.md, swap or checkpoint for a victim)",
+     CUSTOM(p_auto_pause)},
     {"checkpoint-helper", "PATH", NULL,
      "the program that drives the checkpoint API for pause, resume and move (default: "
      "convgpu-checkpoint beside convgpud, else in LIBEXECDIR/convgpu)",
