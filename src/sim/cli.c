@@ -36,6 +36,7 @@ typedef struct {
     const char *svg_dir;
     cg_bytes swap_limit;
     double swap_bandwidth;
+    bool auto_pause;
     unsigned steps, urgent_every;
     bool steps_set;
 } options;
@@ -65,6 +66,9 @@ static const char usage[] =
     "  --swap-limit SIZE|off       let the core swap containers out, within this host budget\n"
     "                              (off, the default: suspend only)\n"
     "  --swap-bandwidth GB/s       how fast a move runs (12)\n"
+    "  --auto-pause yes|no         the scheduler may checkpoint a victim whole (context too) where\n"
+    "                              swap frees too little (no); a checkpoint runs at 0.19 (out) and\n"
+    "                              1.40 (in) of the swap bandwidth, bench/pause.sh's ratios\n"
     "  --steps K                   allocation steps per job, each followed by 1/K of its work\n"
     "                              (1; alexnet: 4)\n"
     "  --urgent-every K            every K-th container has priority 5, the rest 0 (off)\n"
@@ -288,6 +292,10 @@ static int parse(int argc, char **argv, options *o)
             if (errno || end == v || *end || !(g > 0 && g <= 10000))
                 return bad("bad swap bandwidth (GB/s, above 0)", v);
             o->swap_bandwidth = g * 1e9;
+        } else if (strcmp(name, "--auto-pause") == 0) {
+            if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
+                return bad("bad --auto-pause (yes or no)", v);
+            o->auto_pause = strcmp(v, "yes") == 0;
         } else if (strcmp(name, "--urgent-every") == 0) {
             if (!parse_uint(v, 1, 1000, &o->urgent_every))
                 return bad("bad --urgent-every (1-1000)", v);
@@ -564,6 +572,8 @@ int cg_sim_main(int argc, char **argv)
     size_t nn = (o.n_to - o.n_from) / o.n_step + 1;
     size_t npts = (size_t)npol * nplace * nn * nwork * nshare;
     sim_point *pts = calloc(npts, sizeof *pts);
+    unsigned long checkpoints = 0;   /* over every run (--auto-pause) */
+    double moved_gib = 0;
     if (!pts) {
         fprintf(stderr, "convgpu sim: out of memory\n");
         return 1;
@@ -596,7 +606,7 @@ int cg_sim_main(int argc, char **argv)
                                      (cg_placement_policy)pl, o.ngpus, o.gpu_total, o.context,
                                      o.ps_k, n, s, o.runtime, o.swap_limit, o.swap_bandwidth,
                                      o.steps, o.urgent_every, (sim_share)sh, o.fair_interval,
-                                     false, false};
+                                     false, false, o.auto_pause, 0, 0};
                     sim_result r;
                     if (sim_run(&sp, &r) != 0) {
                         fprintf(stderr, "convgpu sim: run failed (%s workload, %s, policy %s, "
@@ -612,6 +622,8 @@ int cg_sim_main(int argc, char **argv)
                     q->avg_turnaround += r.avg_turnaround / o.seeds;
                     q->urgent_turnaround += r.urgent_turnaround / o.seeds;
                     q->swaps += (double)r.swaps / o.seeds;
+                    checkpoints += r.checkpoints;
+                    moved_gib += r.moved_gib;
                     q->mem_footprint += r.mem_footprint / o.seeds;
                     q->fair_updates += (double)r.fair_updates / o.seeds;
                     if (o.csv) {
@@ -644,6 +656,9 @@ int cg_sim_main(int argc, char **argv)
         else
             print_generic_table(&o, pts, npts);
     }
+    if (!o.csv && o.swap_limit + o.auto_pause)
+        printf("back ends: %lu checkpoints over all runs (auto-pause %s), %.1f GiB moved to the "
+               "host and back\n", checkpoints, o.auto_pause ? "yes" : "no", moved_gib);
     rc = 0;
     if (o.svg_dir && exp && exp->plot) {
         if (mkdir(o.svg_dir, 0777) != 0 && errno != EEXIST) {

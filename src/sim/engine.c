@@ -5,7 +5,9 @@
  *
  * Swap: the core orders containers out and in (SWAP_OUT, SWAP_IN); a move takes its bytes over
  * the swap bandwidth, then the engine reports it as the daemon does (cg_process_swap_out +
- * cg_swap_out_done, cg_swap_in_done). A job does no work while it is not all in.
+ * cg_swap_out_done, cg_swap_in_done). A job does no work while it is not all in. With
+ * auto_pause the core may checkpoint a victim instead (cg_paused): its allocations and its
+ * context move, at the checkpoint's speeds, and the process reports both.
  *
  * Tenants and fair share (seed 001's Section 4.2): a job's container carries its user as the
  * tenant; the run sets the core's fair-share mode, and under ADAPTIVE hands the core, every
@@ -38,6 +40,7 @@ typedef struct {
     int where;                   /* IN..MOVING_IN */
     double move_done;            /* when the current move ends (INFINITY: none) */
     cg_bytes asked;              /* the step's request */
+    bool paused;                 /* its current move is a checkpoint's (context included) */
     bool granted;                /* asked was granted; its step starts after this event */
 } slot;
 
@@ -46,6 +49,11 @@ typedef struct {
     unsigned n;
     double bandwidth;
     unsigned swaps;
+    const cg_core *core;         /* read only, to tell a checkpoint from a swap */
+    cg_bytes context;
+    double ckpt_out, ckpt_in;    /* bytes per second */
+    unsigned checkpoints;
+    double moved;                /* bytes */
 } run_ctx;
 
 /* What the profile store would know of one tenant: its finished runs. */
@@ -108,9 +116,18 @@ static void sink(void *ctx, const cg_event *ev)
         return;
     double now = (double)ev->now / 1e9;
     double took = r->bandwidth > 0 ? (double)j->held / r->bandwidth : 0;
+    bool whole = r->core && cg_paused(r->core, ev->cid);
+    if (whole) {
+        double bytes = (double)(j->held + r->context);
+        double bw = ev->kind == CG_EV_SWAP_OUT ? r->ckpt_out : r->ckpt_in;
+        took = bw > 0 ? bytes / bw : 0;
+    }
+    j->paused = whole;
+    r->moved += (double)j->held + (whole ? (double)r->context : 0);
     if (ev->kind == CG_EV_SWAP_OUT) {
         j->where = MOVING_OUT;
         r->swaps++;
+        r->checkpoints += whole;
     } else {
         j->where = MOVING_IN;
     }
@@ -207,11 +224,18 @@ int sim_run(const sim_params *p, sim_result *out)
     learned *learn = calloc(cap, sizeof *learn);
     cg_tenant_profile *profs = calloc(cap, sizeof *profs);
     size_t nlearn = 0;
-    run_ctx rc = {s, p->containers, p->swap_bandwidth, 0};
+    double swap_bw = p->swap_bandwidth > 0 ? p->swap_bandwidth : 12e9;
+    run_ctx rc = {s, p->containers, p->swap_bandwidth, 0, NULL, p->context,
+                  p->checkpoint_out_bandwidth > 0 ? p->checkpoint_out_bandwidth
+                                                  : swap_bw * SIM_CHECKPOINT_OUT_RATIO,
+                  p->checkpoint_in_bandwidth > 0 ? p->checkpoint_in_bandwidth
+                                                 : swap_bw * SIM_CHECKPOINT_IN_RATIO,
+                  0, 0};
     cg_config cfg = {.resume = p->policy, .placement = p->placement, .seed = p->seed,
                      .sink = sink, .sink_ctx = &rc, .swap_limit = p->swap_limit,
-                     .no_step_aside = !p->step_aside};
+                     .no_step_aside = !p->step_aside, .auto_pause = p->auto_pause};
     cg_core *core = s && jobs && running && learn && profs ? cg_core_new(&cfg) : NULL;
+    rc.core = core;
     int rv = -1;
     *out = (sim_result){0};
     if (!core)
@@ -290,7 +314,8 @@ int sim_run(const sim_params *p, sim_result *out)
             j->move_done = INFINITY;
             if (j->where == MOVING_OUT) {
                 j->where = OUT;
-                if ((j->held && cg_process_swap_out(core, j->cid, pid, j->held, ns(t)) != CG_OK) ||
+                cg_bytes moved = j->held + (j->paused ? p->context : 0);
+                if ((moved && cg_process_swap_out(core, j->cid, pid, moved, ns(t)) != CG_OK) ||
                     cg_swap_out_done(core, j->cid, ns(t)) != CG_OK)
                     goto out;
             } else {
@@ -361,6 +386,8 @@ int sim_run(const sim_params *p, sim_result *out)
     out->avg_turnaround = p->containers ? turn_sum / p->containers : 0;
     out->urgent_turnaround = urgent_n ? urgent_sum / urgent_n : 0;
     out->swaps = rc.swaps;
+    out->checkpoints = rc.checkpoints;
+    out->moved_gib = rc.moved / (double)SIM_GIB;
     rv = 0;
 out:
     cg_core_free(core);

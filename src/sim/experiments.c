@@ -242,6 +242,16 @@ static const char *const fig18_swap_args[] = {"--workload", "alexnet", "--policy
                                               "--urgent-every", "3", "--seeds", "1",
                                               "--swap-limit", "64GiB", NULL};
 
+/* A swap budget (2 GiB) below one victim's 2.6 GiB: swap alone cannot preempt; a checkpoint
+ * (outside the budget) can. */
+static const char *const fig18_budget_args[] = {"--workload", "alexnet", "--policy", "fifo",
+                                                "--urgent-every", "3", "--seeds", "1",
+                                                "--swap-limit", "2GiB", NULL};
+static const char *const fig18_ckpt_args[] = {"--workload", "alexnet", "--policy", "fifo",
+                                              "--urgent-every", "3", "--seeds", "1",
+                                              "--swap-limit", "2GiB", "--auto-pause", "yes",
+                                              NULL};
+
 /* Experiments with an engine of their own take only their own options (exp_opts.c). */
 static const char *const no_args[] = {NULL};
 
@@ -258,6 +268,13 @@ const sim_experiment sim_experiments[] = {
      fig18_args, NULL, NULL, NULL},
     {"fig18-swap", "the same with swap: urgent containers move lower-priority ones out",
      fig18_swap_args, NULL, NULL, NULL},
+    {"fig18-budget",
+     "issue 38 item 3: fig18-swap with a 2 GiB swap budget, below one victim: swap only",
+     fig18_budget_args, NULL, NULL, NULL},
+    {"fig18-checkpoint",
+     "issue 38 item 3: fig18-budget with the scheduler's choice of back end (a victim swap "
+     "cannot move is checkpointed whole, context included, outside the budget)",
+     fig18_ckpt_args, NULL, NULL, NULL},
     {"fig15",
      "issue 21, seed 001's Figure 15: makespan under default, none, static and adaptive fair "
      "share, homogeneous and heterogeneous workloads of its application profiles",

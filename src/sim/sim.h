@@ -100,7 +100,18 @@ typedef struct {
     /* With swap: let a waiting container step aside for one behind it (stepaside.c). Off here,
      * so the paper-workload figures keep the core's swap as it was before the rule. */
     bool step_aside;
+    /* The scheduler's choice of back end (victim_backend.c, cg_config.auto_pause): a victim
+     * whose swap frees too little is checkpointed whole, its allocations and its context, at
+     * these speeds (bytes per second; 0: SIM_CHECKPOINT_OUT_BPS / _IN_BPS). Off: swap only. */
+    bool auto_pause;
+    double checkpoint_out_bandwidth, checkpoint_in_bandwidth;
 } sim_params;
+
+/* Checkpoint speeds against the swap's: docs/BENCHMARKS.md, bench/pause.sh on the emulator,
+ * pause 0.19 and resume 1.40 of the device-host copy measured in the same rounds; the sim's
+ * swap runs at --swap-bandwidth (12 GB/s by default), so these are those ratios of 12 GB/s. */
+#define SIM_CHECKPOINT_OUT_RATIO 0.19
+#define SIM_CHECKPOINT_IN_RATIO 1.40
 
 typedef struct {
     double finished;             /* time the last container was removed */
@@ -108,7 +119,9 @@ typedef struct {
     double mem_util;             /* time-average of used / capacity over [0, finished] */
     double avg_turnaround;       /* mean of (removed - arrived) */
     double urgent_turnaround;    /* the same over the priority-5 containers (0: none) */
-    unsigned swaps;              /* swap-outs the core ordered */
+    unsigned swaps;              /* swap-outs the core ordered (checkpoints included) */
+    unsigned checkpoints;        /* of which whole checkpoints (sim_params.auto_pause) */
+    double moved_gib;            /* bytes moved to the host and back, GiB */
     /* Time-average of the footprints of the jobs on the GPU (what nvidia-smi would show: under
      * DEFAULT a job holds the whole GPU but uses its application's footprint) / capacity. */
     double mem_footprint;
