@@ -404,6 +404,34 @@ typedef struct {
 cg_backend_choice cg_victim_backend(const cg_backend_case *in);
 const char *cg_backend_name(cg_backend b);
 
+/* ---- a move to make room (defrag.c, docs/SCHEDULING.md "Moving a container to make room") --
+ * A request fits on no GPU of the node but would fit on one after one of its containers moves
+ * to another GPU of the same model (the driver restores only onto the same chip). Pure: the
+ * caller states each device's model and what a safe reservation could take there now, each
+ * container's device and whole assignment (what a move reserves on the target first), and how
+ * many moves its operator's bound still allows. */
+typedef struct {
+    uint32_t model;        /* same model <=> same value (the daemon: name and memory size) */
+    cg_bytes free;         /* what a banker's-safe reservation could take there now */
+} cg_defrag_device;
+typedef struct {
+    unsigned device;
+    cg_bytes holds;        /* its whole assignment: reserved on the target before it leaves */
+    bool movable;          /* running, not a gang member, not exclusive, not held by anyone */
+} cg_defrag_container;
+typedef struct {
+    bool found;
+    size_t container;      /* index into the caller's containers */
+    unsigned from, to;
+    cg_bytes moves;        /* bytes the move takes off `from` (= holds) */
+} cg_defrag_move;
+/* The move that lets `request` fit with the fewest bytes moved (ties: the lower container
+ * index, then the target with the most free); none when the request fits somewhere already,
+ * when moves_left is 0, or when no single move makes room. */
+cg_defrag_move cg_defrag_pick(const cg_defrag_device *devs, size_t ndev,
+                              const cg_defrag_container *cs, size_t nc, cg_bytes request,
+                              unsigned moves_left);
+
 /* Read-only views. */
 typedef enum { CG_STATE_RUNNING, CG_STATE_SUSPENDED } cg_container_state;
 
