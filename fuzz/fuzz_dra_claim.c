@@ -1,8 +1,10 @@
 /* fuzz_dra_claim.c — libFuzzer harness for convgpu-dra-driver's decoders of what the API server
  * sends (src/integrations/k8s/dra/claim.c): a ResourceClaim's allocation, its quantities, and
- * what it grants on a node (grant.c). The first byte picks: 0 a quantity alone, else a claim. A
- * decoded claim must hold 1..DRA_MAX_RESULTS results, each on a GPU index below DRA_MAX_GPUS with
- * compute at most 100; a grant must give every GPU it names the same memory, within the GPU. */
+ * what it grants on a node (grant.c), and a Pod's spec.priority (priority.c). The first byte
+ * picks: 0 a quantity alone, 0xff a Pod, else a claim. A decoded claim must hold
+ * 1..DRA_MAX_RESULTS results, each on a GPU index below DRA_MAX_GPUS with compute at most 100,
+ * and at most DRA_MAX_PODS pods; a grant must give every GPU it names the same memory, within
+ * the GPU; a pod's priority is a 32-bit integer. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,12 +26,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         (void)dra_quantity_parse(text, &v);
         return 0;
     }
-    struct dra_claim c;
     char err[512];
+    if (data[0] == 0xff) {
+        json_t *pod = json_loadb((const char *)data + 1, size - 1, 0, NULL);
+        int64_t v = 0;
+        if (dra_pod_priority(pod, "ns", "pod-a", "p-1", &v, err, sizeof err) == 0 &&
+            (v < INT32_MIN || v > INT32_MAX))
+            abort();
+        json_decref(pod);
+        return 0;
+    }
+    struct dra_claim c;
     if (dra_claim_decode_text((const char *)data + 1, size - 1, NULL, data[0] & 1 ? "node-a" : NULL,
                               &c, err, sizeof err) != 0)
         return 0;
-    if (c.nresults == 0 || c.nresults > DRA_MAX_RESULTS)
+    if (c.nresults == 0 || c.nresults > DRA_MAX_RESULTS || c.npods > DRA_MAX_PODS)
         abort();
     for (size_t i = 0; i < c.nresults; i++)
         if (c.results[i].gpu >= DRA_MAX_GPUS || c.results[i].compute > 100)

@@ -13,6 +13,14 @@ namespace (POST, GET, PUT .../status as the scheduler writes an allocation, DELE
 written is checked against the schema as the API server checks with strict field validation: an
 unknown field or a wrong type is 422 with the field's path; a PUT at an old resourceVersion is 409.
 
+Pods, as convgpu-dra-driver reads them for --priority-map: POST /api/v1/namespaces/NS/pods, GET
+and DELETE .../pods/NAME, in the real v1.Pod shape, through the Priority admission plugin's rule:
+spec.priorityClassName names a PriorityClass (POST /apis/scheduling.k8s.io/v1/priorityclasses;
+system-node-critical and system-cluster-critical exist) and admission writes its value into
+spec.priority (none named: the globalDefault class's, else 0); a class that does not exist, or a
+spec.priority the pod's author wrote that is not the class's value, is 403 Forbidden with the
+real message. So a pod's author cannot choose its priority, only the administrators' classes.
+
 Usage: apiserver_standin.py --node NAME --port-file F --log F [--token T] [--cert C --key K]
                             [--dra-schema FILE]
 The port is written to --port-file (atomically) once it listens; it runs until killed.
@@ -40,6 +48,12 @@ SLICES = {}  # name -> ResourceSlice
 CLAIMS = {}  # (namespace, name) -> ResourceClaim
 VERSION = [100]
 DRA = "/apis/resource.k8s.io/v1"
+PODS = {}  # (namespace, name) -> Pod
+CLASSES = {  # name -> PriorityClass (the two the API server creates itself)
+    n: {"kind": "PriorityClass", "apiVersion": "scheduling.k8s.io/v1",
+        "metadata": {"name": n, "uid": str(uuid.uuid4()), "resourceVersion": "1"},
+        "value": v, "preemptionPolicy": "PreemptLowerPriority"}
+    for n, v in (("system-node-critical", 2000001000), ("system-cluster-critical", 2000000000))}
 
 
 def schema_errors(obj, ref, path):
@@ -128,6 +142,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.status(401, "Unauthorized", "Unauthorized")
         if SCHEMA is not None and self.path.startswith(DRA + "/"):
             return self.dra(body)
+        pods = re.fullmatch(r"/api/v1/namespaces/([a-z0-9-]+)/pods(?:/([a-z0-9.-]+))?",
+                            self.path.split("?")[0])
+        if pods:
+            with LOCK:
+                return self.pod(pods.group(1), pods.group(2), body)
+        if self.path.split("?")[0] == "/apis/scheduling.k8s.io/v1/priorityclasses":
+            with LOCK:
+                return self.priority_class(body)
         if self.path != "/api/v1/nodes/" + opt.node:
             return self.status(404, "NotFound", 'nodes "%s" not found' %
                                self.path.rsplit("/", 1)[-1])
@@ -152,6 +174,79 @@ class Handler(http.server.BaseHTTPRequestHandler):
             NODE.update(merged)
             NODE["metadata"]["resourceVersion"] = str(int(NODE["metadata"]["resourceVersion"]) + 1)
             self.answer(200, NODE)
+
+    def priority_class(self, body):
+        if self.command == "GET":
+            return self.answer(200, {"kind": "PriorityClassList", "apiVersion": "scheduling.k8s.io/v1",
+                                     "metadata": {}, "items": list(CLASSES.values())})
+        if self.command != "POST":
+            return self.status(405, "MethodNotAllowed", "the server does not allow this method")
+        try:
+            pc = json.loads(body)
+        except ValueError as e:
+            return self.status(400, "BadRequest", "error decoding body: %s" % e)
+        name = pc.get("metadata", {}).get("name", "")
+        v = pc.get("value")
+        if not isinstance(v, int) or isinstance(v, bool) or not -2147483648 <= v <= 1000000000:
+            return self.status(422, "Invalid", 'PriorityClass.scheduling.k8s.io "%s" is invalid: '
+                               "value: Forbidden: maximum allowed value of a user defined priority "
+                               "is 1000000000" % name)
+        if name in CLASSES:
+            return self.status(409, "AlreadyExists", 'priorityclasses.scheduling.k8s.io "%s" '
+                               "already exists" % name)
+        pc["metadata"]["uid"] = str(uuid.uuid4())
+        pc["metadata"]["resourceVersion"] = next_version()
+        CLASSES[name] = pc
+        return self.answer(201, pc)
+
+    def pod(self, ns, name, body):
+        m = self.command
+        if m == "GET" and name:
+            if (ns, name) not in PODS:
+                return self.status(404, "NotFound", 'pods "%s" not found' % name)
+            return self.answer(200, PODS[(ns, name)])
+        if m == "DELETE" and name:
+            if (ns, name) not in PODS:
+                return self.status(404, "NotFound", 'pods "%s" not found' % name)
+            return self.answer(200, PODS.pop((ns, name)))
+        if m != "POST" or name:
+            return self.status(405, "MethodNotAllowed", "the server does not allow this method")
+        try:
+            pod = json.loads(body)
+        except ValueError as e:
+            return self.status(400, "BadRequest", "error decoding body: %s" % e)
+        if not isinstance(pod, dict) or pod.get("kind") != "Pod" or pod.get("apiVersion") != "v1":
+            return self.status(400, "BadRequest", "the body is not a Pod of v1")
+        meta = pod.setdefault("metadata", {})
+        pname = meta.get("name", "")
+        if not re.fullmatch(r"[a-z0-9]([a-z0-9.-]*[a-z0-9])?", pname):
+            return self.status(422, "Invalid", "metadata.name: Invalid value: %r" % pname)
+        if (ns, pname) in PODS:
+            return self.status(409, "AlreadyExists", 'pods "%s" already exists' % pname)
+        spec = pod.setdefault("spec", {})
+        # The Priority admission plugin: the value comes from the class, never from the author.
+        cls = spec.get("priorityClassName")
+        if cls:
+            if cls not in CLASSES:
+                return self.status(403, "Forbidden", 'pods "%s" is forbidden: no PriorityClass '
+                                   "with name %s was found" % (pname, cls))
+            value = CLASSES[cls]["value"]
+        else:
+            default = [c for c in CLASSES.values() if c.get("globalDefault")]
+            value = default[0]["value"] if default else 0
+            if default:
+                spec["priorityClassName"] = default[0]["metadata"]["name"]
+        if "priority" in spec and spec["priority"] != value:
+            return self.status(403, "Forbidden", 'pods "%s" is forbidden: the integer value of '
+                               "priority (%s) must not be provided in pod spec; priority admission "
+                               "controller computed %d from the given PriorityClass name"
+                               % (pname, spec["priority"], value))
+        spec["priority"] = value
+        meta.update({"namespace": ns, "uid": str(uuid.uuid4()), "resourceVersion": next_version(),
+                     "creationTimestamp": "2026-01-01T00:00:00Z"})
+        pod["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+        PODS[(ns, pname)] = pod
+        return self.answer(201, pod)
 
     def dra(self, body):
         m = self.command

@@ -50,9 +50,9 @@ check("DeviceClass gpu.convgpu.io of resource.k8s.io/v1 selecting the driver",
 rbac = {d["kind"]: d for d in docs("rbac.yaml")}
 rules = rbac["ClusterRole"]["rules"]
 can = lambda res, verb: any(res in r["resources"] and verb in r["verbs"] for r in rules)
-check("RBAC: ResourceSlices created and updated, ResourceClaims read",
+check("RBAC: ResourceSlices created and updated, ResourceClaims read, pods read (--priority-map)",
       can("resourceslices", "create") and can("resourceslices", "update") and
-      can("resourceclaims", "get"))
+      can("resourceclaims", "get") and can("pods", "get"))
 check("RBAC: the binding names the service account",
       rbac["ClusterRoleBinding"]["subjects"][0]["name"] == rbac["ServiceAccount"]["metadata"]["name"])
 ds = docs("daemonset.yaml")[0]

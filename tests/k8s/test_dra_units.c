@@ -1,7 +1,8 @@
 /* test_dra_units.c — convgpu-dra-driver's decisions without gRPC, a daemon or an API server
  * (k8s.dra_units): Kubernetes quantities, a ResourceClaim's allocation in its real JSON shape,
  * what it grants on a node's GPUs (sums on one GPU, oversubscription up to the promise, refusals
- * with reasons), and the ResourceSlices of both shapes. */
+ * with reasons), the ResourceSlices of both shapes, and the pod priority path: --priority-map's
+ * parser (a table of good and bad maps), a claim's reservedFor pods, a pod's spec.priority. */
 #include <stdio.h>
 #include <string.h>
 
@@ -135,11 +136,125 @@ static void slices(void)
     json_decref(s);
 }
 
+static void priority_maps(void)
+{
+    static const struct {
+        const char *text;
+        const char *refusal; /* NULL: accepted */
+        int64_t value;       /* then: this pod priority ... */
+        unsigned want;       /* ... maps to this */
+    } cases[] = {
+        {"1000000000:9,1000:5,0:0", NULL, 1000000000, 9},
+        {"1000000000:9,1000:5,0:0", NULL, 2000001000, 9}, /* system-node-critical */
+        {"1000000000:9,1000:5,0:0", NULL, 999999999, 5},
+        {"1000000000:9,1000:5,0:0", NULL, 1000, 5},
+        {"1000000000:9,1000:5,0:0", NULL, 999, 0},
+        {"1000000000:9,1000:5,0:0", NULL, -5, 0},  /* below every row */
+        {"0:0,1000:5,1000000000:9", NULL, 5000, 5}, /* any order: sorted */
+        {"1000:3", NULL, 1000, 3},
+        {"-100:1", NULL, -100, 1},
+        {"2147483647:9,-2147483648:1", NULL, 0, 1},
+        {"", "empty", 0, 0},
+        {"1000", "VALUE:PRIORITY", 0, 0},
+        {"1000:10", "0 to 9", 0, 0},
+        {"1000:-1", "0 to 9", 0, 0},
+        {"1000:", "0 to 9", 0, 0},
+        {":5", "PriorityClass value", 0, 0},
+        {"abc:5", "PriorityClass value", 0, 0},
+        {"1e3:5", "PriorityClass value", 0, 0},
+        {"2147483648:5", "PriorityClass value", 0, 0},
+        {"-2147483649:5", "PriorityClass value", 0, 0},
+        {"1000:5,", "VALUE:PRIORITY", 0, 0},
+        {"1000:5,1000:6", "twice", 0, 0},
+        {"1000:5 ", "0 to 9", 0, 0},
+        {"1000:2,0:4", "lower convgpu priority", 0, 0},
+        {"1:1,2:1,3:1,4:1,5:1,6:1,7:1,8:1,9:1,10:1,11:1,12:1,13:1,14:1,15:1,16:1,17:1",
+         "more than 16", 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct dra_priority_map m;
+        char err[256] = "";
+        int rc = dra_priority_map_parse(cases[i].text, &m, err, sizeof err);
+        if (cases[i].refusal) {
+            CHECK(rc != 0 && strstr(err, cases[i].refusal) && m.n == 0);
+            if (!(rc != 0 && strstr(err, cases[i].refusal)))
+                fprintf(stderr, "  case %zu \"%s\": %s\n", i, cases[i].text, err);
+        } else {
+            CHECK(rc == 0 && dra_priority_of(&m, cases[i].value) == cases[i].want);
+            if (rc != 0)
+                fprintf(stderr, "  case %zu \"%s\": %s\n", i, cases[i].text, err);
+        }
+    }
+    struct dra_priority_map none = {0};
+    CHECK(dra_priority_of(&none, 2000001000) == 0);
+    CHECK(dra_priority_map_parse(NULL, &none, (char[64]){0}, 64) != 0);
+}
+
+static const char reserved_claim[] =
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\","
+    "\"metadata\":{\"name\":\"c\",\"namespace\":\"ns\",\"uid\":\"u\"},"
+    "\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"a\","
+    "\"driver\":\"gpu.convgpu.io\",\"pool\":\"p\",\"device\":\"gpu-0\"}]}},"
+    "\"reservedFor\":[{\"resource\":\"pods\",\"name\":\"pod-a\",\"uid\":\"p-1\"},"
+    "{\"apiGroup\":\"batch\",\"resource\":\"jobs\",\"name\":\"j\",\"uid\":\"j-1\"},"
+    "{\"resource\":\"pods\",\"name\":\"pod-b\",\"uid\":\"p-2\"}]}}";
+
+static void pods(void)
+{
+    struct dra_claim c;
+    char err[512];
+    CHECK(dra_claim_decode_text(reserved_claim, strlen(reserved_claim), "u", "p", &c, err,
+                                sizeof err) == 0);
+    CHECK(c.npods == 2 && !c.pods_truncated && strcmp(c.pods[0].name, "pod-a") == 0 &&
+          strcmp(c.pods[1].uid, "p-2") == 0);
+    char bad[sizeof reserved_claim + 16];
+    snprintf(bad, sizeof bad, "%s", reserved_claim);
+    memcpy(strstr(bad, "p-1"), "../", 3);
+    CHECK(dra_claim_decode_text(bad, strlen(bad), "u", "p", &c, err, sizeof err) != 0 &&
+          strstr(err, "reservedFor[0].uid"));
+
+    static const struct {
+        const char *pod;
+        int ok;
+        int64_t priority;
+        const char *refusal;
+    } cases[] = {
+        {"{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"namespace\":\"ns\","
+         "\"name\":\"pod-a\",\"uid\":\"p-1\"},\"spec\":{\"priorityClassName\":\"high\","
+         "\"priority\":1000000}}", 1, 1000000, NULL},
+        {"{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"namespace\":\"ns\","
+         "\"name\":\"pod-a\",\"uid\":\"p-1\"},\"spec\":{}}", 1, 0, NULL},
+        {"{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"namespace\":\"ns\","
+         "\"name\":\"pod-a\",\"uid\":\"p-9\"},\"spec\":{\"priority\":5}}", 0, 0, "has UID"},
+        {"{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"namespace\":\"ns\","
+         "\"name\":\"pod-a\",\"uid\":\"p-1\"},\"spec\":{\"priority\":\"9\"}}", 0, 0, "32-bit"},
+        {"{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"namespace\":\"ns\","
+         "\"name\":\"pod-a\",\"uid\":\"p-1\"},\"spec\":{\"priority\":4294967296}}", 0, 0,
+         "32-bit"},
+        {"{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"namespace\":\"other\","
+         "\"name\":\"pod-a\",\"uid\":\"p-1\"},\"spec\":{}}", 0, 0, "another object"},
+        {"{\"kind\":\"Node\",\"apiVersion\":\"v1\"}", 0, 0, "not a Pod"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *o = json_loads(cases[i].pod, 0, NULL);
+        int64_t v = -1;
+        int rc = dra_pod_priority(o, "ns", "pod-a", "p-1", &v, err, sizeof err);
+        CHECK(o != NULL);
+        if (cases[i].ok)
+            CHECK(rc == 0 && v == cases[i].priority);
+        else
+            CHECK(rc != 0 && strstr(err, cases[i].refusal));
+        json_decref(o);
+    }
+}
+
 int main(void)
 {
     quantities();
     claims();
     slices();
+    priority_maps();
+    pods();
     printf("%d checks, %d failed\n", checks, fails);
     return fails != 0;
 }

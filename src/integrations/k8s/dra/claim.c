@@ -192,6 +192,55 @@ static int capacity_decode(json_t *cc, struct dra_result *r, size_t i, char *err
     return 0;
 }
 
+/* status.reservedFor: [{"resource": "pods", "name": ..., "uid": ...}, ...]; consumers of another
+ * resource or group are not pods and are skipped. */
+static int reserved_decode(json_t *list, struct dra_claim *out, char *err, size_t errlen)
+{
+    if (!list || json_is_null(list))
+        return 0;
+    if (!json_is_array(list)) {
+        snprintf(err, errlen, "status.reservedFor is not an array");
+        return -1;
+    }
+    size_t i;
+    json_t *r;
+    json_array_foreach(list, i, r) {
+        char where[48];
+        snprintf(where, sizeof where, "status.reservedFor[%zu]", i);
+        if (!json_is_object(r)) {
+            snprintf(err, errlen, "%s is not an object", where);
+            return -1;
+        }
+        const char *resource = string_field(r, "resource", 254, where, err, errlen);
+        const char *rname = resource ? string_field(r, "name", 254, where, err, errlen) : NULL;
+        const char *ruid = rname ? string_field(r, "uid", DRA_UID_MAX + 1, where, err, errlen)
+                                 : NULL;
+        if (!ruid)
+            return -1;
+        const char *group = json_string_value(json_object_get(r, "apiGroup"));
+        if (strcmp(resource, "pods") != 0 || (group && *group))
+            continue;
+        if (!dra_uid_valid(ruid)) {
+            snprintf(err, errlen, "%s.uid is not a UID", where);
+            return -1;
+        }
+        for (const char *c = rname; *c; c++)
+            if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' ||
+                  *c == '.')) {
+                snprintf(err, errlen, "%s.name is not a pod's name", where);
+                return -1;
+            }
+        if (out->npods == DRA_MAX_PODS) {
+            out->pods_truncated = true;
+            continue;
+        }
+        snprintf(out->pods[out->npods].name, sizeof out->pods[0].name, "%s", rname);
+        snprintf(out->pods[out->npods].uid, sizeof out->pods[0].uid, "%s", ruid);
+        out->npods++;
+    }
+    return 0;
+}
+
 int dra_claim_decode(json_t *claim, const char *want_uid, const char *pool, struct dra_claim *out,
                      char *err, size_t errlen)
 {
@@ -264,6 +313,9 @@ int dra_claim_decode(json_t *claim, const char *want_uid, const char *pool, stru
             return -1;
         out->nresults++;
     }
+    if (reserved_decode(json_object_get(json_object_get(claim, "status"), "reservedFor"), out,
+                        err, errlen) != 0)
+        return -1;
     if (out->nresults == 0) {
         snprintf(err, errlen, "the ResourceClaim %s/%s holds no device of %s in pool %s", ns, name,
                  DRA_DRIVER, pool ? pool : "(any)");

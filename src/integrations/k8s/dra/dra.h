@@ -49,6 +49,34 @@ extern "C" {
 #define DRA_MAX_RESULTS 32
 #define DRA_ID_PREFIX "dra-"
 #define DRA_UID_MAX 60 /* a container id is at most 64 characters */
+#define DRA_MAX_PODS 32 /* the pods of a claim's reservedFor the driver reads */
+#define DRA_PRIORITY_ROWS 16
+
+/* ---- pod priority to convgpu priority (priority.c: no I/O) ------------------------------------ */
+/* The operator's --priority-map: rows "VALUE:PRIORITY", each a PriorityClass value (a 32-bit
+ * integer, as spec.priority is) and the convgpu priority (0-9) that value and those above it up
+ * to the next row get. Kept sorted by value, highest first; a higher value never maps to a lower
+ * priority (Kubernetes: a higher value is more important). No rows: every claim gets 0. */
+struct dra_priority_map {
+    size_t n;
+    struct {
+        int64_t at_least;
+        unsigned priority;
+    } rows[DRA_PRIORITY_ROWS];
+};
+/* Parses "1000000000:9,1000:5,0:0". Returns 0, or -1 with err naming the bad row (out is then
+ * empty). */
+int dra_priority_map_parse(const char *text, struct dra_priority_map *out, char *err,
+                           size_t errlen);
+/* The convgpu priority of a pod priority: the row with the highest value at most `value`; none
+ * (or no rows): 0. */
+unsigned dra_priority_of(const struct dra_priority_map *m, int64_t value);
+/* Decodes a Pod (v1, JSON) as the API server returns it: its namespace, name and uid must be the
+ * ones named (a pod deleted and created again under the same name is another pod), and
+ * spec.priority, when present, a 32-bit integer; absent (no Priority admission) is 0. Returns 0
+ * with *priority, or -1 with err. */
+int dra_pod_priority(json_t *pod, const char *ns, const char *name, const char *uid,
+                     int64_t *priority, char *err, size_t errlen);
 
 /* ---- settings (main.c) ----------------------------------------------------------------------- */
 struct dra_config {
@@ -60,6 +88,7 @@ struct dra_config {
     unsigned partitions;    /* 0: consumable capacity; N: N fixed partitions per GPU */
     bool publish;           /* publish ResourceSlices (off: another component does) */
     unsigned owner_uid, owner_gid; /* who owns the claim containers' sockets */
+    struct dra_priority_map priority_map; /* --priority-map; no rows: priority 0 */
 };
 
 /* ---- quantities and the claim (claim.c: no I/O, fuzzed) -------------------------------------- */
@@ -85,11 +114,19 @@ struct dra_claim {
     char name[254];
     size_t nresults;
     struct dra_result results[DRA_MAX_RESULTS];
+    /* status.reservedFor's pods (resource "pods" of the core group), in the claim's namespace */
+    size_t npods;
+    bool pods_truncated; /* more than DRA_MAX_PODS */
+    struct {
+        char name[254];
+        char uid[DRA_UID_MAX + 1];
+    } pods[DRA_MAX_PODS];
 };
 
 /* Decodes a ResourceClaim (resource.k8s.io/v1, JSON) as the API server returns it: metadata's
  * uid must be want_uid, and status.allocation must hold at least one result for DRA_DRIVER in
- * pool `pool`. Others' results are skipped. Device names are gpu-<index> or gpu-<index>-part-<n>.
+ * pool `pool`. status.reservedFor's pods are kept (name and uid checked); other consumers are
+ * skipped. Others' results are skipped. Device names are gpu-<index> or gpu-<index>-part-<n>.
  * Returns 0, or -1 with err saying what is wrong (nothing of out is then meaningful). */
 int dra_claim_decode(json_t *claim, const char *want_uid, const char *pool, struct dra_claim *out,
                      char *err, size_t errlen);

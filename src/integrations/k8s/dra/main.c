@@ -48,6 +48,11 @@ static void usage(FILE *f)
             "  --partitions N         publish N fixed partitions per GPU over shared counters\n"
             "                         instead of consumable capacity (1-16; default: 0, off)\n"
             "  --socket-owner UID[:GID] who owns the claim containers' sockets (default: 0:0)\n"
+            "  --priority-map VALUE:PRIORITY[,...]\n"
+            "                         a claim's convgpu priority (0-9) from its pods' PriorityClass\n"
+            "                         values (spec.priority): the row with the highest VALUE at\n"
+            "                         most the pod's wins, the highest of its pods counts\n"
+            "                         (e.g. 1000000000:9,1000:5,0:0; default: none, priority 0)\n"
             "  --no-publish           do not publish ResourceSlices\n"
             "  --poll-ms N            how often convgpud's GPUs are read (default: 10000)\n"
             "  -h, --help             this text\n"
@@ -79,7 +84,7 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 static int parse_args(int argc, char **argv, struct dra_config *c, struct dra_api *a, int *poll_ms)
 {
     enum { O_NODE = 256, O_API, O_TOKEN, O_CA, O_PLUGIN, O_REG, O_CDI, O_STATE, O_RUN, O_PARTS,
-           O_OWNER, O_NOPUB, O_POLL, O_VERSION };
+           O_OWNER, O_NOPUB, O_POLL, O_VERSION, O_PRIO };
     static const struct option opts[] = {
         {"node", required_argument, NULL, O_NODE},
         {"api-server", required_argument, NULL, O_API},
@@ -93,6 +98,7 @@ static int parse_args(int argc, char **argv, struct dra_config *c, struct dra_ap
         {"partitions", required_argument, NULL, O_PARTS},
         {"socket-owner", required_argument, NULL, O_OWNER},
         {"no-publish", no_argument, NULL, O_NOPUB},
+        {"priority-map", required_argument, NULL, O_PRIO},
         {"poll-ms", required_argument, NULL, O_POLL},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, O_VERSION},
@@ -151,6 +157,14 @@ static int parse_args(int argc, char **argv, struct dra_config *c, struct dra_ap
             break;
         }
         case O_NOPUB: c->publish = false; break;
+        case O_PRIO: {
+            char why[256];
+            if (dra_priority_map_parse(optarg, &c->priority_map, why, sizeof why) != 0) {
+                fprintf(stderr, "convgpu-dra-driver: %s\n", why);
+                return 2;
+            }
+            break;
+        }
         case O_POLL:
             if (parse_uint(optarg, 3600000, &v) != 0 || v < 10) {
                 fprintf(stderr, "convgpu-dra-driver: --poll-ms %s: give 10 to 3600000\n", optarg);

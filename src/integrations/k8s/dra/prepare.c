@@ -126,6 +126,46 @@ static void release(const char *uid)
     unlink(preload);
 }
 
+/* The convgpu priority of a claim: the highest of its pods' (status.reservedFor) spec.priority,
+ * through the operator's map. Without a map, 0 and no request. A pod the API server no longer
+ * has (404: deleted while the claim still names it) has no say; any other failure refuses the
+ * prepare, which kubelet retries. */
+static int claim_priority(const struct dra_claim *claim, unsigned *out, char *err, size_t errlen)
+{
+    *out = 0;
+    if (config.priority_map.n == 0)
+        return 0;
+    if (claim->pods_truncated) {
+        snprintf(err, errlen, "the claim is reserved for more than %d pods: their priorities "
+                              "are not all read", DRA_MAX_PODS);
+        return -1;
+    }
+    for (size_t i = 0; i < claim->npods; i++) {
+        char path[640], why[512] = "";
+        snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s", claim->namespace_,
+                 claim->pods[i].name);
+        json_t *pod = NULL;
+        long st = dra_api_request(&api, "GET", path, NULL, &pod, why, sizeof why);
+        int64_t value = 0;
+        int rc = 0;
+        if (st == 200)
+            rc = dra_pod_priority(pod, claim->namespace_, claim->pods[i].name,
+                                  claim->pods[i].uid, &value, err, errlen);
+        else if (st != 404) {
+            snprintf(err, errlen, "the claim's pod %s/%s: %s", claim->namespace_,
+                     claim->pods[i].name, why);
+            rc = -1;
+        }
+        json_decref(pod);
+        if (rc != 0)
+            return -1;
+        unsigned p = st == 200 ? dra_priority_of(&config.priority_map, value) : 0;
+        if (p > *out)
+            *out = p;
+    }
+    return 0;
+}
+
 static int prepare_locked(const char *ns, const char *name, const char *uid,
                           struct dra_prepared *out, size_t cap, size_t *n, char *err, size_t errlen)
 {
@@ -143,8 +183,10 @@ static int prepare_locked(const char *ns, const char *name, const char *uid,
     struct dra_grant grant;
     int rc = st == 200 ? dra_claim_decode(obj, uid, config.node, &claim, err, errlen) : -1;
     json_decref(obj);
+    unsigned priority = 0;
     if (rc != 0 || read_devices(&inv, err, errlen) != 0 ||
-        dra_grant_of(&claim, &inv, config.partitions, &grant, err, errlen) != 0)
+        dra_grant_of(&claim, &inv, config.partitions, &grant, err, errlen) != 0 ||
+        claim_priority(&claim, &priority, err, errlen) != 0)
         return -1;
     if (claim.nresults > cap) {
         snprintf(err, errlen, "the claim has more devices than the driver answers");
@@ -161,6 +203,10 @@ static int prepare_locked(const char *ns, const char *name, const char *uid,
         .gid = (gid_t)config.owner_gid,
         .replace_idle = true,
         .no_profile = true,
+        /* The driver is root: convgpud takes any priority from it, above the tenant's ceiling
+         * (docs/SECURITY.md). Only the operator's map and the administrators' classes set it. */
+        .priority = (int)priority,
+        .has_priority = priority > 0,
     };
     char tenant[64];
     snprintf(tenant, sizeof tenant, "%s", ns);
