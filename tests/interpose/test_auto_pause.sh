@@ -4,7 +4,8 @@
 # a high-priority request 38 MiB short; swap cannot free that (swap is off here, and its
 # allocations are only 16 MiB), a checkpoint frees 80. With --auto-pause yes the daemon
 # checkpoints it (state paused, NVML shows it gone), the request runs, and once it ends the
-# victim comes back by itself with every byte; with --auto-pause no the request just waits.
+# victim comes back by itself with every byte, also across a daemon kill -9 while it is paused;
+# with --auto-pause no the request just waits.
 . "$(dirname "$0")/lib.sh"
 need_emulator
 export CONVGPU_EMU_CONTEXT=64MiB
@@ -12,6 +13,7 @@ SWAP_PROBE=${IP_SWAP_PROBE:?}
 MIB=1048576
 f() { container_field "$1" "$2"; }
 is() { test "$(f "$1" state)" = "$2"; }
+is_any() { local s; s=$(f "$1" state); test "$s" = "$2" -o "$s" = "$3"; }
 
 round() { # round yes|no
     local auto=$1
@@ -31,6 +33,12 @@ round() { # round yes|no
             test "$(f a paused_bytes)" -eq $((80 * MIB))
         wait_for "b runs on a's memory" "$WAIT_S" is b running || fail "b is $(f b state)"
         check "the daemon says why" grep -q "checkpointed as the scheduler's victim" "$DAEMON_LOG"
+        # kill -9 while a is the scheduler's pause: the restarted daemon keeps it off the device
+        # and brings it back by itself once b is done (it was held by nobody).
+        stop_daemon_hard
+        start_daemon --emulate 256MiB --auto-pause yes --context-charge 64MiB # b holds the GPU: not measurable now
+        wait_for "a restored paused" "$WAIT_S" is_any a paused resuming || fail "a is $(f a state)"
+        check "a still holds nothing after the restart ($(f a used))" test "$(f a used)" -eq 0
         touch "$TMP/b.go"
         wait "$pb"; rc=$?
         check "b ran to the end (rc $rc)" test "$rc" = 0
