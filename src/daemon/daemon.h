@@ -193,6 +193,8 @@ struct daemon_options {
     bool pause_fallback_swap;   /* no checkpoint API: convgpu pause swaps out instead */
     bool auto_pause;            /* the scheduler may checkpoint a victim (victim_backend.c) */
     char metrics_addr[128];     /* "" = no TCP metrics listener */
+    char follow_stop[64];       /* pause containers whose id begins with this while all their
+                                 * processes are stopped ("" = off; follow_stop.h) */
     char control_group[64];     /* group that may use the control socket ("" = the daemon's) */
     /* Who sees and acts on every container through the control API: root, the daemon's own
      * user, and the members of this group ("" = none). Everyone else sees and touches only the
@@ -274,6 +276,7 @@ struct daemon {
     struct metrics *metrics;
     struct nvml *nvml;          /* open for the watchdog */
     struct watchdog *watchdog;
+    uint64_t follow_stop_due;     /* monotonic ns: follow_stop_tick's next poll */
     struct compute *compute;    /* measurements and the compute controller (gates.c) */
     struct store *store;
     struct interference_cache *interference; /* seed 003's matrix (interference.h), or NULL */

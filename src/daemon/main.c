@@ -33,6 +33,7 @@
 #include "record.h"
 #include "interference.h"
 #include "swap.h"
+#include "follow_stop.h"
 #include "adaptive.h"
 #include "oversub.h"
 #include "log.h"
@@ -506,7 +507,9 @@ int main(int argc, char **argv)
     while (!d.stop) {
         int t = api_timeout_ms(&d), tm = metrics_timeout_ms(&d), tw = watchdog_tick(&d);
         int tc = compute_tick(&d), ts = swap_tick(&d), ta = adaptive_tick(&d);
-        int tf = decide_tick(&d);
+        int tf = decide_tick(&d), tstop = follow_stop_tick(&d);
+        if (tstop >= 0 && (t < 0 || tstop < t))
+            t = tstop;
         if (tf >= 0 && (t < 0 || tf < t))
             t = tf;
         if (ta >= 0 && (t < 0 || ta < t))

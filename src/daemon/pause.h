@@ -56,6 +56,8 @@ struct pause_state {
     uint64_t bytes;        /* its processes' use when paused */
     unsigned pauses;       /* completed pauses, since creation */
     char error[256];       /* the last failure ("" none) */
+    bool stop_seen;        /* follow_stop.c saw all its processes stopped (follow_stop.h) */
+    bool stop_refused;     /* ... and its pause was refused: not asked again until they run */
 };
 
 /* What a pause request became: 0 pausing, PAUSE_SWAPPING (the fallback swapped it out

@@ -162,6 +162,22 @@ static int p_auto_pause(struct daemon_options *o, const char *value, char *err, 
     return 0;
 }
 
+static int p_follow_stop(struct daemon_options *o, const char *value, char *err,
+                         size_t errlen)
+{
+    if (strcmp(value, "off") == 0) {
+        o->follow_stop[0] = '\0';
+        return 0;
+    }
+    if (!value[0] || strlen(value) >= sizeof o->follow_stop) {
+        snprintf(err, errlen, "follow-stop takes a container id prefix such as slurm- (at most "
+                              "%zu characters) or off", sizeof o->follow_stop - 1);
+        return -1;
+    }
+    snprintf(o->follow_stop, sizeof o->follow_stop, "%s", value);
+    return 0;
+}
+
 static int p_checkpoint_helper(struct daemon_options *o, const char *value, char *err,
                                size_t errlen)
 {
@@ -479,6 +495,11 @@ static const struct setting settings[] = {
      "the program that drives the checkpoint API for pause, resume and move (default: "
      "convgpu-checkpoint beside convgpud, else in LIBEXECDIR/convgpu)",
      CUSTOM(p_checkpoint_helper)},
+    {"follow-stop", "PREFIX|off", "off",
+     "pause a container whose id begins with PREFIX while all its processes are stopped "
+     "(SIGSTOP, as Slurm's scontrol suspend does) and resume it when they run again; slurm- "
+     "follows Slurm job steps (default off; docs/SLURM.md, Suspend and resume)",
+     CUSTOM(p_follow_stop)},
     {"aging", "SECONDS", NULL,
      "waiting this long lifts a container one priority class (default 60; docs/SCHEDULING.md, "
      "Priorities)",

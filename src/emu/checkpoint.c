@@ -90,7 +90,24 @@ static CUresult do_lock(unsigned timeout_ms)
     set_locked(1);
     /* Calls that passed the gate before it closed hold the lock while they touch the tables;
      * their queued work is what the devices still run. */
-    emu_wrlock();
+    /* A call that never leaves (its thread stopped inside it: SIGSTOP mid-copy) fails the
+     * lock at its timeout, as the real driver's, instead of holding the requester forever. */
+    if (timeout_ms) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += (time_t)(timeout_ms / 1000);
+        until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        if (pthread_rwlock_timedwrlock(&g_emu.lock, &until) != 0) {
+            set_locked(0);
+            return CUDA_ERROR_NOT_READY;
+        }
+    } else {
+        emu_wrlock();
+    }
     emu_unlock();
     for (unsigned d = 0; d < g_emu.cfg.ndev; d++)
         emu_device_sync(d);

@@ -13,6 +13,14 @@
  *       onto device TO for a process checkpointed on FROM; locked: unlocked; running: left),
  *       so a resume after an interrupted pause or resume finishes the job
  *
+ * A stopped process (SIGSTOP: Slurm's `scontrol suspend`, a shell's job control; state T in
+ * /proc/PID/stat) cannot run the thread the driver answers checkpoint requests on. For such a
+ * process only that thread (cuCheckpointProcessGetRestoreThreadId) is set running for the
+ * request: PTRACE_SEIZE takes it out of the group stop, PTRACE_CONT runs it alone, and
+ * PTRACE_INTERRUPT + PTRACE_DETACH afterwards put it back into the stop (the kernel re-stops a
+ * thread detached while its process is stopped). The application's threads never run. Needs
+ * the right to trace the process (root, or CAP_SYS_PTRACE).
+ *
  * Devices are the node's indices (NVML's order): the helper sets CUDA_DEVICE_ORDER=PCI_BUS_ID
  * and clears CUDA_VISIBLE_DEVICES so that CUDA ordinals are those indices. A pid that is not
  * a CUDA process (the driver knows no state for it) is skipped. Exit: 0 done, 1 failed (one
@@ -20,10 +28,14 @@
 #include "cuda_types.h"
 
 #include <dlfcn.h>
+#include <signal.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #define MAX_PIDS 1024
@@ -39,6 +51,7 @@ static struct {
     PFN_cuCheckpointProcessCheckpoint checkpoint;
     PFN_cuCheckpointProcessRestore restore;
     PFN_cuCheckpointProcessUnlock unlock;
+    PFN_cuCheckpointProcessGetRestoreThreadId restore_tid;
 } cu;
 
 static const char *name(CUresult r)
@@ -88,6 +101,7 @@ static int load(void)
     SYM(checkpoint, cuCheckpointProcessCheckpoint);
     SYM(restore, cuCheckpointProcessRestore);
     SYM(unlock, cuCheckpointProcessUnlock);
+    SYM(restore_tid, cuCheckpointProcessGetRestoreThreadId);
 #undef SYM
     CUresult r = cu.init(0);
     if (r != CUDA_SUCCESS) {
@@ -130,6 +144,72 @@ static int cmd_state(int n, const int *pids)
     return 0;
 }
 
+/* ---- stopped processes: their restore thread runs alone for the request ------------------ */
+
+static int thawed[MAX_PIDS], nthawed;
+
+/* Whether pid is stopped (state T; not t, a debugger's stop, which is left alone). */
+static int stopped(int pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *rp = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+    return rp && rp[1] == ' ' && rp[2] == 'T';
+}
+
+/* Sets pid's restore thread running when pid is stopped: 0, or -1 (said on stderr). */
+static int thaw(int pid)
+{
+    if (!stopped(pid))
+        return 0;
+    int tid;
+    CUresult r = cu.restore_tid(pid, &tid);
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "convgpu-checkpoint: pid %d is stopped and the driver names no restore "
+                        "thread: %s\n", pid, name(r));
+        return -1;
+    }
+    for (int i = 0; i < nthawed; i++)
+        if (thawed[i] == tid)
+            return 0;
+    if (nthawed == MAX_PIDS || ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
+        fprintf(stderr, "convgpu-checkpoint: pid %d is stopped and its restore thread %d "
+                        "cannot be traced: %s\n", pid, tid, strerror(errno));
+        return -1;
+    }
+    /* Seized in a group stop, it reports a stop (PTRACE_EVENT_STOP) before it takes orders. */
+    int st;
+    while (waitpid(tid, &st, __WALL) < 0 && errno == EINTR)
+        ;
+    if (ptrace(PTRACE_CONT, tid, NULL, NULL) != 0) {
+        fprintf(stderr, "convgpu-checkpoint: restore thread %d of pid %d: %s\n", tid, pid,
+                strerror(errno));
+        ptrace(PTRACE_DETACH, tid, NULL, NULL);
+        return -1;
+    }
+    thawed[nthawed++] = tid;
+    return 0;
+}
+
+/* Back into the stop, every thread thawed. */
+static void refreeze(void)
+{
+    for (int i = 0; i < nthawed; i++) {
+        int st;
+        if (ptrace(PTRACE_INTERRUPT, thawed[i], NULL, NULL) == 0)
+            while (waitpid(thawed[i], &st, __WALL) < 0 && errno == EINTR)
+                ;
+        ptrace(PTRACE_DETACH, thawed[i], NULL, NULL);
+    }
+    nthawed = 0;
+}
+
 typedef struct {
     int from[MAX_MAP], to[MAX_MAP], n;
 } dev_map;
@@ -156,6 +236,8 @@ static CUresult restore_one(int pid, const dev_map *m)
 /* Brings pid back to running from wherever it is. */
 static int resume_one(int pid, const dev_map *m)
 {
+    if (state_of(pid) > CU_PROCESS_STATE_RUNNING && thaw(pid) != 0)
+        return -1;
     for (int tries = 0; tries < 1000; tries++) {
         int s = state_of(pid);
         CUresult r = CUDA_SUCCESS;
@@ -211,6 +293,8 @@ static int cmd_pause(int n, const int *pids, unsigned timeout_ms)
             printf("%d skipped (not a CUDA process)\n", pids[locked]);
             continue;
         }
+        if (thaw(pids[locked]) != 0)
+            goto undo;
         CUresult r = cu.lock(pids[locked], &la);
         if (r != CUDA_SUCCESS) {
             fprintf(stderr, "convgpu-checkpoint: pid %d: lock: %s\n", pids[locked], name(r));
@@ -287,7 +371,7 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (strcmp(cmd, "state") == 0)
         return cmd_state(n, pids);
-    if (strcmp(cmd, "pause") == 0)
-        return cmd_pause(n, pids, timeout_ms);
-    return cmd_resume(n, pids, &map);
+    rc = strcmp(cmd, "pause") == 0 ? cmd_pause(n, pids, timeout_ms) : cmd_resume(n, pids, &map);
+    refreeze();
+    return rc;
 }

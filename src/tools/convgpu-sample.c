@@ -85,10 +85,11 @@ static struct {
     unsigned long hold_ms;
     const char *hold_until; /* hold until this file exists (a test's release) */
     int hold_forever;       /* hold until a signal ends the process */
+    int recheck;            /* after the hold, read the memory back and verify it again */
     int device;
     unsigned repeat;
     int quiet, report;
-} opt = {64ull << 20, 0, M_PLAIN, 1, 0, NULL, 0, 0, 1, 0, 0};
+} opt = {64ull << 20, 0, M_PLAIN, 1, 0, NULL, 0, 0, 0, 1, 0, 0};
 
 /* One piece of the allocation, with whatever its API needs to free it. */
 typedef struct {
@@ -341,6 +342,29 @@ static int exercise(chunk *c, unsigned round)
     return rc;
 }
 
+/* The device still holds what exercise() left: the complement of the pattern. */
+static int recheck(const chunk *c, unsigned round)
+{
+    if (opt.mode == M_ARRAY || opt.mode == M_MIPMAP)
+        return 0;
+    size_t len = opt.touch && opt.touch < c->len ? (size_t)opt.touch : c->len;
+    unsigned char *host = malloc(len);
+    if (!host) {
+        fprintf(stderr, "convgpu-sample: out of host memory\n");
+        return 1;
+    }
+    int rc = CALL(cuMemcpyDtoH, host, c->ptr, len);
+    for (size_t i = 0; rc == 0 && i < len; i++) {
+        if (host[i] != (unsigned char)~pattern(i, round)) {
+            fprintf(stderr, "convgpu-sample: after the hold: verification failed at byte %zu\n",
+                    i);
+            rc = 1;
+        }
+    }
+    free(host);
+    return rc;
+}
+
 static void nap_ms(unsigned long ms)
 {
     struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
@@ -385,6 +409,10 @@ static int one_round(unsigned round)
             mode_names[opt.mode], (unsigned long long)opt.size, opt.chunks);
         if (opt.hold_ms || opt.hold_until || opt.hold_forever)
             hold();
+        for (unsigned i = 0; rc == 0 && opt.recheck && i < opt.chunks; i++)
+            rc = recheck(&cs[i], round);
+        if (rc == 0 && opt.recheck)
+            say("round %u: the memory read back after the hold verified\n", round + 1);
     }
     for (unsigned i = 0; i < opt.chunks; i++) {
         int frc = free_chunk(&cs[i]);
@@ -467,6 +495,8 @@ static void usage(FILE *f)
             "  --hold-ms N     keep the memory N milliseconds after verifying\n"
             "  --hold-until F  keep it until the file F exists (a test's release)\n"
             "  --hold          keep it until a signal ends the process\n"
+            "  --recheck       after the hold, read the memory back and verify it again\n"
+            "                  (what a pause, swap or suspend kept)\n"
             "  --touch SIZE    copy and verify only the first SIZE bytes of each piece\n"
             "                  (default all; keeps big runs fast where page faults are slow)\n"
             "  --device N      device ordinal (default 0)\n"
@@ -496,6 +526,7 @@ static int parse_args(int argc, char **argv)
         {"touch", required_argument, NULL, 't'},
         {"chunks", required_argument, NULL, 'c'}, {"hold-ms", required_argument, NULL, 'H'},
         {"hold-until", required_argument, NULL, 'U'}, {"hold", no_argument, NULL, 'F'},
+        {"recheck", no_argument, NULL, 'K'},
         {"device", required_argument, NULL, 'd'}, {"repeat", required_argument, NULL, 'r'},
         {"quiet", no_argument, NULL, 'q'},        {"report", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
@@ -548,6 +579,7 @@ static int parse_args(int argc, char **argv)
             opt.hold_until = optarg;
             break;
         case 'F': opt.hold_forever = 1; break;
+        case 'K': opt.recheck = 1; break;
         case 'd':
             if (parse_uint(optarg, 1u << 16, &v))
                 goto bad;
