@@ -4,6 +4,7 @@
  * setting has more to say (a topology file's own error, a group that does not exist). */
 #include "settings.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <grp.h>
 #include <limits.h>
@@ -169,7 +170,11 @@ static int p_follow_stop(struct daemon_options *o, const char *value, char *err,
         o->follow_stop[0] = '\0';
         return 0;
     }
-    if (!value[0] || strlen(value) >= sizeof o->follow_stop) {
+    bool name_like = value[0] != '\0';
+    for (const char *v = value; *v; v++)
+        if (!isalnum((unsigned char)*v) && !strchr("-_.", *v))
+            name_like = false;
+    if (!name_like || strlen(value) >= sizeof o->follow_stop) {
         snprintf(err, errlen, "follow-stop takes a container id prefix such as slurm- (at most "
                               "%zu characters) or off", sizeof o->follow_stop - 1);
         return -1;

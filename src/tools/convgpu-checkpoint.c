@@ -28,6 +28,7 @@
 #include "cuda_types.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
@@ -146,7 +147,102 @@ static int cmd_state(int n, const int *pids)
 
 /* ---- stopped processes: their restore thread runs alone for the request ------------------ */
 
-static int thawed[MAX_PIDS], nthawed;
+/* The tracer: ptrace requests are the seizing thread's alone, and a thawed thread may stop
+ * again while the driver call that needs it runs on the main thread (Slurm's SIGSTOP comes a
+ * second after its SIGTSTP; a SIGTERM may come): one thread of ours seizes, keeps the thawed
+ * threads running (a stop signal is dropped, the group stays stopped; any other is handed on)
+ * and puts them back into the stop at the end. */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t th;
+    int started;
+    int ask;       /* a tid to seize (0 none) */
+    int answer;    /* 0 seized and running, else an errno */
+    int answered;
+    int done;      /* refreeze and end */
+    int tids[MAX_PIDS], n;
+} tr = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static int stop_signal(int sig)
+{
+    return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+static void nap_ms(long ms)
+{
+    struct timespec ts = {0, ms * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static int seize(int tid)
+{
+    if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0)
+        return errno;
+    /* Seized in a group stop, it reports a stop (PTRACE_EVENT_STOP) before it takes orders. */
+    int st;
+    while (waitpid(tid, &st, __WALL) < 0)
+        if (errno != EINTR)
+            return errno;
+    if (ptrace(PTRACE_CONT, tid, NULL, NULL) != 0) {
+        int e = errno;
+        ptrace(PTRACE_DETACH, tid, NULL, NULL);
+        return e;
+    }
+    return 0;
+}
+
+static void refreeze_one(int tid)
+{
+    int st, sig = 0;
+    if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) == 0) {
+        while (waitpid(tid, &st, __WALL) < 0 && errno == EINTR)
+            ;
+        if (WIFSTOPPED(st) && (st >> 16) == 0 && !stop_signal(WSTOPSIG(st)) &&
+            WSTOPSIG(st) != SIGTRAP)
+            sig = WSTOPSIG(st); /* a signal that came meanwhile goes on to the process */
+    }
+    /* Detached while its process is stopped, the kernel puts it back into the stop. */
+    ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
+}
+
+static void *tracer(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        pthread_mutex_lock(&tr.mu);
+        if (tr.ask) {
+            int e = tr.n == MAX_PIDS ? ENOSPC : seize(tr.ask);
+            if (e == 0)
+                tr.tids[tr.n++] = tr.ask;
+            tr.answer = e;
+            tr.answered = 1;
+            tr.ask = 0;
+            pthread_cond_broadcast(&tr.cv);
+        }
+        if (tr.done) {
+            for (int i = 0; i < tr.n; i++)
+                refreeze_one(tr.tids[i]);
+            tr.n = 0;
+            pthread_mutex_unlock(&tr.mu);
+            return NULL;
+        }
+        pthread_mutex_unlock(&tr.mu);
+        int st;
+        pid_t t = waitpid(-1, &st, __WALL | WNOHANG);
+        if (t <= 0) {
+            nap_ms(2);
+            continue;
+        }
+        if (!WIFSTOPPED(st))
+            continue; /* it ended */
+        int sig = WSTOPSIG(st);
+        /* An event stop (a group stop) or a stop signal: keep it running; another signal is
+         * delivered. */
+        long deliver = (st >> 16) == 0 && !stop_signal(sig) && sig != SIGTRAP ? sig : 0;
+        ptrace(PTRACE_CONT, t, NULL, (void *)deliver);
+    }
+}
 
 /* Whether pid is stopped (state T; not t, a debugger's stop, which is left alone). */
 static int stopped(int pid)
@@ -175,39 +271,43 @@ static int thaw(int pid)
                         "thread: %s\n", pid, name(r));
         return -1;
     }
-    for (int i = 0; i < nthawed; i++)
-        if (thawed[i] == tid)
+    pthread_mutex_lock(&tr.mu);
+    for (int i = 0; i < tr.n; i++)
+        if (tr.tids[i] == tid) {
+            pthread_mutex_unlock(&tr.mu);
             return 0;
-    if (nthawed == MAX_PIDS || ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
+        }
+    if (!tr.started) {
+        if (pthread_create(&tr.th, NULL, tracer, NULL) != 0) {
+            pthread_mutex_unlock(&tr.mu);
+            fprintf(stderr, "convgpu-checkpoint: cannot start the tracer thread\n");
+            return -1;
+        }
+        tr.started = 1;
+    }
+    tr.ask = tid;
+    tr.answered = 0;
+    while (!tr.answered)
+        pthread_cond_wait(&tr.cv, &tr.mu);
+    int e = tr.answer;
+    pthread_mutex_unlock(&tr.mu);
+    if (e != 0) {
         fprintf(stderr, "convgpu-checkpoint: pid %d is stopped and its restore thread %d "
-                        "cannot be traced: %s\n", pid, tid, strerror(errno));
+                        "cannot be traced: %s\n", pid, tid, strerror(e));
         return -1;
     }
-    /* Seized in a group stop, it reports a stop (PTRACE_EVENT_STOP) before it takes orders. */
-    int st;
-    while (waitpid(tid, &st, __WALL) < 0 && errno == EINTR)
-        ;
-    if (ptrace(PTRACE_CONT, tid, NULL, NULL) != 0) {
-        fprintf(stderr, "convgpu-checkpoint: restore thread %d of pid %d: %s\n", tid, pid,
-                strerror(errno));
-        ptrace(PTRACE_DETACH, tid, NULL, NULL);
-        return -1;
-    }
-    thawed[nthawed++] = tid;
     return 0;
 }
 
 /* Back into the stop, every thread thawed. */
 static void refreeze(void)
 {
-    for (int i = 0; i < nthawed; i++) {
-        int st;
-        if (ptrace(PTRACE_INTERRUPT, thawed[i], NULL, NULL) == 0)
-            while (waitpid(thawed[i], &st, __WALL) < 0 && errno == EINTR)
-                ;
-        ptrace(PTRACE_DETACH, thawed[i], NULL, NULL);
-    }
-    nthawed = 0;
+    if (!tr.started)
+        return;
+    pthread_mutex_lock(&tr.mu);
+    tr.done = 1;
+    pthread_mutex_unlock(&tr.mu);
+    pthread_join(tr.th, NULL);
 }
 
 typedef struct {

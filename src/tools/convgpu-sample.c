@@ -118,6 +118,7 @@ static void say(const char *fmt, ...)
     va_start(ap, fmt);
     vprintf(fmt, ap);
     va_end(ap);
+    fflush(stdout); /* a test reading a job's output file waits for each line as it comes */
 }
 
 static const char *err_name(CUresult rc)

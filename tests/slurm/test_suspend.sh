@@ -32,7 +32,7 @@ eventually "job A holds 1280MiB on n1" used_is_at_least n1 "slurm-$a.batch" "$A_
 # Suspended only once it has verified and holds: a process stopped inside a copy cannot be
 # locked (docs/SLURM.md, Suspend and resume).
 eventually "A verified its memory and holds it" file_has "$TMP/a.out" "verified"
-check "A is running, not paused" field_is n1 "slurm-$a.batch" pause none
+check "A is running, not paused" field_is n1 "slurm-$a.batch" pause running
 
 scontrol suspend "$a"
 eventually "Slurm says A is suspended" job_is "$a" SUSPENDED
@@ -56,12 +56,13 @@ check "A is still paused" field_is n1 "slurm-$a.batch" pause paused
 # A is released before it runs again: its first GPU call after SIGCONT must wait for the restore.
 touch "$TMP/release.a"
 scontrol resume "$a"
+# (Its container goes with the job, so the daemon's word is read from its log.)
 eventually "A's container resumed once its processes ran again" \
-    field_is n1 "slurm-$a.batch" pause none
+    file_has "$TMP/nodes/n1/daemon.log" "container slurm-$a.batch: resumed,"
 eventually "job A ended" job_gone "$a"
 check "A read back every byte after the resume (rc 0)" file_has "$TMP/a.out" a-rc=0
 check "... its check after the hold ran" file_has "$TMP/a.out" "read back after the hold verified"
-check "the daemon logged the pause and the resume" \
-    grep -q "its processes run again: resuming it" "$TMP/nodes/n1/daemon.log"
+check "the resume was the daemon's answer to SIGCONT" \
+    file_has "$TMP/nodes/n1/daemon.log" "slurm-$a.batch: its processes run again: resuming it"
 
 finish
