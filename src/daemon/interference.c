@@ -55,7 +55,8 @@ int interference_reload(struct daemon *d)
                  "it had");
         return -1;
     }
-    qsort(fresh.e, fresh.n, sizeof *fresh.e, cmp);
+    if (fresh.n) /* an empty matrix has no array: qsort's base must not be NULL */
+        qsort(fresh.e, fresh.n, sizeof *fresh.e, cmp);
     /* One entry per pair: the worst any tenant measured. */
     size_t w = 0;
     for (size_t i = 0; i < fresh.n; i++) {

@@ -139,6 +139,8 @@ in_pod() { # in_pod ROOT POD-ENV... -- CMD...: runs CMD as a container of a pod 
     script=$(python3 "$HERE/cdi_apply.py" --cdi-dir "$TMP/cdi" --device "gpu.convgpu.io/claim=$UID1" --script "$root") || return 99
     unshare --mount --propagation private bash -c "$script"'
         root=$1; shift; n=$1; shift; pod=("${@:1:$n}"); shift "$n"
+        # /proc as a runtime gives it (a sanitized build reads its options from /proc/self/environ)
+        mount -t proc proc "$root/proc"
         exec chroot "$root" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin "${pod[@]}" "${CDI_ENV[@]}" "$@"' \
         in-pod "$root" "${#envs[@]}" ${envs[@]+"${envs[@]}"} ${SAN_ENV[@]+"${SAN_ENV[@]}"} "$@"
 }
