@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "name_chars.h"
 #include "size.h"
 
 #define CLI (CGC_DOOR_RUN | CGC_DOOR_CREATE)
@@ -121,20 +122,6 @@ static bool parse_long(const char *text, long *out)
     return true;
 }
 
-static bool name_ok(const char *s, size_t max)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > max || s[0] == '.' || s[0] == '-')
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-' || c == '.'))
-            return false;
-    }
-    return true;
-}
-
 static bool choice_ok(const char *choices, const char *text)
 {
     size_t n = strlen(text);
@@ -218,7 +205,7 @@ int cgc_option_apply(const struct cgc_option *o, const char *where, const char *
             return fail(err, errlen, "bad %s '%s': yes or no", where, text);
         break;
     case CGC_TYPE_NAME:
-        if (!text || !name_ok(text, (size_t)o->max))
+        if (!text || !cg_name_chars_ok(text, (size_t)o->max))
             return fail(err, errlen, "bad %s '%s': 1 to %ld of A-Z a-z 0-9 _ . -, not starting "
                                      "with . or -",
                         where, text ? text : "", o->max);

@@ -3,18 +3,11 @@
 
 #include <string.h>
 
+#include "name_chars.h"
+
 bool name_valid(const char *s)
 {
-    size_t n = strlen(s);
-    if (n == 0 || n > 64 || s[0] == '.' || s[0] == '-')
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-' || c == '.'))
-            return false;
-    }
-    return true;
+    return cg_name_chars_ok(s, 64);
 }
 
 bool name_valid_tenant(const char *s)
