@@ -134,6 +134,9 @@ in_pod() { # in_pod CLAIM-UID CMD...
     script=$(python3 "$HERE/cdi_apply.py" --cdi-dir "$TMP/cdi" --device "gpu.convgpu.io/claim=$uid" --script "$TMP/img") || return 99
     unshare --mount --propagation private bash -c "$script"'
         root=$1; shift
+        # /proc as a runtime gives it: a sanitized build reads its options from /proc/self/environ
+        # (without it ASan died at start in the sanitizer run, and the pods never became ready)
+        mount -t proc proc "$root/proc"
         exec chroot "$root" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin CONVGPU_EMU_CONTEXT=2MiB "${CDI_ENV[@]}" "$@"' \
         in-pod "$TMP/img" ${SAN_ENV[@]+"${SAN_ENV[@]}"} "$@"
 }
