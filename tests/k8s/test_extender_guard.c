@@ -125,6 +125,41 @@ static void test_budget(void)
     guard_destroy(&g);
 }
 
+/* A body that arrives in small pieces costs time linear in its size: the buffer grows by half
+ * at a time, never past max_body, and the budget counts the body's bytes, not the slack. Before,
+ * it grew to the exact size per piece, copying the whole body each time where realloc cannot
+ * grow in place (so a 60 MiB upload under ASan outlasted the flood test's limits in CI). */
+static void test_growth(void)
+{
+    struct guard g;
+    struct guard_limits lim = {.max_conns = 4, .budget = 64u << 20, .max_body = 60u << 20,
+                               .deadline_ns = 10 * S};
+    guard_init(&g, &lim, record_kick);
+    reset_kicks();
+    struct guard_conn *c = guard_open(&g, 1, guard_peer_uid(1101), 0);
+    static char piece[4096];
+    size_t grows = 0, last_cap = 0;
+    for (size_t sent = 0; sent + sizeof piece <= lim.max_body; sent += sizeof piece) {
+        if (guard_append(&g, c, piece, sizeof piece) != 0) {
+            CHECK(0, "append at %zu refused", sent);
+            break;
+        }
+        if (c->cap != last_cap) {
+            grows++;
+            last_cap = c->cap;
+        }
+    }
+    CHECK(c->len == lim.max_body, "the whole body kept (%zu)", c->len);
+    CHECK(grows <= 40, "%zu pieces, the buffer grew %zu times", c->len / sizeof piece, grows);
+    CHECK(c->cap <= lim.max_body + 1, "never past max_body (%zu)", c->cap);
+    CHECK(c->held == c->len + 1 && g.total == c->held, "the budget counts the bytes (%zu)", c->held);
+    checked(&g, "growth");
+    CHECK(guard_append(&g, c, "x", 1) == 1 && c->held == 0 && c->cap == 0,
+          "one byte past max_body: dropped, nothing held or allocated");
+    checked(&g, "growth, too big");
+    guard_destroy(&g);
+}
+
 /* A request is closed at its deadline however it trickles; its clock restarts with each
  * answered request; answering connections are not timed. */
 static void test_deadline(void)
@@ -223,6 +258,7 @@ int main(void)
 {
     test_crowding();
     test_budget();
+    test_growth();
     test_deadline();
     test_random();
     if (!failures)

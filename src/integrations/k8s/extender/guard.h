@@ -56,6 +56,7 @@ struct guard_conn {
     bool kicked;    /* shut down; waiting for guard_closed */
     char *body;     /* the request body so far (NUL-terminated), owned here until taken */
     size_t len;     /* bytes of body */
+    size_t cap;     /* bytes allocated for body: grows by half at a time (guard_append) */
     size_t held;    /* bytes counted against the budget: the body, or the answer */
 };
 
