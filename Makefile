@@ -20,7 +20,7 @@ CMAKE_GEN  := -G "Unix Makefiles"
 # The package tests (label package) need the .debs of `make deb`: `make package` runs them.
 CTEST_ARGS ?= --output-on-failure -j $(JOBS) -LE package
 
-.PHONY: all deps deps-build build test check check-load asan tsan fuzz demo bench install deb package image clean slurm
+.PHONY: all deps deps-build build docs test check check-load asan tsan fuzz demo bench install deb package image clean slurm
 
 all: build
 
@@ -36,6 +36,11 @@ $(BUILD)/Makefile:
 
 build: $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS)
+
+# The settings' regions of docs/man/convgpud.8, convgpud.conf.5 and docs/OPERATIONS.md, written
+# from the daemon's settings table (src/daemon/settings.c); docs.settings fails while they are stale.
+docs: build
+	cmake --build $(BUILD) --target docs
 
 test: build
 	cd $(BUILD) && ctest $(CTEST_ARGS)

@@ -57,6 +57,10 @@ static void usage(FILE *f)
     fprintf(f, "  --foreground          do not detach (use under systemd, docker, tests)\n"
                "  --version             print the version and exit\n"
                "  --routes              print the control API's routes and who may call each\n"
+               "  --settings-doc FORMAT|FILE\n"
+               "                        print the settings' documentation from their table\n"
+               "                        (man8, conf5, markdown, synopsis, tsv), or FILE with\n"
+               "                        its generated regions rewritten (make docs)\n"
                "  -h, --help            this help\n"
                "\n"
                "Control API: curl --unix-socket DIR/control.sock http://convgpu/v1/containers\n");
@@ -130,19 +134,47 @@ static int check_topology(const struct daemon_options *o)
     return 0;
 }
 
+/* The program's own options around the settings in OPERATIONS.md's synopsis. */
+#define SYNOPSIS_BEFORE "[--config FILE]"
+#define SYNOPSIS_AFTER "[--foreground] [--version] [--routes] [--settings-doc FORMAT|FILE]"
+
+/* --settings-doc: a format of the settings' documentation, or a file with generated regions
+ * rewritten to stdout (settings.h). 1 (exit 0) or 2. */
+static int settings_doc_command(const char *arg)
+{
+    if (settings_doc(stdout, arg, SYNOPSIS_BEFORE, SYNOPSIS_AFTER) == 0)
+        return 1;
+    if (!strchr(arg, '/') && !strchr(arg, '.')) {
+        fprintf(stderr, "convgpud: --settings-doc takes man8, conf5, markdown, synopsis, tsv or "
+                        "a file, not '%s'\n", arg);
+        return 2;
+    }
+    FILE *in = fopen(arg, "re");
+    if (!in) {
+        fprintf(stderr, "convgpud: cannot read %s: %s\n", arg, strerror(errno));
+        return 2;
+    }
+    int rc = settings_doc_file(in, stdout, arg, SYNOPSIS_BEFORE, SYNOPSIS_AFTER);
+    fclose(in);
+    return rc == 0 && fflush(stdout) == 0 ? 1 : 2;
+}
+
 /* Returns 0 to run, 1 to exit 0 (help, version), 2 on bad usage. */
 static int parse_args(int argc, char **argv, struct daemon_options *o)
 {
-    enum { O_CONFIG = 1000, O_FOREGROUND, O_VERSION, O_ROUTES, O_SETTING };
+    enum { O_CONFIG = 1000, O_FOREGROUND, O_VERSION, O_ROUTES, O_SETTINGS_DOC, O_SETTING };
     /* Every setting of the table is a flag taking a value; a few more are the program's own. */
-    static struct option opts[64];
+    static struct option opts[96];
     size_t nopts = 0;
-    for (size_t i = 0; i < settings_count() && nopts < 58; i++)
+    if (settings_count() > 96 - 7) /* the table outgrew this array: every test says so */
+        abort();
+    for (size_t i = 0; i < settings_count(); i++)
         opts[nopts++] = (struct option){settings_name(i), required_argument, NULL, O_SETTING};
     opts[nopts++] = (struct option){"config", required_argument, NULL, O_CONFIG};
     opts[nopts++] = (struct option){"foreground", no_argument, NULL, O_FOREGROUND};
     opts[nopts++] = (struct option){"version", no_argument, NULL, O_VERSION};
     opts[nopts++] = (struct option){"routes", no_argument, NULL, O_ROUTES};
+    opts[nopts++] = (struct option){"settings-doc", required_argument, NULL, O_SETTINGS_DOC};
     opts[nopts++] = (struct option){"help", no_argument, NULL, 'h'};
     opts[nopts] = (struct option){NULL, 0, NULL, 0};
     settings_defaults(o);
@@ -167,6 +199,8 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
                        api_may_name(api_routes[i].may));
             return 1;
         }
+        if (c == O_SETTINGS_DOC)
+            return settings_doc_command(optarg);
         if (c == O_CONFIG)
             config = optarg;
     }
@@ -188,6 +222,7 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
             o->foreground = true;
             break;
         case O_CONFIG:
+        case O_SETTINGS_DOC:
             break;
         default:
             usage(stderr);

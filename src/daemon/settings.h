@@ -1,8 +1,9 @@
 /* settings.h — every daemon setting in one table (settings.c): its name (the flag `--NAME` and
- * the configuration file's key `NAME`), what it takes, its default, and its help. The option
- * parser, the configuration file, `--help` and the defaults all come from that table, so adding
- * a setting is one row (and its field in struct daemon_options); the man pages are checked
- * against `--help` (package.manpages) and OPERATIONS.md's table against it (docs.blocks). */
+ * the configuration file's key `NAME`), what it takes, its default, its help and its pages'
+ * paragraph. The option parser, the configuration file, `--help`, the defaults and the pages
+ * that describe the settings (convgpud.8, convgpud.conf.5, OPERATIONS.md: settings_doc) all come
+ * from that table, so adding a setting is one row (and the field in struct daemon_options that
+ * the daemon reads); docs.settings checks that the committed pages are what the table prints. */
 #ifndef CONVGPUD_SETTINGS_H
 #define CONVGPUD_SETTINGS_H
 
@@ -22,5 +23,17 @@ void settings_usage(FILE *f);
 /* How many settings there are, and the name of the i-th (for getopt's table). */
 size_t settings_count(void);
 const char *settings_name(size_t i);
+
+/* The settings' documentation in FORMAT: man8 (convgpud.8's OPTIONS entries), conf5
+ * (convgpud.conf.5's KEYS entries), markdown (OPERATIONS.md's table), synopsis (OPERATIONS.md's
+ * synopsis block: BEFORE, every setting, AFTER: the program's own options), tsv (name,
+ * argument, default, values; for tests). 0, or -1 for an unknown format. */
+int settings_doc(FILE *f, const char *format, const char *before, const char *after);
+/* Copies IN (named NAME in errors) to OUT with every generated region rewritten: after a line
+ * holding "generated: convgpud --settings-doc FORMAT", FORMAT's text, up to the next line
+ * holding "end generated". 0, or -1 with the reason on stderr (an unknown format, a region
+ * without end, a file without regions). */
+int settings_doc_file(FILE *in, FILE *out, const char *name, const char *before,
+                      const char *after);
 
 #endif

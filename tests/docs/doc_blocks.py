@@ -214,7 +214,7 @@ def settings_table():
     with open(os.path.join(SRC, "docs", "OPERATIONS.md"), encoding="utf-8") as f:
         inside = False
         for line in f:
-            if line.startswith("| setting | default | meaning |"):
+            if line.startswith("| setting | default |"):
                 inside = True
             elif inside and not line.startswith("|"):
                 break
