@@ -87,6 +87,22 @@ container_field() { # container_field ID FIELD
     cg inspect "$1" 2>/dev/null | json_get "$2"
 }
 
+# has_event TYPE CONTAINER [REASON]: the daemon's events (GET /v1/events) hold an event of TYPE
+# about CONTAINER (its name or id), with REASON when one is given. Checks read what happened
+# here or in inspect, not in the log, whose wording is for people and may change.
+has_event() {
+    local id body
+    id=$(container_field "$2" id)
+    body=$(api GET '/v1/events?since=0')
+    python3 -c '
+import json, sys
+kind, names, reason = sys.argv[1], {sys.argv[2], sys.argv[3]}, sys.argv[4]
+events = json.loads(sys.stdin.read().split(" ", 1)[1])["events"]
+sys.exit(not any(e["type"] == kind and e["container"] in names
+                 and (not reason or e.get("reason") == reason) for e in events))
+' "$1" "$2" "${id:-$2}" "${3:-}" <<<"$body"
+}
+
 finish() { # a test that ran no check proves nothing: it fails
     echo "$PASSES passed, $FAILS failed"
     [ "$PASSES" -gt 0 ] || echo "FAIL: no check ran"

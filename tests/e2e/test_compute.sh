@@ -155,8 +155,8 @@ run_in cheat "$BUILD/tests/e2e/gate_cheat" "$TMP/release.cheat"
 CHEAT=$!
 wait_for "the cheat runs" "$WAIT_S" grep -q "cheating=yes" "$TMP/cheat.out" || fail "gate_cheat: $(cat "$TMP/cheat.out")"
 wait_for "the daemon reports the container running past its hard share" 300 \
-    grep -q "runs past its hard compute share" "$DAEMON_LOG" &&
-    pass "over-share reported: $(grep -m1 "runs past its hard compute share" "$DAEMON_LOG" | cut -d' ' -f4-)" ||
+    has_event watchdog-over-share cheat &&
+    pass "over-share reported: a watchdog-over-share event about cheat (GET /v1/events)" ||
     fail "a container ignoring its gate was never reported"
 touch "$TMP/release.cheat"
 wait "$CHEAT" || true

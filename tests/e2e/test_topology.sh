@@ -94,8 +94,11 @@ cg topo >"$TMP/cli.txt"
 check "convgpu topo: GPU0-GPU1 NV2, GPU0-GPU2 PIX, GPU0-GPU4 SYS" \
     grep -Eq '^GPU0 +X +NV2 +PIX +PIX +SYS +SYS +SYS +SYS$' "$TMP/cli.txt"
 check "convgpu topo: the legend" grep -q 'NV#  = Connection traversing a bonded set' "$TMP/cli.txt"
-check "the daemon logged the pairs it read from NVML" \
-    grep -q 'topology: 8 GPUs, 4 NVLinked pairs' "$DAEMON_LOG"
+# What the daemon read back from NVML, as convgpu topo --json (the daemon's GET /v1/topology)
+# gives it: 8 GPUs, 4 NVLinked pairs.
+read_back="$(awk '{ print $1; print $2 }' "$TMP/cli" | sort -u | wc -l) GPUs, $(awk '$4 > 0' "$TMP/cli" | wc -l) NVLinked pairs"
+check "the daemon read 8 GPUs, 4 NVLinked pairs from NVML ($read_back)" \
+    test "$read_back" = "8 GPUs, 4 NVLinked pairs"
 
 # The containers' environment carries the file; NVML there answers as the file says.
 api GET /v1/version >"$TMP/version"

@@ -32,7 +32,10 @@ round() { # round yes|no
         check "a's 80 MiB are off the device ($(f a paused_bytes))" \
             test "$(f a paused_bytes)" -eq $((80 * MIB))
         wait_for "b runs on a's memory" "$WAIT_S" is b running || fail "b is $(f b state)"
-        check "the daemon says why" grep -q "checkpointed as the scheduler's victim" "$DAEMON_LOG"
+        # Why, from the events: the scheduler's victim (not an operator's order), and paused
+        # (checkpointed) rather than swapped.
+        victim_paused() { has_event swap-out a "swapped out for a waiting request" && has_event paused a; }
+        check "the events say why: a is the scheduler's victim, checkpointed" victim_paused
         # kill -9 while a is the scheduler's pause: the restarted daemon keeps it off the device
         # and brings it back by itself once b is done (it was held by nobody).
         stop_daemon_hard

@@ -136,7 +136,8 @@ hook_refuses "a container the OCI shim wired already" "not both" 1 --device 0
 uuid0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["uuid"])' "$TMP/devices.json")
 bundle "[\"CONVGPU_GPU_MEMORY=1GiB\", \"CUDA_VISIBLE_DEVICES=$uuid0\"]" 1
 hook_refuses "a container whose init is gone (registered, then released)" "/proc/$gone/ns/mnt" 1 --device 0
-check "hook: the daemon saw the registration it released" grep -q "cdi-hook-test.*removed" "$DAEMON_LOG"
+check "hook: the daemon saw the registration it released (its events: cdi-hook-test removed)" \
+    has_event removed cdi-hook-test
 rc=0; echo '{"id": "x"' | hook --device 0 >/dev/null 2>"$TMP/hook.err" || rc=$?
 check "hook: a state that is not JSON: exit 1" test "$rc" = 1
 rc=0; echo "{\"id\":\"x\",\"bundle\":\"$TMP/bundle\"}" | hook --device 0 >/dev/null 2>"$TMP/hook.err" || rc=$?

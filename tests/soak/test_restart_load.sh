@@ -243,7 +243,8 @@ for p in $waiting_pids; do
 done
 check "every process waiting across both restarts was granted afterwards ($granted_late of $(wc -w <<<"$waiting_pids"))" \
     test "$granted_late" -eq "$(wc -w <<<"$waiting_pids")"
-resumes=$(awk '/ready:/{n++} n==3 && /resume/{r++} END{print r+0}' "$DAEMON_LOG")
+# The third daemon's own count of resume decisions (/metrics starts at zero with each daemon).
+resumes=$(api GET /metrics | awk '$1 == "convgpu_decisions_total{kind=\"resume\"}" { print $2 }')
 check "the policy resumed suspended containers after the second restart ($resumes resume decisions)" test "$resumes" -ge 1
 
 # ---- the end: nothing left anywhere ------------------------------------------------------------

@@ -172,7 +172,12 @@ t0=$(date +%s%N)
 end=$(( t0 + SECONDS_LOAD * 1000000000 ))
 pol=-1 s1= s2=
 declare -A RESUMES SUSPENDS
-count_log() { grep -c "$1" "$DAEMON_LOG" || true; }
+# The decisions so far by kind, from the daemon's /metrics (its counters of the core's events),
+# not from the log's wording.
+count_decisions() {
+    curl -sf --unix-socket "$RUNDIR/control.sock" http://convgpu/metrics |
+        awk -v k="convgpu_decisions_total{kind=\"$1\"}" '$1 == k { print $2; n++ } END { if (!n) print 0 }'
+}
 while :; do
     now=$(date +%s%N)
     [ "$now" -lt "$end" ] || break
@@ -180,12 +185,12 @@ while :; do
     want=$(( el_ms / period_ms )); [ "$want" -lt ${#POLICIES[@]} ] || want=$(( ${#POLICIES[@]} - 1 ))
     if [ "$want" -ne "$pol" ]; then
         if [ "$pol" -ge 0 ]; then
-            RESUMES[${POLICIES[$pol]}]=$(( $(count_log 'resume container') - r0 ))
-            SUSPENDS[${POLICIES[$pol]}]=$(( $(count_log 'suspend container') - s0 ))
+            RESUMES[${POLICIES[$pol]}]=$(( $(count_decisions resume) - r0 ))
+            SUSPENDS[${POLICIES[$pol]}]=$(( $(count_decisions suspend) - s0 ))
         fi
         pol=$want
         cg policy "${POLICIES[$pol]}" >/dev/null || fail "policy ${POLICIES[$pol]}"
-        r0=$(count_log 'resume container'); s0=$(count_log 'suspend container')
+        r0=$(count_decisions resume); s0=$(count_decisions suspend)
     fi
     if [ -z "$s1" ] && [ "$el_ms" -ge $(( SECONDS_LOAD * 1000 / 3 )) ]; then sample third; s1=1; fi
     if [ -z "$s2" ] && [ "$el_ms" -ge $(( SECONDS_LOAD * 2000 / 3 )) ]; then sample two-thirds; s2=1; fi
@@ -197,8 +202,8 @@ while :; do
     if [ $(( RANDOM % 1000 )) -lt "$KILL_PM" ]; then kill_random; fi
     sleep 0.1
 done
-RESUMES[${POLICIES[$pol]}]=$(( $(count_log 'resume container') - r0 ))
-SUSPENDS[${POLICIES[$pol]}]=$(( $(count_log 'suspend container') - s0 ))
+RESUMES[${POLICIES[$pol]}]=$(( $(count_decisions resume) - r0 ))
+SUSPENDS[${POLICIES[$pol]}]=$(( $(count_decisions suspend) - s0 ))
 sample end-of-load
 t_load=$(( ($(date +%s%N) - t0) / 1000000 ))
 
@@ -248,7 +253,7 @@ exits=$(grep -c 'exit-without-free' "$TMP/all.out" || true)
 started=$(grep -o 'pid [0-9]* connected' "$DAEMON_LOG" | sort -u | wc -l)
 check "the load was real: peak $peak live processes (want >= $((PROCS * 3 / 4)))" test "$peak" -ge $((PROCS * 3 / 4))
 [ "$finished" -gt 0 ] || { echo "    | a job's output:"; head -n 20 "$JOBDIR/0.out" | sed 's/^/    | /'; }
-suspends=$(count_log 'suspend container'); resumes=$(count_log 'resume container')
+suspends=$(count_decisions suspend); resumes=$(count_decisions resume)
 check "containers were suspended and resumed ($suspends suspensions, $resumes resumptions)" \
     test "$suspends" -gt 0 -a "$resumes" -gt 0
 
