@@ -37,8 +37,9 @@ $(BUILD)/Makefile:
 build: $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The settings' regions of docs/man/convgpud.8, convgpud.conf.5 and docs/OPERATIONS.md, written
-# from the daemon's settings table (src/daemon/settings.c); docs.settings fails while they are stale.
+# The settings' regions of docs/man/convgpud.8, convgpud.conf.5, docs/OPERATIONS.md and
+# packaging/convgpud.conf.example, written from the daemon's settings table
+# (src/daemon/settings.c); docs.settings fails while they are stale.
 docs: build
 	cmake --build $(BUILD) --target docs
 

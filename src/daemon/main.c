@@ -59,8 +59,8 @@ static void usage(FILE *f)
                "  --routes              print the control API's routes and who may call each\n"
                "  --settings-doc FORMAT|FILE\n"
                "                        print the settings' documentation from their table\n"
-               "                        (man8, conf5, markdown, synopsis, tsv), or FILE with\n"
-               "                        its generated regions rewritten (make docs)\n"
+               "                        (man8, conf5, conf, markdown, synopsis, tsv), or FILE\n"
+               "                        with its generated regions rewritten (make docs)\n"
                "  -h, --help            this help\n"
                "\n"
                "Control API: curl --unix-socket DIR/control.sock http://convgpu/v1/containers\n");
@@ -145,8 +145,8 @@ static int settings_doc_command(const char *arg)
     if (settings_doc(stdout, arg, SYNOPSIS_BEFORE, SYNOPSIS_AFTER) == 0)
         return 1;
     if (!strchr(arg, '/') && !strchr(arg, '.')) {
-        fprintf(stderr, "convgpud: --settings-doc takes man8, conf5, markdown, synopsis, tsv or "
-                        "a file, not '%s'\n", arg);
+        fprintf(stderr, "convgpud: --settings-doc takes man8, conf5, conf, markdown, synopsis, "
+                        "tsv or a file, not '%s'\n", arg);
         return 2;
     }
     FILE *in = fopen(arg, "re");

@@ -3,7 +3,7 @@
  * small parser beside the table. Every refusal reads "NAME takes WHAT, not 'VALUE'" unless the
  * setting has more to say (a topology file's own error, a group that does not exist).
  * The pages that describe the settings (convgpud.8's OPTIONS, convgpud.conf.5's KEYS,
- * OPERATIONS.md's synopsis and table) are printed from the same rows (settings_doc), so a row
+ * OPERATIONS.md's synopsis and table, the example configuration file) are printed from the same rows (settings_doc), so a row
  * is the only place a setting is written; `make docs` puts them in the files, the build into the
  * installed man pages, and docs.settings fails when the files are stale. */
 #include "settings.h"
@@ -949,6 +949,26 @@ static void doc_tsv(FILE *f, const struct setting *s)
     fprintf(f, "%s\t%s\t%s\n", s->name, s->arg, t.s);
 }
 
+/* The configuration file's example (packaging/convgpud.conf.example, installed commented out
+ * as /etc/convgpu/convgpud.conf): every key with its help as a comment, then the key commented
+ * out with its default, or its argument's name where the default is not a value. */
+static void doc_conf(FILE *f, const struct setting *s)
+{
+    int col = fprintf(f, "# %s:", s->name);
+    for (const char *p = s->help; *p;) {
+        size_t w = strcspn(p, " ");
+        if (col + 1 + (int)w > 96) {
+            fputs("\n#", f);
+            col = 1;
+        }
+        col += fprintf(f, " %.*s", (int)w, p);
+        p += w;
+        while (*p == ' ')
+            p++;
+    }
+    fprintf(f, "\n#%s = %s\n\n", s->name, s->def ? s->def : s->arg);
+}
+
 /* The synopsis: every setting as [--NAME ARG] between the program's own options, filled to 96
  * columns under the program's name, in the fenced block docs.blocks checks against --help. */
 static void doc_synopsis(FILE *f, const char *before, const char *after)
@@ -990,7 +1010,7 @@ int settings_doc(FILE *f, const char *format, const char *before, const char *af
     if (strcmp(format, "markdown") == 0)
         fputs("| setting | default | values | meaning |\n|---|---|---|---|\n", f);
     else if (strcmp(format, "man8") != 0 && strcmp(format, "conf5") != 0 &&
-             strcmp(format, "tsv") != 0)
+             strcmp(format, "conf") != 0 && strcmp(format, "tsv") != 0)
         return -1;
     for (size_t i = 0; i < NSETTINGS; i++) {
         if (strcmp(format, "man8") == 0)
@@ -999,6 +1019,8 @@ int settings_doc(FILE *f, const char *format, const char *before, const char *af
             doc_roff(f, PAGE_CONF5, &settings[i]);
         else if (strcmp(format, "markdown") == 0)
             doc_markdown(f, &settings[i]);
+        else if (strcmp(format, "conf") == 0)
+            doc_conf(f, &settings[i]);
         else
             doc_tsv(f, &settings[i]);
     }

@@ -25,7 +25,8 @@ size_t settings_count(void);
 const char *settings_name(size_t i);
 
 /* The settings' documentation in FORMAT: man8 (convgpud.8's OPTIONS entries), conf5
- * (convgpud.conf.5's KEYS entries), markdown (OPERATIONS.md's table), synopsis (OPERATIONS.md's
+ * (convgpud.conf.5's KEYS entries), conf (the example configuration file's keys, commented
+ * out), markdown (OPERATIONS.md's table), synopsis (OPERATIONS.md's
  * synopsis block: BEFORE, every setting, AFTER: the program's own options), tsv (name,
  * argument, default, values; for tests). 0, or -1 for an unknown format. */
 int settings_doc(FILE *f, const char *format, const char *before, const char *after);

@@ -3,19 +3,21 @@
 table in src/daemon/settings.c, and every page that describes them is printed from it.
 
 What is checked:
-  stale     docs/man/convgpud.8, docs/man/convgpud.conf.5 and docs/OPERATIONS.md are exactly what
+  stale     docs/man/convgpud.8, docs/man/convgpud.conf.5, docs/OPERATIONS.md and
+            packaging/convgpud.conf.example (the installed /etc/convgpu/convgpud.conf) are exactly what
             `convgpud --settings-doc FILE` makes of them (their generated regions written again
             from the table); a difference fails with the command that fixes it, `make docs`
   installed the man pages the build installs (build/man, cmake_install.cmake) are those the
             table writes, not the committed files
   rows      every row of the table (`--settings-doc tsv`: name, argument, default, values) is in
             every output (convgpud.8's entry with --NAME, convgpud.conf.5's with NAME =,
-            OPERATIONS.md's table row and synopsis) with its default and its values, so a row
+            OPERATIONS.md's table row and synopsis; the example file's #NAME = line) with its
+            default and its values (the example: its key), so a row
             added to the table shows in all of them at once
   by hand   no setting is described outside a generated region: convgpud.8's OPTIONS entries
             outside it are exactly the program's own options (not settings), convgpud.conf.5's
             KEYS has no entry outside it, OPERATIONS.md has no settings row or convgpud synopsis
-            outside it
+            outside it, the example file no key outside it
 Exit status: 0 when all hold, 1 with every problem printed.
 """
 import difflib
@@ -27,7 +29,8 @@ import sys
 BUILD = os.environ["CONVGPU_BUILD_DIR"]
 SRC = os.environ["CONVGPU_SOURCE_DIR"]
 DAEMON = os.path.join(BUILD, "bin", "convgpud")
-PAGES = ("docs/man/convgpud.8", "docs/man/convgpud.conf.5", "docs/OPERATIONS.md")
+PAGES = ("docs/man/convgpud.8", "docs/man/convgpud.conf.5", "docs/OPERATIONS.md",
+         "packaging/convgpud.conf.example")
 OWN = {"config", "foreground", "version", "routes", "settings-doc", "help"}  # not settings
 BEGIN = re.compile(r"generated: convgpud --settings-doc ([a-z0-9]+)")
 problems = []
@@ -124,6 +127,8 @@ def check_rows():
         if m:
             table[m.group(1)] = [plain(c) for c in re.split(r"(?<!\\)\|", m.group(2))]
     synopsis = plain(ops.get("synopsis", ""))
+    conf = texts["packaging/convgpud.conf.example"][0].get("conf", "")
+    conf_keys = re.findall(r"^#([a-z0-9-]+) = (.*)$", conf, re.M)
     names = [r[0] for r in rows]
     for name, arg, default, values in rows:
         said = f"Default: {default}. Values: {values}."
@@ -140,8 +145,10 @@ def check_rows():
                             f"says {[default, values]}")
         if f"[--{name} {arg}]" not in synopsis:
             problems.append(f"OPERATIONS.md synopsis: no [--{name} {arg}]")
+        if name not in dict(conf_keys):
+            problems.append(f"convgpud.conf.example: no commented-out line for {name}")
     for page, entries in (("convgpud.8", man8), ("convgpud.conf.5", conf5),
-                          ("OPERATIONS.md", table)):
+                          ("OPERATIONS.md", table), ("convgpud.conf.example", dict(conf_keys))):
         if list(entries) != names:
             problems.append(f"{page}: the settings' entries are not the table's rows in order: "
                             f"{sorted(set(entries) ^ set(names))}")
@@ -158,6 +165,9 @@ def check_by_hand():
     _, outside = split_regions(open(os.path.join(SRC, PAGES[1]), encoding="utf-8").read())
     if re.search(r'^\.BI [a-z0-9\\-]+ " = ', outside, re.M):
         problems.append("convgpud.conf.5: a key described outside the generated region")
+    _, outside = split_regions(open(os.path.join(SRC, PAGES[3]), encoding="utf-8").read())
+    if re.search(r"^#?[a-z0-9-]+ = ", outside, re.M):
+        problems.append("convgpud.conf.example: a key outside the generated region")
     _, outside = split_regions(open(os.path.join(SRC, PAGES[2]), encoding="utf-8").read())
     for line in outside.splitlines():
         if line.startswith("| setting |") or "doc-test: options convgpud " in line:
