@@ -125,7 +125,7 @@ build_deps_present() {
         pkg-config --exists libmicrohttpd jansson sqlite3 2>/dev/null && [ -e /usr/include/http_parser.h ]
 }
 libcuda_present() {
-    { have ldconfig && ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; } ||
+    { have ldconfig && grep -q 'libcuda\.so\.1' <<<"$(ldconfig -p 2>/dev/null)"; } ||
         [ -e /usr/lib/x86_64-linux-gnu/libcuda.so.1 ] || [ -e /usr/local/nvidia/lib64/libcuda.so.1 ] ||
         [ -e /usr/lib64/libcuda.so.1 ]
 }

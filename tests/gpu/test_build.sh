@@ -12,9 +12,9 @@ rm -rf "$OUT"
 make -C "$SRC" OUT="$OUT" NVCC="$NVCC" CUDA_HOME="$CUDA_HOME"
 for p in cudart_table2 gpu_probe; do [ -x "$OUT/$p" ] || { echo "FAIL: $p not built"; exit 1; }; done
 # The default cudart is static: no libcudart.so among the needed libraries.
-if readelf -d "$OUT/cudart_table2" | grep -q 'libcudart'; then echo "FAIL: cudart_table2 links libcudart.so"; exit 1; fi
+if grep -q 'libcudart' <<<"$(readelf -d "$OUT/cudart_table2")"; then echo "FAIL: cudart_table2 links libcudart.so"; exit 1; fi
 # gpu_probe reaches the driver only through dlopen: it links no CUDA library.
-if readelf -d "$OUT/gpu_probe" | grep -qE 'libcuda|libnvidia'; then echo "FAIL: gpu_probe links a CUDA library"; exit 1; fi
+if grep -qE 'libcuda|libnvidia' <<<"$(readelf -d "$OUT/gpu_probe")"; then echo "FAIL: gpu_probe links a CUDA library"; exit 1; fi
 rc=0; "$OUT/cudart_table2" >/dev/null 2>&1 || rc=$?
 [ "$rc" -eq 1 ] || { echo "FAIL: cudart_table2 without arguments: exit $rc, want 1 (usage)"; exit 1; }
 rc=0; "$OUT/gpu_probe" bogus >/dev/null 2>&1 || rc=$?

@@ -30,5 +30,5 @@ done
 # Bad arguments are refused before anything runs.
 if bash "$SRC/run.sh" --bogus >/dev/null 2>&1; then echo "FAIL: unknown argument accepted"; exit 1; fi
 if bash "$SRC/run.sh" --dry-run --budget x >/dev/null 2>&1; then echo "FAIL: bad --budget accepted"; exit 1; fi
-bash "$SRC/run.sh" --help | grep -q -- '--dry-run' || { echo "FAIL: --help"; exit 1; }
+grep -q -- '--dry-run' <<<"$(bash "$SRC/run.sh" --help)" || { echo "FAIL: --help"; exit 1; }
 echo "ok: run.sh --dry-run"

@@ -26,7 +26,8 @@ SOCK=$RUNDIR/control.sock
 
 # No user's connection left in the daemon (root reads /metrics): each attack starts from none,
 # so its counts are its own, not a previous attack's connections the daemon is still closing.
-no_user_connections() { api GET /metrics | grep -q '^convgpu_api_tenant_connections 0$'; }
+# The answer whole, then grep (under pipefail `api | grep -q` fails when grep leaves early).
+no_user_connections() { local m; m=$(api GET /metrics) && grep -q '^convgpu_api_tenant_connections 0$' <<<"$m"; }
 flood() { # flood NAME MODE N [INTERVAL] : A's attacker in the background, until release.NAME
     wait_for "the previous attack's connections closed" "$WAIT_S" no_user_connections ||
         fail "user connections still open before attack $1"
@@ -112,7 +113,7 @@ release follow
 victim_served "after the streams"
 # Streams whose clients hung up give their places back without waiting for an event (before: a
 # stream waiting for events kept its place, and A's descriptors, until the next event).
-no_streams() { api GET /metrics | grep -q '^convgpu_api_followers 0$'; }
+no_streams() { local m; m=$(api GET /metrics) && grep -q '^convgpu_api_followers 0$' <<<"$m"; }
 check "the streams whose clients hung up are closed without an event" \
     wait_for "no stream left" "$WAIT_S" no_streams
 metric() { api GET /metrics | sed -n "s/^$1 //p"; }

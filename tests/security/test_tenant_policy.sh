@@ -51,7 +51,7 @@ as 1102 "$BUILD/bin/convgpu" --runtime-dir "$RUNDIR" run --name v-run --gpu-memo
     "$BUILD/bin/convgpu-sample" --size 600MiB --hold-until "$TMP/release.v" >"$TMP/v.out" 2>&1 &
 V_PID=$!
 BG_PIDS+=("$V_PID")
-v_holds() { api GET /v1/containers/v-run | grep -q '"used":[1-9]'; }
+v_holds() { local c; c=$(api GET /v1/containers/v-run) && grep -q '"used":[1-9]' <<<"$c"; }
 check "V's process holds its 600 MiB" wait_for "V's use" "$WAIT_S" v_holds ||
     echo "V's sample: $(cat "$TMP/v.out")"
 r=$(capi 1101 POST /v1/containers '{"gpu_memory":"7GiB","priority":9}')
