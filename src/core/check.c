@@ -15,11 +15,18 @@ typedef cg_claim claim;
  * leaves its device, and no two members of one gang share a device. */
 static const char *check_gang_member(const cg_container *c)
 {
-    if ((c->gang != CG_CID_NONE) != (c->reserved || c->queued) || (c->reserved && c->queued))
-        return "a gang member that is not reserved or queued, or the reverse";
+    if ((c->gang != CG_CID_NONE) != (c->reserved || c->queued || c->expired) ||
+        (c->reserved + c->queued + c->expired) > 1)
+        return "a gang member that is not reserved, queued or expired, or the reverse";
     for (const cg_container *o = c->next; o && c->gang != CG_CID_NONE; o = o->next)
-        if (o->gang == c->gang && o->queued != c->queued)
-            return "a gang partly admitted";
+        if (o->gang == c->gang && (o->queued != c->queued || o->expired != c->expired))
+            return "a gang partly admitted or partly given up";
+    if (c->expired) {
+        if (c->assigned || c->used || c->swapped || c->npending || c->waiting ||
+            c->limit_waiting || c->swap != CG_RESIDENT)
+            return "a given-up gang member holds, uses or waits for memory";
+        return NULL;
+    }
     if (c->queued) {
         if (c->assigned || c->used || c->swapped || !c->no_swap || c->swap != CG_RESIDENT ||
             c->limit_waiting)

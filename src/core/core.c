@@ -253,6 +253,15 @@ static void req_drop(cg_core *core, cg_container *c, cg_pending *r, cg_time now)
     cg_wait_update(core, c, now);
 }
 
+void cg_reject_pending(cg_core *core, cg_container *c, cg_reason why, cg_time now)
+{
+    while (c->phead) {
+        cg_pending *r = c->phead;
+        emit(core, CG_EV_REJECT, why, c, r->proc->pid, r->req, r->bytes, now);
+        req_drop(core, c, r, now);
+    }
+}
+
 static void charge(cg_core *core, cg_container *c, cg_process *p, cg_bytes bytes, bool charges)
 {
     p->used += bytes;
@@ -671,7 +680,7 @@ cg_status cg_container_set_limit(cg_core *core, cg_cid cid, cg_bytes limit, cg_t
     cg_device *d = &core->dev[c->dev];
     if (limit == 0)
         return CG_ERR_INVALID;
-    if (c->queued)
+    if (c->queued || c->expired)
         return CG_ERR_STATE;   /* its gang is admitted with the limits it queued with */
     if (limit > d->capacity)
         return CG_ERR_TOO_LARGE;
@@ -745,6 +754,13 @@ cg_status cg_request(cg_core *core, cg_cid cid, cg_pid pid, cg_reqid req, cg_byt
     bool charges = !p || (!p->charged && !p->charge_pending);
     cg_bytes ctx = charges ? d->context_charge : 0;
 
+    /* A gang given up after waiting (cg_gang_expire) is never admitted: no at once. */
+    if (c->expired) {
+        emit(core, CG_EV_REJECT, CG_WHY_GANG_EXPIRED, c, pid, req, bytes, now);
+        if (outcome)
+            *outcome = CG_REJECTED;
+        return CG_OK;
+    }
     /* Over the limit (what is on the host counts): fails at once, whatever the free memory. */
     cg_bytes room = c->limit - ctr_charged(c);
     if (bytes > room || ctx > room - bytes) {
@@ -963,6 +979,7 @@ cg_status cg_container_get(const cg_core *core, cg_cid cid, cg_time now, cg_cont
         .gang = c->gang,
         .reserved = c->reserved,
         .queued = c->queued,
+        .expired = c->expired,
         .util_pct = c->util_pct,
         .app = c->app,
     };

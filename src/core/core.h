@@ -136,6 +136,8 @@ typedef enum {
                               * behind it can be granted (stepaside.c) */
     CG_WHY_GANG,             /* suspended: its gang waits to be admitted on all its devices at
                               * once (gang.c, cg_gang_create_or_queue) */
+    CG_WHY_GANG_EXPIRED,     /* rejected: its gang waited past the operator's bound and was
+                              * given up (gang.c, cg_gang_expire) */
 } cg_reason;
 
 const char *cg_event_kind_name(cg_event_kind k);
@@ -457,6 +459,7 @@ typedef struct {
     cg_cid gang;                   /* the first member of its gang (gang.c), or CG_CID_NONE */
     bool reserved;                 /* its assignment is its limit, always (gang.c) */
     bool queued;                   /* its gang waits to be admitted (gang.c): assigned 0 */
+    bool expired;                  /* its gang was given up after waiting (cg_gang_expire) */
     unsigned util_pct;             /* as created (cg_container_spec); 0: unknown */
     uint64_t app;                  /* as created (cg_container_spec); 0: unknown */
 } cg_container_info;
@@ -586,6 +589,16 @@ cg_status cg_gang_create(cg_core *core, const cg_container_spec *spec, unsigned 
 cg_status cg_gang_create_or_queue(cg_core *core, const cg_container_spec *spec, unsigned n,
                                   const unsigned *devices, cg_time now, cg_cid *cids_out,
                                   bool *queued);
+/* Gives up every queued gang that has waited max_wait or longer (since its members were
+ * created) at `now`: each member's waiting requests are rejected (REJECT, CG_WHY_GANG_EXPIRED),
+ * and the gang leaves the queue EXPIRED: it holds nothing and is never admitted, and every later
+ * request of its members is rejected at once with the same reason, so nothing is reserved for a
+ * container whose processes were already told no. The caller says why and removes it (or its
+ * owner does). Writes up to cap given-up gangs' first members to expired_out and returns how
+ * many were given up; *next_due (may be NULL) gets the earliest time a gang still queued would
+ * be due, or 0 when none is queued. max_wait 0 gives up nothing (no bound). */
+unsigned cg_gang_expire(cg_core *core, cg_time now, cg_time max_wait, cg_cid *expired_out,
+                        unsigned cap, cg_time *next_due);
 /* A daemon restart: re-links members restored with cg_container_restore_spec, first member
  * first: all with assigned = limit (admitted), or all with nothing assigned or used (queued:
  * admitted here at once if they fit now). CG_ERR_INVALID, nothing changed, when one is unknown,

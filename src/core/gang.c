@@ -199,6 +199,44 @@ cg_status cg_gang_create_or_queue(cg_core *core, const cg_container_spec *spec, 
     return CG_OK;
 }
 
+unsigned cg_gang_expire(cg_core *core, cg_time now, cg_time max_wait, cg_cid *expired_out,
+                        unsigned cap, cg_time *next_due)
+{
+    unsigned given_up = 0;
+    cg_time due_min = 0;
+    if (core->nqueued == 0 || max_wait == 0) {
+        if (next_due)
+            *next_due = core->nqueued && max_wait ? now : 0;
+        return 0;
+    }
+    for (cg_container *c = core->head; c; c = c->next) {
+        if (!c->queued || c->cid != c->gang)
+            continue;   /* once per gang, at its first member (created first: the oldest) */
+        cg_time due = c->created_at + max_wait;
+        if (due > now) {
+            if (!due_min || due < due_min)
+                due_min = due;
+            continue;
+        }
+        cg_container *m[CG_MAX_DEVICES];
+        unsigned n = members_of(core, c->gang, m);
+        /* Out of the queue first, so that no rejection below can admit it meanwhile. */
+        for (unsigned i = 0; i < n; i++) {
+            m[i]->queued = false;
+            m[i]->expired = true;
+            core->nqueued--;
+        }
+        for (unsigned i = 0; i < n; i++)
+            cg_reject_pending(core, m[i], CG_WHY_GANG_EXPIRED, now);
+        if (given_up < cap && expired_out)
+            expired_out[given_up] = c->gang;
+        given_up++;
+    }
+    if (next_due)
+        *next_due = due_min;
+    return given_up;
+}
+
 cg_status cg_gang_restore(cg_core *core, const cg_cid *cids, unsigned n)
 {
     if (!cids || n == 0 || n > CG_MAX_DEVICES)

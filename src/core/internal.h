@@ -74,6 +74,9 @@ struct cg_container {
     bool queued;                 /* a gang member whose gang waits to be admitted: assigned ==
                                   * used == 0 until every member can take its whole limit at
                                   * once (gang.c); its requests wait (CG_WHY_GANG) */
+    bool expired;                /* a gang member whose gang waited past the bound and was given
+                                  * up (cg_gang_expire): holds nothing, never admitted, its
+                                  * requests rejected at once (CG_WHY_GANG_EXPIRED) */
     unsigned util_pct;           /* its application's utilisation alone, 0..100; 0: unknown */
     uint64_t app;                /* its application's profile-key hash; 0: unknown */
     cg_time created_at, suspended_since, total_suspended;
@@ -198,6 +201,8 @@ void cg_assign_less(cg_core *core, cg_container *c, cg_bytes a, cg_reason why, c
 /* Emits one event about c (core.c). */
 void cg_emit(cg_core *core, cg_event_kind kind, cg_reason why, const cg_container *c, cg_pid pid,
              cg_reqid req, cg_bytes bytes, cg_time now);
+/* Rejects every pending request of c with reason why, oldest first (core.c). */
+void cg_reject_pending(cg_core *core, cg_container *c, cg_reason why, cg_time now);
 /* Grants and rejects c's pending requests after its U, A or L changed (core.c). */
 void cg_drain_own(cg_core *core, cg_container *c, cg_reason why, cg_time now);
 /* The resume pass of a device (core.c). */

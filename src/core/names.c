@@ -64,6 +64,7 @@ const char *cg_reason_str(cg_reason r)
     case CG_WHY_FAIR_SHARE: return "tenant at its fair-share ceiling";
     case CG_WHY_STEP_ASIDE: return "stepped aside for a later request";
     case CG_WHY_GANG: return "waits for all its GPUs";
+    case CG_WHY_GANG_EXPIRED: return "its GPUs were not all free within the bound (gang-wait-max)";
     }
     return "unknown";
 }

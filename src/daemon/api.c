@@ -320,6 +320,7 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
         "used", (json_int_t)container_used_bytes(c), "state",
         c->pause.phase != PAUSE_NONE         ? pause_state_name(d, c)
         : ci.queued                          ? "queued"
+        : ci.expired                         ? "expired"
         : c->swap.phase == SWAP_OUT          ? "swapped"
         : ci.state == CG_STATE_SUSPENDED     ? "suspended"
                                              : "running",

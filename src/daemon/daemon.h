@@ -229,6 +229,8 @@ struct daemon_options {
     bool swap_limit_set;        /* given; else half the host's memory when swap is on */
     unsigned swap_hold_pct;     /* percent of swap_limit tenants' own holds may take (core.h) */
     uint64_t aging_ns;          /* priority aging step (0: the core's default) */
+    unsigned gang_wait_max;     /* seconds a queued gang may wait before it is given up (0: no
+                                 * bound; gang_tick) */
     /* The compute share of a container created without one (API field gpu_compute absent):
      * 0 = none; and the mode of a share given without a mode. */
     unsigned default_compute_pct;

@@ -136,6 +136,35 @@ int gang_create(struct daemon *d, const char *id, const char *name, const char *
     return 0;
 }
 
+int gang_tick(struct daemon *d)
+{
+    if (!d->opt.gang_wait_max)
+        return -1;
+    uint64_t now = loop_now_ns(), bound = (uint64_t)d->opt.gang_wait_max * 1000000000ull;
+    cg_cid gone[16];
+    cg_time due = 0;
+    unsigned n = cg_gang_expire(d->core, now, bound, gone, 16, &due);
+    if (n)
+        decide_flush(d); /* the refusals' replies go out now, not at the next decision */
+    for (unsigned i = 0; i < n && i < 16; i++) {
+        struct container *c = container_by_cid(d, gone[i]);
+        cg_container_info ci = {0};
+        char b[CG_SIZE_BUFLEN];
+        if (c && cg_container_get(d->core, gone[i], now, &ci) == CG_OK)
+            log_warn("container %s: its %u GPUs did not all have %s free within %u s "
+                     "(gang-wait-max): its waiting allocations are refused, it reserves "
+                     "nothing and will not be admitted; remove it and create it again to wait "
+                     "anew",
+                     c->id, c->nmembers ? c->nmembers : 1,
+                     cg_format_size(ci.limit, b, sizeof b), d->opt.gang_wait_max);
+    }
+    if (n > 16)
+        log_warn("%u more gangs given up after waiting (gang-wait-max)", n - 16);
+    if (!due)
+        return -1;
+    return due <= now ? 0 : (int)((due - now + 999999u) / 1000000u);
+}
+
 int gang_restore_member(struct daemon *d, struct container *c, const char *leader_id,
                         unsigned index)
 {

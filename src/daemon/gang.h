@@ -27,6 +27,11 @@ int gang_update(struct daemon *d, struct container *c, const struct container_ch
  * the place is taken; the caller then removes c. */
 int gang_restore_member(struct daemon *d, struct container *c, const char *leader_id,
                         unsigned index);
+/* Gives up the gangs that have waited queued longer than --gang-wait-max (cg_gang_expire):
+ * their waiting allocations are refused, they hold nothing and are never admitted; each is
+ * logged with the reason and shown as state "expired" until it is removed. Returns the
+ * milliseconds until the next gang is due, or -1 (none queued, or no bound). */
+int gang_tick(struct daemon *d);
 /* Restart, after every row: links each restored gang in the core again. */
 void gang_relink(struct daemon *d);
 

@@ -542,7 +542,9 @@ int main(int argc, char **argv)
     while (!d.stop) {
         int t = api_timeout_ms(&d), tm = metrics_timeout_ms(&d), tw = watchdog_tick(&d);
         int tc = compute_tick(&d), ts = swap_tick(&d), ta = adaptive_tick(&d);
-        int tf = decide_tick(&d), tstop = follow_stop_tick(&d);
+        int tf = decide_tick(&d), tstop = follow_stop_tick(&d), tg = gang_tick(&d);
+        if (tg >= 0 && (t < 0 || tg < t))
+            t = tg;
         if (tstop >= 0 && (t < 0 || tstop < t))
             t = tstop;
         if (tf >= 0 && (t < 0 || tf < t))

@@ -644,6 +644,17 @@ static const struct setting settings[] = {
      "also how long a container back from a swap is not moved out again for a running "
      "victim's sake (docs/SCHEDULING.md, \"Priorities\").",
      CUSTOM(p_aging, "seconds from `1` to `86400`")},
+    {"gang-wait-max", "SECONDS", D("0"),
+     "how long a container on several GPUs may wait queued for all of them; past it its "
+     "waiting allocations are refused, it reserves nothing and is never admitted (default 0: "
+     "no bound; docs/SCHEDULING.md, Several GPUs that wait)",
+     "How long a container on several GPUs may wait queued for all of them to have its limit "
+     "free; `0` sets no bound. Past it the daemon gives the container up: its waiting "
+     "allocations are refused (its programs see out-of-memory), later ones are refused at once, "
+     "it reserves nothing and is not admitted when its GPUs have room; it shows as `expired` "
+     "until it is removed, and the log says why (docs/SCHEDULING.md, \"Several GPUs that "
+     "wait\").",
+     UINT(gang_wait_max, 0, 604800, "whole seconds from 0 (no bound) to 604800")},
     {"profile-limits", "MARGIN|off", W("`off`: a limit is required"),
      "a container created without a GPU-memory limit gets its profile's peak (learnt from past "
      "runs of the same image or command by the same user) plus MARGIN, 1%-100% (default off: a "

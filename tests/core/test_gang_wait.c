@@ -10,7 +10,11 @@
  *     swap on in half of them, cg_core_check after every step (every device banker's-safe, every
  *     gang wholly queued or wholly admitted, no queued gang left that could be admitted); then
  *     the drain: processes end and containers leave, gangs only once admitted; a queued gang
- *     left when nothing else holds memory would be a deadlock. */
+ *     left when nothing else holds memory would be a deadlock;
+ *   - the bound on a queued gang's wait (cg_gang_expire, convgpud --gang-wait-max): before it
+ *     nothing changes; at it every waiting request of every member is rejected
+ *     (CG_WHY_GANG_EXPIRED), the gang holds nothing and is never admitted when memory returns,
+ *     later requests are rejected at once; the property walks give up gangs at random too. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +22,12 @@
 #include "core.h"
 #include "core_test.h"
 
-static unsigned nresumes, ngang_waits;
+static unsigned nresumes, ngang_waits, nexpired_rejects;
 static void count(void *ctx, const cg_event *ev)
 {
     (void)ctx;
     nresumes += ev->kind == CG_EV_RESUME;
+    nexpired_rejects += ev->kind == CG_EV_REJECT && ev->reason == CG_WHY_GANG_EXPIRED;
     ngang_waits += ev->kind == CG_EV_SUSPEND && ev->reason == CG_WHY_GANG;
 }
 
@@ -134,6 +139,63 @@ static void test_by_hand(void)
     cg_core_free(core);
 }
 
+static void test_expire(void)
+{
+    cg_core *core = mk(2, 100, 0);
+    cg_cid h0, h1, m[2];
+    cg_outcome o;
+    CHECK(cg_container_create(core, 0, 80, 0, &h0) == CG_OK && cg_container_create(core, 1, 80, 0, &h1) == CG_OK,
+          "singles on 0 and 1");
+    CHECK(cg_request(core, h0, 1, 1, 80, 0, &o) == CG_OK && cg_request(core, h1, 1, 2, 80, 0, &o) == CG_OK,
+          "they hold 80 each");
+    cg_container_spec spec = {.device = -1, .limit = 50};
+    bool queued = false;
+    CHECK(cg_gang_create_or_queue(core, &spec, 2, NULL, 1000, m, &queued) == CG_OK && queued,
+          "a gang of 2 x 50 queued at t=1000");
+    CHECK(cg_request(core, m[0], 7, 3, 20, 1001, &o) == CG_OK && o == CG_SUSPENDED, "member 0 waits");
+    CHECK(cg_request(core, m[1], 8, 4, 30, 1002, &o) == CG_OK && o == CG_SUSPENDED, "member 1 waits");
+    cg_time due = 0;
+    cg_cid gone[4];
+    CHECK(cg_gang_expire(core, 1500, 0, gone, 4, &due) == 0 && due == 0, "no bound: nothing, no due");
+    CHECK(cg_gang_expire(core, 1500, 1000, gone, 4, &due) == 0 && due == 2000,
+          "before the bound: nothing given up, due at 2000 (%llu)", (unsigned long long)due);
+    CHECK(info(core, m[0]).queued && info(core, m[0]).npending == 1, "still queued, still waiting");
+    CHECK_CORE(core);
+    unsigned before = nexpired_rejects;
+    CHECK(cg_gang_expire(core, 2000, 1000, gone, 4, &due) == 1 && gone[0] == m[0] && due == 0,
+          "at the bound: the gang given up, nothing left queued");
+    CHECK(nexpired_rejects == before + 2, "both waiting requests rejected (%u)",
+          nexpired_rejects - before);
+    for (unsigned i = 0; i < 2; i++) {
+        cg_container_info ci = info(core, m[i]);
+        CHECK(ci.expired && !ci.queued && !ci.reserved && ci.assigned == 0 && ci.used == 0 &&
+                  ci.npending == 0,
+              "member %u: given up, holds and waits for nothing", i);
+    }
+    CHECK(dev(core, 0).assigned == 80 && dev(core, 1).assigned == 80, "nothing reserved");
+    CHECK_CORE(core);
+    CHECK(cg_container_remove(core, h0, 2100) == CG_OK && cg_container_remove(core, h1, 2100) == CG_OK,
+          "the holders leave");
+    CHECK(dev(core, 0).assigned == 0 && dev(core, 1).assigned == 0 && info(core, m[0]).expired,
+          "memory returns: the given-up gang is not admitted, nothing is reserved for it");
+    CHECK(cg_request(core, m[0], 7, 5, 10, 2200, &o) == CG_OK && o == CG_REJECTED &&
+              nexpired_rejects == before + 3,
+          "a later request: rejected at once, with the same reason");
+    CHECK(cg_container_set_limit(core, m[1], 40, 2200, NULL) == CG_ERR_STATE,
+          "a given-up member's limit does not change");
+    CHECK(cg_gang_expire(core, 9000, 1000, gone, 4, &due) == 0, "given up once");
+    CHECK_CORE(core);
+    CHECK(cg_container_remove(core, m[0], 2300) == CG_OK && cg_container_remove(core, m[1], 2300) == CG_OK,
+          "removed");
+    /* A new gang now fits and is admitted at once; the bound does not touch it. */
+    CHECK(cg_gang_create_or_queue(core, &spec, 2, NULL, 2400, m, &queued) == CG_OK && !queued,
+          "a new gang admitted at once");
+    CHECK(cg_gang_expire(core, 99999, 1000, gone, 4, &due) == 0 && info(core, m[0]).reserved,
+          "an admitted gang is never given up");
+    CHECK_CORE(core);
+    cg_core_free(core);
+}
+
 /* Two gangs, devices {0,1} and {1,0}, each device half held: the textbook cycle if a gang could
  * hold one device while waiting for the other. */
 static void test_two_gangs(void)
@@ -193,7 +255,8 @@ static void check_all_or_nothing(const cg_core *core, const cg_cid *live, unsign
         if (cg_container_get(core, ci.gang, 0, &lead) != CG_OK)
             continue;   /* the drain removes an admitted gang's members one by one */
         CHECK(ci.queued == lead.queued, "walk %d: gang %u partly admitted", walk, ci.gang);
-        CHECK(ci.queued ? ci.assigned == 0 : ci.assigned == ci.limit,
+        CHECK(ci.expired == lead.expired, "walk %d: gang %u partly given up", walk, ci.gang);
+        CHECK(ci.queued || ci.expired ? ci.assigned == 0 : ci.assigned == ci.limit,
               "walk %d: member %u holds %llu of %llu (queued %d)", walk, live[i],
               (unsigned long long)ci.assigned, (unsigned long long)ci.limit, ci.queued);
     }
@@ -210,7 +273,7 @@ static void remove_at(cg_cid *live, unsigned *n, cg_cid c)
 
 static void test_property(void)
 {
-    unsigned queued_total = 0, admitted_later = 0;
+    unsigned queued_total = 0, admitted_later = 0, expired_total = 0;
     for (int walk = 0; walk < 400; walk++) {
         unsigned ndev = 2 + rnd(3);
         bool swap = walk % 2;
@@ -253,6 +316,9 @@ static void test_property(void)
                 } else {
                     cg_process_exit(core, c, 1 + rnd(3), now);
                 }
+            } else if (what == 3 && rnd(4) == 0) {
+                cg_time due;
+                expired_total += cg_gang_expire(core, now, 1000 * (1 + rnd(20)), NULL, 0, &due);
             } else if (nlive) {
                 cg_cid c = live[rnd(nlive)];
                 cg_outcome o;
@@ -289,14 +355,16 @@ static void test_property(void)
         cg_core_free(core);
     }
     CHECK(queued_total > 100, "the walks queued only %u gangs", queued_total);
-    printf("core.gang_wait: %u gangs queued in the walks; every one admitted and drained\n",
-           queued_total);
+    CHECK(expired_total > 10, "the walks gave up only %u gangs", expired_total);
+    printf("core.gang_wait: %u gangs queued in the walks, %u of them given up after waiting; "
+           "every one admitted or given up, and drained\n", queued_total, expired_total);
     (void)admitted_later;
 }
 
 int main(void)
 {
     test_by_hand();
+    test_expire();
     test_two_gangs();
     test_property();
     if (failures)
