@@ -34,15 +34,15 @@ const struct cgc_option cgc_options[CGC_OPT_COUNT] = {
                               NULL},
     [CGC_OPT_PRIORITY] = {CGC_OPT_PRIORITY, "priority", "N", "priority", "CONVGPU_PRIORITY",
                           "com.convgpu.priority", "gpu-priority", CGC_TYPE_INT, 0, 9, NULL,
-                          ALL_MAKERS | CGC_DOOR_SET,
+                          ALL_MAKERS | CGC_DOOR_SET | CGC_DOOR_K8S,
                           "0-9, higher goes first when memory is short", NULL},
     [CGC_OPT_NO_SWAP] = {CGC_OPT_NO_SWAP, "no-swap", NULL, "swap", "CONVGPU_NO_SWAP",
                          "com.convgpu.no-swap", "gpu-no-swap", CGC_TYPE_FLAG, 0, 0, NULL,
-                         ALL_MAKERS, "never move its memory to the host",
+                         ALL_MAKERS | CGC_DOOR_K8S, "never move its memory to the host",
                          "fixed when made (set cannot change it)"},
     [CGC_OPT_EXCLUSIVE] = {CGC_OPT_EXCLUSIVE, "exclusive", NULL, "exclusive",
                            "CONVGPU_EXCLUSIVE", "com.convgpu.exclusive", "gpu-exclusive",
-                           CGC_TYPE_FLAG, 0, 0, NULL, ALL_MAKERS,
+                           CGC_TYPE_FLAG, 0, 0, NULL, ALL_MAKERS | CGC_DOOR_K8S,
                            "a whole GPU: none joins it while this one runs",
                            "fixed when made (set cannot change it)"},
     [CGC_OPT_TENANT] = {CGC_OPT_TENANT, "tenant", "NAME", "tenant", NULL, NULL, NULL,
@@ -82,7 +82,8 @@ const struct cgc_option *cgc_option_find(unsigned door, const char *name)
         const struct cgc_option *o = &cgc_options[i];
         if (!(o->doors & door))
             continue;
-        const char *spelling = door & (CGC_DOOR_RUN | CGC_DOOR_CREATE | CGC_DOOR_SET)
+        const char *spelling = door & (CGC_DOOR_RUN | CGC_DOOR_CREATE | CGC_DOOR_SET |
+                                       CGC_DOOR_K8S)
                                    ? o->flag
                                : door == CGC_DOOR_SPANK ? o->spank
                                : door == CGC_DOOR_API   ? o->api_key

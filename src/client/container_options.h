@@ -3,7 +3,8 @@
  * from a row here and parses the value with cgc_option_apply(): `convgpu run`, `convgpu create`,
  * `convgpu set` (the changeable rows), `convgpu docker run` (the -e variables it passes on), the
  * OCI shim (process.env, then annotations; images' labels use the annotation keys), the SPANK
- * plugin (srun/sbatch options) and the device plugin (the variables it sets). So a limit, a share
+ * plugin (srun/sbatch options) and the device plugin (its own flags, the operator's: a pod asks
+ * for memory, compute and GPUs as resources and writes nothing else the plugin reads). So a limit, a share
  * or a priority means the same, is bounded the same and is refused with the same words wherever
  * it is given; a row with no spelling for a door is an option that door does not offer (and its
  * row says why in `note`).
@@ -63,6 +64,10 @@ enum {
     CGC_DOOR_OCI = 1u << 4,    /* the shim: process.env ENV, else the annotation/label */
     CGC_DOOR_SPANK = 1u << 5,  /* srun/sbatch/salloc --SPANK */
     CGC_DOOR_API = 1u << 6,    /* POST /v1/containers {"API_KEY": ...} */
+    CGC_DOOR_K8S = 1u << 7,    /* convgpu-device-plugin --FLAG: the node's operator sets it for
+                                * every container whose memory the plugin allocates, in the
+                                * plugin's record with convgpud (a pod's author writes nothing
+                                * the plugin or the shim reads: docs/KUBERNETES.md) */
 };
 
 struct cgc_option {

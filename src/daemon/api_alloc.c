@@ -37,7 +37,9 @@ json_t *api_alloc_post(struct daemon *d, const char *body, size_t len, bool oper
         return refuse(status, 500, "no randomness for a token");
     struct stored_allocation a = {.kind = (int)r.kind, .bytes = r.bytes, .device = r.device,
                                   .compute = r.compute, .ndevices = r.ndevices,
-                                  .created_unix = (int64_t)time(NULL)};
+                                  .created_unix = (int64_t)time(NULL),
+                                  .priority = r.has_priority ? (int)r.priority : -1,
+                                  .no_swap = r.no_swap, .exclusive = r.exclusive};
     memcpy(a.devices, r.devices, sizeof a.devices);
     for (size_t i = 0; i < sizeof raw; i++)
         snprintf(a.token + 2 * i, 3, "%02x", raw[i]);
@@ -134,6 +136,11 @@ unsigned api_alloc_resolve(struct daemon *d, struct create_request *req, char *m
     }
     req->has_limit = true;
     req->limit = mem->bytes / n;
+    /* The node operator's options, recorded by the plugin beside the memory (never the pod's). */
+    if (mem->priority >= 0)
+        req->priority = (unsigned)mem->priority;
+    req->no_swap = req->no_swap || mem->no_swap;
+    req->exclusive = mem->exclusive;
     req->device = gpus ? -1 : mem->device;
     if (req->device >= (int)d->ndevices) {
         snprintf(msg, len, "the allocation names GPU %d, which this node no longer has",

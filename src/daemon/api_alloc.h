@@ -2,7 +2,8 @@
  * that may set it, the device plugin (issue 35 item 5).
  *
  * Follow one container. kubelet calls the plugin's Allocate once per resource; the plugin
- * records what it allocated with POST /v1/allocations ({"gpu_memory": BYTES, "device": N},
+ * records what it allocated with POST /v1/allocations ({"gpu_memory": BYTES, "device": N,
+ * and the operator's "priority", "swap": false and "exclusive" the plugin was started with},
  * {"gpu_compute": UNITS} or {"devices": [I, J]}), which only root, the daemon's user and
  * operators may call, and answers kubelet with the token the daemon returned (128 random bits,
  * hex) in CONVGPU_ALLOCATION, CONVGPU_ALLOCATION_COMPUTE or CONVGPU_ALLOCATION_GPUS. The OCI
@@ -40,6 +41,11 @@ struct alloc_request {
     unsigned compute;     /* compute: 1..100 x CG_MAX_DEVICES units */
     unsigned ndevices;    /* slots */
     unsigned devices[CG_MAX_DEVICES];
+    /* memory: the node operator's options for the container (the plugin's --priority,
+     * --no-swap, --exclusive): "priority" 0-9, "swap": false, "exclusive": true. */
+    bool has_priority;
+    unsigned priority;
+    bool no_swap, exclusive;
 };
 
 /* POST /v1/allocations' body: exactly one of the three shapes above, every number bounded

@@ -1,6 +1,7 @@
 /* api_alloc_parse.c — POST /v1/allocations' body, validated where it enters (api_alloc.h): one
- * JSON object of exactly one shape: {"gpu_memory": BYTES[, "device": N]}, {"gpu_compute":
- * UNITS} or {"devices": [I, ...]}. Pure, so it is fuzzed with the other bodies. */
+ * JSON object of exactly one shape: {"gpu_memory": BYTES[, "device": N][, "priority": 0-9]
+ * [, "swap": false][, "exclusive": true]}, {"gpu_compute": UNITS} or {"devices": [I, ...]}.
+ * Pure, so it is fuzzed with the other bodies. */
 #include "api_alloc.h"
 
 #include <stdio.h>
@@ -29,9 +30,11 @@ int api_parse_alloc(const char *body, size_t len, unsigned ndevices, struct allo
     int rc = 0;
     json_object_foreach(j, key, v) {
         if (strcmp(key, "gpu_memory") != 0 && strcmp(key, "device") != 0 &&
-            strcmp(key, "gpu_compute") != 0 && strcmp(key, "devices") != 0) {
+            strcmp(key, "gpu_compute") != 0 && strcmp(key, "devices") != 0 &&
+            strcmp(key, "priority") != 0 && strcmp(key, "swap") != 0 &&
+            strcmp(key, "exclusive") != 0) {
             snprintf(err, errlen, "unknown field '%.64s' (allowed: gpu_memory, device, "
-                                  "gpu_compute, devices)", key);
+                                  "priority, swap, exclusive, gpu_compute, devices)", key);
             rc = -1;
         }
     }
@@ -39,8 +42,26 @@ int api_parse_alloc(const char *body, size_t len, unsigned ndevices, struct allo
     json_t *gc = json_object_get(j, "gpu_compute"), *devs = json_object_get(j, "devices");
     if (rc == 0 && (!!gm + !!gc + !!devs) != 1)
         rc = fail(err, errlen, "give exactly one of gpu_memory, gpu_compute and devices");
+    json_t *pr = json_object_get(j, "priority"), *sw = json_object_get(j, "swap");
+    json_t *ex = json_object_get(j, "exclusive");
     if (rc == 0 && dev && !gm)
         rc = fail(err, errlen, "device goes with gpu_memory");
+    if (rc == 0 && (pr || sw || ex) && !gm)
+        rc = fail(err, errlen, "priority, swap and exclusive go with gpu_memory");
+    if (rc == 0 && pr && (!json_is_integer(pr) || json_integer_value(pr) < 0 ||
+                          json_integer_value(pr) > CG_PRIORITY_MAX))
+        rc = fail(err, errlen, "priority must be a whole number from 0 to 9");
+    if (rc == 0 && sw && !json_is_false(sw))
+        rc = fail(err, errlen, "swap may only be false (the container's memory never moves to "
+                               "the host)");
+    if (rc == 0 && ex && !json_is_true(ex))
+        rc = fail(err, errlen, "exclusive may only be true");
+    if (rc == 0) {
+        out->has_priority = pr != NULL;
+        out->priority = pr ? (unsigned)json_integer_value(pr) : 0;
+        out->no_swap = sw != NULL;
+        out->exclusive = ex != NULL;
+    }
     if (rc == 0 && gm) {
         out->kind = ALLOC_MEMORY;
         if (!json_is_integer(gm) || json_integer_value(gm) < 1 ||

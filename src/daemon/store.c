@@ -68,35 +68,40 @@ static const char *schema =
     "  token TEXT PRIMARY KEY, kind INTEGER NOT NULL, bytes INTEGER NOT NULL,"
     "  device INTEGER NOT NULL, compute INTEGER NOT NULL, devices TEXT NOT NULL,"
     "  created_unix INTEGER NOT NULL, claimed_by TEXT NOT NULL DEFAULT '',"
-    "  pod TEXT NOT NULL DEFAULT '');";
+    "  pod TEXT NOT NULL DEFAULT '', priority INTEGER NOT NULL DEFAULT -1,"
+    "  no_swap INTEGER NOT NULL DEFAULT 0, exclusive INTEGER NOT NULL DEFAULT 0);";
 
 /* Columns added after the first release: a state.db written by an older daemon gets them with
  * their defaults, so an upgrade keeps every container. */
 static int add_missing_columns(struct store *s, char *err, size_t errlen)
 {
-    static const char *const added[][2] = {
-        {"created_mono", "INTEGER NOT NULL DEFAULT 0"},
-        {"owner_start", "INTEGER NOT NULL DEFAULT 0"},
-        {"init_pid", "INTEGER NOT NULL DEFAULT 0"},
-        {"compute_pct", "INTEGER NOT NULL DEFAULT 0"},     /* compute shares (issue 17) */
-        {"compute_mode", "TEXT NOT NULL DEFAULT 'elastic'"},
-        {"priority", "INTEGER NOT NULL DEFAULT 0"},        /* swap and priorities (issue 20) */
-        {"no_swap", "INTEGER NOT NULL DEFAULT 0"},
-        {"swap_held", "INTEGER NOT NULL DEFAULT 0"},
-        {"tenant", "TEXT NOT NULL DEFAULT ''"},            /* tenants (issue 21) */
-        {"exclusive", "INTEGER NOT NULL DEFAULT 0"},       /* exclusive containers (issue 21) */
-        {"profile_key", "TEXT NOT NULL DEFAULT ''"},       /* profiles (issue 21) */
-        {"gang", "TEXT NOT NULL DEFAULT ''"},              /* several GPUs (issue 22) */
-        {"member", "INTEGER NOT NULL DEFAULT 0"},
-        {"start_by", "INTEGER NOT NULL DEFAULT 0"},        /* start deadlines (issue 42) */
-        {"pause", "INTEGER NOT NULL DEFAULT 0"},           /* pause and move (issue 38) */
-        {"pause_from", "INTEGER NOT NULL DEFAULT -1"},
+    static const char *const added[][3] = {
+        {"containers", "created_mono", "INTEGER NOT NULL DEFAULT 0"},
+        {"containers", "owner_start", "INTEGER NOT NULL DEFAULT 0"},
+        {"containers", "init_pid", "INTEGER NOT NULL DEFAULT 0"},
+        {"containers", "compute_pct", "INTEGER NOT NULL DEFAULT 0"},     /* compute shares (issue 17) */
+        {"containers", "compute_mode", "TEXT NOT NULL DEFAULT 'elastic'"},
+        {"containers", "priority", "INTEGER NOT NULL DEFAULT 0"},        /* swap and priorities (issue 20) */
+        {"containers", "no_swap", "INTEGER NOT NULL DEFAULT 0"},
+        {"containers", "swap_held", "INTEGER NOT NULL DEFAULT 0"},
+        {"containers", "tenant", "TEXT NOT NULL DEFAULT ''"},            /* tenants (issue 21) */
+        {"containers", "exclusive", "INTEGER NOT NULL DEFAULT 0"},       /* exclusive containers (issue 21) */
+        {"containers", "profile_key", "TEXT NOT NULL DEFAULT ''"},       /* profiles (issue 21) */
+        {"containers", "gang", "TEXT NOT NULL DEFAULT ''"},              /* several GPUs (issue 22) */
+        {"containers", "member", "INTEGER NOT NULL DEFAULT 0"},
+        {"containers", "start_by", "INTEGER NOT NULL DEFAULT 0"},        /* start deadlines (issue 42) */
+        {"containers", "pause", "INTEGER NOT NULL DEFAULT 0"},           /* pause and move (issue 38) */
+        {"containers", "pause_from", "INTEGER NOT NULL DEFAULT -1"},
+        /* The device plugin's operator options on its allocations (issue 41). */
+        {"allocations", "priority", "INTEGER NOT NULL DEFAULT -1"},
+        {"allocations", "no_swap", "INTEGER NOT NULL DEFAULT 0"},
+        {"allocations", "exclusive", "INTEGER NOT NULL DEFAULT 0"},
     };
     for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
         sqlite3_stmt *st;
         char sql[200];
-        snprintf(sql, sizeof sql, "SELECT 1 FROM pragma_table_info('containers') WHERE name='%s'",
-                 added[i][0]);
+        snprintf(sql, sizeof sql, "SELECT 1 FROM pragma_table_info('%s') WHERE name='%s'",
+                 added[i][0], added[i][1]);
         if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
             snprintf(err, errlen, "cannot read the schema: %s", sqlite3_errmsg(s->db));
             return -1;
@@ -105,15 +110,16 @@ static int add_missing_columns(struct store *s, char *err, size_t errlen)
         sqlite3_finalize(st);
         if (present)
             continue;
-        snprintf(sql, sizeof sql, "ALTER TABLE containers ADD COLUMN %s %s", added[i][0],
-                 added[i][1]);
+        snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s %s", added[i][0], added[i][1],
+                 added[i][2]);
         char *msg = NULL;
         if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-            snprintf(err, errlen, "cannot upgrade the schema (%s): %s", added[i][0], msg ? msg : "?");
+            snprintf(err, errlen, "cannot upgrade the schema (%s.%s): %s", added[i][0],
+                     added[i][1], msg ? msg : "?");
             sqlite3_free(msg);
             return -1;
         }
-        log_info("store: upgraded: column %s added", added[i][0]);
+        log_info("store: upgraded: column %s.%s added", added[i][0], added[i][1]);
     }
     return 0;
 }
@@ -1020,8 +1026,9 @@ int store_alloc_add(struct store *s, const struct stored_allocation *a, unsigned
     }
     if (rc == 0 && !*full) {
         int prc = sqlite3_prepare_v2(s->db, "INSERT INTO allocations (token, kind, bytes, device,"
-                                            " compute, devices, created_unix) VALUES"
-                                            " (?1,?2,?3,?4,?5,?6,?7)", -1, &st, NULL);
+                                            " compute, devices, created_unix, priority, no_swap,"
+                                            " exclusive) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+                                     -1, &st, NULL);
         if (prc != SQLITE_OK) {
             rc = failed(s, prc, what);
         } else {
@@ -1032,6 +1039,9 @@ int store_alloc_add(struct store *s, const struct stored_allocation *a, unsigned
             b |= sqlite3_bind_int(st, 5, (int)a->compute);
             b |= sqlite3_bind_text(st, 6, devs, -1, SQLITE_STATIC);
             b |= sqlite3_bind_int64(st, 7, a->created_unix);
+            b |= sqlite3_bind_int(st, 8, a->priority);
+            b |= sqlite3_bind_int(st, 9, a->no_swap);
+            b |= sqlite3_bind_int(st, 10, a->exclusive);
             rc = run_bound(s, st, b == SQLITE_OK, what);
         }
     }
@@ -1046,7 +1056,8 @@ int store_alloc_get(struct store *s, const char *token, struct stored_allocation
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, "SELECT kind, bytes, device, compute, devices, created_unix,"
-                                  " claimed_by, pod FROM allocations WHERE token=?1",
+                                  " claimed_by, pod, priority, no_swap, exclusive"
+                                  " FROM allocations WHERE token=?1",
                            -1, &st, NULL) != SQLITE_OK ||
         sqlite3_bind_text(st, 1, token, -1, SQLITE_STATIC) != SQLITE_OK)
         return -1;
@@ -1077,6 +1088,10 @@ int store_alloc_get(struct store *s, const char *token, struct stored_allocation
     const unsigned char *by = sqlite3_column_text(st, 6), *pod = sqlite3_column_text(st, 7);
     snprintf(out->claimed_by, sizeof out->claimed_by, "%s", by ? (const char *)by : "");
     snprintf(out->pod, sizeof out->pod, "%s", pod ? (const char *)pod : "");
+    int prio = sqlite3_column_int(st, 8);
+    out->priority = prio >= 0 && prio <= (int)CG_PRIORITY_MAX ? prio : -1;
+    out->no_swap = sqlite3_column_int(st, 9) != 0;
+    out->exclusive = sqlite3_column_int(st, 10) != 0;
     sqlite3_finalize(st);
     return 0;
 }

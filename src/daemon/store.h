@@ -121,6 +121,8 @@ struct stored_allocation {
     int64_t created_unix;
     char claimed_by[65];           /* the container id that claimed it ("" = unclaimed) */
     char pod[65];                  /* the claimant's pod (sandbox id) */
+    int priority;                  /* memory: the operator's priority 0-9, -1 none given */
+    bool no_swap, exclusive;       /* memory: the operator's options */
 };
 int store_alloc_add(struct store *s, const struct stored_allocation *a, unsigned max_rows,
                     int64_t expire_before, bool *full);

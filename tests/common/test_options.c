@@ -2,7 +2,8 @@
  * through every door it names: each door finds the row under its own spelling (a flag, a
  * variable, an annotation, a SPANK option, an API key), a valid value of the row's type is taken
  * and lands in the create body under the row's API key, an invalid one is refused with a message
- * that names where it came from and changes nothing. tests/e2e/test_options.sh does the same
+ * that names where it came from and changes nothing. The device plugin's door is its own flags
+ * (the node operator's), for priority, swap refusal and exclusivity only. tests/e2e/test_options.sh does the same
  * against a daemon and reads back what it recorded. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +46,8 @@ static const char *spelling(const struct cgc_option *o, unsigned door, bool anno
     switch (door) {
     case CGC_DOOR_RUN:
     case CGC_DOOR_CREATE:
-    case CGC_DOOR_SET: return o->flag;
+    case CGC_DOOR_SET:
+    case CGC_DOOR_K8S: return o->flag;
     case CGC_DOOR_DOCKER: return o->env;
     case CGC_DOOR_OCI: return annotation ? o->annotation : o->env;
     case CGC_DOOR_SPANK: return o->spank;
@@ -81,7 +83,7 @@ int main(int argc, char **argv)
         return dump();
     static const unsigned doors[] = {CGC_DOOR_RUN,    CGC_DOOR_CREATE, CGC_DOOR_SET,
                                      CGC_DOOR_DOCKER, CGC_DOOR_OCI,    CGC_DOOR_SPANK,
-                                     CGC_DOOR_API};
+                                     CGC_DOOR_API,    CGC_DOOR_K8S};
     unsigned walked = 0;
     for (size_t r = 0; r < CGC_OPT_COUNT; r++) {
         const struct cgc_option *o = &cgc_options[r];
@@ -104,7 +106,7 @@ int main(int argc, char **argv)
                 struct cgc_option_values v = {0};
                 char err[256] = "";
                 const char *good = o->type == CGC_TYPE_FLAG && doors[d] & (CGC_DOOR_RUN |
-                                       CGC_DOOR_CREATE) ? NULL : valid_of(o);
+                                       CGC_DOOR_CREATE | CGC_DOOR_K8S) ? NULL : valid_of(o);
                 CHECK(cgc_option_apply(o, name, good, &v, err, sizeof err) == 0 &&
                           v.given[o->id],
                       "door %#x: %s=%s refused: %s", doors[d], name, good ? good : "", err);

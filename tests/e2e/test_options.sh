@@ -4,7 +4,9 @@
 # and what the daemon recorded is read back over the API (inspect); an invalid value is refused
 # and leaves no container behind. Doors: convgpu run, create, set (changeable rows), the OCI
 # shim (process.env, then the annotation) through convgpu-runtime with a stand-in runtime,
-# convgpu docker run (what it hands docker, with a stand-in docker client) and the API. The
+# convgpu docker run (what it hands docker, with a stand-in docker client), the API, and the
+# device plugin's own flags (the node operator's: priority, swap refusal, exclusivity), started
+# against the kubelet stand-in, its Allocate's token claimed as the shim claims it. The
 # SPANK door needs a Slurm cluster: slurm.spank gives its options the same way.
 source "$(dirname "$0")/lib.sh"
 start_daemon --emulate 2x2GiB --swap yes
@@ -21,7 +23,7 @@ tmp, build, rundir = sys.argv[1:4]
 cg = [f"{build}/bin/convgpu", "--runtime-dir", rundir]
 shim = f"{build}/bin/convgpu-runtime"
 rows = json.load(open(f"{tmp}/table.json"))
-RUN, CREATE, SET, DOCKER, OCI, SPANK, API = (1 << i for i in range(7))
+RUN, CREATE, SET, DOCKER, OCI, SPANK, API, K8S = (1 << i for i in range(8))
 MiB = 1 << 20
 
 def api(method, path, body=None):
@@ -194,6 +196,52 @@ for row in rows:
         ok, why = recorded(c, row) if st in (200, 201) else (False, f"HTTP {st} {c}")
         say(ok, f"API {key}={val!r}: {why}")
         clean()
+
+# --- the device plugin: its own flags, the node operator's (the pod writes nothing it reads)
+plugin, standin = f"{build}/bin/convgpu-device-plugin", f"{build}/bin/kubelet-standin"
+k8s_rows = [r for r in rows if r["doors"] & K8S]
+say(sorted(r["flag"] for r in k8s_rows) == ["exclusive", "no-swap", "priority"],
+    f"the device plugin's door: {[r['flag'] for r in k8s_rows]}")
+if not (os.access(plugin, os.X_OK) and os.access(standin, os.X_OK)):
+    print("# the device plugin is not built (grpc++ missing): its door is not walked here")
+    k8s_rows = []
+import time
+def until(cond, what, limit=120):
+    end = time.monotonic() + limit
+    while not cond():
+        if time.monotonic() > end:
+            raise SystemExit(f"timed out waiting for {what}")
+        time.sleep(0.05)
+if k8s_rows:
+    dp, kst = f"{tmp}/dp", f"{tmp}/kubelet"
+    os.makedirs(dp, exist_ok=True); os.makedirs(kst, exist_ok=True)
+    kubelet = subprocess.Popen([standin, "serve", "--dir", dp, "--state", kst],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    until(lambda: os.path.exists(f"{kst}/ready"), "the kubelet stand-in")
+    mem = f"{dp}/convgpu-memory.sock"
+for row in k8s_rows:
+    flag = row["flag"]
+    args = [f"--{flag}"] + ([] if row["type"] == 4 else [row["valid"]])
+    p = subprocess.Popen([plugin, "--plugin-dir", dp, "--runtime-dir", rundir, "--poll-ms", "100"]
+                         + args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    until(lambda: os.path.exists(mem), "the plugin's memory socket")
+    a = subprocess.run([standin, "allocate", "--socket", mem, "gpu0-mem-0"],
+                       capture_output=True, text=True)
+    token = a.stdout.strip().partition("CONVGPU_ALLOCATION=")[2]
+    st, c = api("POST", "/v1/containers", {"id": f"k8s-{flag}", "allocation": [token],
+                                            "allocation_pod": f"pod-{flag}"})
+    ok, why = recorded(c, row) if st == 201 else (False, f"HTTP {st} {c} {a.stderr}")
+    say(ok, f"device plugin {' '.join(args)}: {why}")
+    p.terminate(); p.wait()
+    until(lambda: not os.path.exists(mem), "the plugin's sockets removed")
+    clean()
+    if row["type"] != 4:
+        b = subprocess.run([plugin, "--plugin-dir", dp, "--runtime-dir", rundir, f"--{flag}",
+                            row["invalid"]], capture_output=True, text=True)
+        say(b.returncode == 2 and row["invalid"] in b.stderr and not containers(),
+            f"device plugin --{flag} {row['invalid']}: refused ({b.returncode}): {b.stderr.strip()}")
+if k8s_rows:
+    kubelet.terminate(); kubelet.wait()
 PY
 while IFS= read -r line; do
     case $line in

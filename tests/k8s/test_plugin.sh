@@ -56,7 +56,8 @@ refused() { # refused CODE TEXT COMMAND...: the call fails with gRPC code CODE s
 "$PLUGIN" --help | grep -q "convgpu.io/gpu-memory" && pass "--help names the resources" ||
     fail "--help"
 for bad in "--bogus" "--memory-unit 12x" "--memory-unit 1KiB" "--poll-ms 0" "--plugin-dir rel" "extra" \
-    "--gpu-slots 0" "--gpu-slots 1001" "--gpu-slots x" "--gpu-slots +3"; do
+    "--gpu-slots 0" "--gpu-slots 1001" "--gpu-slots x" "--gpu-slots +3" "--priority 10" \
+    "--priority x" "--priority"; do
     "$PLUGIN" $bad >/dev/null 2>&1 && rc=0 || rc=$?
     check "refused: $bad (exit 2)" test "$rc" = 2
 done
@@ -218,6 +219,36 @@ check "2 GPU slots: the NVLinked pair (1, 2), not the lowest indexes" \
     test "$(sa prefer --socket "$GPU" --available "$SLOTS3" --size 2)" = "gpu1-slot-0,gpu2-slot-0"
 check "must include GPU 0: with GPU 1 (every link from GPU 0 is alike; the lower index)" \
     test "$(sa prefer --socket "$GPU" --available "$SLOTS3" --must gpu0-slot-3 --size 2)" = "gpu0-slot-3,gpu1-slot-0"
+
+# ---- the node operator's options (issue 41): --priority, --no-swap, --exclusive ------------------
+# Recorded by the plugin with the memory, so the container gets them from convgpud's record;
+# the pod's own CONVGPU_PRIORITY / CONVGPU_NO_SWAP / CONVGPU_EXCLUSIVE are never read.
+check "--help lists the operator's options from the option table" \
+    bash -c "'$PLUGIN' --help | grep -q -- '--priority N' && '$PLUGIN' --help | grep -q -- '--no-swap' && '$PLUGIN' --help | grep -q -- '--exclusive'"
+"$PLUGIN" --priority 10 >/dev/null 2>"$TMP/err" || true
+check "--priority 10: refused in the option table's words" grep -q "bad --priority '10'" "$TMP/err"
+options_of() { # options_of ID TOKEN: root claims as the shim does; prints "PRIORITY SWAP EXCLUSIVE"
+    local body
+    body=$(printf '{"id": "%s", "allocation": ["%s"], "allocation_pod": "pod-%s"}' "$1" "$2" "$1")
+    curl -s -o /dev/null --unix-socket "$RUNDIR/control.sock" -X POST --data "$body" http://convgpu/v1/containers
+    cg inspect "$1" 2>/dev/null | python3 -c 'import json,sys; c=json.load(sys.stdin); print(c["priority"], c["swap_allowed"], c["exclusive"])'
+    curl -s -o /dev/null --unix-socket "$RUNDIR/control.sock" -X DELETE "http://convgpu/v1/containers/$1"
+}
+kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID"; DAEMON_PID=
+start_daemon --emulate 1GiB,1GiB,1GiB --swap yes # so that a container's swap refusal shows
+wait_for "the units Healthy again" "$WAIT_S" listed $MEMRES 12 12
+sa allocate --socket "$MEM" gpu0-mem-0 >"$TMP/alloc" || fail "allocate: $(cat "$TMP/sa.err")"
+check "without the options: priority 0, swappable, not exclusive" \
+    prints "0 True False" options_of o1 "$(token 0 CONVGPU_ALLOCATION)"
+stop_plugin
+"$PLUGIN" --plugin-dir "$DP" --runtime-dir "$RUNDIR" --poll-ms 100 --priority 7 --no-swap --exclusive \
+    >>"$TMP/plugin.log" 2>&1 &
+PLUGIN_PID=$!
+wait_for "the plugin serves again, with the operator's options" "$WAIT_S" test -S "$MEM"
+wait_for "the memory units listed again" "$WAIT_S" listed $MEMRES 12 12
+sa allocate --socket "$MEM" gpu1-mem-0,gpu1-mem-1 >"$TMP/alloc" || fail "allocate: $(cat "$TMP/sa.err")"
+check "with --priority 7 --no-swap --exclusive: the container has priority 7, no swap, GPU 1 alone" \
+    prints "7 False True" options_of o2 "$(token 0 CONVGPU_ALLOCATION)"
 
 # ---- the plugin stops: its sockets go ---------------------------------------------------------
 stop_plugin

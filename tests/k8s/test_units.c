@@ -507,6 +507,25 @@ static void test_allocate(void)
     CHECK(alloc(&inv, CG_UNIT_MEMORY, 2, split, &g, msg) == DP_OK && g.device == -1 &&
               strcmp(body_of(&g), "{\"gpu_memory\": 536870912}") == 0,
           "2 units of 2 GPUs: %s %s", body_of(&g), msg);
+    /* The node operator's options (--priority 7 --no-swap --exclusive) ride on every memory
+     * record, and on nothing else. */
+    struct dp_config op = config;
+    op.has_priority = true;
+    op.priority = 7;
+    op.no_swap = op.exclusive = true;
+    CHECK(dp_allocate_on(&inv, &op, CG_UNIT_MEMORY, good, 3, &g, msg, 256) == DP_OK &&
+              strcmp(body_of(&g), "{\"gpu_memory\": 805306368, \"device\": 1, \"priority\": 7, "
+                                  "\"swap\": false, \"exclusive\": true}") == 0,
+          "the operator's options in the memory record: %s %s", body_of(&g), msg);
+    op = config;
+    op.has_priority = true; /* priority 0 given is written: it is the operator's word */
+    CHECK(dp_allocate_on(&inv, &op, CG_UNIT_MEMORY, split, 2, &g, msg, 256) == DP_OK &&
+              strcmp(body_of(&g), "{\"gpu_memory\": 536870912, \"priority\": 0}") == 0,
+          "--priority 0 alone: %s %s", body_of(&g), msg);
+    op.no_swap = true;
+    CHECK(dp_allocate_on(&inv, &op, CG_UNIT_COMPUTE, compute, 2, &g, msg, 256) == DP_OK &&
+              strcmp(body_of(&g), "{\"gpu_compute\": 2}") == 0,
+          "... not in the compute record: %s %s", body_of(&g), msg);
     list = dp_list_units(&inv, CG_UNIT_SLOT, &n);
     CHECK(list && n == 16 && strcmp(list[8].id, "gpu1-slot-0") == 0 && list[15].healthy,
           "8 slots per GPU");

@@ -200,6 +200,11 @@ int dp_allocate_on(const struct dp_inventory *inv, const struct dp_config *cfg, 
     case CG_UNIT_MEMORY:
         out->bytes = (uint64_t)nids * cfg->unit_bytes;
         out->device = one_gpu ? (int)units[0].gpu : -1;
+        /* The operator's options ride on the memory record, the one every container has. */
+        out->has_priority = cfg->has_priority;
+        out->priority = cfg->priority;
+        out->no_swap = cfg->no_swap;
+        out->exclusive = cfg->exclusive;
         break;
     case CG_UNIT_COMPUTE:
         out->compute = (unsigned)nids;
@@ -245,6 +250,9 @@ int dp_grant_body(const struct dp_grant *g, char *buf, size_t len)
     case CG_UNIT_MEMORY:
         ok = ok && append(buf, len, &at, "{\"gpu_memory\": %" PRIu64, g->bytes) &&
              (g->device < 0 || append(buf, len, &at, ", \"device\": %d", g->device)) &&
+             (!g->has_priority || append(buf, len, &at, ", \"priority\": %u", g->priority)) &&
+             (!g->no_swap || append(buf, len, &at, ", \"swap\": false")) &&
+             (!g->exclusive || append(buf, len, &at, ", \"exclusive\": true")) &&
              append(buf, len, &at, "}");
         break;
     case CG_UNIT_COMPUTE:

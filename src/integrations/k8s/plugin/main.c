@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "container_options.h"
 #include "http.h"
 #include "plugin.h"
 #include "size.h"
@@ -47,7 +48,33 @@ static void usage(FILE *f)
             "                      may share one GPU (1 to 1000, default 8)\n"
             "  --poll-ms N         how often convgpud's devices are read (default 1000)\n"
             "  --help              this help\n"
-            "  --version           the version\n");
+            "  --version           the version\n\n"
+            "The node operator's options for every container whose memory this plugin allocates\n"
+            "(recorded with convgpud beside the memory; a pod's own variables are never read):\n");
+    char rows[1024];
+    cgc_options_usage(CGC_DOOR_K8S, rows, sizeof rows);
+    fputs(rows, f);
+}
+
+/* --priority N, --no-swap, --exclusive: the option table's rows for this door, parsed by its
+ * one parser (the same words as convgpu run's). Returns 0, or 2 after saying why. */
+static int operator_option(const char *flag, const char *value, struct dp_config *c)
+{
+    const struct cgc_option *o = cgc_option_find(CGC_DOOR_K8S, flag);
+    struct cgc_option_values v = {0};
+    char where[64], err[256];
+    snprintf(where, sizeof where, "--%s", flag);
+    if (!o || cgc_option_apply(o, where, value, &v, err, sizeof err) != 0) {
+        fprintf(stderr, "convgpu-device-plugin: %s\n", o ? err : "unknown option");
+        return 2;
+    }
+    if (v.spec.has_priority) {
+        c->has_priority = true;
+        c->priority = (unsigned)v.spec.priority;
+    }
+    c->no_swap |= v.spec.no_swap;
+    c->exclusive |= v.spec.exclusive;
+    return 0;
 }
 
 __attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
@@ -66,13 +93,17 @@ __attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
 
 static int parse_args(int argc, char **argv, struct dp_config *c)
 {
-    enum { O_PLUGIN_DIR = 256, O_RUNTIME_DIR, O_UNIT, O_SLOTS, O_POLL, O_VERSION };
+    enum { O_PLUGIN_DIR = 256, O_RUNTIME_DIR, O_UNIT, O_SLOTS, O_POLL, O_VERSION, O_PRIORITY,
+           O_NO_SWAP, O_EXCLUSIVE };
     static const struct option opts[] = {
         {"plugin-dir", required_argument, NULL, O_PLUGIN_DIR},
         {"runtime-dir", required_argument, NULL, O_RUNTIME_DIR},
         {"memory-unit", required_argument, NULL, O_UNIT},
         {"gpu-slots", required_argument, NULL, O_SLOTS},
         {"poll-ms", required_argument, NULL, O_POLL},
+        {"priority", required_argument, NULL, O_PRIORITY},
+        {"no-swap", no_argument, NULL, O_NO_SWAP},
+        {"exclusive", no_argument, NULL, O_EXCLUSIVE},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, O_VERSION},
         {0},
@@ -128,6 +159,18 @@ static int parse_args(int argc, char **argv, struct dp_config *c)
                 return 2;
             }
             c->poll_ms = (int)v;
+            break;
+        case O_PRIORITY:
+            if (operator_option("priority", optarg, c) != 0)
+                return 2;
+            break;
+        case O_NO_SWAP:
+            if (operator_option("no-swap", NULL, c) != 0)
+                return 2;
+            break;
+        case O_EXCLUSIVE:
+            if (operator_option("exclusive", NULL, c) != 0)
+                return 2;
             break;
         case 'h':
             usage(stdout);

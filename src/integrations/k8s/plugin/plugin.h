@@ -117,6 +117,14 @@ struct dp_config {
     uint64_t unit_bytes;  /* one memory unit */
     unsigned gpu_slots;   /* convgpu.io/gpu IDs per GPU */
     int poll_ms;          /* how often convgpud's devices are read */
+    /* The node operator's container options (--priority, --no-swap, --exclusive; the option
+     * table's CGC_DOOR_K8S rows): written into every memory record, so that every container
+     * whose memory this plugin allocates gets them. Never from the pod: Allocate names no pod,
+     * and what a pod's author writes is not read (docs/KUBERNETES.md). */
+    bool has_priority;    /* --priority given; else convgpud's default */
+    unsigned priority;    /* 0-9 */
+    bool no_swap;
+    bool exclusive;
 };
 
 /* Set once at start, before any thread runs. */
@@ -157,6 +165,9 @@ struct dp_grant {
     unsigned compute; /* compute: the units; the share applies on the memory's GPU(s) */
     size_t ngpus;    /* slots: their GPUs, ascending */
     unsigned gpus[DP_MAX_GPUS];
+    bool has_priority; /* memory: the operator's options (dp_config) */
+    unsigned priority;
+    bool no_swap, exclusive;
 };
 
 /* Allocate for one container: validates ids against the inventory (a refusal against a fresh
@@ -170,8 +181,9 @@ int dp_allocate_on(const struct dp_inventory *inv, const struct dp_config *cfg, 
                    size_t msglen);
 /* The variable a grant's token goes in. */
 const char *dp_grant_env(cg_unit_kind kind);
-/* POST /v1/allocations' body for a grant ({"gpu_memory": B[, "device": N]}, {"gpu_compute": U}
- * or {"devices": [I, ...]}), written to buf. Returns 0, or -1 when it does not fit. */
+/* POST /v1/allocations' body for a grant ({"gpu_memory": B[, "device": N][, "priority": P]
+ * [, "swap": false][, "exclusive": true]}, {"gpu_compute": U} or {"devices": [I, ...]}),
+ * written to buf. Returns 0, or -1 when it does not fit. */
 int dp_grant_body(const struct dp_grant *g, char *buf, size_t len);
 /* Records a grant with convgpud (state.c) and writes its token (DP_TOKEN_LEN hex digits). Returns
  * DP_OK, or a code (dp_code_of_status) with msg carrying convgpud's reason. */
