@@ -3,9 +3,10 @@
  * small parser beside the table. Every refusal reads "NAME takes WHAT, not 'VALUE'" unless the
  * setting has more to say (a topology file's own error, a group that does not exist).
  * The pages that describe the settings (convgpud.8's OPTIONS, convgpud.conf.5's KEYS,
- * OPERATIONS.md's synopsis and table, the example configuration file) are printed from the same rows (settings_doc), so a row
- * is the only place a setting is written; `make docs` puts them in the files, the build into the
- * installed man pages, and docs.settings fails when the files are stale. */
+ * OPERATIONS.md's synopsis and table, the example configuration file) are printed from the same
+ * rows (settings_doc), so a row is the only place a setting is written; `make docs` puts them in
+ * the files, the build into the installed man pages, and docs.settings fails when the files are
+ * stale. */
 #include "settings.h"
 
 #include <ctype.h>
