@@ -22,6 +22,12 @@ field_is() { [ "$(field "$1" "$2" "$3")" = "$4" ]; }
 used_is_at_least() { [ "$(field "$1" "$2" used)" -ge "$3" ] 2>/dev/null; }
 used_below() { [ "$(field "$1" "$2" used)" -lt "$3" ] 2>/dev/null; }
 file_has() { grep -q "$2" "$1" 2>/dev/null; }
+node_event() { # node_event NODE TYPE ID: the node daemon's events (GET /v1/events) hold TYPE about ID
+    api_get "$1" '/v1/events?since=0' | python3 -c '
+import json, sys
+sys.exit(not any(e["type"] == sys.argv[1] and e["container"] == sys.argv[2]
+                 for e in json.load(sys.stdin)["events"]))' "$2" "$3"
+}
 
 # A holds 1280MiB of the node's 2GiB (every byte written, complemented on the device and read
 # back), then, released, reads all of it back again (--recheck).
@@ -40,6 +46,7 @@ eventually "convgpud paused A's container once its processes stopped" \
     field_is n1 "slurm-$a.batch" pause paused
 check "A's memory is off the device (used below 1MiB)" used_below n1 "slurm-$a.batch" $((1 << 20))
 paused=$(field n1 "slurm-$a.batch" paused_bytes)
+aid=$(field n1 "slurm-$a.batch" id) # the events name containers by id
 check "what A's process held is kept for it (paused_bytes $paused >= 1280MiB)" \
     test "$paused" -ge "$A_BYTES"
 
@@ -56,12 +63,13 @@ check "A is still paused" field_is n1 "slurm-$a.batch" pause paused
 # A is released before it runs again: its first GPU call after SIGCONT must wait for the restore.
 touch "$TMP/release.a"
 scontrol resume "$a"
-# (Its container goes with the job, so the daemon's word is read from its log.)
-eventually "A's container resumed once its processes ran again" \
-    file_has "$TMP/nodes/n1/daemon.log" "container slurm-$a.batch: resumed,"
+# (Its container goes with the job; the daemon's events keep what happened to it.)
+eventually "A's container resumed once its processes ran again" node_event n1 resumed "$aid"
 eventually "job A ended" job_gone "$a"
 check "A read back every byte after the resume (rc 0)" file_has "$TMP/a.out" a-rc=0
 check "... its check after the hold ran" file_has "$TMP/a.out" "read back after the hold verified"
+# Why it resumed (its processes run again, not an operator's order) is the log's alone: the
+# event says resumed either way.
 check "the resume was the daemon's answer to SIGCONT" \
     file_has "$TMP/nodes/n1/daemon.log" "slurm-$a.batch: its processes run again: resuming it"
 
