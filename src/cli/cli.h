@@ -57,6 +57,11 @@ int cmd_setup(int argc, char **argv);
 int cmd_slurm(int argc, char **argv);
 int cmd_k8s(int argc, char **argv);
 int cmd_cdi(int argc, char **argv);
+/* The CDI spec `convgpu cdi generate` writes for the daemon's GET /v1/version and /v1/devices
+ * answers, its hooks running shim with --runtime-dir rundir (cmd_cdi.c); doctor compares the
+ * installed spec with it. NULL with the reason in err. */
+json_t *cli_cdi_spec(json_t *version, json_t *devices, const char *shim, const char *rundir,
+                     char *err, size_t errlen);
 int cmd_profile(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);

@@ -168,6 +168,41 @@ static int write_atomically(const char *path, const char *text)
     return 0;
 }
 
+json_t *cli_cdi_spec(json_t *version, json_t *devices, const char *shim, const char *rundir,
+                     char *err, size_t errlen)
+{
+    json_t *node_env = json_object_get(version, "node_env");
+    if (!json_is_object(node_env)) {
+        snprintf(err, errlen, "the daemon is older than this convgpu (no node_env in "
+                              "/v1/version); upgrade it");
+        return NULL;
+    }
+    if (!json_is_array(devices) || json_array_size(devices) == 0) {
+        snprintf(err, errlen, "the daemon has no GPU");
+        return NULL;
+    }
+    json_t *list = json_array(), *dev;
+    size_t i;
+    json_array_foreach(devices, i, dev) {
+        json_t *e = device_entry(dev, i, shim, rundir);
+        if (!e || json_array_append_new(list, e) != 0) {
+            snprintf(err, errlen, "device %zu in the daemon's answer has no index %zu", i, i);
+            json_decref(list);
+            return NULL;
+        }
+    }
+    json_t *common = common_edits(node_env, shim, rundir);
+    json_t *spec = common ? json_pack("{s:s,s:s,s:o,s:o}", "cdiVersion", CDI_VERSION, "kind",
+                                      CDI_KIND, "devices", list, "containerEdits", common)
+                          : NULL;
+    if (!spec) {
+        if (!common)
+            json_decref(list);
+        snprintf(err, errlen, "out of memory");
+    }
+    return spec;
+}
+
 static int generate(const char *output, const char *shim)
 {
     char terr[512] = "";
@@ -178,12 +213,6 @@ static int generate(const char *output, const char *shim)
         json_decref(version);
         return 1;
     }
-    json_t *node_env = json_object_get(version, "node_env");
-    if (!json_is_object(node_env)) {
-        json_decref(version);
-        return fail("the daemon is older than this convgpu (no node_env in /v1/version); "
-                    "upgrade it", NULL);
-    }
     st = cli_request("GET", "/v1/devices", NULL, &devices, terr, sizeof terr);
     if (st != 200 || !json_is_array(devices)) {
         cli_report_error(st, devices, terr);
@@ -192,29 +221,14 @@ static int generate(const char *output, const char *shim)
         return 1;
     }
     int rc = 1;
-    const char *rundir = cli_runtime_dir();
-    json_t *list = json_array(), *spec = NULL, *dev;
-    size_t i;
-    json_array_foreach(devices, i, dev) {
-        json_t *e = device_entry(dev, i, shim, rundir);
-        if (!e || json_array_append_new(list, e) != 0) {
-            fprintf(stderr, "convgpu cdi generate: device %zu in the daemon's answer has no "
-                            "index %zu\n", i, i);
-            goto out;
-        }
-    }
-    if (json_array_size(list) == 0) {
-        fail("the daemon has no GPU", NULL);
-        goto out;
-    }
-    json_t *common = common_edits(node_env, shim, rundir);
-    if (!common) {
-        fail("out of memory", NULL);
-        goto out;
-    }
-    spec = json_pack("{s:s,s:s,s:O,s:o}", "cdiVersion", CDI_VERSION, "kind", CDI_KIND, "devices",
-                     list, "containerEdits", common);
+    char err[256];
+    json_t *spec = cli_cdi_spec(version, devices, shim, cli_runtime_dir(), err, sizeof err);
+    size_t ndev = json_array_size(json_object_get(spec, "devices"));
     char *text = spec ? json_dumps(spec, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    if (!spec) {
+        fail(err, NULL);
+        goto out;
+    }
     if (!text) {
         fail("out of memory", NULL);
         goto out;
@@ -233,13 +247,11 @@ static int generate(const char *output, const char *shim)
         rc = write_atomically(output, withnl);
         if (rc == 0)
             fprintf(stderr, "convgpu cdi generate: wrote %s (%zu device%s: %s=0%s)\n", output,
-                    json_array_size(list), json_array_size(list) == 1 ? "" : "s", CDI_KIND,
-                    json_array_size(list) > 1 ? "..." : "");
+                    ndev, ndev == 1 ? "" : "s", CDI_KIND, ndev > 1 ? "..." : "");
     }
     free(withnl);
 out:
     json_decref(spec);
-    json_decref(list);
     json_decref(devices);
     json_decref(version);
     return rc;

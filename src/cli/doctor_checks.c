@@ -512,30 +512,189 @@ static void check_slurm(const struct doctor_ctx *ctx, struct doctor_finding *f)
         lines);
 }
 
+#define CDI_SPEC "/etc/cdi/convgpu.json"
+
+/* Every hook of a CDI spec, the shared edits' and each device's, appended to out. */
+static void cdi_hooks(json_t *spec, json_t *out)
+{
+    size_t i, k;
+    json_t *h, *dev;
+    json_array_foreach(json_object_get(json_object_get(spec, "containerEdits"), "hooks"), i, h)
+        json_array_append(out, h);
+    json_array_foreach(json_object_get(spec, "devices"), k, dev) {
+        json_array_foreach(json_object_get(json_object_get(dev, "containerEdits"), "hooks"), i, h)
+            json_array_append(out, h);
+    }
+}
+
+/* The value after --runtime-dir in a hook's args; NULL when it has none. */
+static const char *hook_rundir(json_t *hook)
+{
+    json_t *args = json_object_get(hook, "args"), *a;
+    size_t i;
+    json_array_foreach(args, i, a) {
+        const char *s = json_string_value(a);
+        if (s && strcmp(s, "--runtime-dir") == 0)
+            return json_string_value(json_array_get(args, i + 1));
+    }
+    return NULL;
+}
+
+static bool env_has(json_t *list, const char *entry)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(list, i, e) {
+        const char *s = json_string_value(e);
+        if (s && strcmp(s, entry) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The first difference between two CDI env lists ("NAME=VALUE" strings), said into out: a
+ * variable whose value changed, one the spec lacks, one it sets and should not. False when both
+ * hold the same entries. */
+static bool env_differs(json_t *have, json_t *want, char *out, size_t len)
+{
+    size_t i, k;
+    json_t *w, *h;
+    json_array_foreach(want, i, w) {
+        const char *ws = json_string_value(w);
+        if (!ws || env_has(have, ws))
+            continue;
+        size_t name = strcspn(ws, "=");
+        json_array_foreach(have, k, h) {
+            const char *hs = json_string_value(h);
+            if (hs && strncmp(hs, ws, name) == 0 && hs[name] == '=') {
+                snprintf(out, len, "%.*s is %.150s in the spec, %.150s now", (int)name, ws,
+                         hs + name + 1, ws + name + 1);
+                return true;
+            }
+        }
+        snprintf(out, len, "the spec lacks %.300s", ws);
+        return true;
+    }
+    json_array_foreach(have, k, h) {
+        const char *hs = json_string_value(h);
+        if (hs && !env_has(want, hs)) {
+            snprintf(out, len, "the spec sets %.300s, which the daemon no longer does", hs);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* What is stale in the installed spec against the one `convgpu cdi generate` would write now,
+ * said into f; false when they are equal. */
+static bool cdi_stale(json_t *have, json_t *want, struct doctor_finding *f)
+{
+    json_t *hdevs = json_object_get(have, "devices"), *wdevs = json_object_get(want, "devices");
+    char why[400];
+    if (json_array_size(hdevs) != json_array_size(wdevs)) {
+        say(f, DOCTOR_BROKEN, "the CDI spec names %zu GPUs, the daemon has %zu: it is stale",
+            json_array_size(hdevs), json_array_size(wdevs));
+        return true;
+    }
+    for (size_t i = 0; i < json_array_size(wdevs); i++) {
+        json_t *hd = json_array_get(hdevs, i), *wd = json_array_get(wdevs, i);
+        if (json_equal(hd, wd))
+            continue;
+        if (!env_differs(json_object_get(json_object_get(hd, "containerEdits"), "env"),
+                         json_object_get(json_object_get(wd, "containerEdits"), "env"), why,
+                         sizeof why))
+            snprintf(why, sizeof why, "its name or hooks differ");
+        say(f, DOCTOR_BROKEN, "the CDI spec's device %zu is not the daemon's GPU %zu now (%s): "
+                              "it is stale", i, i, why);
+        return true;
+    }
+    if (env_differs(json_object_get(json_object_get(have, "containerEdits"), "env"),
+                    json_object_get(json_object_get(want, "containerEdits"), "env"), why,
+                    sizeof why)) {
+        say(f, DOCTOR_BROKEN, "the CDI spec's environment is not the daemon's now (%s): it is "
+                              "stale", why);
+        return true;
+    }
+    if (!json_equal(have, want)) {
+        say(f, DOCTOR_BROKEN, "the CDI spec differs from what convgpu cdi generate writes now "
+                              "(cdiVersion %s, kind %s, hooks)",
+            json_string_value(json_object_get(want, "cdiVersion")),
+            json_string_value(json_object_get(want, "kind")));
+        return true;
+    }
+    return false;
+}
+
+/* The installed spec, compared with what `convgpu cdi generate` would write now for this
+ * daemon: its hooks must be there and ask this daemon's runtime directory, and its devices and
+ * environment must be the daemon's (a spec made before a driver update, a moved emulator or
+ * another GPU count is stale). The spec names no interposer: its createRuntime hook gets the
+ * interposer from the daemon as each container starts (the versions check compares those). */
 static void check_cdi(const struct doctor_ctx *ctx, struct doctor_finding *f)
 {
     if (!exists(ctx, "/etc/containers") && !exists(ctx, "/etc/cdi")) {
         say(f, DOCTOR_ABSENT, "no Podman or CDI here (/etc/containers, /etc/cdi)");
         return;
     }
-    char *text = slurp(ctx, "/etc/cdi/convgpu.json");
+    char *text = slurp(ctx, CDI_SPEC);
     json_t *spec = text ? json_loads(text, 0, NULL) : NULL;
     free(text);
-    json_t *devs = json_object_get(spec, "devices");
-    size_t want = json_array_size(json_is_array(ctx->devices)
-                                       ? ctx->devices
-                                       : json_object_get(ctx->devices, "devices"));
-    if (!spec)
-        say(f, DOCTOR_BROKEN, "no CDI spec /etc/cdi/convgpu.json: podman run --device "
+    const char *rundir = cli_runtime_dir();
+    json_t *devices = json_is_array(ctx->devices) ? ctx->devices
+                                                  : json_object_get(ctx->devices, "devices");
+    json_t *hooks = json_array(), *want = NULL, *h;
+    const char *shim = NULL;
+    char p[PATH_MAX], err[256];
+    size_t i;
+    if (!spec) {
+        say(f, DOCTOR_BROKEN, "no CDI spec " CDI_SPEC " (or not JSON): podman run --device "
                               "convgpu.io/gpu=N fails");
-    else if (ctx->devices && json_array_size(devs) < want)
-        say(f, DOCTOR_BROKEN, "the CDI spec names %zu GPUs, the daemon has %zu: it is stale",
-            json_array_size(devs), want);
-    else
-        say(f, DOCTOR_OK, "CDI spec /etc/cdi/convgpu.json (%zu devices)", json_array_size(devs));
-    json_decref(spec);
+        goto out;
+    }
+    cdi_hooks(spec, hooks);
+    json_array_foreach(hooks, i, h) {
+        const char *path = json_string_value(json_object_get(h, "path"));
+        const char *when = json_string_value(json_object_get(h, "hookName"));
+        const char *dir = hook_rundir(h);
+        if (!path || access(doctor_path(ctx, path, p, sizeof p), X_OK) != 0) {
+            say(f, DOCTOR_BROKEN, "the CDI spec's %s hook runs %s, which is not there: every "
+                                  "container given a convgpu.io/gpu device fails to start",
+                when ? when : "(unnamed)", path ? path : "(no path)");
+            goto out;
+        }
+        if (!dir || strcmp(dir, rundir) != 0) {
+            say(f, DOCTOR_BROKEN, "the CDI spec's hooks ask convgpud in %s, but it runs in %s: "
+                                  "containers given a convgpu.io/gpu device fail to start",
+                dir ? dir : "(no --runtime-dir)", rundir);
+            goto out;
+        }
+        if (!shim)
+            shim = path;
+    }
+    if (!shim) {
+        say(f, DOCTOR_BROKEN, "the CDI spec " CDI_SPEC " has no convgpu hook: its containers "
+                              "would run without a limit");
+        goto out;
+    }
+    if (!ctx->version || !json_is_array(devices)) {
+        say(f, DOCTOR_OK, "CDI spec " CDI_SPEC " (%zu devices; not compared: the daemon is not "
+                          "reached)",
+            json_array_size(json_object_get(spec, "devices")));
+        goto out;
+    }
+    want = cli_cdi_spec(ctx->version, devices, shim, rundir, err, sizeof err);
+    if (!want)
+        say(f, DOCTOR_WARN, "cannot tell what the CDI spec should be: %s", err);
+    else if (!cdi_stale(spec, want, f))
+        say(f, DOCTOR_OK, "CDI spec " CDI_SPEC " is what convgpu cdi generate writes now (%zu "
+                          "devices, hooks %s, runtime directory %s)",
+            json_array_size(json_object_get(spec, "devices")), shim, rundir);
+out:
     if (f->status == DOCTOR_BROKEN)
-        fix(f, "convgpu cdi generate --output /etc/cdi/convgpu.json");
+        fix(f, "convgpu --runtime-dir %s cdi generate --output " CDI_SPEC, rundir);
+    json_decref(want);
+    json_decref(hooks);
+    json_decref(spec);
 }
 
 const struct doctor_check doctor_checks[] = {

@@ -35,7 +35,9 @@ plant_good() {
     echo "required /usr/lib/convgpu/convgpu_spank.so" >"$ROOT/etc/slurm/plugstack.conf.d/convgpu.conf"
     echo "-- convgpu: --gpu-mem as GRES" >"$ROOT/etc/slurm/job_submit.lua"
     cg slurm gres-conf >"$ROOT/etc/slurm/gres.conf"
-    cg cdi generate --output "$ROOT/etc/cdi/convgpu.json" >/dev/null
+    # The spec as the packaged CLI writes it: its hooks run /usr/bin/convgpu-runtime.
+    cg cdi generate --runtime-path "$ROOT/usr/bin/convgpu-runtime" |
+        sed "s|$ROOT/usr/bin/|/usr/bin/|" >"$ROOT/etc/cdi/convgpu.json"
 }
 
 doctor() { cg doctor --root "$ROOT" "$@"; }
@@ -87,6 +89,22 @@ breaks slurm "gres-conf" sed -i 's/Name=gpumem Count=[0-9]*/Name=gpumem Count=1/
 check "... naming the line gres.conf lacks" grep -q "lacks the daemon's line '.*Name=gpumem" "$TMP/bad.out"
 breaks cdi "cdi generate" rm "$ROOT/etc/cdi/convgpu.json"
 breaks cdi "cdi generate" sh -c "echo '{\"devices\":[]}' >'$ROOT/etc/cdi/convgpu.json'"
+check "... naming the missing hook" grep -q "^broken *cdi .*has no convgpu hook" "$TMP/bad.out"
+# The spec's content against what `convgpu cdi generate` writes now: each stale piece named.
+CDI=$ROOT/etc/cdi/convgpu.json
+breaks cdi "cdi generate --output" sed -i 's|"/usr/bin/convgpu-runtime"|"/opt/convgpu-0.0.9/bin/convgpu-runtime"|' "$CDI"
+check "... a stale hook path: named" grep -q "^broken *cdi .*hook runs /opt/convgpu-0.0.9/bin/convgpu-runtime, which is not there" "$TMP/bad.out"
+breaks cdi "convgpu --runtime-dir $RUNDIR cdi generate" sed -i "s|\"$RUNDIR\"|\"/run/convgpu-elsewhere\"|" "$CDI"
+check "... the wrong socket directory: both named" grep -q "^broken *cdi .*hooks ask convgpud in /run/convgpu-elsewhere, but it runs in $RUNDIR" "$TMP/bad.out"
+breaks cdi "cdi generate" sed -i 's|"LD_LIBRARY_PATH=[^"]*"|"LD_LIBRARY_PATH=/usr/lib/convgpu-0.0.9/emu"|' "$CDI"
+check "... a stale emulator directory: the variable named" grep -q "^broken *cdi .*environment is not the daemon's now (LD_LIBRARY_PATH is /usr/lib/convgpu-0.0.9/emu in the spec" "$TMP/bad.out"
+breaks cdi "cdi generate" sed -i 's|"CUDA_VISIBLE_DEVICES=[^"]*"|"CUDA_VISIBLE_DEVICES=GPU-00000000-dead-beef-0000-000000000000"|' "$CDI"
+check "... a GPU's stale UUID: the device named" grep -q "^broken *cdi .*device 0 is not the daemon's GPU 0 now (CUDA_VISIBLE_DEVICES is GPU-00000000-dead-beef" "$TMP/bad.out"
+breaks cdi "cdi generate" sed -i 's|"cdiVersion": "[^"]*"|"cdiVersion": "0.3.0"|' "$CDI"
+check "... another cdiVersion: said" grep -q "^broken *cdi .*differs from what convgpu cdi generate writes now" "$TMP/bad.out"
+plant_good
+check "a current spec: ok, compared with the daemon's" bash -c \
+    "'$BUILD/bin/convgpu' --runtime-dir '$RUNDIR' doctor --root '$ROOT' | grep -q '^ok *cdi *CDI spec /etc/cdi/convgpu.json is what convgpu cdi generate writes now (.* hooks /usr/bin/convgpu-runtime, runtime directory $RUNDIR)'"
 
 # The RuntimeClass missing from the cluster (kubectl says so).
 FAKE_RC_RUNTIMECLASS=1 breaks kube-objects "runtimeclass.yaml" true
