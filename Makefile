@@ -20,7 +20,7 @@ CMAKE_GEN  := -G "Unix Makefiles"
 # The package tests (label package) need the .debs of `make deb`: `make package` runs them.
 CTEST_ARGS ?= --output-on-failure -j $(JOBS) -LE package
 
-.PHONY: all deps deps-build build docs test check check-load asan tsan fuzz demo bench install deb package image clean slurm
+.PHONY: all deps deps-build deb-next build docs test check check-load asan tsan fuzz demo bench install deb package image clean slurm
 
 all: build
 
@@ -103,9 +103,15 @@ BUILD_DEB ?= build-deb
 deb: deps
 	@packaging/build-deb.sh $(BUILD_DEB) $(JOBS)
 
+# The next version's packages (this tree, versions bumped), for the upgrade test: build-deb-next/.
+BUILD_DEB_NEXT ?= build-deb-next
+deb-next: deps
+	@CONVGPU_DEB_NEXT=1 packaging/build-deb.sh $(BUILD_DEB_NEXT) $(JOBS)
+
 # The packages installed, run and purged in a fresh Debian 12 root (tests/package; root).
-package: deb build
-	cd $(BUILD) && CONVGPU_DEB_DIR=$(abspath $(BUILD_DEB)) ctest --output-on-failure -L package
+package: deb deb-next build
+	cd $(BUILD) && CONVGPU_DEB_DIR=$(abspath $(BUILD_DEB)) \
+	    CONVGPU_DEB_NEXT_DIR=$(abspath $(BUILD_DEB_NEXT)) ctest --output-on-failure -L package
 
 # The DaemonSet's node image from the packages: $(BUILD_DEB)/image/convgpu-node-{rootfs,image}.tar.
 image: deb

@@ -6,6 +6,10 @@
 #
 # Usage: packaging/build-deb.sh OUT [JOBS]     (the Makefile passes build-deb and $(JOBS))
 # The copy includes uncommitted changes: it is the tree as it is, minus build outputs and .git.
+# CONVGPU_DEB_NEXT=1 (`make deb-next`): the packages of the next version instead, for the
+# upgrade test (tests/package/test_upgrade_deb.sh): the copy gets a changelog entry one patch
+# version up and is built with CONVGPU_VERSION_BUMP (higher protocol, ledger and record
+# versions; CMakeLists.txt), without the unit tests (the plain build ran them).
 set -eu
 [ "$#" -ge 1 ] || { echo "usage: $0 OUT [JOBS]" >&2; exit 2; }
 OUT=$1
@@ -26,6 +30,15 @@ mkdir -p "$SRC"
 # Build outputs and the cache of the package test (build-deb/cache) are not source.
 tar -C "$ROOT" --exclude=./.git --exclude=./build --exclude='./build-*' --exclude='./obj-*' \
     --exclude=./debian/tmp --exclude=./debian/.debhelper -cf - . | tar -C "$SRC" -xf -
+if [ -n "${CONVGPU_DEB_NEXT:-}" ]; then
+    NEXT=$(echo "$VERSION" | awk -F. '{ printf "%s.%s.%d", $1, $2, $3 + 1 }')
+    { printf 'convgpu (%s) bookworm; urgency=medium\n\n  * The next version, for the upgrade test only.\n\n' "$NEXT"
+      printf ' -- convgpu tests <tests@convgpu.invalid>  %s\n\n' "$(date -R)"
+      cat "$SRC/debian/changelog"; } >"$SRC/debian/changelog.next"
+    mv "$SRC/debian/changelog.next" "$SRC/debian/changelog"
+    VERSION=$NEXT
+    export CONVGPU_CMAKE_EXTRA=-DCONVGPU_VERSION_BUMP=ON DEB_BUILD_OPTIONS=nocheck
+fi
 (cd "$SRC" && dpkg-buildpackage -us -uc -b "-j$JOBS")
 rm -f "$OUT"/*.deb "$OUT"/*.changes "$OUT"/*.buildinfo
 mv "$WORK"/*.deb "$WORK"/*.changes "$WORK"/*.buildinfo "$OUT"/
