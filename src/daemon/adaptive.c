@@ -60,13 +60,13 @@ static void update(struct daemon *d)
         goto done;
     }
     for (struct container *c = d->containers; c; c = c->next) {
-        const struct tenant *t = tenant_find(d, c->tenant);
+        const struct tenant *t = tenant_find(d, c->ident.tenant);
         if (!t || !c->profile.key[0] || !d->store)
             continue;
         struct profile p;
-        int rc = store_profile_get(d->store, c->tenant, c->profile.key, &p);
+        int rc = store_profile_get(d->store, c->ident.tenant, c->profile.key, &p);
         if (rc < 0) {
-            log_warn("adaptive fair share: cannot read profile %s/%s: %s", c->tenant,
+            log_warn("adaptive fair share: cannot read profile %s/%s: %s", c->ident.tenant,
                      c->profile.key, store_error(d->store));
             continue;
         }

@@ -293,12 +293,12 @@ static json_t *container_env_json(struct daemon *d, struct container *c)
 {
     json_t *env = json_object();
     node_env(d, env);
-    json_object_set_new(env, "CONVGPU_SOCKET", json_string(c->sock_path));
+    json_object_set_new(env, "CONVGPU_SOCKET", json_string(c->endpoint.sock_path));
     /* Its GPUs in member order: CUDA ordinal k is member k (gang.c). */
     char list[CG_MAX_DEVICES * (DEVICE_NAME_MAX + 1)] = "";
     size_t at = 0;
-    for (unsigned k = 0; k < c->nmembers; k++) {
-        const struct container *m = k ? c->members[k] : c;
+    for (unsigned k = 0; k < c->gang.nmembers; k++) {
+        const struct container *m = k ? c->gang.members[k] : c;
         const char *uuid = d->devices[m->device].uuid;
         int w = uuid[0] ? snprintf(list + at, sizeof list - at, "%s%s", k ? "," : "", uuid)
                         : snprintf(list + at, sizeof list - at, "%s%u", k ? "," : "", m->device);
@@ -314,25 +314,25 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
     uint64_t now = loop_now_ns();
     cg_container_info ci = {0};
     cg_container_get(d->core, c->cid, now, &ci);
-    json_t *o = json_pack(
-        "{s:s,s:s,s:I,s:I,s:I,s:I,s:s,s:I,s:f,s:I,s:I}", "id", c->id, "name", c->name, "device",
-        (json_int_t)c->device, "limit", (json_int_t)ci.limit, "assigned", (json_int_t)ci.assigned,
-        "used", (json_int_t)container_used_bytes(c), "state",
-        c->pause.phase != PAUSE_NONE         ? pause_state_name(d, c)
-        : ci.queued                          ? "queued"
-        : ci.expired                         ? "expired"
-        : c->swap.phase == SWAP_OUT          ? "swapped"
-        : ci.state == CG_STATE_SUSPENDED     ? "suspended"
-                                             : "running",
-        "created", (json_int_t)c->created_unix,
-        "suspended_total_s", (double)ci.total_suspended / 1e9, "processes",
-        (json_int_t)ci.nprocesses, "pending", (json_int_t)ci.npending);
+    json_t *o = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:s,s:I,s:f,s:I,s:I}", "id", c->ident.id,
+                          "name", c->ident.name, "device", (json_int_t)c->device, "limit",
+                          (json_int_t)ci.limit, "assigned", (json_int_t)ci.assigned, "used",
+                          (json_int_t)container_used_bytes(c), "state",
+                          c->pause.phase != PAUSE_NONE     ? pause_state_name(d, c)
+                          : ci.queued                      ? "queued"
+                          : ci.expired                     ? "expired"
+                          : c->swap.phase == SWAP_OUT      ? "swapped"
+                          : ci.state == CG_STATE_SUSPENDED ? "suspended"
+                                                           : "running",
+                          "created", (json_int_t)c->ident.created_unix, "suspended_total_s",
+                          (double)ci.total_suspended / 1e9, "processes", (json_int_t)ci.nprocesses,
+                          "pending", (json_int_t)ci.npending);
     if (!o)
         return NULL;
-    json_object_set_new(o, "tenant", json_string(c->tenant));
+    json_object_set_new(o, "tenant", json_string(c->ident.tenant));
     /* Removed at this wall-clock second unless its init is reported (null: no deadline). */
-    json_object_set_new(o, "start_by", c->start_by_unix ? json_integer(c->start_by_unix)
-                                                        : json_null());
+    json_object_set_new(o, "start_by",
+                        c->life.start_by_unix ? json_integer(c->life.start_by_unix) : json_null());
     if (ci.state == CG_STATE_SUSPENDED)
         json_object_set_new(o, "suspended_for_s",
                             json_real((double)(now - ci.suspended_since) / 1e9));
@@ -391,34 +391,35 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
                         json_pack("{s:i,s:s}", "utilization_pct", (int)ci.util_pct, "app", app));
     /* Its GPUs (gang.c): "device", "limit", "assigned" and "used" above are its first GPU's;
      * "members" has every GPU's, the first included. */
-    json_object_set_new(o, "gpus", json_integer((json_int_t)c->nmembers));
+    json_object_set_new(o, "gpus", json_integer((json_int_t)c->gang.nmembers));
     json_t *devs = json_array();
-    for (unsigned k = 0; k < c->nmembers; k++)
-        json_array_append_new(devs, json_integer((json_int_t)(k ? c->members[k] : c)->device));
+    for (unsigned k = 0; k < c->gang.nmembers; k++)
+        json_array_append_new(devs, json_integer((json_int_t)(k ? c->gang.members[k] : c)->device));
     json_object_set_new(o, "devices", devs);
-    if (c->nmembers > 1) {
+    if (c->gang.nmembers > 1) {
         json_t *members = json_array();
-        for (unsigned k = 0; k < c->nmembers; k++) {
-            struct container *m = c->members[k];
+        for (unsigned k = 0; k < c->gang.nmembers; k++) {
+            struct container *m = c->gang.members[k];
             cg_container_info mi = {0};
             cg_container_get(d->core, m->cid, now, &mi);
-            json_array_append_new(
-                members, json_pack("{s:i,s:s,s:I,s:I,s:I,s:i,s:s}", "index", (int)k, "id", m->id,
-                                   "device", (json_int_t)m->device, "limit", (json_int_t)mi.limit,
-                                   "used", (json_int_t)container_used_bytes(m), "processes",
-                                   (int)mi.nprocesses, "socket", m->sock_path));
+            json_array_append_new(members,
+                                  json_pack("{s:i,s:s,s:I,s:I,s:I,s:i,s:s}", "index", (int)k, "id",
+                                            m->ident.id, "device", (json_int_t)m->device, "limit",
+                                            (json_int_t)mi.limit, "used",
+                                            (json_int_t)container_used_bytes(m), "processes",
+                                            (int)mi.nprocesses, "socket", m->endpoint.sock_path));
         }
         json_object_set_new(o, "members", members);
     }
     if (!detail)
         return o;
-    json_object_set_new(o, "socket", json_string(c->sock_path));
-    json_object_set_new(o, "dir", json_string(c->dir));
-    json_object_set_new(o, "auto_remove", json_boolean(c->auto_remove));
-    json_object_set_new(o, "owner_pid", json_integer(c->owner_pid));
-    json_object_set_new(o, "uid", json_integer((json_int_t)c->owner_uid));
-    if (c->init_pid > 0)
-        json_object_set_new(o, "init_pid", json_integer(c->init_pid));
+    json_object_set_new(o, "socket", json_string(c->endpoint.sock_path));
+    json_object_set_new(o, "dir", json_string(c->endpoint.dir));
+    json_object_set_new(o, "auto_remove", json_boolean(c->life.auto_remove));
+    json_object_set_new(o, "owner_pid", json_integer(c->life.owner_pid));
+    json_object_set_new(o, "uid", json_integer((json_int_t)c->ident.owner_uid));
+    if (c->life.init_pid > 0)
+        json_object_set_new(o, "init_pid", json_integer(c->life.init_pid));
     json_object_set_new(o, "committed", json_integer((json_int_t)ci.used));
     json_t *procs = json_array();
     for (struct proc *p = c->procs; p; p = p->next) {
@@ -433,7 +434,8 @@ static json_t *container_json(struct daemon *d, struct container *c, bool detail
     /* The oldest requests only: a flooded container's whole list would stall the loop. */
     json_t *pend = json_array();
     unsigned listed = 0;
-    for (struct pending *r = c->pending; r && listed < API_PENDING_LISTED; r = r->next, listed++)
+    for (struct pending *r = c->pending.head; r && listed < API_PENDING_LISTED;
+         r = r->next, listed++)
         json_array_append_new(pend, json_pack("{s:i,s:I,s:f}", "pid", r->proc ? (int)r->proc->pid : 0,
                                               "bytes", (json_int_t)r->bytes, "waiting_s",
                                               (double)(now - r->since) / 1e9));
@@ -512,10 +514,10 @@ static void api_on_notice(struct daemon *d, const struct notice *n, void *ctx)
         /* An event about a container the daemon does not list (one whose creation failed) is
          * still about a container: operators only. */
         const cg_event *ev = n->ev;
-        struct event_rec *r = ring_push(a, cg_event_kind_name(ev->kind), cg_reason_str(ev->reason),
-                                        c ? c->id : NULL, ev->device, n->p ? (int)n->p->pid : 0,
-                                        ev->bytes, c || ev->cid != CG_CID_NONE,
-                                        c ? c->owner_uid : (uid_t)-1);
+        struct event_rec *r =
+            ring_push(a, cg_event_kind_name(ev->kind), cg_reason_str(ev->reason),
+                      c ? c->ident.id : NULL, ev->device, n->p ? (int)n->p->pid : 0, ev->bytes,
+                      c || ev->cid != CG_CID_NONE, c ? c->ident.owner_uid : (uid_t)-1);
         if (ev->kind == CG_EV_COMPUTE) {
             r->compute_pct = (int)ev->compute_pct;
             r->compute_mode = ev->compute_mode;
@@ -523,15 +525,15 @@ static void api_on_notice(struct daemon *d, const struct notice *n, void *ctx)
         break;
     }
     case NOTICE_PROCESS:
-        ring_push(a, n->what, NULL, c->id, c->device, (int)n->p->pid, proc_used_bytes(n->p), true,
-                  c->owner_uid);
+        ring_push(a, n->what, NULL, c->ident.id, c->device, (int)n->p->pid, proc_used_bytes(n->p),
+                  true, c->ident.owner_uid);
         break;
     case NOTICE_FINDING:
-        ring_push(a, n->what, NULL, c ? c->id : NULL, c ? c->device : UINT32_MAX, (int)n->pid,
-                  n->bytes, c != NULL, c ? c->owner_uid : (uid_t)-1);
+        ring_push(a, n->what, NULL, c ? c->ident.id : NULL, c ? c->device : UINT32_MAX, (int)n->pid,
+                  n->bytes, c != NULL, c ? c->ident.owner_uid : (uid_t)-1);
         break;
     case NOTICE_CONTAINER_REMOVED:
-        ring_push(a, "removed", NULL, c->id, c->device, 0, 0, true, c->owner_uid);
+        ring_push(a, "removed", NULL, c->ident.id, c->device, 0, 0, true, c->ident.owner_uid);
         break;
     case NOTICE_REQUEST_ANSWERED: /* counted by /metrics, not an event of the stream */
         break;
@@ -619,7 +621,7 @@ static bool identify(struct daemon *d, struct MHD_Connection *conn, struct calle
 
 static bool sees(const struct caller *who, const struct container *c)
 {
-    return who->all || c->owner_uid == who->cred.uid;
+    return who->all || c->ident.owner_uid == who->cred.uid;
 }
 
 static bool sees_event(const struct caller *who, const struct event_rec *r)
@@ -632,10 +634,10 @@ static bool sees_event(const struct caller *who, const struct event_rec *r)
 static struct container *find_for(struct daemon *d, const struct caller *who, const char *key)
 {
     for (struct container *c = d->containers; c; c = c->next)
-        if (!c->leader && sees(who, c) && strcmp(c->id, key) == 0)
+        if (!c->gang.leader && sees(who, c) && strcmp(c->ident.id, key) == 0)
             return c;
     for (struct container *c = d->containers; c; c = c->next)
-        if (!c->leader && sees(who, c) && c->name[0] && strcmp(c->name, key) == 0)
+        if (!c->gang.leader && sees(who, c) && c->ident.name[0] && strcmp(c->ident.name, key) == 0)
             return c;
     return NULL;
 }
@@ -664,9 +666,9 @@ static void holdings(struct daemon *d, uid_t uid, const struct container *except
     *n = 0;
     *bytes = 0;
     for (struct container *c = d->containers; c; c = c->next) {
-        if (c->owner_uid != uid || c == except)
+        if (c->ident.owner_uid != uid || c == except)
             continue;
-        *n += !c->leader; /* a gang is one container; its members' limits count below */
+        *n += !c->gang.leader; /* a gang is one container; its members' limits count below */
         *bytes += held_by(d, c);
     }
 }
@@ -846,19 +848,19 @@ static enum MHD_Result create_container(struct daemon *d, struct MHD_Connection 
                                     ? rcode
                                     : -EINVAL,
                           msg);
-    int arc = req.nallocations ? api_alloc_claim(d, &req, c->id, msg, sizeof msg) : 0;
+    int arc = req.nallocations ? api_alloc_claim(d, &req, c->ident.id, msg, sizeof msg) : 0;
     if (arc != 0) { /* an unrecorded claim could be claimed again: the container goes */
-        if (store_delete_container(d->store, c->id) == 0)
+        if (store_delete_container(d->store, c->ident.id) == 0)
             container_remove(d, c, "its allocation's claim was not saved");
         return send_not_stored(conn, arc, msg);
     }
     if (from == 1) {
         char b1[CG_SIZE_BUFLEN], b2[CG_SIZE_BUFLEN];
-        log_info("container %s: limit %s from profile %s/%s (peak %s + %u%%)", c->id,
+        log_info("container %s: limit %s from profile %s/%s (peak %s + %u%%)", c->ident.id,
                  cg_format_size(c->limit, b1, sizeof b1), tenant, key,
                  cg_format_size(peak, b2, sizeof b2), margin);
-        ring_push(d->api, "profile-limit", "profile peak + margin", c->id, c->device, 0, c->limit,
-                  true, c->owner_uid);
+        ring_push(d->api, "profile-limit", "profile peak + margin", c->ident.id, c->device, 0,
+                  c->limit, true, c->ident.owner_uid);
     }
     json_t *o = container_json(d, c, true);
     json_object_set_new(o, "env", container_env_json(d, c));
@@ -890,18 +892,21 @@ static enum MHD_Result update(struct daemon *d, struct MHD_Connection *conn,
                           : ci.compute_pct ? ci.compute_mode
                                            : d->opt.default_compute_mode;
         if (ch.compute_pct == 0 && req.has_mode)
-            return send_error(conn, 400, "container %s has no compute share: give gpu_compute "
-                                         "(1-100) with compute_mode", c->id);
+            return send_error(conn, 400,
+                              "container %s has no compute share: give gpu_compute "
+                              "(1-100) with compute_mode",
+                              c->ident.id);
     }
-    if (!who->all && req.has_priority && req.priority > tenant_priority_ceiling(d, c->tenant))
-        return send_error(conn, 403, "priority %u is above what tenant '%s' may give its "
-                                     "containers (%u); an operator may allow more (convgpu "
-                                     "tenant set %s --max-priority N)",
-                          req.priority, c->tenant, tenant_priority_ceiling(d, c->tenant),
-                          c->tenant);
+    if (!who->all && req.has_priority && req.priority > tenant_priority_ceiling(d, c->ident.tenant))
+        return send_error(conn, 403,
+                          "priority %u is above what tenant '%s' may give its "
+                          "containers (%u); an operator may allow more (convgpu "
+                          "tenant set %s --max-priority N)",
+                          req.priority, c->ident.tenant,
+                          tenant_priority_ceiling(d, c->ident.tenant), c->ident.tenant);
     /* Only a raise is bounded: lowering is always allowed, even above a quota set later. */
     json_t *refusal = !who->all && req.has_limit && req.limit > held_by(d, c)
-                          ? over_bound(d, c->owner_uid, c, req.limit)
+                          ? over_bound(d, c->ident.owner_uid, c, req.limit)
                           : NULL;
     if (refusal)
         return send_json(conn, 403, refusal);
@@ -943,7 +948,7 @@ static enum MHD_Result set_policy(struct daemon *d, struct MHD_Connection *conn,
     cg_set_resume_policy(d->core, rp, loop_now_ns());
     cg_set_placement_policy(d->core, pp);
     for (struct container *c = d->containers; c; c = c->next)
-        c->dirty = true;
+        c->decide.dirty = true;
     decide_flush(d);
     log_info("policy: resume %s, placement %s", cg_resume_policy_name(rp),
              cg_placement_policy_name(pp));
@@ -1002,7 +1007,7 @@ static bool sees_tenant(struct daemon *d, const struct caller *who, const struct
     if (strcmp(own, t->name) == 0)
         return true;
     for (struct container *c = d->containers; c; c = c->next)
-        if (sees(who, c) && strcmp(c->tenant, t->name) == 0)
+        if (sees(who, c) && strcmp(c->ident.tenant, t->name) == 0)
             return true;
     return false;
 }
@@ -1253,7 +1258,7 @@ static enum MHD_Result h_list(struct req *r)
 {
     json_t *arr = json_array();
     for (struct container *c = r->d->containers; c; c = c->next)
-        if (!c->leader && sees(r->who, c))
+        if (!c->gang.leader && sees(r->who, c))
             json_array_append_new(arr, container_json(r->d, c, false));
     return send_json(r->conn, 200, arr);
 }
@@ -1272,7 +1277,7 @@ static enum MHD_Result h_remove(struct req *r)
 {
     struct daemon *d = r->d;
     char cid[CONTAINER_ID_MAX + 1];
-    snprintf(cid, sizeof cid, "%s", r->c->id);
+    snprintf(cid, sizeof cid, "%s", r->c->ident.id);
     /* The row goes first: a container a restart would bring back is not removed. */
     int src = d->store ? store_delete_container(d->store, cid) : 0;
     if (src != 0) {
@@ -1320,20 +1325,23 @@ static enum MHD_Result h_start(struct req *r)
         }
         int src = store_put_row(d->store, &row);
         if (src != 0) {
-            snprintf(msg, sizeof msg, "init pid of container %s not recorded: the state could "
-                                      "not be saved (%s)", c->id, store_error(d->store));
+            snprintf(msg, sizeof msg,
+                     "init pid of container %s not recorded: the state could "
+                     "not be saved (%s)",
+                     c->ident.id, store_error(d->store));
             return send_not_stored(conn, src, msg);
         }
     }
     if (sr.auto_remove && container_watch_owner(c, sr.pid, start, msg, sizeof msg) != 0) {
         if (d->store && store_put_container(d->store, c) != 0)
             log_error("container %s: state.db names pid %d as its init, which could not be "
-                      "watched: %s", c->id, sr.pid, store_error(d->store));
+                      "watched: %s",
+                      c->ident.id, sr.pid, store_error(d->store));
         return send_error(conn, 400, "%s", msg);
     }
-    c->init_pid = sr.pid;
+    c->life.init_pid = sr.pid;
     container_set_start_by(c, 0, msg, sizeof msg);
-    log_info("container %s: started, init pid %d%s", c->id, sr.pid,
+    log_info("container %s: started, init pid %d%s", c->ident.id, sr.pid,
              sr.auto_remove ? ", removed when it exits" : "");
     return send_json(conn, 200, container_json(d, c, true));
 }

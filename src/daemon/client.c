@@ -45,7 +45,7 @@ static int handle_hello(struct daemon *d, struct proc *p, const struct cg_msg_he
                 slot = h->slot;
         }
         if (slot == UINT32_MAX)
-            log_info("container %s: pid %d: reconnect to slot %u refused; new slot", c->id,
+            log_info("container %s: pid %d: reconnect to slot %u refused; new slot", c->ident.id,
                      (int)p->pid, h->slot);
     }
     if (slot != UINT32_MAX) {
@@ -63,7 +63,7 @@ static int handle_hello(struct daemon *d, struct proc *p, const struct cg_msg_he
     } else {
         slot = slot_claim(c, p->pid);
         if (slot == UINT32_MAX) {
-            log_warn("container %s: no free ledger slot for pid %d", c->id, (int)p->pid);
+            log_warn("container %s: no free ledger slot for pid %d", c->ident.id, (int)p->pid);
             return -1;
         }
     }
@@ -75,13 +75,13 @@ static int handle_hello(struct daemon *d, struct proc *p, const struct cg_msg_he
     m.welcome.slot = slot;
     m.welcome.generation = c->rec->slots[slot].generation;
     m.welcome.device = c->device;
-    m.welcome.devices = (c->leader ? c->leader : c)->nmembers;
+    m.welcome.devices = (c->gang.leader ? c->gang.leader : c)->gang.nmembers;
     m.welcome.limit = c->limit;
     m.welcome.granularity = c->ledger->granularity;
     m.welcome.context_charge = c->ledger->context_charge;
     if (proc_send(p, &m, c->ledger_fd) != 0)
         return -1;
-    log_info("container %s: pid %d connected (slot %u)", c->id, (int)p->pid, slot);
+    log_info("container %s: pid %d connected (slot %u)", c->ident.id, (int)p->pid, slot);
     notice_process(d, c, p, "connect");
     return 0;
 }
@@ -109,7 +109,7 @@ static int handle_message(struct daemon *d, struct proc *p, const union cg_msg *
     case CG_MSG_SWAPPED:
         if (!p->welcomed)
             return -1;
-        log_debug("container %s: pid %d reports its part of a swap", p->c->id, (int)p->pid);
+        log_debug("container %s: pid %d reports its part of a swap", p->c->ident.id, (int)p->pid);
         swap_notice(d, p->c);
         return 0;
     default:
@@ -122,16 +122,16 @@ static int handle_message(struct daemon *d, struct proc *p, const union cg_msg *
 static unsigned budget_left(struct container *c)
 {
     uint64_t round = loop_round(c->d->loop);
-    if (c->budget_round != round) {
-        c->budget_round = round;
-        c->budget = MSGS_PER_CONTAINER_PER_ROUND;
+    if (c->share.round != round) {
+        c->share.round = round;
+        c->share.budget = MSGS_PER_CONTAINER_PER_ROUND;
     }
-    return c->budget;
+    return c->share.budget;
 }
 
 static void budget_spend(struct container *c, unsigned cost)
 {
-    c->budget = cost < c->budget ? c->budget - cost : 0;
+    c->share.budget = cost < c->share.budget ? c->share.budget - cost : 0;
 }
 
 static void client_readable(void *ctx, uint32_t events)
@@ -183,18 +183,18 @@ static void client_readable(void *ctx, uint32_t events)
                          "pid %d speaks protocol %u, this convgpud %u to %u (%s): fenced under "
                          "its quota until it exits; restart the container to lift it",
                          (int)p->pid, version, CG_PROTO_MIN_VERSION, CG_PROTO_VERSION, which);
-                log_warn("container %s: %s", c->id, c->fenced);
+                log_warn("container %s: %s", c->ident.id, c->fenced);
             } else {
                 log_warn("container %s: pid %d speaks protocol %u, this convgpud %u to %u (%s); "
                          "disconnecting",
-                         c->id, (int)p->pid, version, CG_PROTO_MIN_VERSION, CG_PROTO_VERSION,
+                         c->ident.id, (int)p->pid, version, CG_PROTO_MIN_VERSION, CG_PROTO_VERSION,
                          which);
             }
             proc_drop(d, p, "protocol version");
             return;
         }
         if ((size_t)n > sizeof buf || cg_proto_decode(buf, (size_t)n, &m, &why) != 0) {
-            log_warn("container %s: pid %d sent a bad message (%s); disconnecting", c->id,
+            log_warn("container %s: pid %d sent a bad message (%s); disconnecting", c->ident.id,
                      (int)p->pid, why ? why : "oversized");
             proc_drop(d, p, "protocol violation");
             return;
@@ -203,7 +203,7 @@ static void client_readable(void *ctx, uint32_t events)
         if (handle_message(d, p, &m) != 0) {
             if (p->fd >= 0) {
                 log_warn("container %s: pid %d: %s refused or unanswerable; disconnecting",
-                         c->id, (int)p->pid, cg_msg_type_name(m.hdr.type));
+                         c->ident.id, (int)p->pid, cg_msg_type_name(m.hdr.type));
                 proc_drop(d, p, "protocol violation");
             }
             return;
@@ -215,7 +215,7 @@ static void client_readable(void *ctx, uint32_t events)
  * engine decides, as Docker's root containers) are bounded only by the node's total. */
 static bool bounded_owner(const struct container *c)
 {
-    return c->owner_uid != 0 && c->owner_uid != geteuid();
+    return c->ident.owner_uid != 0 && c->ident.owner_uid != geteuid();
 }
 
 /* Why a new connection to c must be refused beyond c's own bounds, or NULL. The node's total
@@ -229,11 +229,11 @@ static const char *over_connection_bounds(struct daemon *d, const struct contain
                  d->opt.max_client_connections);
         return why;
     }
-    const struct uid_count *u = bounded_owner(c) ? uidcount_get(&d->client_owners, c->owner_uid)
-                                                 : NULL;
+    const struct uid_count *u =
+        bounded_owner(c) ? uidcount_get(&d->client_owners, c->ident.owner_uid) : NULL;
     if (u && d->opt.user_max_connections && u->n >= d->opt.user_max_connections) {
         snprintf(why, sizeof why, "uid %u's containers hold user-max-connections (%u) connections",
-                 (unsigned)c->owner_uid, d->opt.user_max_connections);
+                 (unsigned)c->ident.owner_uid, d->opt.user_max_connections);
         return why;
     }
     return NULL;
@@ -245,18 +245,19 @@ void client_accept(void *ctx, uint32_t events)
     struct container *c = ctx;
     struct daemon *d = c->d;
     for (int n = 0; n < 64; n++) {
-        int fd = accept4(c->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int fd = accept4(c->endpoint.listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EINTR)
                 continue;
             if (errno == EMFILE || errno == ENFILE) {
                 if (log_once_a_second(&d->last_fd_warning))
-                    log_warn("out of file descriptors: refusing connections (container %s)", c->id);
-                fdspare_shed(d, c->listen_fd);
+                    log_warn("out of file descriptors: refusing connections (container %s)",
+                             c->ident.id);
+                fdspare_shed(d, c->endpoint.listen_fd);
                 continue;
             }
             if (errno != EAGAIN && errno != EWOULDBLOCK && log_once_a_second(&d->last_fd_warning))
-                log_warn("container %s: accept: %s", c->id, strerror(errno));
+                log_warn("container %s: accept: %s", c->ident.id, strerror(errno));
             return;
         }
         /* A container's connections are bounded, and so are those that have not said HELLO
@@ -267,23 +268,23 @@ void client_accept(void *ctx, uint32_t events)
             unwelcomed += !q->welcomed;
         }
         if (total >= MAX_CONNECTIONS_PER_CONTAINER || unwelcomed >= MAX_UNWELCOMED_PER_CONTAINER) {
-            if (log_once_a_second(&c->last_refusal_warning))
-                log_warn("container %s: %u connections (%u before HELLO): refusing more", c->id,
-                         total, unwelcomed);
+            if (log_once_a_second(&c->endpoint.last_refusal_warning))
+                log_warn("container %s: %u connections (%u before HELLO): refusing more",
+                         c->ident.id, total, unwelcomed);
             close(fd);
             continue;
         }
         struct ucred cred;
         socklen_t len = sizeof cred;
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.pid <= 0) {
-            log_warn("container %s: no peer credentials; refusing", c->id);
+            log_warn("container %s: no peer credentials; refusing", c->ident.id);
             close(fd);
             continue;
         }
         const char *why = over_connection_bounds(d, c);
         if (why) {
             if (log_once_a_second(&d->last_fd_warning))
-                log_warn("container %s: refusing a connection of pid %d: %s", c->id,
+                log_warn("container %s: refusing a connection of pid %d: %s", c->ident.id,
                          (int)cred.pid, why);
             close(fd);
             continue;
@@ -308,7 +309,7 @@ void client_accept(void *ctx, uint32_t events)
         c->procs = p;
         d->client_conns++;
         if (bounded_owner(c))
-            uidcount_add(&d->client_owners, c->owner_uid, 1, 0);
+            uidcount_add(&d->client_owners, c->ident.owner_uid, 1, 0);
     }
 }
 
@@ -334,13 +335,14 @@ void proc_drop(struct daemon *d, struct proc *p, const char *why)
         p->fd = -1;
         d->client_conns--;
         if (bounded_owner(c))
-            uidcount_add(&d->client_owners, c->owner_uid, -1, 0);
+            uidcount_add(&d->client_owners, c->ident.owner_uid, -1, 0);
     }
     uint64_t used = proc_used_bytes(p);
     if (p->known_to_core) {
         cg_status st = cg_process_exit(d->core, c->cid, p->key, loop_now_ns());
         if (st != CG_OK)
-            log_warn("container %s: pid %d: core exit: %s", c->id, (int)p->pid, cg_status_str(st));
+            log_warn("container %s: pid %d: core exit: %s", c->ident.id, (int)p->pid,
+                     cg_status_str(st));
     }
     pending_drop_proc(p);
     if (p->welcomed) {
@@ -349,20 +351,20 @@ void proc_drop(struct daemon *d, struct proc *p, const char *why)
         slot_release(c, p->slot);
     }
     if (p->welcomed || p->known_to_core)
-        log_info("container %s: pid %d gone (%s); %llu bytes returned", c->id, (int)p->pid, why,
-                 (unsigned long long)used);
+        log_info("container %s: pid %d gone (%s); %llu bytes returned", c->ident.id, (int)p->pid,
+                 why, (unsigned long long)used);
     for (struct proc **pp = &c->procs; *pp; pp = &(*pp)->next) {
         if (*pp == p) {
             *pp = p->next;
             break;
         }
     }
-    if (c->favored == p)
-        c->favored = NULL;
+    if (c->decide.favored == p)
+        c->decide.favored = NULL;
     for (unsigned i = 0; i < d->noutbox; i++)
         if (d->outbox[i].p == p)
             d->outbox[i].p = NULL;
     free(p);
-    c->dirty = true;
+    c->decide.dirty = true;
     decide_flush(d);
 }

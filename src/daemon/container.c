@@ -53,7 +53,7 @@ static void random_id(char *out)
 
 bool container_owner_gone(struct container *c)
 {
-    return c->owner_poll && !proc_alive(c->owner_pid, c->owner_start);
+    return c->life.owner_poll && !proc_alive(c->life.owner_pid, c->life.owner_start);
 }
 
 /* The start deadline passed and no init was reported: the hook or shim that registered the
@@ -63,29 +63,30 @@ static void start_overdue(void *ctx, uint32_t events)
     (void)events;
     struct container *c = ctx;
     uint64_t ticks;
-    if (read(c->start_timer_fd, &ticks, sizeof ticks) < 0 && errno == EAGAIN)
+    if (read(c->life.start_timer_fd, &ticks, sizeof ticks) < 0 && errno == EAGAIN)
         return;
-    if (!c->start_by_unix)
+    if (!c->life.start_by_unix)
         return; /* reported meanwhile */
     char err[128];
-    if ((int64_t)time(NULL) < c->start_by_unix) { /* the clock was set back: wait again */
-        if (container_set_start_by(c, c->start_by_unix, err, sizeof err) != 0)
-            log_warn("container %s: %s", c->id, err);
+    if ((int64_t)time(NULL) < c->life.start_by_unix) { /* the clock was set back: wait again */
+        if (container_set_start_by(c, c->life.start_by_unix, err, sizeof err) != 0)
+            log_warn("container %s: %s", c->ident.id, err);
         return;
     }
     log_warn("container %s: its init was not reported by its start deadline (the hook or shim "
-             "that registered it did not finish); removing", c->id);
+             "that registered it did not finish); removing",
+             c->ident.id);
     container_remove(c->d, c, "never started");
 }
 
 int container_set_start_by(struct container *c, int64_t by_unix, char *err, size_t errlen)
 {
-    if (c->start_timer_fd >= 0) {
-        loop_del(c->d->loop, c->start_timer_fd);
-        close(c->start_timer_fd);
-        c->start_timer_fd = -1;
+    if (c->life.start_timer_fd >= 0) {
+        loop_del(c->d->loop, c->life.start_timer_fd);
+        close(c->life.start_timer_fd);
+        c->life.start_timer_fd = -1;
     }
-    c->start_by_unix = by_unix;
+    c->life.start_by_unix = by_unix;
     if (!by_unix)
         return 0;
     /* Wall clock, absolute: the deadline is stored as such and survives a restart. */
@@ -96,10 +97,10 @@ int container_set_start_by(struct container *c, int64_t by_unix, char *err, size
         snprintf(err, errlen, "cannot arm the start deadline: %s", strerror(errno));
         if (fd >= 0)
             close(fd);
-        c->start_by_unix = 0;
+        c->life.start_by_unix = 0;
         return -1;
     }
-    c->start_timer_fd = fd;
+    c->life.start_timer_fd = fd;
     return 0;
 }
 
@@ -107,7 +108,7 @@ static void owner_exited(void *ctx, uint32_t events)
 {
     (void)events;
     struct container *c = ctx;
-    log_info("container %s: owner pid %d exited; removing", c->id, (int)c->owner_pid);
+    log_info("container %s: owner pid %d exited; removing", c->ident.id, (int)c->life.owner_pid);
     container_remove(c->d, c, "owner exited");
 }
 
@@ -132,15 +133,15 @@ int container_watch_owner(struct container *c, pid_t pid, uint64_t start, char *
     }
     /* A new owner replaces the old one (a container's init is reported again after a restart
      * of the runtime): only the latest is watched. */
-    if (c->owner_pidfd >= 0) {
-        loop_del(c->d->loop, c->owner_pidfd);
-        close(c->owner_pidfd);
+    if (c->life.owner_pidfd >= 0) {
+        loop_del(c->d->loop, c->life.owner_pidfd);
+        close(c->life.owner_pidfd);
     }
-    c->owner_pidfd = fd; /* kernels before 5.3 (and valgrind) have no pidfd: polled instead */
-    c->owner_poll = poll;
-    c->owner_pid = pid;
-    c->owner_start = start ? start : now_start;
-    c->auto_remove = true;
+    c->life.owner_pidfd = fd; /* kernels before 5.3 (and valgrind) have no pidfd: polled instead */
+    c->life.owner_poll = poll;
+    c->life.owner_pid = pid;
+    c->life.owner_start = start ? start : now_start;
+    c->life.auto_remove = true;
     return 0;
 }
 
@@ -150,7 +151,7 @@ int container_watch_owner(struct container *c, pid_t pid, uint64_t start, char *
 static int new_ledger(struct container *c, char *err, size_t errlen)
 {
     char name[CONTAINER_ID_MAX + 32];
-    snprintf(name, sizeof name, CG_LEDGER_MEMFD_PREFIX "%s", c->id);
+    snprintf(name, sizeof name, CG_LEDGER_MEMFD_PREFIX "%s", c->ident.id);
     int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) {
         snprintf(err, errlen, "cannot create the ledger: %s", strerror(errno));
@@ -187,7 +188,7 @@ static int make_ledger(struct container *c, int found_fd, char *err, size_t errl
                  "their quotas until they exit and cannot grow; restart the container to lift it",
                  l->version, CG_LEDGER_MIN_VERSION, CG_LEDGER_VERSION,
                  l->version > CG_LEDGER_VERSION ? "a downgrade" : "an older convgpu");
-        log_warn("container %s: %s", c->id, c->fenced);
+        log_warn("container %s: %s", c->ident.id, c->fenced);
         munmap(m, CG_LEDGER_SIZE);
         close(fd);
         return make_ledger(c, -1, err, errlen);
@@ -223,29 +224,30 @@ static int make_ledger(struct container *c, int found_fd, char *err, size_t errl
  * anything already there that is not a directory of ours is removed first. */
 static int make_dir(struct container *c, char *err, size_t errlen)
 {
-    if (c->leader) { /* a gang member's socket sits beside its leader's (gang.c) */
-        c->dir_fd = fcntl(c->leader->dir_fd, F_DUPFD_CLOEXEC, 0);
-        if (c->dir_fd < 0)
-            snprintf(err, errlen, "cannot open %s: %s", c->dir, strerror(errno));
-        return c->dir_fd < 0 ? -1 : 0;
+    if (c->gang.leader) { /* a gang member's socket sits beside its leader's (gang.c) */
+        c->endpoint.dir_fd = fcntl(c->gang.leader->endpoint.dir_fd, F_DUPFD_CLOEXEC, 0);
+        if (c->endpoint.dir_fd < 0)
+            snprintf(err, errlen, "cannot open %s: %s", c->endpoint.dir, strerror(errno));
+        return c->endpoint.dir_fd < 0 ? -1 : 0;
     }
     int cfd = c->d->rd.containers_fd;
     for (int attempt = 0; attempt < 2; attempt++) {
-        if (mkdirat(cfd, c->id, 0711) != 0 && errno != EEXIST)
+        if (mkdirat(cfd, c->ident.id, 0711) != 0 && errno != EEXIST)
             break;
-        int fd = openat(cfd, c->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int fd = openat(cfd, c->ident.id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         struct stat st;
         if (fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
             (st.st_mode & 07777) == 0711) {
-            c->dir_fd = fd;
+            c->endpoint.dir_fd = fd;
             return 0;
         }
         if (fd >= 0)
             close(fd);
-        log_warn("container %s: its directory was not the daemon's own; replacing it", c->id);
-        rundir_remove(cfd, c->id);
+        log_warn("container %s: its directory was not the daemon's own; replacing it", c->ident.id);
+        rundir_remove(cfd, c->ident.id);
     }
-    snprintf(err, errlen, "cannot create %s: %s", c->dir, strerror(errno ? errno : EEXIST));
+    snprintf(err, errlen, "cannot create %s: %s", c->endpoint.dir,
+             strerror(errno ? errno : EEXIST));
     return -1;
 }
 
@@ -255,8 +257,8 @@ static int make_dir(struct container *c, char *err, size_t errlen)
  * happens to the path, and it is short whatever the runtime directory's length. */
 static void socket_name(const struct container *c, char *out, size_t len)
 {
-    if (c->member_index)
-        snprintf(out, len, "container.%u.sock", c->member_index);
+    if (c->gang.member_index)
+        snprintf(out, len, "container.%u.sock", c->gang.member_index);
     else
         snprintf(out, len, "container.sock");
 }
@@ -266,42 +268,43 @@ static int make_socket(struct container *c, char *err, size_t errlen)
     char name[32], tmp[40];
     socket_name(c, name, sizeof name);
     snprintf(tmp, sizeof tmp, "%s.new", name);
-    if (snprintf(c->sock_path, sizeof c->sock_path, "%s/%s", c->dir, name) >=
-        (int)sizeof ((struct sockaddr_un *)0)->sun_path) {
-        snprintf(err, errlen, "socket path too long for clients: %s/%s", c->dir, name);
+    if (snprintf(c->endpoint.sock_path, sizeof c->endpoint.sock_path, "%s/%s", c->endpoint.dir,
+                 name) >= (int)sizeof((struct sockaddr_un *)0)->sun_path) {
+        snprintf(err, errlen, "socket path too long for clients: %s/%s", c->endpoint.dir, name);
         return -1;
     }
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/%s", c->dir_fd, tmp);
+    snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/%s", c->endpoint.dir_fd, tmp);
     int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         snprintf(err, errlen, "socket: %s", strerror(errno));
         return -1;
     }
-    unlinkat(c->dir_fd, tmp, 0);
+    unlinkat(c->endpoint.dir_fd, tmp, 0);
     mode_t old = umask(0177);
     int rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
     umask(old);
     if (rc != 0 || listen(fd, 128) != 0) {
-        snprintf(err, errlen, "cannot listen on %s: %s", c->sock_path, strerror(errno));
+        snprintf(err, errlen, "cannot listen on %s: %s", c->endpoint.sock_path, strerror(errno));
         close(fd);
         return -1;
     }
-    if (fchownat(c->dir_fd, tmp, c->owner_uid, c->owner_gid,
-                 AT_SYMLINK_NOFOLLOW) != 0 && geteuid() == 0) {
-        snprintf(err, errlen, "cannot give the socket to uid %u: %s", (unsigned)c->owner_uid,
+    if (fchownat(c->endpoint.dir_fd, tmp, c->ident.owner_uid, c->ident.owner_gid,
+                 AT_SYMLINK_NOFOLLOW) != 0 &&
+        geteuid() == 0) {
+        snprintf(err, errlen, "cannot give the socket to uid %u: %s", (unsigned)c->ident.owner_uid,
                  strerror(errno));
         close(fd);
-        unlinkat(c->dir_fd, tmp, 0);
+        unlinkat(c->endpoint.dir_fd, tmp, 0);
         return -1;
     }
-    if (renameat(c->dir_fd, tmp, c->dir_fd, name) != 0) {
-        snprintf(err, errlen, "cannot publish %s: %s", c->sock_path, strerror(errno));
+    if (renameat(c->endpoint.dir_fd, tmp, c->endpoint.dir_fd, name) != 0) {
+        snprintf(err, errlen, "cannot publish %s: %s", c->endpoint.sock_path, strerror(errno));
         close(fd);
-        unlinkat(c->dir_fd, tmp, 0);
+        unlinkat(c->endpoint.dir_fd, tmp, 0);
         return -1;
     }
-    c->listen_fd = fd;
+    c->endpoint.listen_fd = fd;
     return 0;
 }
 
@@ -311,23 +314,25 @@ static void container_destroy_files(struct container *c)
         munmap(c->ledger, CG_LEDGER_SIZE);
     if (c->ledger_fd >= 0)
         close(c->ledger_fd);
-    if (c->listen_fd >= 0)
-        close(c->listen_fd);
-    if (c->owner_pidfd >= 0)
-        close(c->owner_pidfd);
-    if (c->start_timer_fd >= 0)
-        close(c->start_timer_fd);
+    if (c->endpoint.listen_fd >= 0)
+        close(c->endpoint.listen_fd);
+    if (c->life.owner_pidfd >= 0)
+        close(c->life.owner_pidfd);
+    if (c->life.start_timer_fd >= 0)
+        close(c->life.start_timer_fd);
     record_close(c->rec);
-    record_unlink(c->d->rd.records_fd, c->id);
-    if (c->dir_fd >= 0 && c->leader) { /* the directory is its leader's: only the socket goes */
+    record_unlink(c->d->rd.records_fd, c->ident.id);
+    if (c->endpoint.dir_fd >= 0 &&
+        c->gang.leader) { /* the directory is its leader's: only the socket goes */
         char name[32];
         socket_name(c, name, sizeof name);
-        unlinkat(c->dir_fd, name, 0);
-        close(c->dir_fd);
-    } else if (c->dir_fd >= 0) {
-        close(c->dir_fd);
-        if (rundir_remove(c->d->rd.containers_fd, c->id) != 0)
-            log_warn("container %s: cannot remove %s: %s", c->id, c->dir, strerror(errno));
+        unlinkat(c->endpoint.dir_fd, name, 0);
+        close(c->endpoint.dir_fd);
+    } else if (c->endpoint.dir_fd >= 0) {
+        close(c->endpoint.dir_fd);
+        if (rundir_remove(c->d->rd.containers_fd, c->ident.id) != 0)
+            log_warn("container %s: cannot remove %s: %s", c->ident.id, c->endpoint.dir,
+                     strerror(errno));
     }
 }
 
@@ -350,9 +355,11 @@ static void exclusive_refusal(struct daemon *d, const cg_container_spec *spec, c
             return;
         }
         if (st == CG_ERR_EXCLUSIVE && h) {
-            snprintf(err, errlen, "device %u is held by exclusive container %s%s%s%s: no other "
-                                  "container is placed on it while that one lives%s", i, h->id,
-                     h->name[0] ? " (" : "", h->name, h->name[0] ? ")" : "",
+            snprintf(err, errlen,
+                     "device %u is held by exclusive container %s%s%s%s: no other "
+                     "container is placed on it while that one lives%s",
+                     i, h->ident.id, h->ident.name[0] ? " (" : "", h->ident.name,
+                     h->ident.name[0] ? ")" : "",
                      spec->device >= 0 ? "" : ", and no other device can hold this one");
             return;
         }
@@ -451,30 +458,31 @@ int container_create(struct daemon *d, const char *id, const char *name, const c
         return -ENOMEM;
     }
     c->d = d;
-    c->listen_fd = c->ledger_fd = c->owner_pidfd = c->dir_fd = c->start_timer_fd = -1;
-    snprintf(c->id, sizeof c->id, "%s", id);
-    snprintf(c->name, sizeof c->name, "%s", name ? name : "");
+    c->endpoint.listen_fd = c->ledger_fd = c->life.owner_pidfd = c->endpoint.dir_fd =
+        c->life.start_timer_fd = -1;
+    snprintf(c->ident.id, sizeof c->ident.id, "%s", id);
+    snprintf(c->ident.name, sizeof c->ident.name, "%s", name ? name : "");
     const struct tenant *tenant = tenant_by_id(d, spec->tenant);
-    snprintf(c->tenant, sizeof c->tenant, "%s", tenant ? tenant->name : "");
+    snprintf(c->ident.tenant, sizeof c->ident.tenant, "%s", tenant ? tenant->name : "");
     snprintf(c->profile.key, sizeof c->profile.key, "%s", profile_key ? profile_key : "");
-    c->owner_uid = uid;
-    c->owner_gid = gid;
-    c->owner_pid = owner;
-    c->auto_remove = auto_remove;
-    c->init_pid = restore ? restore->init_pid : 0;
+    c->ident.owner_uid = uid;
+    c->ident.owner_gid = gid;
+    c->life.owner_pid = owner;
+    c->life.auto_remove = auto_remove;
+    c->life.init_pid = restore ? restore->init_pid : 0;
     c->no_swap = spec->no_swap;
-    c->created_unix = (int64_t)time(NULL);
-    c->nmembers = 1;
+    c->ident.created_unix = (int64_t)time(NULL);
+    c->gang.nmembers = 1;
     if (member) {
-        c->leader = member->leader;
-        c->member_index = member->index;
+        c->gang.leader = member->leader;
+        c->gang.member_index = member->index;
         c->no_swap = true; /* a gang member never leaves its device (gang.c) */
     }
 
     uint64_t now = loop_now_ns();
     cg_cid cid;
     cg_status st;
-    c->created_mono = restore ? restore->created_mono : now;
+    c->ident.created_mono = restore ? restore->created_mono : now;
     d->creating = c;
     if (member && member->cid != CG_CID_NONE) {
         cid = member->cid; /* admitted with its gang (cg_gang_create) */
@@ -521,10 +529,11 @@ int container_create(struct daemon *d, const char *id, const char *name, const c
     c->device = ci.device;
     c->limit = ci.limit;
 
-    if (c->leader)
-        snprintf(c->dir, sizeof c->dir, "%s", c->leader->dir);
+    if (c->gang.leader)
+        snprintf(c->endpoint.dir, sizeof c->endpoint.dir, "%s", c->gang.leader->endpoint.dir);
     else
-        snprintf(c->dir, sizeof c->dir, "%s/containers/%s", d->rd.path, c->id);
+        snprintf(c->endpoint.dir, sizeof c->endpoint.dir, "%s/containers/%s", d->rd.path,
+                 c->ident.id);
     bool found = false;
     int found_ledger = -1;
     if (restore) { /* from here on the container owns them, failing or not */
@@ -533,7 +542,7 @@ int container_create(struct daemon *d, const char *id, const char *name, const c
         restore->rec = NULL;
         restore->ledger_fd = -1;
     } else {
-        c->rec = record_open(d->rd.records_fd, c->id, false, &found, err, errlen);
+        c->rec = record_open(d->rd.records_fd, c->ident.id, false, &found, err, errlen);
     }
     if (!c->rec)
         goto fail_core;
@@ -550,22 +559,22 @@ int container_create(struct daemon *d, const char *id, const char *name, const c
      * launches bound their run-ahead only under a share (gate.h), and one that queued 64 x 20 ms
      * before the first step ran 1.3 s past a gate closed at once (bench/compute.sh). */
     atomic_store(&c->ledger->compute.share_pct, ci.compute_pct);
-    if (loop_add(d->loop, c->listen_fd, EPOLLIN, client_accept, c) != 0) {
+    if (loop_add(d->loop, c->endpoint.listen_fd, EPOLLIN, client_accept, c) != 0) {
         snprintf(err, errlen, "cannot watch container socket");
         goto fail_files;
     }
     if (auto_remove && owner > 0 &&
         container_watch_owner(c, owner, restore ? restore->owner_start : 0, err, errlen) != 0) {
-        loop_del(d->loop, c->listen_fd);
+        loop_del(d->loop, c->endpoint.listen_fd);
         goto fail_files;
     }
     /* A gang's deadline is its leader's: removing the leader removes the members. */
     int64_t start_by = restore ? restore->start_by_unix
                        : !member || member->index == 0 ? d->creating_start_by : 0;
     if (start_by && container_set_start_by(c, start_by, err, errlen) != 0) {
-        if (c->owner_pidfd >= 0)
-            loop_del(d->loop, c->owner_pidfd);
-        loop_del(d->loop, c->listen_fd);
+        if (c->life.owner_pidfd >= 0)
+            loop_del(d->loop, c->life.owner_pidfd);
+        loop_del(d->loop, c->endpoint.listen_fd);
         goto fail_files;
     }
     int stored = d->store && !restore ? store_put_container(d->store, c) : 0;
@@ -573,11 +582,11 @@ int container_create(struct daemon *d, const char *id, const char *name, const c
         snprintf(err, errlen, "container not created: the state could not be saved (%s)",
                  store_error(d->store));
         failed = stored == -ENOSPC ? -ENOSPC : -EIO;
-        if (c->owner_pidfd >= 0)
-            loop_del(d->loop, c->owner_pidfd);
-        if (c->start_timer_fd >= 0)
-            loop_del(d->loop, c->start_timer_fd);
-        loop_del(d->loop, c->listen_fd);
+        if (c->life.owner_pidfd >= 0)
+            loop_del(d->loop, c->life.owner_pidfd);
+        if (c->life.start_timer_fd >= 0)
+            loop_del(d->loop, c->life.start_timer_fd);
+        loop_del(d->loop, c->endpoint.listen_fd);
         goto fail_files;
     }
 
@@ -589,10 +598,10 @@ int container_create(struct daemon *d, const char *id, const char *name, const c
     if (ci.compute_pct)
         snprintf(share, sizeof share, ", compute %u%% %s", ci.compute_pct,
                  cg_compute_mode_name(ci.compute_mode));
-    log_info("container %s%s%s: created on device %u%s, limit %s, assigned %s%s", c->id,
-             c->name[0] ? " name=" : "", c->name, c->device, ci.exclusive ? " (exclusive)" : "",
-             cg_format_size(ci.limit, b1, sizeof b1), cg_format_size(ci.assigned, b2, sizeof b2),
-             share);
+    log_info("container %s%s%s: created on device %u%s, limit %s, assigned %s%s", c->ident.id,
+             c->ident.name[0] ? " name=" : "", c->ident.name, c->device,
+             ci.exclusive ? " (exclusive)" : "", cg_format_size(ci.limit, b1, sizeof b1),
+             cg_format_size(ci.assigned, b2, sizeof b2), share);
     adaptive_touch(d); /* a new running job: the adaptive fair share looks again */
     *out = c;
     return 0;
@@ -608,8 +617,8 @@ fail_core:
 int container_remove(struct daemon *d, struct container *c, const char *why)
 {
     /* A gang goes member by member, the leader last (its directory holds their sockets). */
-    while (c->nmembers > 1)
-        container_remove(d, c->members[--c->nmembers], why);
+    while (c->gang.nmembers > 1)
+        container_remove(d, c->gang.members[--c->gang.nmembers], why);
     /* Its end is a run of its profile: recorded before its processes and record go. */
     profile_record(d, c);
     /* Pending requests are answered CANCELLED by the sink while the core removes. */
@@ -617,33 +626,34 @@ int container_remove(struct daemon *d, struct container *c, const char *why)
         proc_drop(d, c->procs, why);
     cg_status st = cg_container_remove(d->core, c->cid, loop_now_ns());
     if (st != CG_OK)
-        log_warn("container %s: core remove: %s", c->id, cg_status_str(st));
+        log_warn("container %s: core remove: %s", c->ident.id, cg_status_str(st));
     pending_drop_all(c);
-    loop_cancel(d->loop, &c->redecide);
-    loop_del(d->loop, c->listen_fd);
-    if (c->owner_pidfd >= 0)
-        loop_del(d->loop, c->owner_pidfd);
-    if (c->start_timer_fd >= 0)
-        loop_del(d->loop, c->start_timer_fd);
+    loop_cancel(d->loop, &c->decide.redecide);
+    loop_del(d->loop, c->endpoint.listen_fd);
+    if (c->life.owner_pidfd >= 0)
+        loop_del(d->loop, c->life.owner_pidfd);
+    if (c->life.start_timer_fd >= 0)
+        loop_del(d->loop, c->life.start_timer_fd);
     /* Callers that may refuse (the API) delete the row before calling; a removal that cannot
      * be refused (the owner exited) keeps going when the row cannot be deleted: the store
      * retries before its next write, and a restart drops the row anyway, its owner being dead
      * (restore checks the owner's pid and start time). */
-    if (d->store && store_delete_container_eventually(d->store, c->id) != 0)
+    if (d->store && store_delete_container_eventually(d->store, c->ident.id) != 0)
         log_error("container %s: removed (%s), but state.db still lists it: %s; its row is "
-                  "deleted at the next write that succeeds", c->id, why, store_error(d->store));
+                  "deleted at the next write that succeeds",
+                  c->ident.id, why, store_error(d->store));
     for (struct container **pp = &d->containers; *pp; pp = &(*pp)->next) {
         if (*pp == c) {
             *pp = c->next;
             break;
         }
     }
-    log_info("container %s: removed (%s)", c->id, why);
+    log_info("container %s: removed (%s)", c->ident.id, why);
     adaptive_touch(d); /* one job fewer, and maybe one run more in its profile */
-    if (!c->leader)
+    if (!c->gang.leader)
         notice_container_removed(d, c);
     container_destroy_files(c);
-    free(c->members);
+    free(c->gang.members);
     free(c);
     /* Others on the device may have been resumed by the removal. */
     decide_flush(d);
@@ -660,7 +670,7 @@ static cg_status precheck(struct daemon *d, struct container *c, const struct co
     if (st == CG_OK)
         st = cg_device_get(d->core, c->device, &di);
     if (st != CG_OK) {
-        snprintf(err, errlen, "cannot change container %s: %s", c->id, cg_status_str(st));
+        snprintf(err, errlen, "cannot change container %s: %s", c->ident.id, cg_status_str(st));
         return st;
     }
     if (ch->has_limit && ch->limit > di.capacity) {
@@ -715,8 +725,8 @@ int container_update(struct daemon *d, struct container *c, const struct contain
         int rc = store_put_row(d->store, &row);
         if (rc != 0) {
             snprintf(err, errlen, "container %s not changed: the state could not be saved (%s)",
-                     c->id, store_error(d->store));
-            c->dirty = true;
+                     c->ident.id, store_error(d->store));
+            c->decide.dirty = true;
             decide_flush(d);
             return rc;
         }
@@ -733,21 +743,22 @@ int container_update(struct daemon *d, struct container *c, const struct contain
         st = cg_container_set_priority(d->core, c->cid, ch->priority, loop_now_ns());
     if (st != CG_OK) {
         if (!prechecked)
-            snprintf(err, errlen, "cannot change container %s: %s", c->id, cg_status_str(st));
+            snprintf(err, errlen, "cannot change container %s: %s", c->ident.id, cg_status_str(st));
         if (stored) {
             /* Only reached when the checks above missed a refusal: put the stored row back. A
              * limit the core took before the share was refused stays, and so does its row. */
             if (store_put_container(d->store, c) != 0)
                 log_error("container %s: state.db keeps a change the core refused (limit %s): %s",
-                          c->id, cg_format_size(ch->limit, b1, sizeof b1), store_error(d->store));
+                          c->ident.id, cg_format_size(ch->limit, b1, sizeof b1),
+                          store_error(d->store));
         }
-        c->dirty = true;
+        c->decide.dirty = true;
         decide_flush(d);
         return st == CG_ERR_NO_COMPUTE || st == CG_ERR_NOT_FREE ? -EBUSY : -EINVAL;
     }
     if (cg_container_get(d->core, c->cid, loop_now_ns(), &ci) == CG_OK)
         c->limit = ci.limit;
-    c->dirty = true;
+    c->decide.dirty = true;
     decide_flush(d);
     return 0;
 }

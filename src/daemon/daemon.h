@@ -25,6 +25,7 @@
 #include "ledger.h"
 #include "proc_start.h"
 #include "loop.h"
+#include "gang.h"
 #include "gates.h"
 #include "profile.h"
 #include "record.h"
@@ -80,16 +81,25 @@ struct proc {
     struct proc *next;
 };
 
-struct container {
-    struct daemon *d;
+/* A container is one struct of parts, each declared beside the file that owns its concern:
+ * who it is (here, the model's), its owner and start deadline (container.c), its socket
+ * (container.c makes it, client.c serves it), its reads' fair share (client.c), its waiting
+ * requests (pending.c), its part of the decision round (decide.c), and in their own headers
+ * compute (gates.h), swap (swap.h), pause (pause.h), profile (profile.h) and gang (gang.h). */
+
+/* Who a container is and whose: set at creation (or restored), then only read. */
+struct container_identity {
     char id[CONTAINER_ID_MAX + 1];
     char name[CONTAINER_ID_MAX + 1];
-    cg_cid cid;
-    unsigned device;
-    uint64_t limit;        /* mirrors the core */
     char tenant[TENANT_NAME_MAX + 1]; /* its tenant's name (tenant.h) */
     uid_t owner_uid;
     gid_t owner_gid;
+    int64_t created_unix;  /* wall clock, seconds */
+    uint64_t created_mono; /* monotonic ns: the core's creation time, kept across restarts */
+};
+
+/* What ends a container (container.c): its owner's exit, or a start that never came. */
+struct container_life {
     pid_t owner_pid;       /* removed when this process exits, if auto_remove */
     pid_t init_pid;        /* the container's init process (host pid), when an integration said */
     int owner_pidfd;       /* -1: none, or polled instead (owner_poll) */
@@ -101,47 +111,68 @@ struct container {
      * that never starts): 0 = no deadline, or reported. Stored, so a restart keeps it. */
     int64_t start_by_unix;
     int start_timer_fd;          /* a timerfd armed for start_by_unix, or -1 */
+};
+
+/* Where its processes reach the daemon: made by container.c, served by client.c. */
+struct container_endpoint {
+    char dir[PATH_MAX + 96];       /* DIR/containers/<id>: for clients; the daemon uses dir_fd */
+    char sock_path[PATH_MAX + 128];
+    int dir_fd;
+    int listen_fd;
+    uint64_t last_refusal_warning; /* connections refused: logged once a second */
+};
+
+/* client.c: the container's fair share of the event loop: messages it may still have read in
+ * round `round`. */
+struct client_share {
+    uint64_t round;
+    unsigned budget;
+};
+
+/* pending.c: its requests waiting for the core. */
+struct pending_queue {
+    struct pending *head, *tail;   /* arrival order */
+    struct pending_index by_req;
+    unsigned n;
+};
+
+/* decide.c: the container's part of the decision round. */
+struct decide_state {
+    bool dirty;            /* a decision touched it: refresh its ledger view, hand out quota */
+    struct proc *favored;  /* who gets the quota hand-out: the last process granted */
+    struct loop_deferred redecide; /* FREED notices seen this round: re-decide once at its end */
+    bool held; /* some of its requests may be held for kept memory (decide.c); a hint, cleared
+                * by the next look that finds none */
+    uint64_t last_bound_warning;
+};
+
+struct container {
+    struct daemon *d;
+    struct container_identity ident;
+    /* What the core knows of it (mirrored) */
+    cg_cid cid;
+    unsigned device;
+    uint64_t limit;
     bool no_swap;                /* created refusing swap: its allocations stay plain */
     /* Why some of its processes run fenced after an upgrade or a downgrade (an interposer or
      * ledger version this daemon cannot adopt: they keep their quotas and cannot grow); "" when
      * none. Shown by inspect as "fenced". */
     char fenced[200];
-    int64_t created_unix;  /* wall clock, seconds */
-    uint64_t created_mono; /* monotonic ns: the core's creation time, kept across restarts */
-    char dir[PATH_MAX + 96];       /* DIR/containers/<id>: for clients; the daemon uses dir_fd */
-    char sock_path[PATH_MAX + 128];
-    int dir_fd;
-    int listen_fd;
+    struct container_life life;
+    struct container_endpoint endpoint;
     int ledger_fd;                 /* a sealed memfd: processes get it in WELCOME */
     struct cg_ledger *ledger;      /* shared with the processes: claims, never trusted */
     struct cg_record *rec;         /* the daemon's own account (record.h) */
     struct proc *procs;
-    struct pending *pending, *pending_tail; /* waiting requests, arrival order (pending.c) */
-    struct pending_index pending_by_req;
-    unsigned npending;
-    uint64_t last_bound_warning;
-    /* Fair share of the event loop: messages it may still have read in round `budget_round`. */
-    uint64_t budget_round;
-    unsigned budget;
-    struct loop_deferred redecide; /* FREED notices seen this round: re-decide once at its end */
-    bool held; /* some of its requests may be held for kept memory (decide.c); a hint, cleared
-                * by the next look that finds none */
+    struct pending_queue pending;  /* waiting requests, arrival order (pending.c) */
+    struct client_share share;
+    struct decide_state decide;
     uint64_t nvml_used;    /* the watchdog's last reading: NVML's figure for its processes */
-    uint64_t last_refusal_warning;
-    bool dirty;            /* a decision touched it: refresh its ledger view, hand out quota */
-    struct proc *favored;  /* who gets the quota hand-out: the last process granted */
     struct compute_state compute; /* measured by gates.c; its share itself is the core's */
     struct swap_state swap;      /* where its memory is (swap.h) */
     struct pause_state pause;    /* checkpointed through the driver (pause.h) */
     struct profile_state profile; /* the key its runs are recorded under (profile.h) */
-    /* Several GPUs (gang.c): the container the user sees is the LEADER, its member 0; member k
-     * (1..n-1) is a container of its own on another device, with its own cid, record, ledger and
-     * socket (container.<k>.sock in the leader's directory), created, changed and removed only
-     * through the leader. A container on one GPU has nmembers 1 and members[0] itself. */
-    struct container *leader;          /* NULL for a leader */
-    unsigned member_index;             /* k; 0 for a leader */
-    unsigned nmembers;                 /* a leader's: 1..CG_MAX_DEVICES */
-    struct container **members;        /* a leader's, nmembers of them, [0] = itself */
+    struct gang_membership gang; /* its place in a gang of containers on several GPUs (gang.h) */
     struct container *next;
 };
 
@@ -420,12 +451,12 @@ struct pending *pending_add(struct container *c, struct proc *p, uint64_t req, u
 struct pending *pending_find(struct container *c, uint64_t req);
 /* Unlinks the request and hands it to the caller (free() it); NULL when not waiting. */
 struct pending *pending_take(struct container *c, uint64_t req);
-static inline unsigned pending_count(const struct container *c) { return c->npending; }
+static inline unsigned pending_count(const struct container *c) { return c->pending.n; }
 static inline unsigned pending_count_proc(const struct proc *p) { return p->npending; }
 /* Forgets (frees) every request of p, or of the whole container. */
 void pending_drop_proc(struct proc *p);
 void pending_drop_all(struct container *c);
-/* Iteration in arrival order: for (r = c->pending; r; r = r->next). */
+/* Iteration in arrival order: for (r = c->pending.head; r; r = r->next). */
 
 /* decide.c */
 /* Freeze every slot (quota := used) and tell the core the exact use: before any core call

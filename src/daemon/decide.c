@@ -38,7 +38,7 @@ void decide_freeze(struct daemon *d, struct container *c)
         if (p->known_to_core) {
             cg_status st = cg_process_set_use(d->core, c->cid, p->key, used, now);
             if (st != CG_OK)
-                log_warn("container %s: pid %d: cannot sync use: %s", c->id, (int)p->pid,
+                log_warn("container %s: pid %d: cannot sync use: %s", c->ident.id, (int)p->pid,
                          cg_status_str(st));
         }
     }
@@ -87,7 +87,8 @@ void decide_hand_out(struct daemon *d, struct container *c, struct proc *favored
                                       loop_now_ns());
     if (st != CG_OK) {
         /* Undo: the core would not take it, so the process must not have it. */
-        log_warn("container %s: quota hand-out refused by core: %s", c->id, cg_status_str(st));
+        log_warn("container %s: quota hand-out refused by core: %s", c->ident.id,
+                 cg_status_str(st));
         slot_set_quota(c, favored->slot, old);
     }
 }
@@ -166,7 +167,7 @@ void decide_sink(void *ctx, const cg_event *ev)
         c->cid = ev->cid;
     }
     char b[CG_SIZE_BUFLEN];
-    const char *cname = c ? c->id : "?";
+    const char *cname = c ? c->ident.id : "?";
     struct proc *p = NULL;
 
     switch (ev->kind) {
@@ -187,7 +188,7 @@ void decide_sink(void *ctx, const cg_event *ev)
             charge_slot(d, p, r->msg_id, ev->bytes);
             if (p->fd >= 0) {
                 queue_reply(d, p, r->msg_id, CG_ALLOC_GRANTED);
-                c->favored = p;
+                c->decide.favored = p;
             }
         }
         if (ev->kind == CG_EV_RESUME && r)
@@ -257,7 +258,7 @@ void decide_sink(void *ctx, const cg_event *ev)
         break;
     }
     if (c)
-        c->dirty = true;
+        c->decide.dirty = true;
     notice_core_event(d, c, p, ev);
 }
 
@@ -270,12 +271,12 @@ void decide_flush(struct daemon *d)
     for (int round = 0; round < 8; round++) {
         bool any = false;
         for (struct container *c = d->containers; c; c = c->next) {
-            if (!c->dirty)
+            if (!c->decide.dirty)
                 continue;
-            c->dirty = false;
+            c->decide.dirty = false;
             any = true;
-            decide_hand_out(d, c, c->favored);
-            c->favored = NULL;
+            decide_hand_out(d, c, c->decide.favored);
+            c->decide.favored = NULL;
         }
         if (!any)
             break;
@@ -299,7 +300,7 @@ static void ask_core(struct daemon *d, struct container *c, struct pending *r)
     cg_status st = cg_request(d->core, c->cid, p->key, req, r->bytes, r->since, &outcome);
     if (st != CG_OK) {
         struct pending *left = pending_take(c, req);
-        log_warn("container %s: pid %d: request refused by core: %s", c->id, (int)p->pid,
+        log_warn("container %s: pid %d: request refused by core: %s", c->ident.id, (int)p->pid,
                  cg_status_str(st));
         if (left) {
             queue_reply(d, p, msg_id, CG_ALLOC_INVALID);
@@ -335,8 +336,8 @@ void decide_alloc(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t by
         memmove(&s->notes[i], &s->notes[i + 1], sizeof s->notes[0] * (CG_LEDGER_NOTES - 1 - i));
         s->noted = noted - 1;
         log_info("container %s: pid %d: request %llu was granted before the daemon restarted; "
-                 "answered again, not charged again", c->id, (int)p->pid,
-                 (unsigned long long)msg_id);
+                 "answered again, not charged again",
+                 c->ident.id, (int)p->pid, (unsigned long long)msg_id);
         if (proc_reply_alloc(p, msg_id, CG_ALLOC_GRANTED) != 0)
             shutdown(p->fd, SHUT_RDWR);
         return;
@@ -353,10 +354,10 @@ void decide_alloc(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t by
      * at once, which an honest process sees as out of memory, and it keeps its connection. */
     if (pending_count(c) >= MAX_PENDING_PER_CONTAINER) {
         uint64_t now = loop_now_ns();
-        if (now - c->last_bound_warning >= 1000000000ull) {
-            c->last_bound_warning = now;
-            log_warn("container %s: %u requests already waiting; refusing more (pid %d)", c->id,
-                     pending_count(c), (int)p->pid);
+        if (now - c->decide.last_bound_warning >= 1000000000ull) {
+            c->decide.last_bound_warning = now;
+            log_warn("container %s: %u requests already waiting; refusing more (pid %d)",
+                     c->ident.id, pending_count(c), (int)p->pid);
         }
         if (proc_reply_alloc(p, msg_id, CG_ALLOC_CANCELLED) != 0)
             shutdown(p->fd, SHUT_RDWR);
@@ -374,19 +375,19 @@ void decide_alloc(struct daemon *d, struct proc *p, uint64_t msg_id, uint64_t by
      * here until they drop it (they do once they see a waiter; rebalance wakes them). */
     if (c->ledger && cg_ledger_kept_bytes(c->ledger) != 0) {
         r->held_until = r->since + KEPT_HOLD_NS;
-        c->held = true;
-        log_debug("container %s: pid %d's request waits for memory its processes keep", c->id,
+        c->decide.held = true;
+        log_debug("container %s: pid %d's request waits for memory its processes keep", c->ident.id,
                   (int)p->pid);
     } else {
         ask_core(d, c, r);
     }
-    c->dirty = true;
+    c->decide.dirty = true;
     decide_flush(d);
 }
 
 void decide_release_held(struct daemon *d, struct container *c)
 {
-    if (!c->held)
+    if (!c->decide.held)
         return; /* the usual case: nothing held, nothing to walk */
     uint64_t now = loop_now_ns();
     bool dropped = !c->ledger || cg_ledger_kept_bytes(c->ledger) == 0;
@@ -394,7 +395,7 @@ void decide_release_held(struct daemon *d, struct container *c)
     uint64_t *due = calloc(pending_count(c), sizeof *due);
     size_t ndue = 0;
     bool still = false;
-    for (struct pending *r = c->pending; r; r = r->next) {
+    for (struct pending *r = c->pending.head; r; r = r->next) {
         if (!r->held_until)
             continue;
         if ((!dropped && now < r->held_until) || !due)
@@ -402,20 +403,21 @@ void decide_release_held(struct daemon *d, struct container *c)
         else
             due[ndue++] = r->req;
     }
-    c->held = still;
+    c->decide.held = still;
     for (size_t i = 0; i < ndue; i++) {
         struct pending *r = pending_find(c, due[i]);
         if (!r)
             continue;
         if (!dropped)
             log_warn("container %s: pid %d still keeps freed memory after %d s; asking the "
-                     "core anyway", c->id, (int)r->proc->pid, (int)(KEPT_HOLD_NS / 1000000000u));
+                     "core anyway",
+                     c->ident.id, (int)r->proc->pid, (int)(KEPT_HOLD_NS / 1000000000u));
         r->held_until = 0;
         ask_core(d, c, r);
     }
     free(due);
     if (ndue) {
-        c->dirty = true;
+        c->decide.dirty = true;
         decide_flush(d);
     }
 }
@@ -428,7 +430,7 @@ static void redecide(void *ctx)
         return;
     decide_release_held(c->d, c);
     decide_freeze(c->d, c);
-    c->dirty = true;
+    c->decide.dirty = true;
     decide_flush(c->d);
 }
 
@@ -437,7 +439,7 @@ void decide_freed(struct daemon *d, struct proc *p)
     struct container *c = p->c;
     if (!pending_count(c))
         return;
-    loop_defer(d->loop, &c->redecide, redecide, c);
+    loop_defer(d->loop, &c->decide.redecide, redecide, c);
 }
 
 /* A FREED notice can be lost: the process's connection died with a restarted daemon and it has
@@ -479,8 +481,9 @@ int decide_tick(struct daemon *d)
         d->swap_ops->wake_kept(c);
         decide_release_held(d, c);
         if (slots_moved(c)) {
-            log_debug("container %s: a free without a notice: re-deciding its waiters", c->id);
-            loop_defer(d->loop, &c->redecide, redecide, c);
+            log_debug("container %s: a free without a notice: re-deciding its waiters",
+                      c->ident.id);
+            loop_defer(d->loop, &c->decide.redecide, redecide, c);
         }
     }
     /* With nothing waiting the loop need not wake for this: a request that waits later is looked

@@ -58,11 +58,11 @@ static void follow(struct daemon *d, struct container *c)
             return;
         int rc = pause_request(d, c, err, sizeof err);
         if (rc == 0 || rc == PAUSE_SWAPPING) {
-            log_info("container %s: its processes are stopped: pausing it", c->id);
+            log_info("container %s: its processes are stopped: pausing it", c->ident.id);
         } else {
             c->pause.stop_refused = true; /* said once per stop */
             log_warn("container %s: its processes are stopped but it cannot be paused: %s",
-                     c->id, err);
+                     c->ident.id, err);
         }
         return;
     }
@@ -77,9 +77,9 @@ static void follow(struct daemon *d, struct container *c)
     if (c->pause.phase != PAUSE_PAUSED)
         return;
     if (pause_resume_request(d, c, err, sizeof err) == 0)
-        log_info("container %s: its processes run again: resuming it", c->id);
+        log_info("container %s: its processes run again: resuming it", c->ident.id);
     else
-        log_warn("container %s: its processes run again but it cannot be resumed: %s", c->id,
+        log_warn("container %s: its processes run again but it cannot be resumed: %s", c->ident.id,
                  err);
 }
 
@@ -92,7 +92,7 @@ int follow_stop_tick(struct daemon *d)
     if (now >= d->follow_stop_due) {
         d->follow_stop_due = now + (uint64_t)FOLLOW_STOP_PERIOD_MS * 1000000u;
         for (struct container *c = d->containers; c; c = c->next)
-            if (strncmp(c->id, d->opt.follow_stop, plen) == 0)
+            if (strncmp(c->ident.id, d->opt.follow_stop, plen) == 0)
                 follow(d, c);
     }
     return (int)((d->follow_stop_due - now) / 1000000u) + 1;

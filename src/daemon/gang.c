@@ -110,7 +110,7 @@ int gang_create(struct daemon *d, const char *id, const char *name, const char *
         return rc;
     }
     struct container *leader = members[0];
-    leader->members = members;
+    leader->gang.members = members;
     for (unsigned k = 1; k < n; k++) {
         cg_container_get(d->core, cids[k], loop_now_ns(), &ci);
         member_spec.device = (int)ci.device;
@@ -120,17 +120,17 @@ int gang_create(struct daemon *d, const char *id, const char *name, const char *
         if (rc != 0) {
             for (unsigned j = k + 1; j < n; j++)
                 cg_container_remove(d->core, cids[j], loop_now_ns());
-            leader->nmembers = k; /* the removal below takes the members made so far */
+            leader->gang.nmembers = k; /* the removal below takes the members made so far */
             container_remove(d, leader, "its gang could not be completed");
             return rc;
         }
-        leader->nmembers = k + 1;
+        leader->gang.nmembers = k + 1;
     }
     if (queued) {
         char b[CG_SIZE_BUFLEN];
         log_info("container %s: queued for %u GPUs with %s free each; admitted on all of them at "
-                 "once when they have it", leader->id, n,
-                 cg_format_size(spec->limit, b, sizeof b));
+                 "once when they have it",
+                 leader->ident.id, n, cg_format_size(spec->limit, b, sizeof b));
     }
     *out = leader;
     return 0;
@@ -155,7 +155,7 @@ int gang_tick(struct daemon *d)
                      "(gang-wait-max): its waiting allocations are refused, it reserves "
                      "nothing and will not be admitted; remove it and create it again to wait "
                      "anew",
-                     c->id, c->nmembers ? c->nmembers : 1,
+                     c->ident.id, c->gang.nmembers ? c->gang.nmembers : 1,
                      cg_format_size(ci.limit, b, sizeof b), d->opt.gang_wait_max);
     }
     if (n > 16)
@@ -169,44 +169,44 @@ int gang_restore_member(struct daemon *d, struct container *c, const char *leade
                         unsigned index)
 {
     struct container *leader = container_find(d, leader_id);
-    if (!leader || leader->leader || index == 0 || index >= CG_MAX_DEVICES)
+    if (!leader || leader->gang.leader || index == 0 || index >= CG_MAX_DEVICES)
         return -1;
-    if (!leader->members) {
-        leader->members = calloc(CG_MAX_DEVICES, sizeof *leader->members);
-        if (!leader->members)
+    if (!leader->gang.members) {
+        leader->gang.members = calloc(CG_MAX_DEVICES, sizeof *leader->gang.members);
+        if (!leader->gang.members)
             return -1;
-        leader->members[0] = leader;
+        leader->gang.members[0] = leader;
     }
-    if (leader->members[index])
+    if (leader->gang.members[index])
         return -1;
-    leader->members[index] = c;
-    c->leader = leader;
-    c->member_index = index;
+    leader->gang.members[index] = c;
+    c->gang.leader = leader;
+    c->gang.member_index = index;
     return 0;
 }
 
 void gang_relink(struct daemon *d)
 {
     for (struct container *c = d->containers; c; c = c->next) {
-        if (c->leader || !c->members)
+        if (c->gang.leader || !c->gang.members)
             continue;
         /* Members lost with their rows leave gaps: the rest close up, in their order. */
         unsigned n = 0;
         cg_cid cids[CG_MAX_DEVICES];
         for (unsigned k = 0; k < CG_MAX_DEVICES; k++)
-            if (c->members[k]) {
-                c->members[n] = c->members[k];
-                cids[n++] = c->members[k]->cid;
+            if (c->gang.members[k]) {
+                c->gang.members[n] = c->gang.members[k];
+                cids[n++] = c->gang.members[k]->cid;
             }
-        c->nmembers = n;
+        c->gang.nmembers = n;
         if (n < 2)
             continue;
         if (cg_gang_restore(d->core, cids, n) != CG_OK)
             log_error("container %s: its %u GPUs could not be linked again (an edited state.db, "
                       "or a record that lost an assignment): they are scheduled one by one",
-                      c->id, n);
+                      c->ident.id, n);
         else
-            log_info("container %s: restored on %u GPUs", c->id, n);
+            log_info("container %s: restored on %u GPUs", c->ident.id, n);
     }
 }
 
@@ -214,11 +214,11 @@ void gang_relink(struct daemon *d)
 int gang_update(struct daemon *d, struct container *c, const struct container_change *ch,
                 bool *pending, char *err, size_t errlen)
 {
-    if (c->nmembers < 2)
+    if (c->gang.nmembers < 2)
         return container_update(d, c, ch, pending, err, errlen);
     struct container_change undo[CG_MAX_DEVICES];
-    for (unsigned k = 0; k < c->nmembers; k++) {
-        struct container *m = c->members[k];
+    for (unsigned k = 0; k < c->gang.nmembers; k++) {
+        struct container *m = c->gang.members[k];
         cg_container_info ci = {0};
         cg_container_get(d->core, m->cid, loop_now_ns(), &ci);
         undo[k] = (struct container_change){
@@ -235,13 +235,13 @@ int gang_update(struct daemon *d, struct container *c, const struct container_ch
         else {
             size_t len = strlen(err);
             snprintf(err + len, errlen - len, " (GPU %u of the container's %u)", m->device,
-                     c->nmembers);
+                     c->gang.nmembers);
         }
         for (unsigned j = 0; j <= k; j++) {
             char ignored[256];
             bool p2;
             if (j < k || rc == 0)
-                container_update(d, c->members[j], &undo[j], &p2, ignored, sizeof ignored);
+                container_update(d, c->gang.members[j], &undo[j], &p2, ignored, sizeof ignored);
         }
         return rc ? rc : -EBUSY;
     }

@@ -11,6 +11,18 @@ struct daemon;
 struct container;
 struct container_change;
 
+/* A container's place in a gang (struct container's `gang`). The container the user sees is the
+ * LEADER, its member 0; member k (1..n-1) is a container of its own on another device, with its
+ * own cid, record, ledger and socket (container.<k>.sock in the leader's directory), created,
+ * changed and removed only through the leader. A container on one GPU has nmembers 1 and
+ * members[0] itself. */
+struct gang_membership {
+    struct container *leader;          /* NULL for a leader */
+    unsigned member_index;             /* k; 0 for a leader */
+    unsigned nmembers;                 /* a leader's: 1..CG_MAX_DEVICES */
+    struct container **members;        /* a leader's, nmembers of them, [0] = itself */
+};
+
 /* Creates a container on n GPUs (`devices`: the ones named, in order; NULL: the core chooses),
  * with spec's limit and compute share on each; n == 1 without devices is container_create.
  * Returns 0 with *out the leader, or container_create's errors plus -EBUSY when the memory is

@@ -223,8 +223,9 @@ static void over_share(struct daemon *d, struct container *c, const cg_compute_i
         return;
     c->compute.over_reported = true;
     log_warn("container %s runs past its hard compute share of %u%% with its gate closed "
-             "(%.1f s of debt): a process ignores the gate%s", c->id, in->share_pct,
-             (double)-g->credit_ns / 1e9, d->opt.watchdog_kill ? "; killing its processes" : "");
+             "(%.1f s of debt): a process ignores the gate%s",
+             c->ident.id, in->share_pct, (double)-g->credit_ns / 1e9,
+             d->opt.watchdog_kill ? "; killing its processes" : "");
     notice_finding(d, "watchdog-over-share", c, 0, 0);
     if (d->opt.watchdog_kill)
         for (struct proc *p = c->procs; p; p = p->next)
@@ -250,7 +251,7 @@ static void trace_step(struct compute *k, uint64_t now, size_t n)
         return;
     for (size_t j = 0; j < n; j++)
         fprintf(k->trace, "%llu %s %u %s %llu %llu %d %d %d %lld %u\n", (unsigned long long)now,
-                k->who[j]->id, k->in[j].share_pct, cg_compute_mode_name(k->in[j].mode),
+                k->who[j]->ident.id, k->in[j].share_pct, cg_compute_mode_name(k->in[j].mode),
                 (unsigned long long)k->in[j].busy_total_ns,
                 (unsigned long long)k->in[j].measured_until, (int)k->in[j].waiting,
                 (int)k->out[j].open, (int)k->out[j].spare, (long long)k->out[j].credit_ns,

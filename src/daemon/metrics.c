@@ -142,7 +142,7 @@ static bool tenant_visible(struct daemon *d, const struct tenant *t, const uid_t
     if (strcmp(own, t->name) == 0)
         return true;
     for (struct container *c = d->containers; c; c = c->next)
-        if (c->owner_uid == *only_uid && strcmp(c->tenant, t->name) == 0)
+        if (c->ident.owner_uid == *only_uid && strcmp(c->ident.tenant, t->name) == 0)
             return true;
     return false;
 }
@@ -302,7 +302,7 @@ char *metrics_render(struct daemon *d, const uid_t *only_uid)
     for (unsigned k = 0; k < sizeof ctr_metrics / sizeof ctr_metrics[0]; k++) {
         help(&b, ctr_metrics[k].name, ctr_metrics[k].type, ctr_metrics[k].text);
         for (struct container *c = d->containers; c; c = c->next) {
-            if (only_uid && c->owner_uid != *only_uid)
+            if (only_uid && c->ident.owner_uid != *only_uid)
                 continue;
             cg_container_info ci = {0};
             cg_container_get(d->core, c->cid, now, &ci);
@@ -310,9 +310,9 @@ char *metrics_render(struct daemon *d, const uid_t *only_uid)
             for (struct proc *p = c->procs; p; p = p->next)
                 nproc += p->welcomed;
             /* A gang's GPUs are one container's series, told apart by device (gang.c). */
-            const struct container *who = c->leader ? c->leader : c;
+            const struct container *who = c->gang.leader ? c->gang.leader : c;
             out(&b, "%s{container=\"%s\",name=\"%s\",device=\"%u\"", ctr_metrics[k].name,
-                esc(who->id, e2, sizeof e2), esc(who->name, e3, sizeof e3), c->device);
+                esc(who->ident.id, e2, sizeof e2), esc(who->ident.name, e3, sizeof e3), c->device);
             if (k == 6) /* the share carries its mode: "hard", "elastic" or "" (no share) */
                 out(&b, ",mode=\"%s\"",
                     ci.compute_pct ? cg_compute_mode_name(ci.compute_mode) : "");

@@ -10,10 +10,10 @@
 struct container *container_find(struct daemon *d, const char *key)
 {
     for (struct container *c = d->containers; c; c = c->next)
-        if (strcmp(c->id, key) == 0)
-            return c->leader ? c->leader : c; /* a gang member's id names its gang */
+        if (strcmp(c->ident.id, key) == 0)
+            return c->gang.leader ? c->gang.leader : c; /* a gang member's id names its gang */
     for (struct container *c = d->containers; c; c = c->next)
-        if (c->name[0] && strcmp(c->name, key) == 0)
+        if (c->ident.name[0] && strcmp(c->ident.name, key) == 0)
             return c;
     return NULL;
 }

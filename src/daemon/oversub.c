@@ -172,7 +172,8 @@ int oversub_start(struct daemon *d, char *err, size_t errlen)
      * limit they hold now. */
     for (struct container *c = d->containers; c; c = c->next) {
         uint64_t peak = 0;
-        if (c->profile.key[0] && profile_get(d, c->tenant, c->profile.key, &peak, NULL, NULL) == 0)
+        if (c->profile.key[0] &&
+            profile_get(d, c->ident.tenant, c->profile.key, &peak, NULL, NULL) == 0)
             add_run(d, c->device, peak, c->limit);
     }
     for (unsigned i = 0; i < d->ndevices; i++) {

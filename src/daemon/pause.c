@@ -274,7 +274,7 @@ static int start(struct daemon *d, struct container *c, enum op op, char **argv)
     if (!j)
         return -1;
     j->d = d;
-    snprintf(j->id, sizeof j->id, "%s", c->id);
+    snprintf(j->id, sizeof j->id, "%s", c->ident.id);
     j->op = op;
     j->pid = spawn(d, argv, &j->fd);
     if (j->pid < 0) {
@@ -302,7 +302,7 @@ static int store_phase(struct daemon *d, struct container *c)
         return 0;
     int rc = store_put_container(d->store, c);
     if (rc != 0)
-        log_error("container %s: state.db did not take its phase %s: %s", c->id,
+        log_error("container %s: state.db did not take its phase %s: %s", c->ident.id,
                   pause_phase_name(c->pause.phase), store_error(d->store));
     return rc;
 }
@@ -312,7 +312,7 @@ static void fail(struct container *c, const char *what, const char *out)
     const char *last = strrchr(out, '\n');
     snprintf(c->pause.error, sizeof c->pause.error, "%.40s: %.200s", what,
              out[0] ? (last ? last + 1 : out) : "the checkpoint helper failed");
-    log_error("container %s: %s", c->id, c->pause.error);
+    log_error("container %s: %s", c->ident.id, c->pause.error);
 }
 
 bool pause_carry_out(struct daemon *d, struct container *c)
@@ -350,7 +350,7 @@ static void carry_out(struct daemon *d, struct container *c)
         return;
     }
     free_args(argv, 4);
-    log_info("container %s: pausing (checkpointing its processes)", c->id);
+    log_info("container %s: pausing (checkpointing its processes)", c->ident.id);
 }
 
 static int do_move(struct daemon *d, struct container *c, unsigned dev, char *err,
@@ -380,16 +380,16 @@ static void paused(struct daemon *d, struct container *c)
     c->pause.bytes = total;
     c->pause.out_ns = now - c->pause.since;
     c->pause.pauses++;
-    log_info("container %s: paused, %llu bytes off the device in %.3f s", c->id,
+    log_info("container %s: paused, %llu bytes off the device in %.3f s", c->ident.id,
              (unsigned long long)total, (double)c->pause.out_ns / 1e9);
     notice_finding(d, "paused", c, 0, total);
-    c->dirty = true;
+    c->decide.dirty = true;
     if (c->pause.move_asked) {
         c->pause.move_asked = false;
         char err[256];
         if (do_move(d, c, c->pause.move_to, err, sizeof err) != 0) {
             snprintf(c->pause.error, sizeof c->pause.error, "move: %.200s", err);
-            log_error("container %s: %s (it stays paused)", c->id, c->pause.error);
+            log_error("container %s: %s (it stays paused)", c->ident.id, c->pause.error);
         }
     }
 }
@@ -405,11 +405,11 @@ static void resumed(struct daemon *d, struct container *c)
     store_phase(d, c);
     gate(c, false);
     cg_pause_in_done(d->core, c->cid, now);
-    log_info("container %s: resumed, %llu bytes back in %.3f s", c->id,
+    log_info("container %s: resumed, %llu bytes back in %.3f s", c->ident.id,
              (unsigned long long)c->pause.bytes, (double)c->pause.in_ns / 1e9);
     notice_finding(d, "resumed", c, 0, c->pause.bytes);
     c->pause.bytes = 0;
-    c->dirty = true;
+    c->decide.dirty = true;
 }
 
 static void finished(struct daemon *d, struct container *c, enum op op, bool ok, const char *out)
@@ -452,7 +452,7 @@ static void carry_in(struct daemon *d, struct container *c)
         store_phase(d, c);
         gate(c, false);
         cg_pause_in_done(d->core, c->cid, now);
-        c->dirty = true;
+        c->decide.dirty = true;
         return;
     }
     /* Stored after the core reserved the memory back: a restart that finds RESUMING knows it
@@ -478,7 +478,7 @@ static void carry_in(struct daemon *d, struct container *c)
         return;
     }
     free_args(argv, np);
-    log_info("container %s: resuming (restoring its processes%s)", c->id,
+    log_info("container %s: resuming (restoring its processes%s)", c->ident.id,
              c->pause.moved ? " onto its new device" : "");
 }
 
@@ -495,7 +495,7 @@ void pause_flush(struct daemon *d)
                 c->pause.error[0] = '\0';
                 store_phase(d, c);
                 log_info("container %s: checkpointed as the scheduler's victim (--auto-pause)",
-                         c->id);
+                         c->ident.id);
             }
             carry_out(d, c);
         }
@@ -510,7 +510,7 @@ void pause_flush(struct daemon *d)
 
 static int refuse(struct container *c, int status, char *err, size_t errlen, const char *why)
 {
-    snprintf(err, errlen, "container %s %s", c->id, why);
+    snprintf(err, errlen, "container %s %s", c->ident.id, why);
     return status;
 }
 
@@ -520,7 +520,7 @@ int pause_request(struct daemon *d, struct container *c, char *err, size_t errle
         return refuse(c, 409, err, errlen, c->pause.phase == PAUSE_PAUSED ? "is paused already"
                                            : c->pause.phase == PAUSE_PAUSING ? "is pausing"
                                                                               : "is resuming");
-    if (c->nmembers > 1 || c->leader)
+    if (c->gang.nmembers > 1 || c->gang.leader)
         return refuse(c, 409, err, errlen, "is on several GPUs: it cannot be paused");
     if (c->swap.phase != SWAP_RESIDENT)
         return refuse(c, 409, err, errlen, "is swapped out or moving: swap it in first");
@@ -530,7 +530,7 @@ int pause_request(struct daemon *d, struct container *c, char *err, size_t errle
             return rc == 0 ? PAUSE_SWAPPING : rc;
         }
         snprintf(err, errlen, "the driver cannot pause container %s: %s (convgpud "
-                              "--pause-fallback swap swaps it out instead)", c->id,
+                              "--pause-fallback swap swaps it out instead)", c->ident.id,
                  d->checkpoint_why);
         return 501;
     }
@@ -541,7 +541,7 @@ int pause_request(struct daemon *d, struct container *c, char *err, size_t errle
     if (rc != 0) {
         c->pause.phase = PAUSE_NONE;
         snprintf(err, errlen, "container %s: not paused: the state could not be saved (%s)",
-                 c->id, store_error(d->store));
+                 c->ident.id, store_error(d->store));
         return rc;
     }
     cg_status st = cg_pause(d->core, c->cid, loop_now_ns()); /* the sink starts the helper */
@@ -592,12 +592,12 @@ static int do_move(struct daemon *d, struct container *c, unsigned dev, char *er
         cg_device_info di = {0};
         cg_device_get(d->core, dev, &di);
         snprintf(err, errlen, "device %u has not %s free for container %s (%s free now)", dev,
-                 cg_format_size(ci.swapped, b1, sizeof b1), c->id,
+                 cg_format_size(ci.swapped, b1, sizeof b1), c->ident.id,
                  cg_format_size(di.free, b2, sizeof b2));
         return 409;
     }
     if (st != CG_OK) {
-        snprintf(err, errlen, "container %s cannot move to device %u: %s", c->id, dev,
+        snprintf(err, errlen, "container %s cannot move to device %u: %s", c->ident.id, dev,
                  cg_status_str(st));
         return 409;
     }
@@ -613,7 +613,7 @@ static int do_move(struct daemon *d, struct container *c, unsigned dev, char *er
         int rc = store_put_row(d->store, &row);
         if (rc != 0) {
             snprintf(err, errlen, "container %s: not moved: the state could not be saved (%s)",
-                     c->id, store_error(d->store));
+                     c->ident.id, store_error(d->store));
             return rc;
         }
     }
@@ -631,11 +631,11 @@ static int do_move(struct daemon *d, struct container *c, unsigned dev, char *er
         c->pause.moved = c->pause.from_dev != from;
         if (d->store)
             store_put_container(d->store, c);
-        snprintf(err, errlen, "container %s cannot move to device %u: %s", c->id, dev,
+        snprintf(err, errlen, "container %s cannot move to device %u: %s", c->ident.id, dev,
                  cg_status_str(st));
         return 409;
     }
-    log_info("container %s: moving from device %u to device %u", c->id, from, dev);
+    log_info("container %s: moving from device %u to device %u", c->ident.id, from, dev);
     notice_finding(d, "moving", c, 0, ci.swapped);
     decide_flush(d);
     return 0;
@@ -655,7 +655,7 @@ int pause_move_request(struct daemon *d, struct container *c, int dev, char *err
         char b1[CG_SIZE_BUFLEN], b2[CG_SIZE_BUFLEN];
         snprintf(err, errlen, "device %d is a %s (%s), container %s is on a %s (%s): a process "
                               "is restored only onto a GPU of the model it was checkpointed on",
-                 dev, to->name, cg_format_size(to->total, b1, sizeof b1), c->id, from->name,
+                 dev, to->name, cg_format_size(to->total, b1, sizeof b1), c->ident.id, from->name,
                  cg_format_size(from->total, b2, sizeof b2));
         return 409;
     }
@@ -724,11 +724,11 @@ void pause_recover(struct daemon *d, struct container *c, const struct stored_co
     free(argv);
     if (rc != 0)
         log_error("container %s: was %s when the daemon stopped; bringing its processes back "
-                  "failed: %s (counted as running)", c->id, pause_phase_name(sc->pause),
+                  "failed: %s (counted as running)", c->ident.id, pause_phase_name(sc->pause),
                   argv ? out : "out of memory");
     else
         log_warn("container %s: was %s when the daemon stopped; its processes run again",
-                 c->id, pause_phase_name(sc->pause));
+                 c->ident.id, pause_phase_name(sc->pause));
     gate(c, false);
     c->pause.phase = PAUSE_NONE;
     store_phase(d, c);
@@ -743,7 +743,7 @@ void pause_adopt(struct daemon *d, struct container *c, uint64_t key, uint64_t u
         st = cg_process_restore_swapped(d->core, c->cid, key, used);
     if (st != CG_OK)
         log_error("container %s: a paused process's %llu bytes could not be restored: %s",
-                  c->id, (unsigned long long)used, cg_status_str(st));
+                  c->ident.id, (unsigned long long)used, cg_status_str(st));
     c->pause.bytes += used;
 }
 
@@ -751,16 +751,16 @@ void pause_restored(struct daemon *d, struct container *c)
 {
     cg_status st = cg_pause_restore(d->core, c->cid, loop_now_ns());
     if (st != CG_OK) {
-        log_error("container %s: cannot restore it paused: %s", c->id, cg_status_str(st));
+        log_error("container %s: cannot restore it paused: %s", c->ident.id, cg_status_str(st));
         return;
     }
-    log_info("container %s: restored paused (%llu bytes on the host%s)", c->id,
+    log_info("container %s: restored paused (%llu bytes on the host%s)", c->ident.id,
              (unsigned long long)c->pause.bytes, c->pause.moved ? ", moving" : "");
     if (c->pause.resume_asked) {
         c->pause.resume_asked = false;
         cg_pause_resume(d->core, c->cid, loop_now_ns());
     }
-    c->dirty = true;
+    c->decide.dirty = true;
 }
 
 /* ---- the decision sink's carrier (daemon.h, struct decide_swap_ops) ------------------------

@@ -83,25 +83,25 @@ static void index_remove(struct pending_index *ix, size_t i)
 struct pending *pending_add(struct container *c, struct proc *p, uint64_t req, uint64_t msg_id,
                             uint64_t bytes, uint64_t since)
 {
-    if (index_find(&c->pending_by_req, req) != SIZE_MAX || !index_reserve(&c->pending_by_req))
+    if (index_find(&c->pending.by_req, req) != SIZE_MAX || !index_reserve(&c->pending.by_req))
         return NULL;
     struct pending *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
     *r = (struct pending){.req = req, .msg_id = msg_id, .bytes = bytes, .since = since, .proc = p};
-    r->prev = c->pending_tail;
-    if (c->pending_tail)
-        c->pending_tail->next = r;
+    r->prev = c->pending.tail;
+    if (c->pending.tail)
+        c->pending.tail->next = r;
     else
-        c->pending = r;
-    c->pending_tail = r;
+        c->pending.head = r;
+    c->pending.tail = r;
     r->proc_next = p->pending;
     if (p->pending)
         p->pending->proc_prev = r;
     p->pending = r;
-    c->npending++;
+    c->pending.n++;
     p->npending++;
-    struct pending_index *ix = &c->pending_by_req;
+    struct pending_index *ix = &c->pending.by_req;
     size_t i = slot_of(req, ix->cap);
     while (ix->slots[i])
         i = (i + 1) & (ix->cap - 1);
@@ -112,8 +112,8 @@ struct pending *pending_add(struct container *c, struct proc *p, uint64_t req, u
 
 struct pending *pending_find(struct container *c, uint64_t req)
 {
-    size_t i = index_find(&c->pending_by_req, req);
-    return i == SIZE_MAX ? NULL : c->pending_by_req.slots[i];
+    size_t i = index_find(&c->pending.by_req, req);
+    return i == SIZE_MAX ? NULL : c->pending.by_req.slots[i];
 }
 
 static void unlink_one(struct container *c, struct pending *r)
@@ -121,11 +121,11 @@ static void unlink_one(struct container *c, struct pending *r)
     if (r->prev)
         r->prev->next = r->next;
     else
-        c->pending = r->next;
+        c->pending.head = r->next;
     if (r->next)
         r->next->prev = r->prev;
     else
-        c->pending_tail = r->prev;
+        c->pending.tail = r->prev;
     struct proc *p = r->proc;
     if (r->proc_prev)
         r->proc_prev->proc_next = r->proc_next;
@@ -134,17 +134,17 @@ static void unlink_one(struct container *c, struct pending *r)
     if (r->proc_next)
         r->proc_next->proc_prev = r->proc_prev;
     p->npending--;
-    c->npending--;
+    c->pending.n--;
     r->prev = r->next = r->proc_prev = r->proc_next = NULL;
 }
 
 struct pending *pending_take(struct container *c, uint64_t req)
 {
-    size_t i = index_find(&c->pending_by_req, req);
+    size_t i = index_find(&c->pending.by_req, req);
     if (i == SIZE_MAX)
         return NULL;
-    struct pending *r = c->pending_by_req.slots[i];
-    index_remove(&c->pending_by_req, i);
+    struct pending *r = c->pending.by_req.slots[i];
+    index_remove(&c->pending.by_req, i);
     unlink_one(c, r);
     return r;
 }
@@ -157,8 +157,8 @@ void pending_drop_proc(struct proc *p)
 
 void pending_drop_all(struct container *c)
 {
-    while (c->pending)
-        free(pending_take(c, c->pending->req));
-    free(c->pending_by_req.slots);
-    c->pending_by_req = (struct pending_index){0};
+    while (c->pending.head)
+        free(pending_take(c, c->pending.head->req));
+    free(c->pending.by_req.slots);
+    c->pending.by_req = (struct pending_index){0};
 }

@@ -51,7 +51,7 @@ int proc_reply_alloc(struct proc *p, uint64_t msg_id, uint32_t status)
     m.alloc_reply.status = status;
     if (proc_send(p, &m, -1) != 0) {
         /* The reply queue of a live client is tiny; a full one means it stopped reading. */
-        log_warn("container %s: pid %d does not read its replies; disconnecting", p->c->id,
+        log_warn("container %s: pid %d does not read its replies; disconnecting", p->c->ident.id,
                  (int)p->pid);
         return -1;
     }

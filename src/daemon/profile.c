@@ -42,13 +42,13 @@ int profile_record(struct daemon *d, struct container *c)
         return 0;
     container_used_bytes(c); /* the last reading */
     if (c->rec->peak == 0) {
-        log_debug("container %s: never used the GPU; no profile run recorded", c->id);
+        log_debug("container %s: never used the GPU; no profile run recorded", c->ident.id);
         return 0;
     }
     uint64_t now = loop_now_ns();
     struct profile_run run = {
         .peak = c->rec->peak,
-        .duration_ns = now > c->created_mono ? now - c->created_mono : 0,
+        .duration_ns = now > c->ident.created_mono ? now - c->ident.created_mono : 0,
         .util_known = compute_measuring(d),
         .ended_unix = (int64_t)time(NULL),
     };
@@ -59,7 +59,7 @@ int profile_record(struct daemon *d, struct container *c)
         uint64_t pm = c->compute.busy_ns >= span ? 1000 : c->compute.busy_ns * 1000 / span;
         run.util_permille = (uint32_t)pm;
     }
-    snprintf(run.tenant, sizeof run.tenant, "%s", c->tenant); /* the container's tenant */
+    snprintf(run.tenant, sizeof run.tenant, "%s", c->ident.tenant); /* the container's tenant */
     snprintf(run.key, sizeof run.key, "%s", c->profile.key);
     unsigned evicted = 0;
     int rc = store_profile_add(d->store, &run, d->opt.profile_max_keys, d->opt.profile_max_bytes,
@@ -68,12 +68,12 @@ int profile_record(struct daemon *d, struct container *c)
     if (rc == 0 && evicted)
         adaptive_touch(d); /* a running job may have lost the profile it was weighed by */
     if (rc != 0)
-        log_error("container %s: its run (peak %s) is not in profile %s/%s: %s", c->id,
+        log_error("container %s: its run (peak %s) is not in profile %s/%s: %s", c->ident.id,
                   cg_format_size(run.peak, b1, sizeof b1), run.tenant, run.key,
                   store_error(d->store));
     else
         log_info("container %s: profile %s/%s: run recorded (peak %s, %.1f s, utilisation %s)",
-                 c->id, run.tenant, run.key, cg_format_size(run.peak, b1, sizeof b1),
+                 c->ident.id, run.tenant, run.key, cg_format_size(run.peak, b1, sizeof b1),
                  (double)run.duration_ns / 1e9, run.util_known ? "measured" : "unknown");
     return rc;
 }

@@ -123,7 +123,7 @@ int restore_container(void *ctx, const struct stored_container *sc)
     /* A gang member comes back beside its leader (restored before it); without one it is
      * gone with it. */
     struct container *leader = sc->gang[0] ? container_find(d, sc->gang) : NULL;
-    if (sc->gang[0] && (!leader || strcmp(leader->id, sc->gang) != 0)) {
+    if (sc->gang[0] && (!leader || strcmp(leader->ident.id, sc->gang) != 0)) {
         log_info("container %s: member %u of %s, which is gone; removed", sc->id, sc->member,
                  sc->gang);
         remove_leftovers(d, sc->id);
@@ -190,11 +190,11 @@ int restore_container(void *ctx, const struct stored_container *sc)
                   sc->id, err);
         return -1;
     }
-    c->created_unix = sc->created_unix;
+    c->ident.created_unix = sc->created_unix;
     if (leader && gang_restore_member(d, c, sc->gang, sc->member) != 0) {
-        log_error("container %s: cannot rejoin %s as its member %u; removed", c->id, sc->gang,
+        log_error("container %s: cannot rejoin %s as its member %u; removed", c->ident.id, sc->gang,
                   sc->member);
-        c->leader = NULL; /* not a member after all: its own directory is none to remove */
+        c->gang.leader = NULL; /* not a member after all: its own directory is none to remove */
         container_remove(d, c, "its gang's place was taken");
         return 0;
     }
@@ -211,7 +211,7 @@ int restore_container(void *ctx, const struct stored_container *sc)
             continue;
         struct proc *p = calloc(1, sizeof *p);
         if (!p) {
-            log_error("container %s: out of memory restoring its processes", c->id);
+            log_error("container %s: out of memory restoring its processes", c->ident.id);
             break;
         }
         p->c = c;
@@ -248,14 +248,15 @@ int restore_container(void *ctx, const struct stored_container *sc)
                 st = cg_request(d->core, c->cid, p->key, ++d->next_req,
                                 used > ctxc ? used - ctxc : CG_LEDGER_PAGE, loop_now_ns(), &out);
                 if (st != CG_OK || out != CG_GRANTED)
-                    log_error("container %s: pid %d: use of %" PRIu64 " bytes could not be restored",
-                              c->id, (int)p->pid, used);
+                    log_error("container %s: pid %d: use of %" PRIu64
+                              " bytes could not be restored",
+                              c->ident.id, (int)p->pid, used);
             }
         }
         adopted++;
     }
     if (adopted)
-        log_info("container %s: %u live process account(s) restored%s", c->id, adopted,
+        log_info("container %s: %u live process account(s) restored%s", c->ident.id, adopted,
                  ledger_found ? "" : " (ledger not found: counted at what they were granted)");
     if (paused)
         pause_restored(d, c);
@@ -270,7 +271,8 @@ void restore_reap(struct daemon *d)
     /* A removal takes a gang's members too, which may be the next ones: start over. */
     for (struct container *c = d->containers; c;) {
         if (container_owner_gone(c)) {
-            log_info("container %s: owner pid %d exited; removing", c->id, (int)c->owner_pid);
+            log_info("container %s: owner pid %d exited; removing", c->ident.id,
+                     (int)c->life.owner_pid);
             container_remove(d, c, "owner exited");
             c = d->containers;
         } else {

@@ -363,32 +363,32 @@ void store_row_of(const struct container *c, struct stored_container *r)
     memset(r, 0, sizeof *r);
     cg_container_info ci = {0};
     cg_container_get(c->d->core, c->cid, loop_now_ns(), &ci);
-    snprintf(r->id, sizeof r->id, "%s", c->id);
-    snprintf(r->name, sizeof r->name, "%s", c->name);
+    snprintf(r->id, sizeof r->id, "%s", c->ident.id);
+    snprintf(r->name, sizeof r->name, "%s", c->ident.name);
     r->device = (int)c->device;
     r->limit = c->limit;
     r->assigned = ci.assigned;
-    r->uid = c->owner_uid;
-    r->gid = c->owner_gid;
-    r->owner_pid = c->owner_pid;
-    r->owner_start = c->owner_start;
-    r->init_pid = c->init_pid;
-    r->auto_remove = c->auto_remove;
-    r->created_unix = c->created_unix;
-    r->created_mono = c->created_mono;
+    r->uid = c->ident.owner_uid;
+    r->gid = c->ident.owner_gid;
+    r->owner_pid = c->life.owner_pid;
+    r->owner_start = c->life.owner_start;
+    r->init_pid = c->life.init_pid;
+    r->auto_remove = c->life.auto_remove;
+    r->created_unix = c->ident.created_unix;
+    r->created_mono = c->ident.created_mono;
     r->compute_pct = ci.compute_pct;
     r->compute_mode = ci.compute_mode;
     r->priority = ci.priority;
     r->no_swap = ci.no_swap;
     r->swap_held = cg_swap_hold_of(c->d->core, c->cid);
-    snprintf(r->tenant, sizeof r->tenant, "%s", c->tenant);
+    snprintf(r->tenant, sizeof r->tenant, "%s", c->ident.tenant);
     r->exclusive = ci.exclusive;
     snprintf(r->profile_key, sizeof r->profile_key, "%s", c->profile.key);
-    if (c->leader) {
-        snprintf(r->gang, sizeof r->gang, "%s", c->leader->id);
-        r->member = c->member_index;
+    if (c->gang.leader) {
+        snprintf(r->gang, sizeof r->gang, "%s", c->gang.leader->ident.id);
+        r->member = c->gang.member_index;
     }
-    r->start_by_unix = c->start_by_unix;
+    r->start_by_unix = c->life.start_by_unix;
     r->pause = (int)c->pause.phase;
     r->pause_from = c->pause.moved ? (int)c->pause.from_dev : -1;
 }

@@ -50,7 +50,7 @@ static void order(struct daemon *d, struct container *c, bool out)
     wake(&l->swap.epoch);
     c->swap.phase = out ? SWAP_MOVING_OUT : SWAP_MOVING_IN;
     c->swap.since = loop_now_ns();
-    log_info("container %s: swap-%s ordered", c->id, out ? "out" : "in");
+    log_info("container %s: swap-%s ordered", c->ident.id, out ? "out" : "in");
     notice_finding(d, out ? "swap-out" : "swap-in", c, 0, 0);
 }
 
@@ -64,35 +64,36 @@ static void refusal(struct daemon *d, struct container *c, cg_hold hold, cg_stat
     cg_container_get(d->core, c->cid, loop_now_ns(), &ci);
     cg_hold_room room = {0};
     if (st == CG_ERR_STATE) {
-        snprintf(err, errlen, "container %s is %s", c->id,
-                 swap_phase_name(c->swap.phase));
+        snprintf(err, errlen, "container %s is %s", c->ident.id, swap_phase_name(c->swap.phase));
     } else if (st == CG_ERR_SWAP_BUDGET && hold == CG_HOLD_TENANT &&
                cg_swap_hold_check(d->core, c->cid, CG_HOLD_OPERATOR) == CG_OK &&
                cg_swap_hold_room(d->core, ci.tenant, &room) == CG_OK) {
         /* Within the budget: the hold pool refused it. */
-        snprintf(err, errlen, "holding container %s out (%s) would take the swap holds of users "
-                              "who are not operators over swap-hold-share: its tenant may hold "
-                              "%s (%s held now), all such tenants together %s (%s held now); the "
-                              "rest of --swap-limit is kept for preemption",
-                 c->id, cg_format_size(ci.assigned, b1, sizeof b1),
+        snprintf(err, errlen,
+                 "holding container %s out (%s) would take the swap holds of users "
+                 "who are not operators over swap-hold-share: its tenant may hold "
+                 "%s (%s held now), all such tenants together %s (%s held now); the "
+                 "rest of --swap-limit is kept for preemption",
+                 c->ident.id, cg_format_size(ci.assigned, b1, sizeof b1),
                  cg_format_size(room.share, b2, sizeof b2),
                  cg_format_size(room.tenant_held, b3, sizeof b3),
                  cg_format_size(room.pool, b4, sizeof b4),
                  cg_format_size(room.pool_held, b5, sizeof b5));
     } else if (st == CG_ERR_SWAP_BUDGET) {
-        snprintf(err, errlen, "swapping container %s out would take the host memory held by "
-                              "swap above --swap-limit %s (%s held now)", c->id,
-                 cg_format_size(d->opt.swap_limit, b6, sizeof b6),
+        snprintf(err, errlen,
+                 "swapping container %s out would take the host memory held by "
+                 "swap above --swap-limit %s (%s held now)",
+                 c->ident.id, cg_format_size(d->opt.swap_limit, b6, sizeof b6),
                  cg_format_size(cg_swap_host_bytes(d->core), b2, sizeof b2));
     } else {
-        snprintf(err, errlen, "container %s: %s", c->id, cg_status_str(st));
+        snprintf(err, errlen, "container %s: %s", c->ident.id, cg_status_str(st));
     }
 }
 
 int swap_request(struct daemon *d, struct container *c, cg_hold hold, char *err, size_t errlen)
 {
     if (!swaps(c)) {
-        snprintf(err, errlen, "container %s does not swap (%s)", c->id,
+        snprintf(err, errlen, "container %s does not swap (%s)", c->ident.id,
                  c->no_swap ? "created with swap off" : "convgpud --swap yes turns it on");
         return 409;
     }
@@ -110,8 +111,10 @@ int swap_request(struct daemon *d, struct container *c, cg_hold hold, char *err,
         row.swap_held = hold;
         int rc = store_put_row(d->store, &row);
         if (rc != 0) {
-            snprintf(err, errlen, "container %s: the swap order was not carried out: the state "
-                                  "could not be saved (%s)", c->id, store_error(d->store));
+            snprintf(err, errlen,
+                     "container %s: the swap order was not carried out: the state "
+                     "could not be saved (%s)",
+                     c->ident.id, store_error(d->store));
             return rc;
         }
     }
@@ -119,11 +122,11 @@ int swap_request(struct daemon *d, struct container *c, cg_hold hold, char *err,
     if (st != CG_OK) { /* checked just above, with nothing in between: not expected */
         refusal(d, c, hold, st, err, errlen);
         if (d->store && store_put_container(d->store, c) != 0)
-            log_error("container %s: state.db says it is %sheld, which it is not: %s", c->id,
+            log_error("container %s: state.db says it is %sheld, which it is not: %s", c->ident.id,
                       hold ? "" : "not ", store_error(d->store));
         return 409;
     }
-    c->dirty = true;
+    c->decide.dirty = true;
     decide_flush(d);
     return 0;
 }
@@ -131,7 +134,7 @@ int swap_request(struct daemon *d, struct container *c, cg_hold hold, char *err,
 void swap_carry_out(struct daemon *d, struct container *c)
 {
     if (!swaps(c)) {
-        log_error("container %s: the core ordered a swap-out, but it does not swap", c->id);
+        log_error("container %s: the core ordered a swap-out, but it does not swap", c->ident.id);
         return;
     }
     order(d, c, true);
@@ -151,7 +154,7 @@ static void carry_in(struct daemon *d, struct container *c)
     cg_process_info *all = n ? calloc(n, sizeof *all) : NULL;
     if (n && !all) {
         log_error("container %s: out of memory; its processes charge again through requests",
-                  c->id);
+                  c->ident.id);
     } else if (all) {
         n = cg_container_processes(d->core, c->cid, all, n);
         for (struct proc *p = c->procs; p; p = p->next) {
@@ -229,7 +232,7 @@ static void bring_back_in(struct container *c)
 {
     struct cg_ledger *l = c->ledger;
     log_warn("container %s: a swap was under way when the daemon stopped; bringing it back in",
-             c->id);
+             c->ident.id);
     atomic_store(&l->swap.order, CG_SWAP_IN);
     atomic_fetch_add(&l->swap.epoch, 1);
     wake(&l->swap.epoch);
@@ -259,18 +262,22 @@ void swap_restore(struct daemon *d, struct container *c, cg_hold held)
             total += bytes;
         else if (bytes)
             log_warn("container %s: pid %d claims %llu bytes on the host, beyond its limit; not "
-                     "counted", c->id, (int)p->pid, (unsigned long long)bytes);
+                     "counted",
+                     c->ident.id, (int)p->pid, (unsigned long long)bytes);
     }
     c->swap.phase = SWAP_OUT;
     c->swap.swapped = total;
     if (cg_swap_restore_hold(d->core, c->cid, CG_SWAPPED_OUT, held, loop_now_ns()) != CG_OK) {
-        log_error("container %s: cannot restore it as swapped out; bringing it back in", c->id);
+        log_error("container %s: cannot restore it as swapped out; bringing it back in",
+                  c->ident.id);
         bring_back_in(c);
         return;
     }
-    log_info("container %s: restored swapped out (%llu bytes on the host%s)", c->id,
+    log_info("container %s: restored swapped out (%llu bytes on the host%s)", c->ident.id,
              (unsigned long long)total,
-             held == CG_HOLD_TENANT ? ", held by its tenant" : held ? ", held by the operator" : "");
+             held == CG_HOLD_TENANT ? ", held by its tenant"
+             : held                 ? ", held by the operator"
+                                    : "");
     swap_flush(d); /* the core may have ordered it in at once */
 }
 
@@ -292,12 +299,12 @@ static void progress(struct daemon *d, struct container *c, bool on_notice)
         c->swap.out_ns = took;
         c->swap.time_ns += took;
         c->swap.out_total += moved;
-        log_info("container %s: swapped out, %llu bytes in %.3f s (%s)", c->id,
+        log_info("container %s: swapped out, %llu bytes in %.3f s (%s)", c->ident.id,
                  (unsigned long long)moved, (double)took / 1e9, seen);
         notice_finding(d, "swapped-out", c, 0, moved);
         if (ci.residency == CG_MOVING_OUT)
             cg_swap_out_done(d->core, c->cid, loop_now_ns());
-        c->dirty = true;
+        c->decide.dirty = true;
         decide_flush(d);
     } else if (c->swap.phase == SWAP_MOVING_IN && all_reported(c, CG_SWAPST_IN)) {
         c->swap.phase = SWAP_RESIDENT;
@@ -306,14 +313,14 @@ static void progress(struct daemon *d, struct container *c, bool on_notice)
         c->swap.in_total += c->swap.swapped;
         atomic_fetch_and(&c->ledger->compute.gate, ~CG_GATE_SWAPPED);
         wake(&c->ledger->compute.gate);
-        log_info("container %s: swapped in, %llu bytes in %.3f s (%s)", c->id,
+        log_info("container %s: swapped in, %llu bytes in %.3f s (%s)", c->ident.id,
                  (unsigned long long)c->swap.swapped, (double)took / 1e9, seen);
         notice_finding(d, "swapped-in", c, 0, c->swap.swapped);
         c->swap.swapped = 0;
         if (ci.residency == CG_MOVING_IN)
             cg_swap_in_done(d->core, c->cid, loop_now_ns());
         decide_freeze(d, c);
-        c->dirty = true;
+        c->decide.dirty = true;
         decide_flush(d);
     }
 }
@@ -330,7 +337,7 @@ void swap_wake_kept(struct container *c)
             continue; /* a claim: what keeps nothing in use keeps nothing */
         /* A new epoch with the same order: no move, only a look at the waiters. */
         log_debug("container %s: a request waits and pid %d keeps freed memory: waking it",
-                  c->id, (int)p->pid);
+                  c->ident.id, (int)p->pid);
         atomic_fetch_add(&l->swap.epoch, 1);
         wake(&l->swap.epoch);
         return;

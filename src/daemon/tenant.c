@@ -74,7 +74,7 @@ static void apply_weight(struct daemon *d, uint32_t id, unsigned weight)
         decide_freeze(d, c);
     cg_tenant_set_weight(d->core, id, weight, loop_now_ns());
     for (struct container *c = d->containers; c; c = c->next)
-        c->dirty = true;
+        c->decide.dirty = true;
     decide_flush(d);
 }
 

@@ -110,12 +110,13 @@ static void watchdog_check(struct daemon *d)
     for (struct container *c = d->containers; c; c = c->next) {
         if (c->nvml_used <= c->limit + d->opt.watchdog_tolerance)
             continue;
-        if (!first_sighting(w, 0, c->id))
+        if (!first_sighting(w, 0, c->ident.id))
             continue;
         w->counts[1]++;
         char b1[CG_SIZE_BUFLEN], b2[CG_SIZE_BUFLEN];
-        log_warn("watchdog: container %s uses %s by NVML, over its limit %s%s", c->id,
-                 cg_format_size(c->nvml_used, b1, sizeof b1), cg_format_size(c->limit, b2, sizeof b2),
+        log_warn("watchdog: container %s uses %s by NVML, over its limit %s%s", c->ident.id,
+                 cg_format_size(c->nvml_used, b1, sizeof b1),
+                 cg_format_size(c->limit, b2, sizeof b2),
                  d->opt.watchdog_kill ? "; killing its processes" : "");
         finding(d, "watchdog-over-limit", c, 0, c->nvml_used);
         if (d->opt.watchdog_kill)

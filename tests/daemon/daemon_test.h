@@ -170,7 +170,7 @@ static inline void check_invariants(struct daemon *d, const char *when)
     for (struct container *c = d->containers; c; c = c->next) {
         cg_container_info ci;
         CHECK(cg_container_get(d->core, c->cid, 0, &ci) == CG_OK, "%s: %s in the core", when,
-              c->id);
+              c->ident.id);
         uint64_t quotas = 0;
         unsigned waiting = 0;
         for (struct proc *p = c->procs; p; p = p->next) {
@@ -180,27 +180,27 @@ static inline void check_invariants(struct daemon *d, const char *when)
             uint64_t w = atomic_load(&c->ledger->slots[p->slot].word);
             quotas += q;
             CHECK(cg_ledger_quota(w) == q, "%s: %s slot %u: ledger quota %llu, record %llu",
-                  when, c->id, p->slot, (unsigned long long)cg_ledger_quota(w),
+                  when, c->ident.id, p->slot, (unsigned long long)cg_ledger_quota(w),
                   (unsigned long long)q);
             bool known;
             uint64_t use = core_use(d, p, &known);
             CHECK(known == p->known_to_core, "%s: %s slot %u: known to the core %d, thought %d",
-                  when, c->id, p->slot, known, p->known_to_core);
+                  when, c->ident.id, p->slot, known, p->known_to_core);
             if (known)
                 CHECK(use == q * CG_LEDGER_PAGE, "%s: %s slot %u: core use %llu != quota %llu",
-                      when, c->id, p->slot, (unsigned long long)use,
+                      when, c->ident.id, p->slot, (unsigned long long)use,
                       (unsigned long long)(q * CG_LEDGER_PAGE));
             waiting += pending_count_proc(p);
         }
         CHECK(quotas * CG_LEDGER_PAGE <= ci.assigned, "%s: %s quotas %llu > assigned %llu", when,
-              c->id, (unsigned long long)(quotas * CG_LEDGER_PAGE),
+              c->ident.id, (unsigned long long)(quotas * CG_LEDGER_PAGE),
               (unsigned long long)ci.assigned);
-        CHECK(ci.assigned <= ci.limit, "%s: %s assigned over its limit", when, c->id);
+        CHECK(ci.assigned <= ci.limit, "%s: %s assigned over its limit", when, c->ident.id);
         CHECK(waiting == pending_count(c), "%s: %s: %u waiting by process, %u by container",
-              when, c->id, waiting, pending_count(c));
-        if (!c->held)
+              when, c->ident.id, waiting, pending_count(c));
+        if (!c->decide.held)
             CHECK(pending_count(c) == ci.npending, "%s: %s: %u waiting here, %u in the core",
-                  when, c->id, pending_count(c), ci.npending);
+                  when, c->ident.id, pending_count(c), ci.npending);
     }
 }
 

@@ -95,7 +95,8 @@ static void creation_table(struct daemon *d)
                   (!creations[k].name[0] || container_find(d, creations[k].name) == c) &&
                   container_by_cid(d, c->cid) == c,
               "%s: found by id, name and cid", creations[k].what);
-        CHECK(exists_at(c->dir_fd, "container.sock") && exists_at(d->rd.records_fd, c->id),
+        CHECK(exists_at(c->endpoint.dir_fd, "container.sock") &&
+                  exists_at(d->rd.records_fd, c->ident.id),
               "%s: its socket and record", creations[k].what);
         CHECK(c->ledger && c->ledger->magic == CG_LEDGER_MAGIC &&
                   atomic_load(&c->ledger->limit) == c->limit && c->ledger->device == c->device &&
@@ -180,7 +181,7 @@ static void removal(struct daemon *d)
     while (d->containers) {
         struct container *c = d->containers;
         char id[CONTAINER_ID_MAX + 1];
-        snprintf(id, sizeof id, "%s", c->id);
+        snprintf(id, sizeof id, "%s", c->ident.id);
         cg_cid cid = c->cid;
         CHECK(container_remove(d, c, "test") == 0, "remove %s", id);
         cg_container_info ci;

@@ -34,13 +34,13 @@ static void abandon(struct daemon *d)
             free(p);
         }
         pending_drop_all(c);
-        loop_del(d->loop, c->listen_fd);
+        loop_del(d->loop, c->endpoint.listen_fd);
         munmap(c->ledger, CG_LEDGER_SIZE);
         record_close(c->rec);
         close(c->ledger_fd);
-        close(c->listen_fd);
-        close(c->dir_fd);
-        free(c->members);
+        close(c->endpoint.listen_fd);
+        close(c->endpoint.dir_fd);
+        free(c->gang.members);
         free(c);
     }
     tenant_free(d);

@@ -47,13 +47,13 @@ static void verify(struct container *c, struct proc *procs, uint64_t next_req)
     CHECK(pending_count(c) == nmodel, "count %u, model %zu", pending_count(c), nmodel);
     size_t i = 0;
     struct pending *prev = NULL;
-    for (struct pending *r = c->pending; r; prev = r, r = r->next, i++) {
+    for (struct pending *r = c->pending.head; r; prev = r, r = r->next, i++) {
         CHECK(i < nmodel && r->req == model[i].req && r->proc == &procs[model[i].proc],
               "list entry %zu is request %" PRIu64, i, r->req);
         CHECK(r->prev == prev, "back link of %" PRIu64, r->req);
         CHECK(r->msg_id == r->req * 3 && r->bytes == r->req * 4096, "fields of %" PRIu64, r->req);
     }
-    CHECK(i == nmodel && c->pending_tail == prev, "list length %zu, tail", i);
+    CHECK(i == nmodel && c->pending.tail == prev, "list length %zu, tail", i);
     for (int p = 0; p < NPROC; p++) {
         unsigned want = 0, seen = 0;
         for (size_t k = 0; k < nmodel; k++)
@@ -124,7 +124,7 @@ static void run(void)
                         model_remove(k);
                 drops++;
             }
-            size_t cap = c.pending_by_req.cap;
+            size_t cap = c.pending.by_req.cap;
             if (nmodel > most)
                 most = nmodel;
             if ((s & 63) == 0 || nmodel < 4)
@@ -137,7 +137,7 @@ static void run(void)
     pending_drop_all(&c);
     nmodel = 0;
     verify(&c, procs, next_req);
-    CHECK(!c.pending_by_req.slots && !c.pending_by_req.cap, "the table was kept after drop_all");
+    CHECK(!c.pending.by_req.slots && !c.pending.by_req.cap, "the table was kept after drop_all");
 }
 
 int main(void)
