@@ -9,13 +9,20 @@
  * over S streams of its own; --sync-every K waits for the whole context (cuCtxSynchronize) after
  * every K launches of a thread, as a training loop does at each step (its queue runs dry there,
  * and the device is idle unless someone else fills it). Such a loop also measures its host's
- * turnaround on the device's clock: an event after a step's last launch and one recorded on the
- * drained stream before the next step's first launch (and before its gate: an event record is
- * not a launch) time the gap in which it offered the device nothing of its own doing, to which
- * the median time of a step's first launch call on the host clock is added (the launch path
- * until the kernel is queued; the median, so that a launch held at a closed gate does not
- * count); the output adds `host_turnaround_us=MEAN` (bench/compute.sh feeds it to the
- * simulator). The device time a
+ * turnaround on the device's clock, the time in which it offered the device nothing of its own
+ * doing, in two parts: the wake-up, from the end of its step's last kernel (an event after the
+ * step's last launch) to its thread's return from cuCtxSynchronize (an event recorded on its
+ * drained stream at once, which the driver stamps when it is recorded); and its host code,
+ * from there to the next step (an event recorded before the step's first launch, so before its
+ * gate: an event record is not a launch). A launch held at a closed gate is the controller's
+ * doing, not the host's, and is not counted: the launch call's own cost is 2-4 us on the
+ * emulated GPU, below the measurement's noise. (The first version added the median first
+ * launch call, which a container gated at most step starts measured as a gate wait: 260 ms
+ * for 8 x 20 ms at a share of 25.) With several threads, a thread's cuCtxSynchronize also waits
+ * for its siblings' kernels, which is not host time: its wake-up is taken as the lowest
+ * quarter of its steps' (those its own kernel ended last). The output adds
+ * `host_turnaround_us=MEAN` (bench/compute.sh feeds it to the simulator), with its parts
+ * `wake_us` and `host_code_us`. The device time a
  * kernel represents is its length: on a time-shared GPU (no MPS) nothing else runs meanwhile.
  *
  * Output (stdout): `launches=N kernels=K busy_us=B elapsed_us=E`; with --report FILE, one line
@@ -89,9 +96,9 @@ static uint64_t window_busy_us[MAX_WINDOWS]; /* indexed from the first window */
 static uint64_t first_window_ms;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t total_launches, total_kernels;
-static double turnaround_ms_sum; /* host turnarounds of synchronising loops, all threads */
+/* Host turnarounds of synchronising loops (the header), summed over all threads' steps. */
+static double wake_ms_sum, host_ms_sum;
 static uint64_t turnarounds;
-static double first_launch_ns_median; /* of the steps' first launch calls (thread 0's) */
 
 static uint64_t mono_ns(void)
 {
@@ -175,6 +182,12 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
 static void *burn(void *arg)
 {
     (void)arg;
@@ -198,19 +211,20 @@ static void *burn(void *arg)
     CUevent *ring = calloc(opt.depth, sizeof *ring);
     for (unsigned i = 0; i < opt.depth; i++)
         CK(cu.event_create(&ring[i], CU_EVENT_DISABLE_TIMING));
-    /* A synchronising loop's turnaround (the header): the end of step k-1 (step_end[parity])
-     * and the start of step k (step_start), both complete at step k's synchronisation. */
-    CUevent step_end[2] = {NULL, NULL}, step_start = NULL;
-    bool timed = opt.sync_every && cu.event_elapsed &&
-                 cu.event_create(&step_end[0], CU_EVENT_DEFAULT) == CUDA_SUCCESS &&
-                 cu.event_create(&step_end[1], CU_EVENT_DEFAULT) == CUDA_SUCCESS &&
-                 cu.event_create(&step_start, CU_EVENT_DEFAULT) == CUDA_SUCCESS;
+    /* A synchronising loop's turnaround (the header): for step k-1, the end of its last kernel
+     * (step_end[parity]) and its thread's return from the synchronisation (synced[parity]);
+     * the start of step k (step_start). All complete at step k's synchronisation. */
+    CUevent step_end[2] = {NULL, NULL}, synced[2] = {NULL, NULL}, step_start = NULL;
+    bool timed = opt.sync_every && cu.event_elapsed;
+    for (int i = 0; i < 2 && timed; i++)
+        timed = cu.event_create(&step_end[i], CU_EVENT_DEFAULT) == CUDA_SUCCESS &&
+                cu.event_create(&synced[i], CU_EVENT_DEFAULT) == CUDA_SUCCESS;
+    timed = timed && cu.event_create(&step_start, CU_EVENT_DEFAULT) == CUDA_SUCCESS;
     unsigned long long step = 0;
-    double ta_sum = 0;
-    uint64_t ta_n = 0;
-#define FIRST_MAX 65536
-    uint64_t *first = timed ? malloc(FIRST_MAX * sizeof *first) : NULL;
-    size_t nfirst = 0;
+    double host_sum = 0;
+#define WAKE_MAX 65536
+    float *wake = timed ? malloc(WAKE_MAX * sizeof *wake) : NULL;
+    size_t nwake = 0;
     uint64_t deadline = mono_ns() + (uint64_t)(opt.seconds * 1e9);
     unsigned long long n = 0, outstanding = 0;
     while (opt.kernels ? n < opt.kernels : !done(deadline)) {
@@ -226,13 +240,10 @@ static void *burn(void *arg)
             completed(per_launch);
             outstanding--;
         }
-        uint64_t l0 = first && n % opt.sync_every == 0 ? mono_ns() : 0;
         if (exec)
             CK(cu.graph_launch(exec, s));
         else
             CK(cu.launch(spin, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
-        if (l0 && nfirst < FIRST_MAX)
-            first[nfirst++] = mono_ns() - l0;
         CK(cu.event_record(ring[slot], s));
         outstanding++;
         n++;
@@ -240,14 +251,18 @@ static void *burn(void *arg)
             if (timed)
                 CK(cu.event_record(step_end[step % 2], s));
             CK(cu.ctx_sync());
+            if (timed)
+                CK(cu.event_record(synced[step % 2], st[0])); /* drained: stamped now */
             completed(per_launch * outstanding);
             outstanding = 0;
-            float ms = 0;
-            if (timed && step > 0 &&
-                cu.event_elapsed(&ms, step_end[(step - 1) % 2], step_start) == CUDA_SUCCESS &&
-                ms >= 0) {
-                ta_sum += ms;
-                ta_n++;
+            float w = 0, h = 0;
+            if (wake && step > 0 && nwake < WAKE_MAX &&
+                cu.event_elapsed(&w, step_end[(step - 1) % 2], synced[(step - 1) % 2]) ==
+                    CUDA_SUCCESS &&
+                cu.event_elapsed(&h, synced[(step - 1) % 2], step_start) == CUDA_SUCCESS &&
+                w >= 0 && h >= 0) {
+                wake[nwake++] = w;
+                host_sum += h;
             }
             step++;
         }
@@ -256,18 +271,23 @@ static void *burn(void *arg)
         CK(cu.event_sync(ring[(n - outstanding + k) % opt.depth]));
         completed(per_launch);
     }
-    double first_median = 0;
-    if (nfirst) {
-        qsort(first, nfirst, sizeof *first, cmp_u64);
-        first_median = (double)first[nfirst / 2];
+    /* One thread: every step's own wake-up. Several: a thread's synchronisation also waits
+     * for its siblings' kernels; the lowest quarter of its wake-ups are the steps its own
+     * kernel ended last, so that is the wake-up each step is given. */
+    double wake_sum = 0;
+    if (nwake && opt.threads > 1) {
+        qsort(wake, nwake, sizeof *wake, cmp_float);
+        wake_sum = (double)wake[nwake / 4] * (double)nwake;
+    } else {
+        for (size_t i = 0; i < nwake; i++)
+            wake_sum += wake[i];
     }
-    free(first);
+    free(wake);
     pthread_mutex_lock(&lock);
     total_launches += n;
-    turnaround_ms_sum += ta_sum;
-    turnarounds += ta_n;
-    if (first_median > first_launch_ns_median)
-        first_launch_ns_median = first_median;
+    wake_ms_sum += wake_sum;
+    host_ms_sum += host_sum;
+    turnarounds += nwake;
     pthread_mutex_unlock(&lock);
     free(ring);
     return NULL;
@@ -441,9 +461,12 @@ int main(int argc, char **argv)
     printf("launches=%llu kernels=%llu busy_us=%llu elapsed_us=%llu",
            (unsigned long long)total_launches, (unsigned long long)total_kernels,
            (unsigned long long)(total_kernels * opt.kernel_us), (unsigned long long)(elapsed / 1000));
-    if (turnarounds)
-        printf(" host_turnaround_us=%.0f",
-               turnaround_ms_sum * 1000.0 / (double)turnarounds + first_launch_ns_median / 1000.0);
+    if (turnarounds) {
+        double wake_us = wake_ms_sum * 1000.0 / (double)turnarounds;
+        double host_us = host_ms_sum * 1000.0 / (double)turnarounds;
+        printf(" host_turnaround_us=%.0f wake_us=%.0f host_code_us=%.0f", wake_us + host_us,
+               wake_us, host_us);
+    }
     printf("\n");
     if (opt.report) {
         FILE *f = fopen(opt.report, "w");
