@@ -17,7 +17,7 @@
 # Environment: BENCH_KEEP=1 (keep the temporary directory: per-window shares, logs),
 #              BENCH_ONLY=REGEX (only the scenarios whose name matches), BENCH_OUT=FILE (write the
 #              section there), BENCH_RUN_S=S (seconds each scenario runs after its last start),
-#              BENCH_NICE=N (the workloads' and the daemon's nice value; default -10 as root,
+#              BENCH_NICE=N (the workloads' and the daemon's nice value; default -20 as root,
 #              else 0).
 #
 # Method. Every container runs one convgpu-burn process with the scenario's pattern: kernel
@@ -32,7 +32,7 @@
 # worst window of any container (points off its target), the mean shares, and the device's idle
 # time (the mean and the worst window) where the hard shares add to 100. The host's load is
 # printed with every scenario: the machine is shared, and a starved host shows as idle device.
-# So the workloads, their efficiency alone, and the daemon run at nice -10 where the benchmark
+# So the workloads, their efficiency alone, and the daemon run at nice -20 where the benchmark
 # may (root): other work on the machine then starves them less, and what is measured is the
 # controller rather than the neighbours' builds (the host's own limits still show; the table
 # says which priority the run had).
@@ -70,7 +70,7 @@ for p in "$BUILD/bin/convgpud" "$BUILD/bin/convgpu" "$BURN" "$BUILD/lib/libconvg
     [ -e "$p" ] || { echo "compute.sh: missing $p (build first)" >&2; exit 1; }
 done
 HOST_LDLP=${LD_LIBRARY_PATH:-}
-if [ "$(id -u)" = 0 ]; then NICE=${BENCH_NICE:--10}; else NICE=${BENCH_NICE:-0}; fi
+if [ "$(id -u)" = 0 ]; then NICE=${BENCH_NICE:--20}; else NICE=${BENCH_NICE:-0}; fi
 PRIO=(nice -n "$NICE")
 
 TMP=$(mktemp -d /tmp/convgpu-bench-compute.XXXXXX)

@@ -74,10 +74,8 @@ struct cg_ledger_slot {
     _Atomic uint32_t generation;/* bumped by the daemon each time the slot is handed out */
     uint64_t owner_start;       /* owner's start time (clock ticks since boot, /proc/pid/stat) */
     _Atomic uint32_t noted;     /* notes[0, noted) are valid */
-    _Atomic uint32_t gate_waiting; /* the owner's threads held with work to launch: at the
-                                    * compute gate, or at its run-ahead bound waiting for their
-                                    * own queued work (a claim: it only tells the daemon that
-                                    * the container wants time) */
+    _Atomic uint32_t gate_waiting; /* the owner's threads waiting at the compute gate (a claim:
+                                    * it only tells the daemon that the container wants time) */
     struct cg_ledger_grant notes[CG_LEDGER_NOTES]; /* grants whose replies are not sent yet */
 };
 

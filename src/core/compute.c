@@ -18,8 +18,6 @@ typedef struct {
     cg_time busy_total;      /* the cumulative figure at measured_until */
     uint32_t rate_permille;  /* busy share of the last measured interval */
     uint32_t open_rate;      /* permille: its use of the time its gate was open, lately */
-    bool held_ever;          /* it has been seen held back with work to launch */
-    cg_time held_at;         /* the last step it was (in->waiting) */
     cg_gate_log log;         /* the gate's decisions not yet covered by a measurement */
 } entry;
 
@@ -166,19 +164,6 @@ static bool wants_time(const entry *e, const cg_compute_input *in)
     return in->waiting || e->rate_permille > 0;
 }
 
-/* Held back with work to launch, now or lately: at its gate, or at the run-ahead bound waiting
- * for its own queued work (the interposer counts both in `waiting`). A container within its
- * share that is not held is busy on its own host code (a synchronising loop turning around),
- * or idle: the device time it leaves is spare, whatever its share. The sample is an instant
- * per step; a loop that synchronises is held during its steps and not in its turnarounds, so
- * "lately" covers a few steps. */
-#define HELD_RECENT_NS 150000000ull
-
-static bool held_lately(const entry *e, cg_time now)
-{
-    return e->held_ever && now - e->held_at <= HELD_RECENT_NS;
-}
-
 /* Whether an elastic container may be opened on spare time at all (below GaiaGPU's cap). */
 static bool may_take_spare(const cg_compute_params *p, const entry *e, const cg_compute_input *in)
 {
@@ -233,10 +218,6 @@ cg_status cg_compute_step(cg_compute *cc, cg_time now, const cg_compute_input *i
     for (size_t i = 0; i < n; i++) {
         by_in[i] = (entry *)find(cc, in[i].key);
         by_in[i]->device = in[i].device;
-        if (in[i].waiting) {
-            by_in[i]->held_ever = true;
-            by_in[i]->held_at = now;
-        }
         absorb(&cc->p, by_in[i], &in[i]);
         credit[i] = estimate(by_in[i], &in[i], now);
     }
@@ -246,35 +227,29 @@ cg_status cg_compute_step(cg_compute *cc, cg_time now, const cg_compute_input *i
         if (in[i].share_pct != 0 && credit[i] < 0) {
             open = false;
             if (may_take_spare(&cc->p, e, &in[i])) {
-                /* Spare time: no container of this device that wants time deserves it more:
-                 * one within its share that is held back with work to launch (one within its
-                 * share but not held is busy on its own host code, and the device time it
-                 * leaves idle is spare: a synchronising loop's turnarounds), or an elastic one
-                 * less in debt. Among elastic containers in debt only the least indebted run
-                 * on spare, so contending ones even out their credits, and even credits are
-                 * exact shares (credit_i = s_i t - used_i): letting every indebted one run
-                 * would split the device by kernel turns instead (30/70 became 37.5/62.5 with
-                 * 50 ms kernels). */
+                /* Spare time: no container of this device that wants time deserves it more,
+                 * being within its share, or elastic and less in debt. Among elastic
+                 * containers in debt only the least indebted run on spare, so contending
+                 * ones even out their credits, and even credits are exact shares (credit_i =
+                 * s_i t - used_i): letting every indebted one run would split the device by
+                 * kernel turns instead (30/70 became 37.5/62.5 with 50 ms kernels). */
                 bool contested = false;
                 for (size_t j = 0; j < n && !contested; j++)
                     contested = j != i && in[j].device == in[i].device && in[j].share_pct != 0 &&
-                                ((credit[j] >= 0 && held_lately(by_in[j], now)) ||
-                                 (credit[j] < 0 && credit[j] > credit[i] &&
-                                  wants_time(by_in[j], &in[j]) &&
-                                  may_take_spare(&cc->p, by_in[j], &in[j])));
+                                wants_time(by_in[j], &in[j]) &&
+                                (credit[j] >= 0 || (credit[j] > credit[i] &&
+                                                    may_take_spare(&cc->p, by_in[j], &in[j])));
                 open = spare = !contested;
             }
         }
         /* Debt run up on spare time is forgiven only where the time was nobody's: while the
-         * shares of the containers that would use this device's time (held back with work
-         * to launch) sum below 100. Where they reach 100 every moment is somebody's share,
-         * and forgiving would let measurement lag pin contending credits at -burst, a tie
-         * that splits the device by kernel turns (30/70 ran 42/58 with 50 ms kernels on the
-         * emulated GPU). A neighbour busy on its own host code reserves nothing: the time
-         * it leaves is spare, and an elastic container that used it owes nothing for it. */
+         * shares of the containers that want this device's time sum below 100. Where they
+         * reach 100 every moment is somebody's share, and forgiving would let measurement
+         * lag pin contending credits at -burst, a tie that splits the device by kernel turns
+         * (30/70 ran 42/58 with 50 ms kernels on the emulated GPU). */
         unsigned reserved = 0;
         for (size_t j = 0; spare && j < n; j++)
-            if (in[j].device == in[i].device && (j == i || held_lately(by_in[j], now)))
+            if (in[j].device == in[i].device && (j == i || wants_time(by_in[j], &in[j])))
                 reserved += in[j].share_pct;
         e->forgive = spare && reserved < 100;
         e->open = open;

@@ -18,17 +18,14 @@
  * measurement) is paid back rather than forgotten.
  *
  * An ELASTIC container is also open while its credit is >= 0, and beyond that on spare time: when
- * no limited container of its device deserves it more: one within its share (credit >= 0) that
- * is held back with work to launch (waiting at its gate or at its run-ahead bound, now or in the
- * last 150 ms), or an elastic one less in debt that wants time. A container within its share
- * that is not held is busy on its own host code (a synchronising loop turning around) or idle,
- * and the time it leaves is spare. So contending elastic containers even out their credits,
- * and even credits mean exact shares. Debt run up on spare time that nobody would use (the
- * shares of the held containers sum below 100) is forgiven down to -burst_ns (idle time is
- * free; it is not paid back later), so when a container below its share starts, the elastic
- * ones above theirs close at the next step and pay back at most burst_ns. `elastic_cap_pct`
- * keeps an elastic container below that much of the device even when it is alone (GaiaGPU's
- * cap; 100 = none).
+ * no limited container of its device that wants time (it is waiting at its gate, or it used the
+ * device in its last measured interval) deserves it more: one within its share (credit >= 0),
+ * or an elastic one less in debt. So contending elastic containers even out their credits, and
+ * even credits mean exact shares. Debt run up on spare time that nobody had reserved (the shares
+ * of the containers wanting the device sum below 100) is forgiven down to -burst_ns (idle time
+ * is free; it is not paid back later), so when a container below its share starts, the elastic
+ * ones above theirs close at the next step and pay back at most burst_ns. `elastic_cap_pct` keeps an elastic container below that much of the
+ * device even when it is alone (GaiaGPU's cap; 100 = none).
  *
  * Measurements arrive late (NVML samples cover about 1/6 s). Between the last measured instant
  * and now the controller predicts from the gate's own history (compute_log.h): the time the
@@ -75,9 +72,7 @@ typedef struct {
     cg_compute_mode mode;
     cg_time busy_total_ns;     /* device time used, cumulative, measured up to measured_until */
     cg_time measured_until;    /* 0: nothing measured yet */
-    bool waiting;              /* this container's threads are held back with work to launch
-                                * now: at its gate, or at the run-ahead bound waiting for
-                                * their own queued work */
+    bool waiting;              /* launches of this container wait at its gate now */
 } cg_compute_input;
 
 typedef struct {

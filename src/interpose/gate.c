@@ -110,7 +110,7 @@ static void drop_marks(void)
     ra.since = 0;
 }
 
-void cg_gate_runahead(struct cg_ledger_slot *slot, CUstream s, int ptsz)
+void cg_gate_runahead(CUstream s, int ptsz)
 {
     if (ra.every == 0)
         ra.every = 1;
@@ -137,14 +137,8 @@ void cg_gate_runahead(struct cg_ledger_slot *slot, CUstream s, int ptsz)
         ra.ctx = ctx;
     }
     if (ra.n == 2) {
-        /* The third mark waits for the oldest: at most two marks of work are ahead. Meanwhile
-         * the thread is held with work to run, and says so (gate.h). */
-        if (slot)
-            atomic_fetch_add_explicit(&slot->gate_waiting, 1, memory_order_relaxed);
-        CUresult synced = sync(ra.mark[0]);
-        if (slot)
-            atomic_fetch_sub_explicit(&slot->gate_waiting, 1, memory_order_relaxed);
-        if (synced != CUDA_SUCCESS) {
+        /* The third mark waits for the oldest: at most two marks of work are ahead. */
+        if (sync(ra.mark[0]) != CUDA_SUCCESS) {
             drop_marks();
             return;
         }

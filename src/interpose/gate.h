@@ -18,7 +18,6 @@
 /* What passing the gate left to undo after the driver call. */
 struct cg_gate_ticket {
     struct cg_ledger *l;    /* NULL: not under convgpu, or no session yet: nothing to limit */
-    struct cg_ledger_slot *slot; /* the process's slot (with l) */
     bool counted;           /* counted in cg_swap_inflight */
 };
 
@@ -31,14 +30,13 @@ void cg_gate_wait(struct cg_session *s, bool counted, uint32_t bits);
  * in flight *before* it reads the gate (swap.h says why), until cg_gate_leave. */
 static inline struct cg_gate_ticket cg_gate_pass(void)
 {
-    struct cg_gate_ticket t = {NULL, NULL, false};
+    struct cg_gate_ticket t = {NULL, false};
     if (CG_LIKELY(!cg_enabled()))
         return t;
     struct cg_session s;
     if (!cg_session_get(&s))
         return t; /* no session yet: nothing was ever limited in this process */
     t.l = s.ledger;
-    t.slot = s.slot;
     if (CG_UNLIKELY(atomic_load_explicit(&cg_swap_armed, memory_order_relaxed))) {
         atomic_fetch_add_explicit(&cg_swap_inflight, 1, memory_order_seq_cst);
         t.counted = true;
@@ -53,7 +51,7 @@ static inline struct cg_gate_ticket cg_gate_pass(void)
  * in a process that has swappable memory. */
 static inline struct cg_gate_ticket cg_gate_pass_memory(void)
 {
-    struct cg_gate_ticket t = {NULL, NULL, false};
+    struct cg_gate_ticket t = {NULL, false};
     if (CG_LIKELY(!atomic_load_explicit(&cg_swap_armed, memory_order_relaxed)))
         return t;
     struct cg_session s;
@@ -85,11 +83,8 @@ static inline CUresult cg_swap_free_gated(uint64_t id, bool *kept_it)
 }
 
 /* After a launch in a container with a share: bounds this thread's launched, unfinished work
- * (gate.c says why and how). `ptsz`: the launch used the per-thread default stream variant.
- * While it waits for its own queued work it counts itself in the slot's `gate_waiting`: held
- * back with work to run, as at a closed gate (the controller tells such a container from one
- * busy on its own host code by it). */
-void cg_gate_runahead(struct cg_ledger_slot *slot, CUstream s, int ptsz);
+ * (gate.c says why and how). `ptsz`: the launch used the per-thread default stream variant. */
+void cg_gate_runahead(CUstream s, int ptsz);
 
 /* After a launch, with what cg_gate_pass returned. A share of 100 never closes its gate (its
  * credit cannot fall below zero), so its launches need no run-ahead bound: a compute-bound
@@ -102,7 +97,7 @@ static inline void cg_gate_launched(struct cg_gate_ticket t, CUresult r, CUstrea
         return;
     uint32_t share = atomic_load_explicit(&l->compute.share_pct, memory_order_relaxed);
     if (share != 0 && share < 100)
-        cg_gate_runahead(t.slot, s, ptsz);
+        cg_gate_runahead(s, ptsz);
 }
 
 #endif

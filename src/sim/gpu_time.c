@@ -60,17 +60,6 @@ static void add_idle(cg_gt_result *r, const cg_gt_config *cfg, uint64_t s, uint6
 
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
-/* Held back with work to launch (the interposer's `waiting`): at its closed gate, or, open,
- * with more of its work to launch than the run-ahead bound lets ahead (a saturating loop
- * always; a synchronising one while its step is not all launched). Not while it waits for its
- * own step to end, nor in its host's turnaround. */
-static bool held(const cg_gt_container *c, const ct_state *s, uint64_t t)
-{
-    if (!active(c, t) || s->draining || t < s->ready_at)
-        return false;
-    return !s->open || c->sync_every == 0 || s->step_left > 0;
-}
-
 int cg_gt_run(const cg_gt_config *cfg, cg_gt_result *out, char *err, size_t errlen)
 {
     if (!cfg || !out || cfg->n == 0 || cfg->n > CG_GT_MAX || !cfg->window_ns || !cfg->sample_ns ||
@@ -183,7 +172,8 @@ int cg_gt_run(const cg_gt_config *cfg, cg_gt_result *out, char *err, size_t errl
                                            .mode = cfg->c[i].mode,
                                            .busy_total_ns = busy,
                                            .measured_until = at,
-                                           .waiting = held(&cfg->c[i], &st[i], t)};
+                                           .waiting = active(&cfg->c[i], t) && !st[i].open &&
+                                                      !st[i].draining};
             }
             cg_status s = cg_compute_step(cc, t, in, cfg->n, gate);
             if (s != CG_OK) {

@@ -4,10 +4,8 @@
  * The model is the emulator's and a real GPU's without MPS: one kernel runs at a time; when it
  * ends, the next container (round robin) with a queued kernel runs one. A container launches
  * kernels of a fixed length whenever its gate is open and it has fewer than `depth` kernels
- * queued (a saturating application with bounded run-ahead); a closed gate makes it wait. Its
- * `waiting` flag, as the interposer's: held back with work to launch, at its closed gate or at
- * the run-ahead bound (a saturating loop whenever open; a synchronising one while its step is
- * not all launched), not while it waits for its step to end or turns around on its host. A synchronising loop (`sync_every` k > 0) launches k kernels, waits until all
+ * queued (a saturating application with bounded run-ahead); a closed gate makes it wait (its
+ * `waiting` flag). A synchronising loop (`sync_every` k > 0) launches k kernels, waits until all
  * of them ran, and launches the next k `host_ns` after the last one ended: the host's turnaround
  * (its thread's wake-up, its own code), during which it offers the device nothing. A gate that
  * opens costs the same turnaround before the first launch (the waiting thread wakes up).

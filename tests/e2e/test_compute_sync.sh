@@ -6,9 +6,8 @@
 # wide margins so a loaded machine does not decide): judged from the daemon's own accounting
 # (NVML's per-process samples), the 25% container gets between 15% and 35% of what both got, the
 # 75% one at least twice the 25% one's, and in at most a tenth of the controller's steps are both
-# gates closed (both have work; their shares add to 100). Then elastic 30/70 next to a loop
-# bound by its host (the time it leaves goes to the 30), and a deep queue from the first launch,
-# below. Waits for conditions (device time accumulated, a loop's end), never durations.
+# gates closed (both have work; their shares add to 100). Then a deep queue from the first
+# launch, below. Waits for conditions (device time accumulated, a loop's end), never durations.
 . "$(dirname "$0")/lib.sh"
 export CONVGPU_EMU_CONTEXT=6MiB
 export CONVGPU_COMPUTE_TRACE=$TMP/compute.trace
@@ -62,39 +61,6 @@ check "the controller stepped through the judged span ($steps steps)" test "${st
 check "both gates closed in at most a tenth of the steps ($both of $steps)" \
     test "${both:-999}" -le $(( ${steps:-0} / 10 ))
 cg rm small >/dev/null && cg rm large >/dev/null || fail "cannot remove the pair"
-
-# ---- elastic: the time a loop bound by its host leaves is handed out -----------------------
-# Elastic 30/70: the 30 keeps 2 ms kernels queued, the 70 is a loop of one 500 us kernel and a
-# synchronisation, which alone uses about a quarter of the device (its host turns around). The
-# 70 is within its share but not held back (never waiting at its gate or run-ahead bound), so
-# the time it leaves is spare and the 30 runs on it: at least twice the 70's device time (the
-# controller that took any neighbour with a rate as wanting time held the 30 at its share:
-# 30/22, 1.4x; now about 74/13).
-make_container spare --gpu-compute 30 --compute-mode elastic
-make_container hostbound --gpu-compute 70 --compute-mode elastic
-# shellcheck disable=SC2046 # word splitting wanted
-env $(cat "$TMP/spare.env") "$BURN" --kernel-us 2000 --depth 5 --until "$TMP/release2" \
-    >"$TMP/spare.out" 2>&1 &
-SPARE=$!
-# shellcheck disable=SC2046 # word splitting wanted
-env $(cat "$TMP/hostbound.env") "$BURN" --kernel-us 500 --depth 1 --sync-every 1 \
-    --until "$TMP/release2" >"$TMP/hostbound.out" 2>&1 &
-HOSTBOUND=$!
-wait_for "the 70% loop has used 0.2 s of device time" 300 busy_at_least hostbound 0.2 ||
-    fail "the 70% loop got no device time: $(cat "$TMP/hostbound.out")"
-s0=$(field spare compute_busy_s) h0=$(field hostbound compute_busy_s)
-until_s=$(awk -v b="$h0" 'BEGIN { print b + 0.5 }')
-wait_for "the 70% loop uses 0.5 s of device time more" 600 busy_at_least hostbound "$until_s" ||
-    fail "the 70% loop stopped getting device time"
-s1=$(field spare compute_busy_s) h1=$(field hostbound compute_busy_s)
-touch "$TMP/release2"
-wait "$SPARE" && wait "$HOSTBOUND" && pass "both elastic loops finished" ||
-    fail "an elastic loop failed: $(cat "$TMP/spare.out" "$TMP/hostbound.out")"
-ratio=$(awk -v s0="$s0" -v s1="$s1" -v h0="$h0" -v h1="$h1" 'BEGIN { h = h1 - h0
-    printf "%.2f", (h > 0) ? (s1 - s0) / h : 0 }')
-check "the elastic 30 ran on the time the host-bound 70 left: $ratio x its device time (>= 2)" \
-    awk -v r="$ratio" 'BEGIN { exit !(r >= 2) }'
-cg rm spare >/dev/null && cg rm hostbound >/dev/null || fail "cannot remove the elastic pair"
 
 # ---- a deep queue from the first launch -----------------------------------------------------
 # A loop that queues 64 kernels of 20 ms before it synchronises, started as soon as its
