@@ -6,8 +6,9 @@
 # exit 2) and memory info shows it, --nvidia-memory, the image label fallback and the 1 GiB
 # default, a container that asks for nothing is untouched, a second container that does not fit
 # is suspended and resumes when the first exits, stop/start re-registers, kill and rm release at
-# once, a limit no GPU has fails before the container starts. Skips (77) with the reason when
-# dockerd cannot run here. Never touches a system dockerd or /etc/docker.
+# once, a limit no GPU has fails before the container starts; `convgpu doctor --deep` runs its
+# tiny container through this engine, and names it broken with the daemon stopped. Skips (77)
+# with the reason when dockerd cannot run here. Never touches a system dockerd or /etc/docker.
 . "$(dirname "$0")/lib.sh"
 docker_prereqs
 start_daemon
@@ -88,4 +89,24 @@ check "device assignment back to 0" bash -c "curl -s --unix-socket '$RUNDIR/cont
 "$DOCKER" rm -f "$C" >/dev/null
 check "docker rm -f: released" test "$(api GET "/v1/containers/$C")" = 404
 check "nothing left registered" test "$(registered_count)" = 0
+
+# --- convgpu doctor --deep with this real engine: a tiny container under the convgpu runtime.
+# The docker it runs is this engine's client, given the sanitizer's variables as dr() gives
+# them (an instrumented interposer is preloaded into the container's processes).
+printf '#!/bin/sh\nverb=$1; shift\nexec "%s" "$verb" %s "$@"\n' "$DOCKER" "${SAN_ARGS[*]:-}" >"$TMP/docker-deep"
+chmod +x "$TMP/docker-deep"
+deep_status() { # deep_status: the container check's status and what it said
+    CONVGPU_DOCKER=$TMP/docker-deep CONVGPU_DOCTOR_IMAGE=cg-sample:1 \
+        "$BUILD/bin/convgpu" --runtime-dir "$RUNDIR" doctor --deep --json 2>/dev/null |
+        python3 -c 'import json,sys; c=next(c for c in json.load(sys.stdin)["checks"] if c["check"]=="container"); print(c["status"], c["what"])'
+}
+st=$(deep_status)
+check "doctor --deep: a real 64MiB container ran under the convgpu runtime ($st)" \
+    grep -q "^ok a 64MiB container of cg-sample:1 ran under the convgpu runtime" <<<"$st"
+check "... and was released" test "$(registered_count)" = 0
+# Planted: the daemon stopped, so the runtime's hook cannot register the container.
+kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
+st=$(deep_status)
+check "doctor --deep with convgpud stopped: broken, with docker's words ($st)" \
+    grep -q "^broken a 64MiB container of cg-sample:1 under the convgpu runtime failed: .*[a-z]" <<<"$st"
 finish
