@@ -89,7 +89,10 @@ static struct {
     int device;
     unsigned repeat;
     int quiet, report;
-} opt = {64ull << 20, 0, M_PLAIN, 1, 0, NULL, 0, 0, 0, 1, 0, 0};
+    unsigned seed;          /* shifts the pattern: jobs with different seeds differ in every byte */
+    int fresh_check;        /* a fresh allocation must read as zeros (nobody's data) */
+    unsigned long work_ms;  /* CPU time of host work with the memory held (a job's run) */
+} opt = {64ull << 20, 0, M_PLAIN, 1, 0, NULL, 0, 0, 0, 1, 0, 0, 0, 0, 0};
 
 /* One piece of the allocation, with whatever its API needs to free it. */
 typedef struct {
@@ -303,7 +306,36 @@ static int free_chunk(chunk *c)
     return rc;
 }
 
-static unsigned char pattern(size_t i, unsigned round) { return (unsigned char)(i * 131u + 7u + round); }
+static unsigned char pattern(size_t i, unsigned round)
+{
+    return (unsigned char)(i * 131u + 7u + round + opt.seed);
+}
+
+/* Before anything is written: what the driver gave must be nobody's data. The emulator (and
+ * NVIDIA's driver, which clears memory before another process gets it) give zeros; a byte
+ * that is not zero is another process's, or this one's from before. */
+static int fresh_check(const chunk *c)
+{
+    if (opt.mode == M_ARRAY || opt.mode == M_MIPMAP)
+        return 0;
+    size_t len = opt.touch && opt.touch < c->len ? (size_t)opt.touch : c->len;
+    unsigned char *host = malloc(len);
+    if (!host) {
+        fprintf(stderr, "convgpu-sample: out of host memory\n");
+        return 1;
+    }
+    memset(host, 0xa5, len);
+    int rc = CALL(cuMemcpyDtoH, host, c->ptr, len);
+    for (size_t i = 0; rc == 0 && i < len; i++) {
+        if (host[i] != 0) {
+            fprintf(stderr, "convgpu-sample: fresh memory holds data (byte %zu is 0x%02x)\n", i,
+                    host[i]);
+            rc = 1;
+        }
+    }
+    free(host);
+    return rc;
+}
 
 /* Copy in, complement on the device, copy out, verify (the first --touch bytes, or all). */
 static int exercise(chunk *c, unsigned round)
@@ -366,6 +398,62 @@ static int recheck(const chunk *c, unsigned round)
     return rc;
 }
 
+static double cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* A job's run with its memory held: --work-ms of this process's CPU time (time stopped does
+ * not count: a suspended job's work waits too), reading a 1 MiB piece of the memory back and
+ * verifying it every 50 ms of it, so the device calls stay short (a process stopped inside
+ * one cannot be checkpointed, docs/SLURM.md). */
+static int work(const chunk *cs, unsigned nchunks, unsigned round)
+{
+    enum { PIECE = 1 << 20, EVERY_MS = 50 };
+    if (opt.mode == M_ARRAY || opt.mode == M_MIPMAP)
+        return 0;
+    unsigned char *host = malloc(PIECE);
+    if (!host) {
+        fprintf(stderr, "convgpu-sample: out of host memory\n");
+        return 1;
+    }
+    double start = cpu_ms(), next = start;
+    volatile unsigned long sink = 0;
+    size_t at = 0;
+    unsigned k = 0, pieces = 0;
+    int rc = 0;
+    while (rc == 0 && cpu_ms() - start < (double)opt.work_ms) {
+        if (cpu_ms() < next) {
+            for (unsigned i = 0; i < 100000; i++)
+                sink += i * 2654435761u;
+            continue;
+        }
+        next += EVERY_MS;
+        const chunk *c = &cs[k % nchunks];
+        size_t len = opt.touch && opt.touch < c->len ? (size_t)opt.touch : c->len;
+        size_t n = len < PIECE ? len : PIECE;
+        if (at + n > len)
+            at = 0;
+        rc = CALL(cuMemcpyDtoH, host, c->ptr + at, n);
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            if (host[i] != (unsigned char)~pattern(at + i, round)) {
+                fprintf(stderr, "convgpu-sample: during the work: verification failed at byte "
+                                "%zu\n", at + i);
+                rc = 1;
+            }
+        at += n;
+        k++;
+        pieces++;
+    }
+    free(host);
+    if (rc == 0)
+        say("round %u: %lu ms of work done, %u pieces read back verified\n", round + 1,
+            opt.work_ms, pieces);
+    return rc;
+}
+
 static void nap_ms(unsigned long ms)
 {
     struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
@@ -403,12 +491,18 @@ static int one_round(unsigned round)
     }
     if (rc == 0)
         rc = report_meminfo("after_alloc");
+    for (unsigned i = 0; rc == 0 && opt.fresh_check && i < opt.chunks; i++)
+        rc = fresh_check(&cs[i]);
+    if (rc == 0 && opt.fresh_check)
+        say("round %u: the fresh memory held nobody's data\n", round + 1);
     for (unsigned i = 0; rc == 0 && i < opt.chunks; i++)
         rc = exercise(&cs[i], round);
     if (rc == 0) {
         say("round %u: %s allocation of %llu bytes in %u chunk(s) verified\n", round + 1,
             mode_names[opt.mode], (unsigned long long)opt.size, opt.chunks);
-        if (opt.hold_ms || opt.hold_until || opt.hold_forever)
+        if (opt.work_ms)
+            rc = work(cs, opt.chunks, round);
+        if (rc == 0 && (opt.hold_ms || opt.hold_until || opt.hold_forever))
             hold();
         for (unsigned i = 0; rc == 0 && opt.recheck && i < opt.chunks; i++)
             rc = recheck(&cs[i], round);
@@ -502,6 +596,12 @@ static void usage(FILE *f)
             "                  (default all; keeps big runs fast where page faults are slow)\n"
             "  --device N      device ordinal (default 0)\n"
             "  --repeat N      run the whole cycle N times (default 1)\n"
+            "  --seed N        shift the pattern by N (0-255): runs with different seeds\n"
+            "                  differ in every byte\n"
+            "  --fresh-check   before writing, read the fresh allocation: it must be zeros\n"
+            "                  (nobody's data)\n"
+            "  --work-ms N     after verifying, N ms of CPU time of host work with the memory\n"
+            "                  held, a 1 MiB piece read back and verified every 50 ms\n"
             "  --quiet         print nothing but errors\n"
             "  --report        print key=value lines (memory info, every call's CUresult)\n"
             "  --help          this text\n"
@@ -530,6 +630,8 @@ static int parse_args(int argc, char **argv)
         {"recheck", no_argument, NULL, 'K'},
         {"device", required_argument, NULL, 'd'}, {"repeat", required_argument, NULL, 'r'},
         {"quiet", no_argument, NULL, 'q'},        {"report", no_argument, NULL, 'R'},
+        {"seed", required_argument, NULL, 'S'},   {"fresh-check", no_argument, NULL, 'Z'},
+        {"work-ms", required_argument, NULL, 'W'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     int c;
     unsigned long v;
@@ -591,6 +693,17 @@ static int parse_args(int argc, char **argv)
                 goto bad;
             opt.repeat = (unsigned)v;
             break;
+        case 'S':
+            if (parse_uint(optarg, 255, &v))
+                goto bad;
+            opt.seed = (unsigned)v;
+            break;
+        case 'Z': opt.fresh_check = 1; break;
+        case 'W':
+            if (parse_uint(optarg, 1ul << 31, &v))
+                goto bad;
+            opt.work_ms = v;
+            break;
         case 'q': opt.quiet = 1; break;
         case 'R': opt.report = 1; break;
         case 'h': usage(stdout); exit(0);
@@ -599,7 +712,8 @@ static int parse_args(int argc, char **argv)
         continue;
     bad:
         fprintf(stderr, "convgpu-sample: bad value '%s' for --%s\n", optarg,
-                c == 'c' ? "chunks" : c == 'H' ? "hold-ms" : c == 'd' ? "device" : "repeat");
+                c == 'c' ? "chunks" : c == 'H' ? "hold-ms" : c == 'd' ? "device"
+                : c == 'S' ? "seed" : c == 'W' ? "work-ms" : "repeat");
         return -1;
     }
     if (optind < argc) {

@@ -88,6 +88,7 @@ cluster_cleanup() {
     [ -n "$MUNGED_PID" ] && kill -TERM "$MUNGED_PID" 2>/dev/null && wait "$MUNGED_PID" 2>/dev/null
     if [ "$rc" -ne 0 ] || [ "$FAILS" -ne 0 ] || [ -n "${KEEP_TMP:-}" ]; then
         echo "--- slurmctld log ---"; tail -n 40 "$TMP/ctld/slurmctld.log" 2>/dev/null
+        tail -n 10 "$TMP/ctld/slurmctld.out" 2>/dev/null
         for n in "${SLURM_NODES[@]}"; do
             echo "--- $n: slurmd log ---"; tail -n 40 "$TMP/nodes/$n/slurmd.log" 2>/dev/null
             echo "--- $n: convgpud log ---"; tail -n 30 "$TMP/nodes/$n/daemon.log" 2>/dev/null
@@ -180,7 +181,7 @@ EOF
             gres=$(sed -n 's/^# Gres=//p' "$TMP/nodes/$n/gres-conf")
             echo "NodeName=$n NodeAddr=$SUBNET.$((10 + ${n#n})) CPUs=${NODE_CPUS:-2} Gres=$gres State=UNKNOWN"
         done
-        echo "PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
+        echo "PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP ${PARTITION_ARGS:-}"
     } >"$SLURM_CONF"
     for n in "${SLURM_NODES[@]}"; do grep -v '^#' "$TMP/nodes/$n/gres-conf"; done >"$TMP/gres.conf"
     if [ -n "$SPANK_SO" ]; then
