@@ -9,6 +9,7 @@
 #include "log.h"
 #include "loop.h"
 #include "pause.h"
+#include "store.h"
 #include "swap.h"
 
 enum run_state { RS_NONE, RS_STOPPED, RS_RUNNING, RS_UNKNOWN };
@@ -53,6 +54,14 @@ static void follow(struct daemon *d, struct container *c)
     char err[256];
     enum run_state s = container_state(c);
     if (s == RS_STOPPED) {
+        if (!c->pause.stop_seen && c->pause.phase != PAUSE_NONE && d->store) {
+            /* Paused already (by the operator): kept with the row, so that a daemon restarted
+             * after SIGCONT still resumes it (a pause of our own stores it with its phase). */
+            c->pause.stop_seen = true;
+            if (store_put_container(d->store, c) != 0)
+                log_warn("container %s: state.db did not take its stop: %s", c->ident.id,
+                         store_error(d->store));
+        }
         c->pause.stop_seen = true;
         if (c->pause.phase != PAUSE_NONE || c->pause.busy || c->pause.stop_refused)
             return;

@@ -11,9 +11,11 @@
  * (CG_GATE_PAUSED) and the driver's checkpoint lock still hold their GPU calls: the resume goes
  * through the safe offer (memory reserved first), restores, unlocks, then opens the gate.
  *
- * Invariant: only a container seen all-stopped in this daemon's life (pause.stop_seen) is
- * resumed on seeing its processes run; an operator's `convgpu pause` of a running container
- * is never undone here. */
+ * Invariant: only a container seen all-stopped (pause.stop_seen) is resumed on seeing its
+ * processes run; an operator's `convgpu pause` of a running container is never undone here.
+ * stop_seen of a paused container is in state.db (pause_stop) with its phase: a daemon
+ * restarted while the processes were stopped, or after they were continued, resumes it when it
+ * sees them run, as the one before would have. */
 #ifndef CONVGPUD_FOLLOW_STOP_H
 #define CONVGPUD_FOLLOW_STOP_H
 

@@ -680,6 +680,7 @@ int pause_move_request(struct daemon *d, struct container *c, int dev, char *err
 
 void pause_recover(struct daemon *d, struct container *c, const struct stored_container *sc)
 {
+    c->pause.stop_seen = sc->pause_stop; /* a followed stop outlives the daemon */
     if (sc->pause == PAUSE_PAUSED) {
         c->pause.phase = PAUSE_PAUSED;
         c->pause.resume_asked = sc->swap_held == CG_HOLD_NONE;

@@ -61,7 +61,7 @@ static const char *schema =
     "  exclusive INTEGER NOT NULL DEFAULT 0, profile_key TEXT NOT NULL DEFAULT '',"
     "  gang TEXT NOT NULL DEFAULT '', member INTEGER NOT NULL DEFAULT 0,"
     "  start_by INTEGER NOT NULL DEFAULT 0, pause INTEGER NOT NULL DEFAULT 0,"
-    "  pause_from INTEGER NOT NULL DEFAULT -1);"
+    "  pause_from INTEGER NOT NULL DEFAULT -1, pause_stop INTEGER NOT NULL DEFAULT 0);"
     "CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
     /* The device plugin's allocations (api_alloc.h); devices as "0,2". */
     "CREATE TABLE IF NOT EXISTS allocations ("
@@ -92,6 +92,7 @@ static int add_missing_columns(struct store *s, char *err, size_t errlen)
         {"containers", "start_by", "INTEGER NOT NULL DEFAULT 0"},        /* start deadlines (issue 42) */
         {"containers", "pause", "INTEGER NOT NULL DEFAULT 0"},           /* pause and move (issue 38) */
         {"containers", "pause_from", "INTEGER NOT NULL DEFAULT -1"},
+        {"containers", "pause_stop", "INTEGER NOT NULL DEFAULT 0"},      /* --follow-stop's (issue 38) */
         /* The device plugin's operator options on its allocations (issue 41). */
         {"allocations", "priority", "INTEGER NOT NULL DEFAULT -1"},
         {"allocations", "no_swap", "INTEGER NOT NULL DEFAULT 0"},
@@ -391,6 +392,7 @@ void store_row_of(const struct container *c, struct stored_container *r)
     r->start_by_unix = c->life.start_by_unix;
     r->pause = (int)c->pause.phase;
     r->pause_from = c->pause.moved ? (int)c->pause.from_dev : -1;
+    r->pause_stop = c->pause.stop_seen;
 }
 
 int store_put_row(struct store *s, const struct stored_container *r)
@@ -406,9 +408,9 @@ int store_put_row(struct store *s, const struct stored_container *r)
         "INSERT INTO containers (id, name, device, limit_bytes, assigned, uid, gid, owner_pid,"
         " auto_remove, created_unix, created_mono, owner_start, init_pid, compute_pct,"
         " compute_mode, priority, no_swap, swap_held, tenant, exclusive, profile_key, gang,"
-        " member, start_by, pause, pause_from)"
+        " member, start_by, pause, pause_from, pause_stop)"
         " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,"
-        "?22,?23,?24,?25,?26)"
+        "?22,?23,?24,?25,?26,?27)"
         " ON CONFLICT(id) DO UPDATE SET limit_bytes=excluded.limit_bytes,"
         " assigned=excluded.assigned, owner_pid=excluded.owner_pid,"
         " auto_remove=excluded.auto_remove, owner_start=excluded.owner_start,"
@@ -416,7 +418,7 @@ int store_put_row(struct store *s, const struct stored_container *r)
         " compute_mode=excluded.compute_mode, priority=excluded.priority,"
         " no_swap=excluded.no_swap, swap_held=excluded.swap_held, tenant=excluded.tenant,"
         " start_by=excluded.start_by, device=excluded.device, pause=excluded.pause,"
-        " pause_from=excluded.pause_from";
+        " pause_from=excluded.pause_from, pause_stop=excluded.pause_stop";
     char what[128];
     snprintf(what, sizeof what, "cannot save container %s", r->id);
     sqlite3_stmt *st;
@@ -449,6 +451,7 @@ int store_put_row(struct store *s, const struct stored_container *r)
     b |= sqlite3_bind_int64(st, 24, r->start_by_unix);
     b |= sqlite3_bind_int(st, 25, r->pause);
     b |= sqlite3_bind_int(st, 26, r->pause_from);
+    b |= sqlite3_bind_int(st, 27, r->pause_stop);
     if (b != SQLITE_OK) {
         done(s, st);
         return failed(s, SQLITE_ERROR, what);
@@ -493,8 +496,8 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
                            "SELECT id, name, device, limit_bytes, assigned, uid, gid, owner_pid,"
                            " auto_remove, created_unix, created_mono, owner_start, init_pid,"
                            " compute_pct, compute_mode, priority, no_swap, swap_held, tenant,"
-                           " exclusive, profile_key, gang, member, start_by, pause, pause_from"
-                           " FROM containers"
+                           " exclusive, profile_key, gang, member, start_by, pause, pause_from,"
+                           " pause_stop FROM containers"
                            " ORDER BY seq",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
@@ -571,6 +574,7 @@ int store_each_container(struct store *s, int (*fn)(void *ctx, const struct stor
         int phase = sqlite3_column_int(st, 24), from = sqlite3_column_int(st, 25);
         sc.pause = phase >= 0 && phase <= 3 ? phase : 0;
         sc.pause_from = from >= 0 && from < CG_MAX_DEVICES ? from : -1;
+        sc.pause_stop = sc.pause != 0 && sqlite3_column_int(st, 26) != 0;
         if (fn(ctx, &sc) != 0)
             result = -1;
     }

@@ -48,6 +48,8 @@ struct stored_container {
     int64_t start_by_unix;         /* removed then unless its init is reported (0: none) */
     int pause;                     /* enum pause_phase (pause.h); 0 running */
     int pause_from;                /* paused on this device, to be restored on `device`; -1 */
+    bool pause_stop;               /* its processes were seen all stopped (--follow-stop): it
+                                    * is resumed when they run (follow_stop.h) */
 };
 
 struct store *store_open(const char *path, char *err, size_t errlen);
