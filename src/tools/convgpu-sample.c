@@ -398,6 +398,8 @@ static int recheck(const chunk *c, unsigned round)
     return rc;
 }
 
+static volatile unsigned long work_sink; /* the host work's result, kept from the optimizer */
+
 static double cpu_ms(void)
 {
     struct timespec ts;
@@ -420,14 +422,13 @@ static int work(const chunk *cs, unsigned nchunks, unsigned round)
         return 1;
     }
     double start = cpu_ms(), next = start;
-    volatile unsigned long sink = 0;
     size_t at = 0;
     unsigned k = 0, pieces = 0;
     int rc = 0;
     while (rc == 0 && cpu_ms() - start < (double)opt.work_ms) {
         if (cpu_ms() < next) {
             for (unsigned i = 0; i < 100000; i++)
-                sink += i * 2654435761u;
+                work_sink += i * 2654435761u;
             continue;
         }
         next += EVERY_MS;

@@ -29,6 +29,12 @@ api_get() { curl -sf --unix-socket "$TMP/nodes/$1/run/control.sock" "http://conv
 field() { api_get "$1" "/v1/containers/$2" | json_get "$3"; }
 field_is() { [ "$(field "$1" "$2" "$3")" = "$4" ]; }
 file_has() { grep -q -- "$2" "$1" 2>/dev/null; }
+node_event() { # node_event NODE TYPE ID: the node daemon's events (GET /v1/events) hold TYPE about ID
+    api_get "$1" '/v1/events?since=0' | python3 -c '
+import json, sys
+sys.exit(not any(e["type"] == sys.argv[1] and e["container"] == sys.argv[2]
+                 for e in json.load(sys.stdin)["events"]))' "$2" "$3"
+}
 lacks() { ! grep -q -- "$2" "$1" 2>/dev/null; }
 
 # The node's GRES promise twice the GPU: two jobs of 800MiB fit in Slurm's count.
@@ -47,18 +53,17 @@ submit() { # submit NAME SEED: a job that writes its own pattern, holds it, read
 }
 a=$(submit a 1)
 eventually "job A holds its 717MiB, verified" file_has "$TMP/a.out" "verified"
+aid=$(field n1 "slurm-$a.batch" id) # the events name containers by id
 b=$(submit b 2)
 eventually "Slurm's gang scheduler runs B beside A on n1 (started suspended)" job_started "$b"
 # The slice ends: Slurm suspends A and resumes B; A's container is paused, B's memory served.
 eventually "B got its 717MiB and verified it (A paused for it)" file_has "$TMP/b.out" "verified"
-check "A's container was paused when Slurm suspended it" \
-    file_has "$TMP/nodes/n1/daemon.log" "container slurm-$a.batch: paused,"
+bid=$(field n1 "slurm-$b.batch" id)
+check "A's container was paused when Slurm suspended it" node_event n1 paused "$aid"
 check "B's fresh memory held nothing of A's" file_has "$TMP/b.out" "held nobody's data"
 # The next slice: B suspended and paused, A restored and running again.
-eventually "B's container paused when Slurm suspended it in turn" \
-    file_has "$TMP/nodes/n1/daemon.log" "container slurm-$b.batch: paused,"
-eventually "A's container resumed (restored) when Slurm resumed A" \
-    file_has "$TMP/nodes/n1/daemon.log" "container slurm-$a.batch: resumed,"
+eventually "B's container paused when Slurm suspended it in turn" node_event n1 paused "$bid"
+eventually "A's container resumed (restored) when Slurm resumed A" node_event n1 resumed "$aid"
 
 touch "$TMP/release.a" "$TMP/release.b"
 eventually "job A ended" job_gone "$a"
@@ -69,8 +74,9 @@ for j in a b; do
         file_has "$TMP/$j.out" "read back after the hold verified"
     check "$j: never out of memory" lacks "$TMP/$j.out" "out of device memory"
 done
-pauses=$(grep -c "container slurm-[0-9]*.batch: paused," "$TMP/nodes/n1/daemon.log" || true)
-suspends=$(grep -c "gang: suspending\|Suspend of JobId\|suspend JobId" "$TMP/ctld/slurmctld.log" || true)
-echo "pauses by follow-stop: $pauses; slurmctld suspend lines: $suspends"
+pauses=$(api_get n1 '/v1/events?since=0' | python3 -c '
+import json, sys
+print(sum(e["type"] == "paused" for e in json.load(sys.stdin)["events"]))')
+echo "pauses by follow-stop: $pauses"
 
 finish
