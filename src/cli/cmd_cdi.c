@@ -22,13 +22,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cdi_spec.h"
 #include "cli.h"
 #include "http.h"
 
 #define CDI_VERSION "0.5.0"
 #define CDI_KIND "convgpu.io/gpu"
-#define IN_CONTAINER_SOCKET "/run/convgpu/container.sock"
-#define IN_CONTAINER_EMU_STATE "/run/convgpu-emu/state"
 #define HOOK_TIMEOUT_S 30
 
 static int usage(FILE *f, int rc)
@@ -57,19 +56,6 @@ static int fail(const char *what, const char *detail)
     return 1;
 }
 
-/* "NAME=VALUE" appended to a CDI env list. */
-static int add_env(json_t *list, const char *name, const char *value)
-{
-    size_t n = strlen(name) + strlen(value) + 2;
-    char *s = malloc(n);
-    if (!s)
-        return -1;
-    snprintf(s, n, "%s=%s", name, value);
-    int rc = json_array_append_new(list, json_string(s));
-    free(s);
-    return rc;
-}
-
 static json_t *hook(const char *when, const char *shim, const char *rundir, const char *what,
                     const char *device)
 {
@@ -90,7 +76,7 @@ static json_t *hook(const char *when, const char *shim, const char *rundir, cons
 static json_t *common_edits(json_t *node_env, const char *shim, const char *rundir)
 {
     json_t *env = json_array();
-    if (!env || add_env(env, "CONVGPU_SOCKET", IN_CONTAINER_SOCKET) != 0)
+    if (!env || cdi_add_env(env, "CONVGPU_SOCKET", CDI_IN_CONTAINER_SOCKET) != 0)
         return NULL;
     const char *key;
     json_t *v;
@@ -99,8 +85,8 @@ static json_t *common_edits(json_t *node_env, const char *shim, const char *rund
         if (!s || strcmp(key, "LD_PRELOAD") == 0)
             continue;
         if (strcmp(key, "CONVGPU_EMU_STATE") == 0)
-            s = IN_CONTAINER_EMU_STATE;
-        if (add_env(env, key, s) != 0)
+            s = CDI_IN_CONTAINER_EMU_STATE;
+        if (cdi_add_env(env, key, s) != 0)
             return NULL;
     }
     return json_pack("{s:o,s:[o]}", "env", env, "hooks",
@@ -117,55 +103,23 @@ static json_t *device_entry(json_t *dev, size_t i, const char *shim, const char 
     snprintf(name, sizeof name, "%zu", i);
     json_t *env = json_array();
     /* What the daemon sets for a container on this GPU: its UUID, else its index. */
-    if (!env || add_env(env, "CUDA_VISIBLE_DEVICES", uuid && *uuid ? uuid : name) != 0)
+    if (!env || cdi_add_env(env, "CUDA_VISIBLE_DEVICES", uuid && *uuid ? uuid : name) != 0)
         return NULL;
     return json_pack("{s:s,s:{s:o,s:[o]}}", "name", name, "containerEdits", "env", env, "hooks",
                      hook("createRuntime", shim, rundir, "cdi-create-runtime", name));
 }
 
-/* Writes text to path through a temporary file in the same directory and rename(2): a reader
- * (Podman rereads its CDI directories) sees the old spec or the new one, never half of one. */
+/* The spec through a temporary file and rename(2) (cdi_spec.h): a reader (Podman rereads its CDI
+ * directories) sees the old spec or the new one. /etc/cdi does not exist until a first spec is
+ * installed: it is created (with its parents). */
 static int write_atomically(const char *path, const char *text)
 {
-    char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= (int)sizeof tmp)
-        return fail("--output path too long", path);
-    /* /etc/cdi does not exist until a first spec is installed: create it (and its parents);
-     * mkstemp below says why when that failed. */
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *last = strrchr(dir, '/');
-    if (last && last != dir) {
-        *last = '\0';
-        for (char *p = dir + 1;; p++) {
-            if (*p != '/' && *p != '\0')
-                continue;
-            char c = *p;
-            *p = '\0';
-            if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-                break;
-            *p = c;
-            if (!c)
-                break;
-        }
-    }
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        fprintf(stderr, "convgpu cdi generate: cannot write in the directory of %s: %s\n", path,
-                strerror(errno));
-        return 1;
-    }
-    size_t len = strlen(text);
-    bool ok = fchmod(fd, 0644) == 0 && write(fd, text, len) == (ssize_t)len && fsync(fd) == 0;
-    ok = close(fd) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        fprintf(stderr, "convgpu cdi generate: cannot write %s: %s; nothing changed\n", path,
-                strerror(e));
-        return 1;
-    }
-    return 0;
+    char err[PATH_MAX + 128];
+    if (cdi_write_atomically(path, text, CDI_WRITE_MKDIRS | CDI_WRITE_FSYNC, err, sizeof err) ==
+        0)
+        return 0;
+    fprintf(stderr, "convgpu cdi generate: %s; nothing changed\n", err);
+    return 1;
 }
 
 json_t *cli_cdi_spec(json_t *version, json_t *devices, const char *shim, const char *rundir,

@@ -126,6 +126,7 @@ static int publish(const char *node, const struct k8s_api *api, uint64_t unit, l
         sleep((unsigned)interval);
     }
     free(last);
+    k8s_api_close();
     curl_global_cleanup();
     return rc;
 }
@@ -139,7 +140,8 @@ int cmd_k8s(int argc, char **argv)
     bool pub = strcmp(argv[1], "publish") == 0;
     uint64_t unit = K8S_DEFAULT_UNIT_BYTES;
     const char *node = getenv("NODE_NAME"), *server = NULL;
-    struct k8s_api api = {.token_file = K8S_SA_DIR "/token", .ca_file = K8S_SA_DIR "/ca.crt"};
+    struct k8s_api api = {0};
+    k8s_api_sa_defaults(&api);
     long interval = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -159,10 +161,12 @@ int cmd_k8s(int argc, char **argv)
             node = v;
         } else if (strcmp(a, "--api-server") == 0) {
             server = v;
-        } else if (strcmp(a, "--token-file") == 0) {
-            api.token_file = v;
-        } else if (strcmp(a, "--ca-file") == 0) {
-            api.ca_file = v;
+        } else if (strcmp(a, "--token-file") == 0 || strcmp(a, "--ca-file") == 0) {
+            char *to = a[2] == 't' ? api.token_file : api.ca_file;
+            if ((size_t)snprintf(to, sizeof api.token_file, "%s", v) >= sizeof api.token_file) {
+                fprintf(stderr, "convgpu k8s publish: %s: path too long\n", a);
+                return 2;
+            }
         } else if (strcmp(a, "--interval") == 0) {
             char *end;
             interval = strtol(v, &end, 10);

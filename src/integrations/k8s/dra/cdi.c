@@ -10,47 +10,20 @@
  *           the same name, so a pod's own values of these are replaced.
  * The limit is not in the spec at all: convgpud holds it for the container whose socket is
  * mounted, and the interposer only ever asks convgpud. */
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "cdi_spec.h"
 #include "dra.h"
 
 #define CDI_VERSION "0.6.0"
-#define IN_CONTAINER_DIR "/run/convgpu"
-#define IN_CONTAINER_SOCKET "/run/convgpu/container.sock"
 #define IN_CONTAINER_LIB "/usr/lib/convgpu/libconvgpu.so"
 #define IN_CONTAINER_PRELOAD "/etc/ld.so.preload"
-#define IN_CONTAINER_EMU_STATE "/run/convgpu-emu/state"
 
 void dra_cdi_id(const char *uid, char *out, size_t len)
 {
     snprintf(out, len, "%s=%s", DRA_CDI_KIND, uid);
-}
-
-static int add_env(json_t *list, const char *name, const char *value)
-{
-    size_t n = strlen(name) + strlen(value) + 2;
-    char *s = malloc(n);
-    if (!s)
-        return -1;
-    snprintf(s, n, "%s=%s", name, value);
-    int rc = json_array_append_new(list, json_string(s));
-    free(s);
-    return rc;
-}
-
-static int add_mount(json_t *list, const char *host, const char *in, bool dir, bool writable)
-{
-    json_t *opts = json_pack("[s,s,s,s]", dir ? "rbind" : "bind", writable ? "rw" : "ro",
-                             "nosuid", "nodev");
-    return json_array_append_new(list, json_pack("{s:s,s:s,s:o}", "hostPath", host,
-                                                 "containerPath", in, "options", opts));
 }
 
 json_t *dra_cdi_spec(const char *uid, json_t *node_env, json_t *created, const char *preload_file,
@@ -67,11 +40,11 @@ json_t *dra_cdi_spec(const char *uid, json_t *node_env, json_t *created, const c
     }
     json_t *env = json_array(), *mounts = json_array();
     int bad = !env || !mounts;
-    bad = bad || add_env(env, "CONVGPU_SOCKET", IN_CONTAINER_SOCKET) ||
-          add_env(env, "CONVGPU_DISABLE", "0");
-    bad = bad || add_mount(mounts, dir, IN_CONTAINER_DIR, true, false) ||
-          add_mount(mounts, lib, IN_CONTAINER_LIB, false, false) ||
-          add_mount(mounts, preload_file, IN_CONTAINER_PRELOAD, false, false);
+    bad = bad || cdi_add_env(env, "CONVGPU_SOCKET", CDI_IN_CONTAINER_SOCKET) ||
+          cdi_add_env(env, "CONVGPU_DISABLE", "0");
+    bad = bad || cdi_add_mount(mounts, dir, CDI_IN_CONTAINER_DIR, true, false) ||
+          cdi_add_mount(mounts, lib, IN_CONTAINER_LIB, false, false) ||
+          cdi_add_mount(mounts, preload_file, IN_CONTAINER_PRELOAD, false, false);
     /* The node's variables, then the container's (its GPU), each once. */
     json_t *merged = json_object();
     bad = bad || !merged || (node_env && json_object_update(merged, node_env)) ||
@@ -84,8 +57,8 @@ json_t *dra_cdi_spec(const char *uid, json_t *node_env, json_t *created, const c
             strcmp(key, "CONVGPU_DISABLE") == 0)
             continue;
         if (strcmp(key, "CONVGPU_EMU_STATE") == 0 && s[0] == '/') {
-            bad = add_mount(mounts, s, IN_CONTAINER_EMU_STATE, false, true) ||
-                  add_env(env, key, IN_CONTAINER_EMU_STATE);
+            bad = cdi_add_mount(mounts, s, CDI_IN_CONTAINER_EMU_STATE, false, true) ||
+                  cdi_add_env(env, key, CDI_IN_CONTAINER_EMU_STATE);
             continue;
         }
         if (strcmp(key, "LD_LIBRARY_PATH") == 0) { /* the emulator's libraries, at their paths */
@@ -94,10 +67,10 @@ json_t *dra_cdi_spec(const char *uid, json_t *node_env, json_t *created, const c
             for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d && !bad;
                  d = strtok_r(NULL, ":", &save))
                 if (d[0] == '/')
-                    bad = add_mount(mounts, d, d, true, false);
+                    bad = cdi_add_mount(mounts, d, d, true, false);
             free(copy);
         }
-        bad = bad || add_env(env, key, s);
+        bad = bad || cdi_add_env(env, key, s);
     }
     json_decref(merged);
     json_t *spec = bad ? NULL
@@ -109,28 +82,4 @@ json_t *dra_cdi_spec(const char *uid, json_t *node_env, json_t *created, const c
     if (!spec)
         snprintf(err, errlen, "out of memory writing the CDI spec");
     return spec;
-}
-
-int dra_write_atomically(const char *path, const char *text, char *err, size_t errlen)
-{
-    char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= (int)sizeof tmp) {
-        snprintf(err, errlen, "path too long: %s", path);
-        return -1;
-    }
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot write in the directory of %s: %s", path, strerror(errno));
-        return -1;
-    }
-    size_t len = strlen(text);
-    bool ok = fchmod(fd, 0644) == 0 && write(fd, text, len) == (ssize_t)len;
-    ok = close(fd) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(e));
-        return -1;
-    }
-    return 0;
 }

@@ -10,7 +10,7 @@
  * N fixed partitions per GPU that consume a shared counter set (clusters without consumable
  * capacity). The scheduler allocates a claim (`memory: 2Gi` of gpu-0) and writes it into the
  * claim's status.allocation; kubelet calls NodePrepareResources with the claim's namespace, name
- * and UID (rpc.cc). The driver reads the claim from the API server (apiserver.c), checks that
+ * and UID (rpc.cc). The driver reads the claim from the API server (k8s_api.h), checks that
  * the UID is the one kubelet named, decodes what was allocated to this driver on this node
  * (claim.c, fuzzed), and turns it into one convgpud container owned by the claim: id
  * `dra-<claim UID>`, the memory limit, the compute share and the GPU, created through the client
@@ -36,6 +36,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "k8s_api.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -188,24 +190,13 @@ json_t *dra_cdi_spec(const char *uid, json_t *node_env, json_t *created, const c
                      char *err, size_t errlen);
 /* The CDI device ID kubelet gets: "gpu.convgpu.io/claim=<uid>". */
 void dra_cdi_id(const char *uid, char *out, size_t len);
-/* Writes text to path through a temporary file and rename(2). Returns 0, or -1 with err. */
-int dra_write_atomically(const char *path, const char *text, char *err, size_t errlen);
 
-/* ---- the API server (apiserver.c, libcurl) --------------------------------------------------- */
-struct dra_api {
-    char server[512];
-    char token_file[256];
-    char ca_file[256];
-};
-/* One request: body NULL or JSON; *answer the decoded answer (or NULL). Returns the HTTP status,
- * 0 with err when the server was not reached. */
-long dra_api_request(const struct dra_api *api, const char *method, const char *path, json_t *body,
-                     json_t **answer, char *err, size_t errlen);
+/* ---- the API server (k8s_api.h; apiserver.c) ------------------------------------------------ */
 /* Creates or replaces this node's slices. Returns 0, or -1 with err. */
-int dra_publish(const struct dra_api *api, json_t *slices, char *err, size_t errlen);
+int dra_publish(const struct k8s_api *api, json_t *slices, char *err, size_t errlen);
 
 /* ---- prepare and unprepare (prepare.c) ------------------------------------------------------- */
-void dra_configure(const struct dra_config *cfg, const struct dra_api *api);
+void dra_configure(const struct dra_config *cfg, const struct k8s_api *api);
 const struct dra_config *dra_config_get(void);
 
 struct dra_prepared {

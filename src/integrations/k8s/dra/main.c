@@ -16,8 +16,6 @@
 #include "convgpu_client.h"
 #include "dra.h"
 
-#define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
-
 __attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
 {
     va_list ap;
@@ -81,7 +79,7 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
     return 0;
 }
 
-static int parse_args(int argc, char **argv, struct dra_config *c, struct dra_api *a, int *poll_ms)
+static int parse_args(int argc, char **argv, struct dra_config *c, struct k8s_api *a, int *poll_ms)
 {
     enum { O_NODE = 256, O_API, O_TOKEN, O_CA, O_PLUGIN, O_REG, O_CDI, O_STATE, O_RUN, O_PARTS,
            O_OWNER, O_NOPUB, O_POLL, O_VERSION, O_PRIO };
@@ -105,14 +103,13 @@ static int parse_args(int argc, char **argv, struct dra_config *c, struct dra_ap
         {0},
     };
     *c = (struct dra_config){.publish = true};
-    *a = (struct dra_api){0};
+    *a = (struct k8s_api){0};
     *poll_ms = 10000;
     snprintf(c->plugin_dir, sizeof c->plugin_dir, "/var/lib/kubelet/plugins/" DRA_DRIVER);
     snprintf(c->registry_dir, sizeof c->registry_dir, "/var/lib/kubelet/plugins_registry");
     snprintf(c->cdi_dir, sizeof c->cdi_dir, "/var/run/cdi");
     snprintf(c->state_dir, sizeof c->state_dir, "/var/lib/convgpu-dra");
-    snprintf(a->token_file, sizeof a->token_file, SA_DIR "/token");
-    snprintf(a->ca_file, sizeof a->ca_file, SA_DIR "/ca.crt");
+    k8s_api_sa_defaults(a);
     const char *node = getenv("NODE_NAME");
     snprintf(c->node, sizeof c->node, "%s", node ? node : "");
     int o;
@@ -194,15 +191,10 @@ static int parse_args(int argc, char **argv, struct dra_config *c, struct dra_ap
         fprintf(stderr, "convgpu-dra-driver: give --node (or NODE_NAME): this node's name\n");
         return 2;
     }
-    if (!a->server[0]) {
-        const char *host = getenv("KUBERNETES_SERVICE_HOST"),
-                   *port = getenv("KUBERNETES_SERVICE_PORT");
-        if (!host || !port) {
-            fprintf(stderr, "convgpu-dra-driver: not in a pod: give --api-server\n");
-            return 2;
-        }
-        snprintf(a->server, sizeof a->server, strchr(host, ':') ? "https://[%s]:%s"
-                                                                : "https://%s:%s", host, port);
+    char err[256];
+    if (!a->server[0] && k8s_api_in_cluster(a, err, sizeof err) != 0) {
+        fprintf(stderr, "convgpu-dra-driver: %s\n", err);
+        return 2;
     }
     return 0;
 }
@@ -210,7 +202,7 @@ static int parse_args(int argc, char **argv, struct dra_config *c, struct dra_ap
 int main(int argc, char **argv)
 {
     struct dra_config c;
-    struct dra_api a;
+    struct k8s_api a;
     int poll_ms;
     int rc = parse_args(argc, argv, &c, &a, &poll_ms);
     if (rc)

@@ -21,16 +21,17 @@
 #include <unistd.h>
 
 #include "convgpu_client.h"
+#include "cdi_spec.h"
 #include "dra.h"
 
 static struct dra_config config;
-static struct dra_api api;
+static struct k8s_api api;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dra_inventory published;
 static bool have_published;
 static long generation;
 
-void dra_configure(const struct dra_config *c, const struct dra_api *a)
+void dra_configure(const struct dra_config *c, const struct k8s_api *a)
 {
     config = *c;
     api = *a;
@@ -145,7 +146,7 @@ static int claim_priority(const struct dra_claim *claim, unsigned *out, char *er
         snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s", claim->namespace_,
                  claim->pods[i].name);
         json_t *pod = NULL;
-        long st = dra_api_request(&api, "GET", path, NULL, &pod, why, sizeof why);
+        long st = k8s_api_request(&api, "GET", path, NULL, NULL, &pod, why, sizeof why);
         int64_t value = 0;
         int rc = 0;
         if (st == 200)
@@ -177,7 +178,7 @@ static int prepare_locked(const char *ns, const char *name, const char *uid,
     snprintf(path, sizeof path, "/apis/" DRA_API_GROUP "/namespaces/%s/resourceclaims/%s", ns,
              name);
     json_t *obj = NULL;
-    long st = dra_api_request(&api, "GET", path, NULL, &obj, err, errlen);
+    long st = k8s_api_request(&api, "GET", path, NULL, NULL, &obj, err, errlen);
     struct dra_claim claim;
     struct dra_inventory inv;
     struct dra_grant grant;
@@ -247,9 +248,9 @@ static int prepare_locked(const char *ns, const char *name, const char *uid,
     rc = -1;
     if (!text || !rectext)
         snprintf(err, errlen, "out of memory");
-    else if (dra_write_atomically(preload, line, err, errlen) == 0 &&
-             dra_write_atomically(cdi, text, err, errlen) == 0 &&
-             dra_write_atomically(record, rectext, err, errlen) == 0)
+    else if (cdi_write_atomically(preload, line, 0, err, errlen) == 0 &&
+             cdi_write_atomically(cdi, text, 0, err, errlen) == 0 &&
+             cdi_write_atomically(record, rectext, 0, err, errlen) == 0)
         rc = 0;
     if (rc != 0)
         release(uid);
