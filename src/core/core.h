@@ -433,6 +433,12 @@ typedef struct {
 cg_defrag_move cg_defrag_pick(const cg_defrag_device *devs, size_t ndev,
                               const cg_defrag_container *cs, size_t nc, cg_bytes request,
                               unsigned moves_left);
+/* The same for a request bound to one device (a waiting container's allocation is asked on its
+ * own GPU): none when that device takes it now; else the fewest-bytes move of a container on
+ * that device to another of its model after which it does. Room elsewhere does not count. */
+cg_defrag_move cg_defrag_pick_on(const cg_defrag_device *devs, size_t ndev,
+                                 const cg_defrag_container *cs, size_t nc, cg_bytes request,
+                                 unsigned device, unsigned moves_left);
 
 /* Read-only views. */
 typedef enum { CG_STATE_RUNNING, CG_STATE_SUSPENDED } cg_container_state;

@@ -10,19 +10,17 @@
  * other single move that does all that moves fewer bytes. Pure: no I/O, no clock, no globals. */
 #include "core.h"
 
-cg_defrag_move cg_defrag_pick(const cg_defrag_device *devs, size_t ndev,
-                              const cg_defrag_container *cs, size_t nc, cg_bytes request,
-                              unsigned moves_left)
+/* The fewest-bytes move of a container on `source` (ndev: any device) after which its device
+ * takes the request. */
+static cg_defrag_move pick(const cg_defrag_device *devs, size_t ndev,
+                           const cg_defrag_container *cs, size_t nc, cg_bytes request,
+                           size_t source)
 {
     cg_defrag_move best = {0};
-    if (moves_left == 0 || request == 0)
-        return best;
-    for (size_t d = 0; d < ndev; d++)
-        if (devs[d].free >= request)
-            return best;   /* it fits without a move */
     for (size_t i = 0; i < nc; i++) {
         const cg_defrag_container *c = &cs[i];
-        if (!c->movable || c->holds == 0 || c->device >= ndev)
+        if (!c->movable || c->holds == 0 || c->device >= ndev ||
+            (source < ndev && c->device != source))
             continue;
         const cg_defrag_device *from = &devs[c->device];
         /* Room on the source once it has left (free + holds, without overflow). */
@@ -43,4 +41,27 @@ cg_defrag_move cg_defrag_pick(const cg_defrag_device *devs, size_t ndev,
                                 .moves = c->holds};
     }
     return best;
+}
+
+cg_defrag_move cg_defrag_pick(const cg_defrag_device *devs, size_t ndev,
+                              const cg_defrag_container *cs, size_t nc, cg_bytes request,
+                              unsigned moves_left)
+{
+    cg_defrag_move none = {0};
+    if (moves_left == 0 || request == 0)
+        return none;
+    for (size_t d = 0; d < ndev; d++)
+        if (devs[d].free >= request)
+            return none;   /* it fits without a move */
+    return pick(devs, ndev, cs, nc, request, ndev);
+}
+
+cg_defrag_move cg_defrag_pick_on(const cg_defrag_device *devs, size_t ndev,
+                                 const cg_defrag_container *cs, size_t nc, cg_bytes request,
+                                 unsigned device, unsigned moves_left)
+{
+    cg_defrag_move none = {0};
+    if (moves_left == 0 || request == 0 || device >= ndev || devs[device].free >= request)
+        return none;
+    return pick(devs, ndev, cs, nc, request, device);
 }

@@ -262,6 +262,8 @@ struct daemon_options {
     uint64_t aging_ns;          /* priority aging step (0: the core's default) */
     unsigned gang_wait_max;     /* seconds a queued gang may wait before it is given up (0: no
                                  * bound; gang_tick) */
+    unsigned auto_move;         /* moves a minute the scheduler may make to make room (0: none;
+                                 * automove.h), at most AUTOMOVE_RING */
     /* The compute share of a container created without one (API field gpu_compute absent):
      * 0 = none; and the mode of a share given without a mode. */
     unsigned default_compute_pct;
@@ -310,6 +312,10 @@ struct daemon {
     struct nvml *nvml;          /* open for the watchdog */
     struct watchdog *watchdog;
     uint64_t follow_stop_due;     /* monotonic ns: follow_stop_tick's next poll */
+#define AUTOMOVE_RING 64
+    uint64_t automove_due;        /* monotonic ns: automove_tick's next look */
+    uint64_t automove_at[AUTOMOVE_RING]; /* when the last moves started (0: none) */
+    unsigned automove_next;       /* the ring's next slot */
     struct compute *compute;    /* measurements and the compute controller (gates.c) */
     struct store *store;
     struct interference_cache *interference; /* seed 003's matrix (interference.h), or NULL */

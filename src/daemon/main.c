@@ -33,6 +33,7 @@
 #include "record.h"
 #include "interference.h"
 #include "swap.h"
+#include "automove.h"
 #include "follow_stop.h"
 #include "adaptive.h"
 #include "oversub.h"
@@ -543,6 +544,9 @@ int main(int argc, char **argv)
         int t = api_timeout_ms(&d), tm = metrics_timeout_ms(&d), tw = watchdog_tick(&d);
         int tc = compute_tick(&d), ts = swap_tick(&d), ta = adaptive_tick(&d);
         int tf = decide_tick(&d), tstop = follow_stop_tick(&d), tg = gang_tick(&d);
+        int tmove = automove_tick(&d);
+        if (tmove >= 0 && (t < 0 || tmove < t))
+            t = tmove;
         if (tg >= 0 && (t < 0 || tg < t))
             t = tg;
         if (tstop >= 0 && (t < 0 || tstop < t))

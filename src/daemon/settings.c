@@ -656,6 +656,19 @@ static const struct setting settings[] = {
      "until it is removed, and the log says why (docs/SCHEDULING.md, \"Several GPUs that "
      "wait\").",
      UINT(gang_wait_max, 0, 604800, "whole seconds from 0 (no bound) to 604800")},
+    {"auto-move", "N", D("0"),
+     "moves a minute the scheduler may make to make room: a container waits for memory its "
+     "GPU does not have, and moving one running container off that GPU to another of the "
+     "same model makes room (default 0: never; docs/SCHEDULING.md, Moving a container to make "
+     "room)",
+     "At most N moves a minute the scheduler may start by itself, `0` (the default) none. When "
+     "a container waits for memory its GPU does not have free (its allocations are asked on "
+     "its own GPU), and moving one running container off that GPU to another of the same "
+     "model would make room, that container is moved as `convgpu move` moves it (reserved on the target "
+     "first, checkpointed, restored there; the fewest bytes moved), one move at a time, and "
+     "the event `auto-move` names it. Needs the driver's checkpoint API (docs/SCHEDULING.md, "
+     "\"Moving a container to make room\").",
+     UINT(auto_move, 0, 60, "a number from 0 (never) to 60")},
     {"profile-limits", "MARGIN|off", W("`off`: a limit is required"),
      "a container created without a GPU-memory limit gets its profile's peak (learnt from past "
      "runs of the same image or command by the same user) plus MARGIN, 1%-100% (default off: a "

@@ -71,6 +71,21 @@ int main(void)
     CHECK(!m.found, "the A100's 10 GiB cannot go to an H200 (another model)");
     invariants(devs, 3, cs, 5, 85 * GiB, 1, m);
 
+    /* Bound to one device: H200 #0 (30 GiB free) for 35 GiB. Room on #1 does not count; the
+     * smaller of #0's movable containers (40 GiB) goes to #1 (60 free). */
+    m = cg_defrag_pick_on(devs, 3, cs, 5, 35 * GiB, 0, 1);
+    CHECK(m.found && m.container == 1 && m.from == 0 && m.to == 1 && m.moves == 40 * GiB,
+          "35 GiB on H200 #0: container 1 to #1 (got %d %zu %u->%u)", m.found, m.container,
+          m.from, m.to);
+    m = cg_defrag_pick_on(devs, 3, cs, 5, 25 * GiB, 0, 1);
+    CHECK(!m.found, "25 GiB fits on H200 #0 now: no move");
+    m = cg_defrag_pick_on(devs, 3, cs, 5, 35 * GiB, 0, 0);
+    CHECK(!m.found, "bound to one device, the operator's bound spent: no move");
+    m = cg_defrag_pick_on(devs, 3, cs, 5, 75 * GiB, 2, 1);
+    CHECK(!m.found, "on the A100 only an A100 could take its container: none");
+    m = cg_defrag_pick_on(devs, 3, cs, 5, 35 * GiB, 7, 1);
+    CHECK(!m.found, "no such device: no move");
+
     srand(38);
     unsigned long found = 0, none = 0;
     for (int run = 0; run < 20000; run++) {
@@ -86,6 +101,26 @@ int main(void)
         unsigned left = (unsigned)(rand() % 3);
         m = cg_defrag_pick(d, nd, c, nc, request, left);
         invariants(d, nd, c, nc, request, left, m);
+        unsigned on = (unsigned)(rand() % (int)nd);
+        cg_defrag_move mo = cg_defrag_pick_on(d, nd, c, nc, request, on, left);
+        if (mo.found) {
+            CHECK(left > 0 && d[on].free < request && mo.from == on &&
+                      c[mo.container].device == on &&
+                      valid(d, nd, &c[mo.container], mo.to, request),
+                  "a move bound to device %u: from it, valid", on);
+            /* fewest bytes among the moves off that device */
+            for (size_t i = 0; i < nc; i++)
+                for (size_t t = 0; t < nd; t++)
+                    if (c[i].device == on && c[i].movable && c[i].holds &&
+                        valid(d, nd, &c[i], (unsigned)t, request))
+                        CHECK(c[i].holds >= mo.moves, "bound: fewest bytes");
+        } else if (left > 0 && request > 0 && d[on].free < request) {
+            for (size_t i = 0; i < nc; i++)
+                for (size_t t = 0; t < nd; t++)
+                    CHECK(!(c[i].device == on && c[i].movable && c[i].holds &&
+                            valid(d, nd, &c[i], (unsigned)t, request)),
+                          "bound: none only when no move off device %u makes room", on);
+        }
         found += m.found;
         none += !m.found;
     }
