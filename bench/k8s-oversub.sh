@@ -70,15 +70,19 @@ run_batch() { # run_batch F ROUND: appends "F makespan_s failed ooms suspensions
 }
 
 : >"$TMP/runs"
+LOAD0=$(cut -d' ' -f1 /proc/loadavg)
 for r in $(seq 1 "$ROUNDS"); do
     if [ $((r % 2)) = 1 ]; then run_batch 1 "$r"; run_batch 2 "$r"; else
         run_batch 2 "$r"; run_batch 1 "$r"; fi
 done
 
-python3 - "$TMP/runs" "$JOBS" "$ROUNDS" >"$TMP/result.md" <<'PY'
+LOAD1=$(cut -d' ' -f1 /proc/loadavg)
+python3 - "$TMP/runs" "$JOBS" "$ROUNDS" "$(date -u +%F)" "$LOAD0" "$LOAD1" \
+    "$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown)" >"$TMP/result.md" <<'PY'
 import statistics, sys
 runs = [l.split() for l in open(sys.argv[1])]
 jobs, rounds = int(sys.argv[2]), int(sys.argv[3])
+day, load0, load1, commit = sys.argv[4:8]
 by = {"1": [], "2": []}
 for f, m, fails, ooms, susp, maxrun in runs:
     by[f].append((float(m), int(fails), int(ooms), int(susp), int(maxrun)))
@@ -88,7 +92,8 @@ print("Command: `bench/k8s-oversub.sh --record build`, on this machine (2 cores 
 print("work; convgpud, the kubelet stand-in, the device plugin and the pods on it). "
       f"{jobs} pods of convgpu.io/gpu-memory: 8 (2 GiB), each 600 MiB for 3-5 s then 1700 MiB "
       "for 0.3-0.9 s (bench/slurm-oversub.sh's jobs); one node of one emulated 4 GiB GPU; "
-      f"{rounds} rounds, F = 1 and F = 2 back to back, the order alternating.")
+      f"{rounds} rounds, F = 1 and F = 2 back to back, the order alternating; {day}, commit "
+      f"{commit}, load average {load0} at the start and {load1} at the end.")
 print()
 print("| factor | units listed | pods at once | makespan, median (runs) | pods failed | out-of-memory | suspensions, median |")
 print("|---|---|---|---|---|---|---|")

@@ -24,6 +24,7 @@
 #   running         the names of the running pods, one a line
 #   max_running     the most pods that ran at once, and the most units they held together
 #   NAME.rc         a finished pod's exit status; NAME.out its output
+#   times           one line per finished pod: "NAME START END" in seconds from the first admission
 #   summary         "makespan_s PODS failed ooms max_running max_units" when every pod is done
 # A pod whose Allocate or claim fails counts as failed (exit status 100), never retried.
 import argparse
@@ -89,8 +90,13 @@ def main():
     t0 = time.monotonic()
     queue = list(pods)
 
+    started = {}
+    times = []
+
     def finish(name, rc):
         nonlocal failed, ooms
+        times.append(f"{name} {started.get(name, 0.0):.2f} {time.monotonic() - t0:.2f}\n")
+        write(os.path.join(o.out, "times"), "".join(times))
         failed += rc != 0
         ooms += rc == 2   # convgpu-sample and the job scripts exit 2 on out-of-memory
         write(os.path.join(o.out, name + ".rc"), f"{rc}\n")
@@ -128,6 +134,7 @@ def main():
             out.close()
             api(o.rundir, "POST", f"/v1/containers/{name}/start", {"pid": p.pid})
             held[name] = (p, ids.split(","))
+            started[name] = time.monotonic() - t0
             max_running = max(max_running, len(held))
             max_units = max(max_units, sum(len(i) for _, i in held.values()))
             write(os.path.join(o.out, "max_running"), f"{max_running} {max_units}\n")
