@@ -120,7 +120,9 @@ static int add_missing_columns(struct store *s, char *err, size_t errlen)
             sqlite3_free(msg);
             return -1;
         }
-        log_info("store: upgraded: column %s.%s added", added[i][0], added[i][1]);
+        log_info("store: upgraded: column %s added%s%s", added[i][1],
+                 strcmp(added[i][0], "containers") ? " to " : "",
+                 strcmp(added[i][0], "containers") ? added[i][0] : "");
     }
     return 0;
 }
