@@ -209,77 +209,29 @@ struct decide_swap_ops {
     void (*wake_kept)(struct container *c); /* a request of c waits: wake who keeps memory */
 };
 
+/* The daemon's options: one field per row of settings.def, its type from the row's kind (so a
+ * setting is written only there), then the values that are not settings. */
 struct daemon_options {
-    char runtime_dir[PATH_MAX];
-    char emulate[128];          /* "" = real GPUs through NVML */
-    char topology[PATH_MAX];    /* the emulated GPUs' topology file, absolute; "" = none */
-    cg_resume_policy policy;
-    cg_placement_policy placement;
-    uint64_t reserve;           /* bytes kept back on every device */
-    uint64_t context_charge;    /* 0 = measure per device at start */
-    uint64_t granularity;       /* allocation rounding handed to interposers */
-    bool foreground;
-    char checkpoint_helper[PATH_MAX]; /* convgpu-checkpoint ("" = beside convgpud, else
-                                       * LIBEXECDIR/convgpu) */
-    bool pause_fallback_swap;   /* no checkpoint API: convgpu pause swaps out instead */
-    bool auto_pause;            /* the scheduler may checkpoint a victim (victim_backend.c) */
-    char metrics_addr[128];     /* "" = no TCP metrics listener */
-    char follow_stop[64];       /* pause containers whose id begins with this while all their
-                                 * processes are stopped ("" = off; follow_stop.h) */
-    char control_group[64];     /* group that may use the control socket ("" = the daemon's) */
-    /* Who sees and acts on every container through the control API: root, the daemon's own
-     * user, and the members of this group ("" = none). Everyone else sees and touches only the
-     * containers it owns, within the per-user bounds below. */
-    char operators_group[64];
-    gid_t operators_gid;
-    /* Per-user bounds on what a control-socket user who is none of the above may hold: the sum
-     * of its containers' limits (bytes, or when 0 a percentage of the node's capacity) and
-     * how many containers it has. */
-    uint64_t user_memory_quota;
-    unsigned user_memory_quota_pct; /* 1..100; used when user_memory_quota is 0 */
-    unsigned user_max_containers;   /* 0: no bound */
-    unsigned api_idle_timeout;  /* seconds an HTTP connection may stay silent (1..3600) */
-    /* The control socket's connections (api_conn.h): in all, per tenant, event streams per
-     * tenant, and the seconds a request may take to arrive however it trickles. */
-    unsigned api_max_connections;
-    unsigned api_user_connections;
-    unsigned api_user_followers;
-    unsigned api_request_timeout;
-    /* Container-socket connections: the node's total (0: derived from the descriptor limit at
-     * start) and those of one owner's containers together (root's are bounded by the total). */
-    unsigned max_client_connections;
-    unsigned user_max_connections;
-    /* The highest priority a tenant may give its containers without an allowance, and whether
-     * exclusive GPUs need one (they always do for tenants; docs/SECURITY.md). */
-    unsigned user_max_priority;
-    double watchdog_interval;   /* seconds between NVML cross-checks; 0 = off */
-    uint64_t watchdog_tolerance;/* bytes a container may exceed its limit before it is flagged */
-    bool watchdog_kill;         /* kill what the watchdog flags */
-    bool swap;                  /* containers' allocations are made swappable (docs/SWAP.md) */
-    uint64_t swap_limit;        /* host memory swap may hold (0 with swap off) */
-    bool swap_limit_set;        /* given; else half the host's memory when swap is on */
-    unsigned swap_hold_pct;     /* percent of swap_limit tenants' own holds may take (core.h) */
-    uint64_t aging_ns;          /* priority aging step (0: the core's default) */
-    unsigned gang_wait_max;     /* seconds a queued gang may wait before it is given up (0: no
-                                 * bound; gang_tick) */
-    unsigned auto_move;         /* moves a minute the scheduler may make to make room (0: none;
-                                 * automove.h), at most AUTOMOVE_RING */
-    /* The compute share of a container created without one (API field gpu_compute absent):
-     * 0 = none; and the mode of a share given without a mode. */
-    unsigned default_compute_pct;
-    cg_compute_mode default_compute_mode;
-    int log_level;
-    /* --profile-limits MARGIN: a container created without a limit takes its profile's peak
-     * plus this many percent (profile.h); 0 = off. */
-    unsigned profile_margin_pct;
-    /* Profile records one tenant may keep: how many, and their stored bytes (profile.h);
-     * beyond either the oldest go first. */
-    unsigned profile_max_keys;
-    uint64_t profile_max_bytes;
+#define SETTING(name, arg, def, help, doc, kind) kind;
+#define KIND_UINT(field, lo, hi, words) unsigned field
+#define KIND_SIZE(field, lo) uint64_t field
+#define KIND_BOOL(field) bool field
+#define KIND_CUSTOM(type, field, parse, values) type field
+#define KIND_STRING(field, size, parse, values) char field[size]
+#include "settings.def"
+#undef SETTING
+#undef KIND_UINT
+#undef KIND_SIZE
+#undef KIND_BOOL
+#undef KIND_CUSTOM
+#undef KIND_STRING
+    /* Not settings: a flag of the program's own, and what the parsers of settings work out
+     * beside their field (settings.c). */
+    bool foreground;            /* --foreground: do not detach */
     bool policy_explicit;       /* policy or placement given by flag or configuration file */
-    cg_fair_mode fair_share;    /* tenants' fair share (docs/SCHEDULING.md) */
-    uint64_t fair_interval_ns;  /* adaptive: seconds between updates (0: the default) */
-    struct oversub_setting oversub; /* --oversubscribe (oversub.h) */
+    gid_t operators_gid;        /* operators-group's gid (when operators_group is not "") */
+    unsigned user_memory_quota_pct; /* user-memory-quota as 1..100%; used when the bytes are 0 */
+    bool swap_limit_set;        /* swap-limit given; else half the host's memory when swap is on */
 };
 
 struct daemon {

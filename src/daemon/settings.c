@@ -1,12 +1,13 @@
-/* settings.c — the table of the daemon's settings (settings.h). Common kinds (a whole number in
- * a range, a size, yes/no) are parsed from the row alone; a setting with its own rules has a
- * small parser beside the table. Every refusal reads "NAME takes WHAT, not 'VALUE'" unless the
- * setting has more to say (a topology file's own error, a group that does not exist).
- * The pages that describe the settings (convgpud.8's OPTIONS, convgpud.conf.5's KEYS,
+/* settings.c — the table of the daemon's settings (settings.h), made from the rows of
+ * settings.def, which also make struct daemon_options' fields (daemon.h). Common kinds (a whole
+ * number in a range, a size, yes/no) are parsed from the row alone; a setting with its own
+ * rules has a small parser beside the table. Every refusal reads "NAME takes WHAT, not 'VALUE'"
+ * unless the setting has more to say (a topology file's own error, a group that does not
+ * exist). The pages that describe the settings (convgpud.8's OPTIONS, convgpud.conf.5's KEYS,
  * OPERATIONS.md's synopsis and table, the example configuration file) are printed from the same
- * rows (settings_doc), so a row is the only place a setting is written; `make docs` puts them in
- * the files, the build into the installed man pages, and docs.settings fails when the files are
- * stale. */
+ * rows (settings_doc), so a row of settings.def is the only place a setting is written;
+ * `make docs` puts them in the files, the build into the installed man pages, and docs.settings
+ * fails when the files are stale. */
 #include "settings.h"
 
 #include <ctype.h>
@@ -46,7 +47,7 @@ struct setting {
     const char *doc;  /* the pages' paragraph (man pages, OPERATIONS.md), without the default
                        * and the values, which the pages add from the row */
     enum setting_kind kind;
-    size_t offset;    /* of the field in struct daemon_options (K_UINT, K_SIZE, K_BOOL) */
+    size_t offset;    /* of the row's field in struct daemon_options (K_CUSTOM: its parser's) */
     unsigned long long min, max;
     const char *takes; /* the words of a refusal: "NAME takes TAKES, not 'VALUE'" */
     const char *values; /* K_CUSTOM: what it takes, for the pages (the others': from the row) */
@@ -378,323 +379,21 @@ static int p_log_level(struct daemon_options *o, const char *value, char *err, s
 
 /* ---- the table ------------------------------------------------------------------------------ */
 
-#define CUSTOM(fn, values) K_CUSTOM, 0, 0, 0, NULL, values, fn
-#define UINT(field, lo, hi, words) K_UINT, OPT(field), lo, hi, words, NULL, NULL
-#define SIZE(field, lo) K_SIZE, OPT(field), lo, 0, "a size (e.g. 64MiB)", NULL, NULL
-#define BOOL(field) K_BOOL, OPT(field), 0, 0, "yes or no", NULL, NULL
+/* The rows are in settings.def (its head says their shape); here each becomes a struct setting.
+ * The struct's fields come from the same rows (daemon.h), so OPT(field) always names one. */
+#define KIND_CUSTOM(type, field, fn, values) K_CUSTOM, OPT(field), 0, 0, NULL, values, fn
+#define KIND_STRING(field, size, fn, values) K_CUSTOM, OPT(field), 0, 0, NULL, values, fn
+#define KIND_UINT(field, lo, hi, words) K_UINT, OPT(field), lo, hi, words, NULL, NULL
+#define KIND_SIZE(field, lo) K_SIZE, OPT(field), lo, 0, "a size (e.g. 64MiB)", NULL, NULL
+#define KIND_BOOL(field) K_BOOL, OPT(field), 0, 0, "yes or no", NULL, NULL
 #define D(value) value, NULL /* a default the parser applies at start */
 #define W(words) NULL, words /* no default value to apply: the pages say what happens */
 #define STR_(x) #x
 #define STR(x) STR_(x)
+#define SETTING(name, arg, def, help, doc, kind) {name, arg, def, help, doc, kind},
 
 static const struct setting settings[] = {
-    {"runtime-dir", "DIR", W("`/run/convgpu`, or `$CONVGPU_RUNTIME_DIR`"),
-     /* $CONVGPU_RUNTIME_DIR or /run/convgpu: settings_defaults */
-     "sockets, ledgers and state (default /run/convgpu, or $CONVGPU_RUNTIME_DIR)",
-     "Where sockets, ledgers and the state database live. It must be owned by root or the "
-     "daemon's user and writable by nobody else.",
-     CUSTOM(p_runtime_dir, "an absolute path")},
-    {"emulate", "SPEC", W("off: the node's real GPUs, through NVML"),
-     "run on the emulated GPU: 5GiB, 4x8GiB, 8GiB,16GiB",
-     "Run on the emulated GPU (package `convgpu-emu`) instead of real ones: one device "
-     "(`5GiB`), several equal ones (`4x8GiB`), or a list (`8GiB,16GiB`). Every process started "
-     "through convgpu then uses the emulator (its environment carries `LD_LIBRARY_PATH` and "
-     "the emulator's variables). Without it the daemon loads the system's "
-     "`libnvidia-ml.so.1` and lists the GPUs.",
-     CUSTOM(p_emulate, "a device list such as `5GiB`, `4x8GiB`, `8GiB,16GiB`")},
-    {"topology", "FILE", W("none"),
-     "with --emulate: how the emulated GPUs are wired (NVLink, PCIe switches, sockets; "
-     "docs/OPERATIONS.md); real GPUs' wiring is read from NVML",
-     "With {emulate}: how the emulated GPUs are wired, a topology file of `nvlink A B [LINKS]`, "
-     "`switch`, `multiswitch`, `hostbridge` and `socket` lines (docs/OPERATIONS.md, \"Topology "
-     "file\"). The emulated NVML answers the topology calls from it, the daemon reads them back "
-     "as it does on real GPUs, and its containers get it as `CONVGPU_EMU_TOPOLOGY`. A file that "
-     "does not parse, or names a GPU the node lacks, stops the daemon (exit 2) with the file and "
-     "line. On real GPUs the wiring is always read from NVML.",
-     CUSTOM(p_topology, "a topology file")},
-    {"policy", "NAME", W("`fifo`"),
-     "resume policy: fifo (default), best-fit, recent, random, aging-fit",
-     "The resume policy: who gets memory when it returns (docs/SCHEDULING.md).",
-     CUSTOM(p_policy, "`fifo`, `best-fit`, `recent`, `random`, `aging-fit`")},
-    {"placement", "NAME", W("`first-fit`"),
-     "device placement: first-fit (default), least-loaded, binpack, load-balance, standalone "
-     "(by profiled utilisation/application), interference (least measured slowdown beside "
-     "the residents, from the stored interference matrix)",
-     "Which GPU a new container goes to: `first-fit`, `least-loaded`, `binpack`, "
-     "`load-balance` (least summed profiled utilisation of the applications already there), "
-     "`standalone` (one application per GPU where memory allows), `interference` (the GPU "
-     "where the measured slowdowns beside the containers already there, from the "
-     "interference matrix that `convgpu interfere` saves, are least); docs/SCHEDULING.md.",
-     CUSTOM(p_placement, "`first-fit`, `least-loaded`, `binpack`, `load-balance`, "
-                         "`standalone`, `interference`")},
-    {"fair-share", "MODE", W("`none`"),
-     "tenants' fair share of each device: none (default), static (capacity x weight / active "
-     "weights), adaptive (seed 001's Eq. 1 over job counts and the running jobs' profiles)",
-     "Tenants' fair share of each GPU: `none`, `static` (capacity \u00d7 weight / the "
-     "weights of the tenants with a container there), `adaptive` (seed 001's Eq. 1 over each "
-     "tenant's job count and its running jobs' profiles; job counts alone until a job has 3 "
-     "profiled runs). "
-     "A container that would take its tenant over its ceiling waits (docs/OPERATIONS.md, "
-     "\"Tenants and fair share\").",
-     CUSTOM(p_fair_share, "`none`, `static`, `adaptive`")},
-    {"fair-interval", "SECONDS", W("`30`"),
-     "adaptive: how often the profiles are re-read (default 30; also at every container's start "
-     "and end)",
-     "With {fair-share} `adaptive`: how often the running jobs' profiles are read again and the "
-     "shares re-evaluated. A container's start or end, and a removed profile, also re-evaluate "
-     "them at once.",
-     CUSTOM(p_fair_interval, "seconds from `1` to `" STR(ADAPTIVE_INTERVAL_MAX_S) "`")},
-    {"oversubscribe", "F|LIST|adaptive", W("`1.0`: a GPU promises no more than it has"),
-     "sharing factor: each GPU promises capacity x F to kubelet and Slurm, F from 1.0 (default: "
-     "no more than it has) to 4.0; per GPU as 0=2,1=1.5; adaptive: 1.0-2.0 from profiled peaks "
-     "and the swap budget. Admission is unchanged (docs/SCHEDULING.md, Sharing factor)",
-     "Sharing factor: each GPU promises its capacity \u00d7 F to kubelet (the device plugin's "
-     "memory units) and Slurm (`convgpu slurm gres-conf`), published as `promised` and "
-     "`oversubscribe` in GET /v1/devices. A list gives GPUs their own (`0=2,1=1.5`; GPUs not "
-     "named keep 1.0); `adaptive` derives F per GPU, 1.0 to 2.0, from the peaks of the last "
-     "runs on it against their limits and the swap budget (docs/SCHEDULING.md, \"Sharing "
-     "factor\"), recomputed at start and whenever a run ends. Admission is unchanged: a limit "
-     "above a GPU's capacity is refused, and a container whose request does not fit now waits "
-     "or is swapped.",
-     CUSTOM(p_oversubscribe, "a decimal F from `1.0` to `4.0`, a list `GPU=F,...`, or "
-                             "`adaptive`")},
-    {"reserve", "SIZE", W("`0`"), "memory kept back on every device (default 0)",
-     "Memory kept back on every device, never assigned to containers (capacity = total - "
-     "reserve).",
-     SIZE(reserve, 0)},
-    {"context-charge", "SIZE", W("measured on each device at start"),
-     "per-process context charge (default: measured per device)",
-     "What one process's context costs. Without it the daemon measures it on each device by "
-     "opening a context in a short-lived child process (the daemon itself never opens one).",
-     SIZE(context_charge, 0)},
-    {"granularity", "SIZE", D("2MiB"), "allocation rounding (default 2MiB)",
-     "Allocation rounding, the driver's granularity.",
-     CUSTOM(p_granularity, "a power of two multiple of `4KiB`")},
-    {"control-group", "NAME", W("the daemon's group"),
-     "members of this group may use the control socket (0660)",
-     "Members of this group may use the control socket (mode 0660).",
-     CUSTOM(p_control_group, "a group name")},
-    {"operators-group", "NAME", W("none: only root and the daemon's user"),
-     "members see and act on every container through the control socket (default: only root "
-     "and the daemon's user); everyone else sees only its own containers",
-     "Members of this group see and act on every container through the control socket, like "
-     "root and the daemon's user; everyone else sees and acts only on its own containers.",
-     CUSTOM(p_operators_group, "a group name")},
-    /* A single-user host keeps working (one user may hold the whole node); a shared host sets
-     * a quota. */
-    {"user-memory-quota", "SIZE|N%", D("100%"),
-     "the GPU-memory limits one user's containers may add up to, in bytes or percent of the "
-     "node's capacity (default 100%); root, the daemon's user and operators are exempt",
-     "What the GPU-memory limits of one control-socket user's containers may add up to: a size "
-     "or a percentage of the node's capacity (the sum of every device's total - reserve); "
-     "applied on create and on a limit raise. Root, the daemon's user and operators are "
-     "exempt. On a shared host, e.g. `50%`.",
-     CUSTOM(p_user_memory_quota, "a size (`8GiB`) or a percentage from `1%` to `100%`")},
-    /* Far beyond what one user runs on a node, and a bound on what one user can make the daemon
-     * hold (a socket, a ledger and descriptors per container). */
-    {"user-max-containers", "N", D("64"),
-     "containers one user may hold (default 64; 0 = no bound)",
-     "How many containers one user who is not root, the daemon's user or an operator may hold; "
-     "`0`: no bound.",
-     UINT(user_max_containers, 0, 100000, "a number from 0 (no bound) to 100000")},
-    {"default-gpu-compute", "PCT|none", W("`none`: no compute limit"),
-     "compute share (whole percent of one GPU's time, 1-100) of a container created without one "
-     "(default none: no compute limit)",
-     "The compute share (a whole percent of one GPU's time) of a container created without one "
-     "(API field `gpu_compute` absent; `null` still means none). A hard default is admitted "
-     "like any hard share: the 4th container of a hard 30 on one GPU is refused (409).",
-     CUSTOM(p_default_gpu_compute, "a whole percentage from `1` to `100`, or `none`")},
-    {"default-compute-mode", "hard|elastic", D("elastic"),
-     "mode of a share given without one (default elastic: may use time nobody else wants; hard: "
-     "never more)",
-     "The mode of a compute share given without one: `elastic` may use time nobody else wants; "
-     "`hard` never more than its share.",
-     CUSTOM(p_default_compute_mode, "`hard` or `elastic`")},
-    {"metrics", "ADDR:PORT", W("off"),
-     "also serve Prometheus metrics on TCP (default off; /metrics on the control socket is "
-     "always there)",
-     "Also serve Prometheus metrics on TCP (`/metrics` on the control socket is always there).",
-     CUSTOM(p_metrics, "`ADDR:PORT`, e.g. `127.0.0.1:9400`")},
-    {"api-max-connections", "N", D("512"),
-     "control-socket connections in all (default 512; an eighth, at least 8, is kept for root "
-     "and operators)",
-     "Control-socket connections in all. An eighth, at least 8, is kept for root, the daemon's "
-     "user and operators, so the integrations' registrations always get in.",
-     UINT(api_max_connections, 16, 65536, "a whole number from 16 to 65536")},
-    {"api-user-connections", "N", D("32"),
-     "control-socket connections one user who is not root or an operator may hold (default 32)",
-     "Control-socket connections one user who is not root, the daemon's user or an operator may "
-     "hold; past it, 429. When the users' share is full, a user holding clearly fewer than the "
-     "heaviest gets in at the heaviest one's oldest idle connection.",
-     UINT(api_user_connections, 1, 65536, "a whole number from 1 to 65536")},
-    {"api-user-followers", "N", D("4"),
-     "event streams (GET /v1/events?follow=1) one such user may hold (default 4)",
-     "Event streams (`/v1/events?follow=1`) one user who is not root, the daemon's user or an "
-     "operator may hold (64 in all, a quarter kept for root and operators).",
-     UINT(api_user_followers, 0, 64, "a whole number from 0 to 64")},
-    {"api-request-timeout", "S", D("10"),
-     "seconds a request may take to arrive, however slowly it trickles (default 10; 1-3600)",
-     "Seconds a request may take to arrive in full, however slowly it trickles. A request being "
-     "answered and an event stream have no such deadline.",
-     UINT(api_request_timeout, 1, 3600, "whole seconds from 1 to 3600")},
-    {"max-client-connections", "N", W("what the descriptor limit leaves"),
-     "container-socket connections in all (default: what the descriptor limit leaves; "
-     "docs/SECURITY.md)",
-     "Container-socket connections of all containers together. The default is what the "
-     "descriptor limit leaves once the control API and 256 containers' own files are counted; "
-     "the limit is raised to its hard value at start, and the daemon says with the numbers "
-     "when the bounds do not fit (docs/SECURITY.md).",
-     UINT(max_client_connections, 64, 1000000, "a whole number from 64 to 1000000")},
-    {"user-max-connections", "N", W("a quarter of the containers' total"),
-     "container-socket connections one user's containers may hold together (default: a quarter "
-     "of the total; root's containers are bounded by the total only)",
-     "Container-socket connections one owner's containers may hold together (the default is a "
-     "quarter of {max-client-connections}). Containers owned by root or the daemon's user are "
-     "bounded by the total only.",
-     UINT(user_max_connections, 1, 1000000, "a whole number from 1 to 1000000")},
-    {"user-max-priority", "N", D("0"),
-     "the highest priority (0-9) a user who is not root or an operator may give its containers "
-     "(default 0); above it, and for exclusive GPUs, a tenant needs an allowance that root gives "
-     "with convgpu tenant set (docs/SECURITY.md)",
-     "The highest priority a user who is not root, the daemon's user or an operator may give "
-     "its containers. Above it, and for exclusive GPUs, its tenant needs an allowance that root "
-     "gives with `convgpu tenant set` (a maximum priority, exclusive GPUs; docs/SECURITY.md).",
-     UINT(user_max_priority, 0, 9, "a whole number from 0 to 9")},
-    {"api-idle-timeout", "S", D("30"),
-     "seconds a control-socket connection may stay silent before it is closed (default 30; "
-     "1-3600; event followers waiting for events are exempt)",
-     "Seconds a control-socket connection may stay silent before the daemon closes it. Event "
-     "followers waiting for events are exempt; metrics over TCP close after 10 s.",
-     UINT(api_idle_timeout, 1, 3600, "whole seconds from 1 to 3600")},
-    {"watchdog-interval", "S", D("5"),
-     "seconds between NVML cross-checks of every process's GPU memory (default 5; 0 = off)",
-     "Seconds between NVML cross-checks of every process's GPU memory; `0` turns the watchdog "
-     "off.",
-     CUSTOM(p_watchdog_interval, "seconds: `0` (off) or `0.1` to `86400`")},
-    {"watchdog-tolerance", "SIZE", D("64MiB"),
-     "how far a container may exceed its limit by NVML before it is flagged (default 64MiB)",
-     "How far a container may exceed its limit by NVML's account before it is flagged.",
-     SIZE(watchdog_tolerance, 0)},
-    {"watchdog-kill", "yes|no", D("no"), "kill what the watchdog flags (default no: report only)",
-     "Kill what the watchdog flags (`no`: report it in the log, the events and the metrics).",
-     BOOL(watchdog_kill)},
-    {"swap", "yes|no", D("no"),
-     "make containers' allocations swappable, and let the scheduler move waiting or "
-     "lower-priority containers to host memory (default no; docs/SWAP.md)",
-     "Make the containers' allocations swappable: their memory can be moved to the host and "
-     "back at the same addresses, by the operator's order or by the scheduler, which moves "
-     "waiting and lower-priority containers out to let a request run (docs/SWAP.md).",
-     BOOL(swap)},
-    {"swap-limit", "SIZE", W("half the host's memory when swap is on"),
-     "host memory swapped-out containers may hold together (default: half the host's memory "
-     "when --swap yes)",
-     "Host memory the swapped-out containers may hold together. The scheduler's and operators' "
-     "moves never exceed it; tenants' own holds come from {swap-hold-share} on top of it.",
-     CUSTOM(p_swap_limit, "a size")},
-    /* Half the swap budget for tenants' own holds, the other half always the scheduler's and
-     * the operators' (docs/SECURITY.md, "Held swaps and profile records"). */
-    {"swap-hold-share", "N%", D("50%"),
-     "the share of --swap-limit that users who are not operators may hold their own containers "
-     "out with (convgpu swap), all together, each its tenant's weighted part (default 50%; 0 = "
-     "only operators hold); the rest stays for preemption",
-     "The share of {swap-limit} that users who are not operators may hold their own containers "
-     "out with (`convgpu swap`), all together, each its tenant's weighted part; `0`: only "
-     "operators hold. Tenants' holds never count against preemption, so swap may use up to "
-     "this much host memory beyond the swap limit.",
-     CUSTOM(p_swap_hold_share, "a whole percentage from `0` to `100`")},
-    {"pause-fallback", "none|swap", D("none"),
-     "what convgpu pause does where the driver has no checkpoint API (R550 and newer have it): "
-     "none refuses (501), swap swaps the container out instead (needs --swap yes; "
-     "docs/PAUSE.md)",
-     "What `convgpu pause` does where the driver has no process checkpoint API (drivers R550 "
-     "and newer have it): `none` refuses with 501, `swap` swaps the container out instead "
-     "(needs {swap} `yes`; docs/PAUSE.md).",
-     CUSTOM(p_pause_fallback, "`none` or `swap`")},
-    {"auto-pause", "yes|no", D("no"),
-     "whether the scheduler may checkpoint a victim whole (allocations and contexts) where "
-     "swapping it frees too little; only with a driver that has the checkpoint API "
-     "(docs/SCHEDULING.md, swap or checkpoint for a victim)",
-     "Whether the scheduler may checkpoint a victim whole (its allocations and its processes' "
-     "contexts) where swapping it would free too little; the victim comes back by itself once "
-     "its memory is free and safe. Only with a driver that has the checkpoint API "
-     "(docs/SCHEDULING.md, \"Swap or checkpoint for a victim\").",
-     CUSTOM(p_auto_pause, "`yes` or `no`")},
-    {"checkpoint-helper", "PATH",
-     W("`convgpu-checkpoint` beside convgpud, else in `LIBEXECDIR/convgpu`"),
-     "the program that drives the checkpoint API for pause, resume and move (default: "
-     "convgpu-checkpoint beside convgpud, else in LIBEXECDIR/convgpu)",
-     "The program that drives the driver's checkpoint API for pause, resume and move. convgpud "
-     "never loads the driver itself.",
-     CUSTOM(p_checkpoint_helper, "an absolute path")},
-    {"follow-stop", "PREFIX|off", D("off"),
-     "pause a container whose id begins with PREFIX while all its processes are stopped "
-     "(SIGSTOP, as Slurm's scontrol suspend does) and resume it when they run again; slurm- "
-     "follows Slurm job steps (default off; docs/SLURM.md, Suspend and resume)",
-     "Pause a container whose id begins with PREFIX while all its processes are stopped "
-     "(SIGSTOP, as Slurm's `scontrol suspend` does) and resume it when they run again "
-     "(SIGCONT), as `convgpu pause` and `convgpu resume` would; `slurm-` follows Slurm job "
-     "steps (docs/SLURM.md, \"Suspend and resume\"). The checkpoint helper runs only the "
-     "driver's restore thread of a stopped process (ptrace), so convgpud must run as root or "
-     "with CAP_SYS_PTRACE.",
-     CUSTOM(p_follow_stop, "a container id prefix such as `slurm-` (letters, digits, `-`, `_`, "
-                           "`.`), or `off`")},
-    {"aging", "SECONDS", W("`60`"),
-     "waiting this long lifts a container one priority class (default 60; docs/SCHEDULING.md, "
-     "Priorities)",
-     "Waiting this long lifts a container one priority class, so low priorities never starve; "
-     "also how long a container back from a swap is not moved out again for a running "
-     "victim's sake (docs/SCHEDULING.md, \"Priorities\").",
-     CUSTOM(p_aging, "seconds from `1` to `86400`")},
-    {"gang-wait-max", "SECONDS", D("0"),
-     "how long a container on several GPUs may wait queued for all of them; past it its "
-     "waiting allocations are refused, it reserves nothing and is never admitted (default 0: "
-     "no bound; docs/SCHEDULING.md, Several GPUs that wait)",
-     "How long a container on several GPUs may wait queued for all of them to have its limit "
-     "free; `0` sets no bound. Past it the daemon gives the container up: its waiting "
-     "allocations are refused (its programs see out-of-memory), later ones are refused at once, "
-     "it reserves nothing and is not admitted when its GPUs have room; it shows as `expired` "
-     "until it is removed, and the log says why (docs/SCHEDULING.md, \"Several GPUs that "
-     "wait\").",
-     UINT(gang_wait_max, 0, 604800, "whole seconds from 0 (no bound) to 604800")},
-    {"auto-move", "N", D("0"),
-     "moves a minute the scheduler may make to make room: a container waits for memory its "
-     "GPU does not have, and moving one running container off that GPU to another of the "
-     "same model makes room (default 0: never; docs/SCHEDULING.md, Moving a container to make "
-     "room)",
-     "At most N moves a minute the scheduler may start by itself, `0` (the default) none. When "
-     "a container waits for memory its GPU does not have free (its allocations are asked on "
-     "its own GPU), and moving one running container off that GPU to another of the same "
-     "model would make room, that container is moved as `convgpu move` moves it (reserved on the target "
-     "first, checkpointed, restored there; the fewest bytes moved), one move at a time, and "
-     "the event `auto-move` names it. Needs the driver's checkpoint API (docs/SCHEDULING.md, "
-     "\"Moving a container to make room\").",
-     UINT(auto_move, 0, 60, "a number from 0 (never) to 60")},
-    {"profile-limits", "MARGIN|off", W("`off`: a limit is required"),
-     "a container created without a GPU-memory limit gets its profile's peak (learnt from past "
-     "runs of the same image or command by the same user) plus MARGIN, 1%-100% (default off: a "
-     "limit is required; convgpu profile)",
-     "A container created without a GPU-memory limit gets its profile's peak (learnt from past "
-     "runs of the same image or command by the same user; `convgpu profile`) plus MARGIN, "
-     "rounded up to whole MiB and clamped to the GPU; with no profile yet a limit is required "
-     "as before. `0%`, `abc`, `300%` stop the daemon with the reason.",
-     CUSTOM(p_profile_limits, "a margin from `1%` to `" STR(PROFILE_MARGIN_MAX_PCT) "%`, or "
-                              "`off`")},
-    {"profile-max-keys", "N", D("256"),
-     "profiles (keys) one tenant keeps; the oldest goes first (default 256)",
-     "Profiles (keys) one tenant keeps in `state.db`; recording a run of a new key past it "
-     "drops the tenant's least recently run other profiles (docs/OPERATIONS.md, \"Profiles\").",
-     UINT(profile_max_keys, 1, 100000, "a number from 1 to 100000")},
-    {"profile-max-bytes", "SIZE", D("1MiB"),
-     "what one tenant's profiles may take in state.db, keys and runs (default 1MiB; at least "
-     "16KiB); the oldest first",
-     "What one tenant's profiles, keys and runs, may take in `state.db` (64 bytes a row plus "
-     "the tenant's and key's text, the profile's row and each run's); past it, the least "
-     "recently run go first.",
-     SIZE(profile_max_bytes, PROFILE_MAX_BYTES_MIN)},
-    {"log-level", "LEVEL", D("info"), "error, warn, info (default), debug",
-     "How much the daemon logs to stderr: at `info`, one line per decision (admit, grant, "
-     "suspend, resume with the wait, reject, release, process connect and exit, removal).",
-     CUSTOM(p_log_level, "`error`, `warn`, `info`, `debug`")},
+#include "settings.def"
 };
 #define NSETTINGS (sizeof settings / sizeof settings[0])
 

@@ -1,9 +1,10 @@
-/* settings.h — every daemon setting in one table (settings.c): its name (the flag `--NAME` and
- * the configuration file's key `NAME`), what it takes, its default, its help and its pages'
- * paragraph. The option parser, the configuration file, `--help`, the defaults and the pages
- * that describe the settings (convgpud.8, convgpud.conf.5, OPERATIONS.md: settings_doc) all come
- * from that table, so adding a setting is one row (and the field in struct daemon_options that
- * the daemon reads); docs.settings checks that the committed pages are what the table prints. */
+/* settings.h — every daemon setting in one table (rows in settings.def, the table in
+ * settings.c): its name (the flag `--NAME` and the configuration file's key `NAME`), what it
+ * takes, its field, its default, its help and its pages' paragraph. The option parser, the
+ * configuration file, `--help`, the defaults, struct daemon_options' fields (daemon.h) and the
+ * pages that describe the settings (convgpud.8, convgpud.conf.5, OPERATIONS.md: settings_doc)
+ * all come from those rows, so adding a setting is one row; docs.settings checks that the
+ * committed pages are what the table prints. */
 #ifndef CONVGPUD_SETTINGS_H
 #define CONVGPUD_SETTINGS_H
 
