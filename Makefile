@@ -39,7 +39,7 @@ build: $(BUILD)/Makefile
 
 # The settings' regions of docs/man/convgpud.8, convgpud.conf.5, docs/OPERATIONS.md and
 # packaging/convgpud.conf.example, written from the daemon's settings table
-# (src/daemon/settings.c); docs.settings fails while they are stale.
+# (src/daemon/settings.def); docs.settings fails while they are stale.
 docs: build
 	cmake --build $(BUILD) --target docs
 

@@ -56,6 +56,8 @@ static void usage(FILE *f)
                "                        exists); flags given here override it\n");
     settings_usage(f);
     fprintf(f, "  --foreground          do not detach (use under systemd, docker, tests)\n"
+               "  --check-config        read the configuration file and the options, say what is\n"
+               "                        wrong (exit 2) or that they are valid (exit 0), and exit\n"
                "  --version             print the version and exit\n"
                "  --routes              print the control API's routes and who may call each\n"
                "  --settings-doc FORMAT|FILE\n"
@@ -137,7 +139,8 @@ static int check_topology(const struct daemon_options *o)
 
 /* The program's own options around the settings in OPERATIONS.md's synopsis. */
 #define SYNOPSIS_BEFORE "[--config FILE]"
-#define SYNOPSIS_AFTER "[--foreground] [--version] [--routes] [--settings-doc FORMAT|FILE]"
+#define SYNOPSIS_AFTER                                                                          \
+    "[--foreground] [--check-config] [--version] [--routes] [--settings-doc FORMAT|FILE]"
 
 /* --settings-doc: a format of the settings' documentation, or a file with generated regions
  * rewritten to stdout (settings.h). 1 (exit 0) or 2. */
@@ -160,19 +163,29 @@ static int settings_doc_command(const char *arg)
     return rc == 0 && fflush(stdout) == 0 ? 1 : 2;
 }
 
-/* Returns 0 to run, 1 to exit 0 (help, version), 2 on bad usage. */
+/* Returns 0 to run, 1 to exit 0 (help, version, a valid --check-config), 2 on bad usage or a
+ * bad setting. */
 static int parse_args(int argc, char **argv, struct daemon_options *o)
 {
-    enum { O_CONFIG = 1000, O_FOREGROUND, O_VERSION, O_ROUTES, O_SETTINGS_DOC, O_SETTING };
+    enum {
+        O_CONFIG = 1000,
+        O_FOREGROUND,
+        O_CHECK_CONFIG,
+        O_VERSION,
+        O_ROUTES,
+        O_SETTINGS_DOC,
+        O_SETTING
+    };
     /* Every setting of the table is a flag taking a value; a few more are the program's own. */
     static struct option opts[96];
     size_t nopts = 0;
-    if (settings_count() > 96 - 7) /* the table outgrew this array: every test says so */
+    if (settings_count() > 96 - 8) /* the table outgrew this array: every test says so */
         abort();
     for (size_t i = 0; i < settings_count(); i++)
         opts[nopts++] = (struct option){settings_name(i), required_argument, NULL, O_SETTING};
     opts[nopts++] = (struct option){"config", required_argument, NULL, O_CONFIG};
     opts[nopts++] = (struct option){"foreground", no_argument, NULL, O_FOREGROUND};
+    opts[nopts++] = (struct option){"check-config", no_argument, NULL, O_CHECK_CONFIG};
     opts[nopts++] = (struct option){"version", no_argument, NULL, O_VERSION};
     opts[nopts++] = (struct option){"routes", no_argument, NULL, O_ROUTES};
     opts[nopts++] = (struct option){"settings-doc", required_argument, NULL, O_SETTINGS_DOC};
@@ -182,6 +195,7 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
 
     /* First pass: help, version and the configuration file, which flags then override. */
     const char *config = NULL;
+    bool check_only = false;
     int c, idx;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
@@ -222,6 +236,9 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
         case O_FOREGROUND:
             o->foreground = true;
             break;
+        case O_CHECK_CONFIG:
+            check_only = true;
+            break;
         case O_CONFIG:
         case O_SETTINGS_DOC:
             break;
@@ -236,6 +253,16 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
     }
     if (o->topology[0] && check_topology(o) != 0)
         return 2;
+    if (check_only) {
+        /* Everything the daemon checks before it touches the node: the file, the flags over it,
+         * and how they fit together; the runtime directory and the GPUs are checked at start. */
+        const char *path = config ? config : CONFIG_DEFAULT_PATH;
+        if (access(path, F_OK) == 0)
+            printf("convgpud: %s and the options are valid\n", path);
+        else
+            printf("convgpud: the options are valid (no %s)\n", path);
+        return 1;
+    }
     log_set_level((enum log_level)o->log_level);
     return 0;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """settings_doc.py — the test docs.settings: the daemon's settings are written in one place, the
-table in src/daemon/settings.c, and every page that describes them is printed from it.
+rows of src/daemon/settings.def, and every page that describes them is printed from it.
 
 What is checked:
   stale     docs/man/convgpud.8, docs/man/convgpud.conf.5, docs/OPERATIONS.md and
@@ -31,7 +31,7 @@ SRC = os.environ["CONVGPU_SOURCE_DIR"]
 DAEMON = os.path.join(BUILD, "bin", "convgpud")
 PAGES = ("docs/man/convgpud.8", "docs/man/convgpud.conf.5", "docs/OPERATIONS.md",
          "packaging/convgpud.conf.example")
-OWN = {"config", "foreground", "version", "routes", "settings-doc", "help"}  # not settings
+OWN = {"config", "foreground", "check-config", "version", "routes", "settings-doc", "help"}  # not settings
 BEGIN = re.compile(r"generated: convgpud --settings-doc ([a-z0-9]+)")
 problems = []
 
@@ -92,7 +92,7 @@ def check_stale():
             diff = "".join(list(difflib.unified_diff(have.splitlines(True), want.splitlines(True),
                                                      rel, "the table's"))[:40])
             problems.append(f"{rel} is stale: its generated regions are not what the settings "
-                            f"table (src/daemon/settings.c) prints; run `make docs` (or "
+                            f"table (src/daemon/settings.def) prints; run `make docs` (or "
                             f"`cmake --build build --target docs`) and commit it\n{diff}")
 
 

@@ -12,7 +12,23 @@ for f in bin/convgpud bin/convgpu bin/convgpu-runtime bin/convgpu-sample lib/con
     check "installed $f" test -e "$P/$f"
 done
 check "unit starts the installed daemon" grep -q "ExecStart=/opt/convgpu/bin/convgpud --foreground" "$P/lib/systemd/system/convgpud.service"
-check "example configuration is accepted as is" "$P/bin/convgpud" --config "$P/share/convgpu/convgpud.conf.example" --version
+# --check-config reads the file through the settings table and exits: the example must pass as
+# is, and the same file with one bad line planted must not (else the first check proves nothing).
+EXAMPLE=$P/share/convgpu/convgpud.conf.example
+check "example configuration is accepted as is" "$P/bin/convgpud" --config "$EXAMPLE" --check-config
+nlines=$(wc -l <"$EXAMPLE")
+for bad in "no-such-setting = 1" "reserve = lots" "api-max-connections = 3"; do
+    { cat "$EXAMPLE"; echo "$bad"; } >"$TMP/bad.conf"
+    set +e
+    "$P/bin/convgpud" --config "$TMP/bad.conf" --check-config >"$TMP/bad.out" 2>&1
+    rc=$?
+    set -e
+    check "example plus '$bad' is refused (exit $rc)" test "$rc" = 2
+    check "... with the file and the planted line $((nlines + 1))" \
+        grep -q "bad.conf: line $((nlines + 1)): " "$TMP/bad.out"
+done
+check "--check-config checks the flags too (--reserve lots is refused)" \
+    bash -c "! '$P/bin/convgpud' --config '$EXAMPLE' --check-config --reserve lots 2>/dev/null"
 
 mkdir -p "$RUNDIR"
 CONVGPU_EMU_CONTEXT=6MiB "$P/bin/convgpud" --runtime-dir "$RUNDIR" --emulate 256MiB --foreground \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_settings.sh — every daemon setting comes from one table (src/daemon/settings.c): walked
+# test_settings.sh — every daemon setting comes from one table (src/daemon/settings.def): walked
 # here through --help. Each setting given a value no setting accepts is refused at start with
 # exit 2, one line naming the setting, and nothing created; the same through the configuration
 # file; each default is a value its own parser accepts (the daemon starts with no setting).
@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 D=$BUILD/bin/convgpud
 names=$("$D" --help | grep -o '^  --[a-z][a-z0-9-]*' | sed 's/^  --//' |
-    grep -vxE 'config|foreground|version|routes|help|emulate')
+    grep -vxE 'config|foreground|check-config|version|routes|help|emulate')
 n=$(wc -w <<<"$names")
 check "--help lists the settings ($n)" test "$n" -ge 35
 for name in $names; do

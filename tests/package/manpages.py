@@ -4,8 +4,8 @@
 
 What is compared, as sets of long options (--word), in both directions:
   convgpud.8         OPTIONS section  <->  convgpud --help
-  convgpud.conf.5    KEYS section     <->  convgpud --help, less --config/--foreground/--version/
-                                          --routes/--settings-doc/--help
+  convgpud.conf.5    KEYS section     <->  convgpud --help, less --config/--foreground/
+                                          --check-config/--version/--routes/--settings-doc/--help
   convgpu.1          OPTIONS section  <->  convgpu --help
                      each `.SS convgpu WORDS` subsection of COMMANDS  <->  convgpu WORDS --help,
                      and the subsections' first words  <->  the commands `convgpu --help` lists
@@ -134,8 +134,8 @@ def main():
     keys = {"--" + k for k in re.findall(r"^\.BI\s+([a-z][a-z0-9-]*)\s+\" = ",
                                          page_section("convgpud.conf.5", "KEYS"), re.M)}
     compare("convgpud.conf.5 KEYS", keys,
-            options(daemon_help, ("--config", "--foreground", "--version", "--routes",
-                                  "--settings-doc", "--help")))
+            options(daemon_help, ("--config", "--foreground", "--check-config", "--version",
+                                  "--routes", "--settings-doc", "--help")))
 
     cli_help = run_help("convgpu", "--help")
     compare("convgpu.1 OPTIONS", options(page_section("convgpu.1", "OPTIONS")),
