@@ -201,7 +201,7 @@ PY
 RUNDIR=$OLD
 start_daemon --emulate 1GiB
 check "an older state.db opens and keeps its container" test "$(field old limit) $(field old gpu_compute)" = "$((64 << 20)) "
-check "the schema was upgraded" grep -q "column containers.compute_pct added" "$DAEMON_LOG"
+check "the schema was upgraded" grep -q "column compute_pct added" "$DAEMON_LOG"
 cg set old --gpu-compute 40 --compute-mode hard >/dev/null
 stop_daemon_hard
 start_daemon --emulate 1GiB
