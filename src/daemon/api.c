@@ -71,6 +71,7 @@
 #include "api_alloc.h"
 #include "api_interference.h"
 #include "fdspare.h"
+#include "http_answer.h"
 #include "http_body.h"
 #include "api_parse.h"
 #include "log.h"
@@ -156,16 +157,7 @@ static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, j
         return MHD_NO;
     size_t n = strlen(text);
     text[n] = '\n'; /* replace the terminator: one JSON document per line */
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(n + 1, text, MHD_RESPMEM_MUST_FREE);
-    if (!r) {
-        free(text);
-        return MHD_NO;
-    }
-    MHD_add_response_header(r, "Content-Type", "application/json");
-    enum MHD_Result ret = MHD_queue_response(conn, status, r);
-    MHD_destroy_response(r);
-    return ret;
+    return http_answer(conn, status, "application/json", text, n + 1, NULL);
 }
 
 static enum MHD_Result send_error(struct MHD_Connection *conn, unsigned status, const char *fmt,
@@ -1452,16 +1444,7 @@ static enum MHD_Result h_metrics(struct req *r)
     char *text = metrics_render(r->d, r->who->all ? NULL : &r->who->cred.uid);
     if (!text)
         return send_error(r->conn, 500, "out of memory");
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
-    if (!resp) {
-        free(text);
-        return MHD_NO;
-    }
-    MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4");
-    enum MHD_Result ret = MHD_queue_response(r->conn, 200, resp);
-    MHD_destroy_response(resp);
-    return ret;
+    return http_answer(r->conn, 200, "text/plain; version=0.0.4", text, strlen(text), NULL);
 }
 
 static enum MHD_Result (*const handlers[H_COUNT])(struct req *r) = {

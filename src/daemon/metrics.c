@@ -6,6 +6,7 @@
 #include "api_conn.h"
 #include "swap.h"
 #include "watchdog.h"
+#include "http_answer.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -397,18 +398,8 @@ static enum MHD_Result tcp_handler(void *cls, struct MHD_Connection *conn, const
         status = text ? 200 : 500;
         body = text ? text : "out of memory\n";
     }
-    struct MHD_Response *r = text ? MHD_create_response_from_buffer(strlen(text), text,
-                                                                     MHD_RESPMEM_MUST_FREE)
-                                  : MHD_create_response_from_buffer(strlen(body), (void *)body,
-                                                                    MHD_RESPMEM_PERSISTENT);
-    if (!r) {
-        free(text);
-        return MHD_NO;
-    }
-    MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4");
-    enum MHD_Result ret = MHD_queue_response(conn, status, r);
-    MHD_destroy_response(r);
-    return ret;
+    return http_answer(conn, status, "text/plain; version=0.0.4", text, text ? strlen(text) : 0,
+                       body);
 }
 
 static void tcp_ready(void *ctx, uint32_t events)

@@ -19,6 +19,7 @@
 
 #include "args.h"
 #include "guard.h"
+#include "http_answer.h"
 #include "http_body.h"
 #include "verbs.h"
 
@@ -77,28 +78,11 @@ static enum MHD_Result send_json(struct request *rq, struct MHD_Connection *conn
 {
     char *text = v ? json_dumps(v, JSON_COMPACT) : NULL;
     json_decref(v);
-    if (!text) {
-        static const char oom[] = "{\"error\":\"out of memory\"}";
-        struct MHD_Response *r = MHD_create_response_from_buffer(sizeof oom - 1, (void *)oom,
-                                                                 MHD_RESPMEM_PERSISTENT);
-        if (!r)
-            return MHD_NO;
-        MHD_add_response_header(r, "Content-Type", "application/json");
-        enum MHD_Result ret = MHD_queue_response(conn, 500, r);
-        MHD_destroy_response(r);
-        return ret;
-    }
+    if (!text)
+        return http_answer(conn, 500, "application/json", NULL, 0,
+                           "{\"error\":\"out of memory\"}");
     rq->answer_bytes = strlen(text);
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(rq->answer_bytes, text, MHD_RESPMEM_MUST_FREE);
-    if (!r) {
-        free(text);
-        return MHD_NO;
-    }
-    MHD_add_response_header(r, "Content-Type", "application/json");
-    enum MHD_Result ret = MHD_queue_response(conn, status, r);
-    MHD_destroy_response(r);
-    return ret;
+    return http_answer(conn, status, "application/json", text, rq->answer_bytes, NULL);
 }
 
 __attribute__((format(printf, 5, 6))) static enum MHD_Result

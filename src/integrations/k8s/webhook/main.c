@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "http_answer.h"
 #include "http_body.h"
 #include "review.h"
 
@@ -62,27 +63,12 @@ static int append(void *ctx, void *req, const char *chunk, size_t n)
     return 0;
 }
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type,
-                             const char *text)
-{
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
-    if (!r)
-        return MHD_NO;
-    MHD_add_response_header(r, "Content-Type", type);
-    enum MHD_Result rc = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
-    return rc;
-}
-
 static enum MHD_Result error(struct MHD_Connection *c, unsigned status, const char *why)
 {
     json_t *o = json_pack("{s:s}", "error", why);
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
-    enum MHD_Result rc = reply(c, status, "application/json", text ? text : "{}");
-    free(text);
-    return rc;
+    return http_answer(c, status, "application/json", text, text ? strlen(text) : 0, "{}");
 }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
@@ -92,7 +78,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     (void)cls;
     (void)version;
     if (strcmp(url, "/healthz") == 0 && strcmp(method, "GET") == 0)
-        return reply(c, 200, "text/plain", "ok");
+        return http_answer(c, 200, "text/plain", NULL, 0, "ok");
     if (strcmp(url, "/mutate") != 0)
         return error(c, 404, "no such path (POST /mutate, GET /healthz)");
     if (strcmp(method, "POST") != 0)
@@ -114,9 +100,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     int patched = 0;
     if (cgw_review(b->data ? b->data : "", b->len, &cfg, &answer, &patched, err, sizeof err) != 0)
         return error(c, 400, err);
-    enum MHD_Result rc = reply(c, 200, "application/json", answer);
-    free(answer);
-    return rc;
+    return http_answer(c, 200, "application/json", answer, strlen(answer), NULL);
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
