@@ -26,29 +26,7 @@
 # makespan(F=2) / makespan(F=1), the pair run back to back, the order alternating by round.
 set -euo pipefail
 
-if [ -z "${CONVGPU_SLURM_INSIDE:-}" ]; then
-    ARGS=("$@")
-    RECORD=0
-    if [ "${1:-}" = "--record" ]; then RECORD=1; shift; fi
-    [ $# -eq 1 ] || { echo "usage: bench/slurm-oversub.sh [--record] BUILD_DIR" >&2; exit 2; }
-    export CONVGPU_BUILD_DIR
-    CONVGPU_BUILD_DIR=$(cd "$1" && pwd)
-    export CONVGPU_SOURCE_DIR
-    CONVGPU_SOURCE_DIR=$(cd "$(dirname "$0")/.." && pwd)
-    export BENCH_RECORD=$RECORD
-    for p in convgpud convgpu convgpu-sample; do
-        [ -x "$CONVGPU_BUILD_DIR/bin/$p" ] ||
-            { echo "slurm-oversub.sh: missing $CONVGPU_BUILD_DIR/bin/$p (build first)" >&2; exit 1; }
-    done
-    # The Slurm tests' cluster is machine-wide (ports, bridges): one at a time.
-    if [ -z "${CONVGPU_INTEG_LOCKED:-}" ]; then
-        export CONVGPU_INTEG_LOCKED=1
-        exec flock /tmp/convgpu-integ.lock "$0" "${ARGS[@]}"
-    fi
-fi
-# shellcheck source=../tests/slurm/cluster.sh
-. "${CONVGPU_SOURCE_DIR}/tests/slurm/cluster.sh"
-. "${CONVGPU_SOURCE_DIR}/bench/section.sh"
+. "$(dirname "$0")/slurm_entry.sh" "$@"
 
 ROUNDS=${ROUNDS:-3}
 JOBS=${JOBS:-16}
