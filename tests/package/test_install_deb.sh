@@ -11,62 +11,11 @@
 # dependencies come from it); the .debs from `make deb` (CONVGPU_DEB_DIR, default
 # SOURCE/build-deb). `make package` builds them and runs this.
 set -eu
-SRC=${CONVGPU_SOURCE_DIR:?CONVGPU_SOURCE_DIR must point at the source tree}
-DEB_DIR=${CONVGPU_DEB_DIR:-$SRC/build-deb}
-MIRROR=${CONVGPU_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-CACHE=$DEB_DIR/cache/bookworm
-WAIT_S=120 # bounds a hang only; the daemon answers in well under a second
-
-if [ -z "${CONVGPU_PKG_NS:-}" ]; then
-    [ "$(id -u)" -eq 0 ] || { echo "FAIL: package.install needs root (chroot, mounts)"; exit 1; }
-    exec unshare --mount --propagation private env CONVGPU_PKG_NS=1 bash "$0" "$@"
-fi
-
-FAILS=0 PASSES=0
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
-pass() { echo "ok: $*"; PASSES=$((PASSES + 1)); }
-check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
-die() { fail "$*"; echo "$PASSES passed, $FAILS failed"; exit 1; }
-
-debs=()
-for p in convgpu libconvgpu convgpu-emu convgpu-slurm convgpu-k8s; do
-    f=$(ls "$DEB_DIR"/${p}_*.deb 2>/dev/null | tail -n 1)
-    [ -n "$f" ] || die "no ${p}_*.deb in $DEB_DIR: run make deb first"
-    debs+=("$f")
-done
-
-# The cached root (made once, apt's lists refreshed daily): packaging/debian-root.sh.
-"$SRC/packaging/debian-root.sh" "$CACHE" "$MIRROR" || die "no Debian 12 root in $CACHE"
-
-WORK=$(mktemp -d /tmp/convgpu-pkg.XXXXXX)
-ROOT=$WORK/root
-DAEMON_PID=
-cleanup() {
-    set +e
-    [ -n "$DAEMON_PID" ] && kill -TERM "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null
-    # Whatever still runs inside the root was started by this test (the demo's children, say).
-    for p in /proc/[0-9]*; do
-        [ "$(readlink "$p/root" 2>/dev/null)" = "$ROOT" ] && kill -KILL "${p#/proc/}" 2>/dev/null
-    done
-    if [ "$FAILS" -ne 0 ] && [ -f "$ROOT/tmp/convgpud.log" ]; then
-        echo "--- convgpud log ---"; tail -n 40 "$ROOT/tmp/convgpud.log"
-    fi
-    for m in "$ROOT/dev" "$ROOT/proc" "$ROOT" "$WORK"; do
-        mountpoint -q "$m" && umount -R "$m"
-    done
-    rmdir "$WORK" 2>/dev/null
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-mount -t tmpfs -o mode=0755 convgpu-pkg "$WORK"
-mkdir "$WORK/upper" "$WORK/work" "$ROOT"
-mount -t overlay overlay -o "lowerdir=$CACHE,upperdir=$WORK/upper,workdir=$WORK/work" "$ROOT"
-mount -t proc proc "$ROOT/proc"
-mount --rbind /dev "$ROOT/dev"
-cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
-in_root() { chroot "$ROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
+PKG_TEST=package.install
+. "$(dirname "$0")/root_lib.sh"
+deb_list=$(debs_of "$DEB_DIR") || exit 1
+mapfile -t debs <<<"$deb_list"
+root_up
 
 # The files of the root as it is, less what is not the packages' to keep clean: kernel and
 # tmpfs mounts, logs, apt's and dpkg's own books (a purged package leaves no list file anyway,

@@ -11,64 +11,14 @@
 # why. Root, debootstrap's cached root (packaging/debian-root.sh) and Debian's mirror, as
 # package.install.
 set -eu
-SRC=${CONVGPU_SOURCE_DIR:?CONVGPU_SOURCE_DIR must point at the source tree}
-DEB_DIR=${CONVGPU_DEB_DIR:-$SRC/build-deb}
+PKG_TEST=package.upgrade
+. "$(dirname "$0")/root_lib.sh"
 NEXT_DIR=${CONVGPU_DEB_NEXT_DIR:-$SRC/build-deb-next}
-MIRROR=${CONVGPU_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-CACHE=$DEB_DIR/cache/bookworm
-WAIT_S=120 # bounds a hang only
-
-if [ -z "${CONVGPU_PKG_NS:-}" ]; then
-    [ "$(id -u)" -eq 0 ] || { echo "FAIL: package.upgrade needs root (chroot, mounts)"; exit 1; }
-    exec unshare --mount --propagation private env CONVGPU_PKG_NS=1 bash "$0" "$@"
-fi
-
-FAILS=0 PASSES=0
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
-pass() { echo "ok: $*"; PASSES=$((PASSES + 1)); }
-check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
-die() { fail "$*"; echo "$PASSES passed, $FAILS failed"; exit 1; }
-
-debs_of() { # debs_of DIR: the five packages' newest .debs there
-    local p f
-    for p in convgpu libconvgpu convgpu-emu convgpu-slurm convgpu-k8s; do
-        f=$(ls "$1"/${p}_*.deb 2>/dev/null | tail -n 1)
-        [ -n "$f" ] || die "no ${p}_*.deb in $1: run make deb and make deb-next first"
-        echo "$f"
-    done
-}
-mapfile -t OLD_DEBS < <(debs_of "$DEB_DIR")
-mapfile -t NEW_DEBS < <(debs_of "$NEXT_DIR")
-"$SRC/packaging/debian-root.sh" "$CACHE" "$MIRROR" || die "no Debian 12 root in $CACHE"
-
-WORK=$(mktemp -d /tmp/convgpu-pkgup.XXXXXX)
-ROOT=$WORK/root
-DAEMON_PID=
-cleanup() {
-    set +e
-    [ -n "$DAEMON_PID" ] && kill -TERM "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null
-    for p in /proc/[0-9]*; do
-        [ "$(readlink "$p/root" 2>/dev/null)" = "$ROOT" ] && kill -KILL "${p#/proc/}" 2>/dev/null
-    done
-    if [ "$FAILS" -ne 0 ] && [ -f "$ROOT/tmp/convgpud.log" ]; then
-        echo "--- convgpud log ---"; tail -n 40 "$ROOT/tmp/convgpud.log"
-    fi
-    for m in "$ROOT/dev" "$ROOT/proc" "$ROOT" "$WORK"; do
-        mountpoint -q "$m" && umount -R "$m"
-    done
-    rmdir "$WORK" 2>/dev/null
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-mount -t tmpfs -o mode=0755 convgpu-pkgup "$WORK"
-mkdir "$WORK/upper" "$WORK/work" "$ROOT"
-mount -t overlay overlay -o "lowerdir=$CACHE,upperdir=$WORK/upper,workdir=$WORK/work" "$ROOT"
-mount -t proc proc "$ROOT/proc"
-mount --rbind /dev "$ROOT/dev"
-cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
-in_root() { chroot "$ROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
+deb_list=$(debs_of "$DEB_DIR") || exit 1
+mapfile -t OLD_DEBS <<<"$deb_list"
+deb_list=$(debs_of "$NEXT_DIR") || exit 1
+mapfile -t NEW_DEBS <<<"$deb_list"
+root_up
 wait_until() { # wait_until WHAT COMMAND...: polls; the deadline only bounds a hang
     local what=$1 deadline=$(( $(date +%s) + WAIT_S )); shift
     until "$@"; do
