@@ -34,7 +34,12 @@
  * --progress FILE it keeps FILE holding the number of kernels completed so far (rewritten every
  * 50 ms), for tests that watch it run. With --alloc BYTES it holds a device allocation of that
  * size throughout (in a container that may swap, from then on every launch counts itself in
- * flight: bench/swap-alloc.sh measures what that costs). */
+ * flight: bench/swap-alloc.sh measures what that costs). With --grid-blocks N every kernel is
+ * launched with a grid of N blocks (1 by default): a limiter that charges per thread block (a
+ * peer's, bench/compute.sh --peer-lib) then sees work in proportion to a kernel's length. On the
+ * emulated GPU a spin kernel lasts its --kernel-us whatever its grid, so the device time
+ * counted is unchanged (convgpu's interposer never reads the grid); on a real GPU blocks
+ * beyond what the device holds at once run in further waves and lengthen the kernel. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
@@ -82,11 +87,12 @@ static struct {
     double seconds;
     const char *until, *report, *progress;
     unsigned depth, threads, graph, window_ms, streams, sync_every;
+    unsigned grid_blocks; /* blocks per kernel's grid (1: a 1x1x1 grid) */
     unsigned long long launches;
     unsigned long long kernels; /* per thread; 0: run for --seconds or --until */
     unsigned long long alloc;   /* bytes held on the device throughout; 0: none */
 } opt = {.kernel_us = 1000, .seconds = 10, .depth = 2, .threads = 1, .window_ms = 1000,
-         .streams = 1};
+         .streams = 1, .grid_blocks = 1};
 
 static CUcontext ctx;
 static CUfunction spin;
@@ -203,7 +209,7 @@ static void *burn(void *arg)
         void *graph = NULL;
         CK(cu.begin_capture(st[0], 0 /* CU_STREAM_CAPTURE_MODE_GLOBAL */));
         for (unsigned i = 0; i < opt.graph; i++)
-            CK(cu.launch(spin, 1, 1, 1, 1, 1, 1, 0, st[0], params, NULL));
+            CK(cu.launch(spin, opt.grid_blocks, 1, 1, 1, 1, 1, 0, st[0], params, NULL));
         CK(cu.end_capture(st[0], &graph));
         CK(cu.instantiate(&exec, graph, 0));
         per_launch = opt.graph;
@@ -243,7 +249,7 @@ static void *burn(void *arg)
         if (exec)
             CK(cu.graph_launch(exec, s));
         else
-            CK(cu.launch(spin, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
+            CK(cu.launch(spin, opt.grid_blocks, 1, 1, 1, 1, 1, 0, s, params, NULL));
         CK(cu.event_record(ring[slot], s));
         outstanding++;
         n++;
@@ -364,6 +370,8 @@ static void usage(FILE *f)
             "  --progress FILE keep FILE holding the kernels completed so far\n"
             "  --launches N    measure launch cost over N launches of a 0 us kernel instead\n"
             "  --alloc BYTES   hold a device allocation of BYTES throughout\n"
+            "  --grid-blocks N launch each kernel with a grid of N blocks (default 1); on the\n"
+            "                  emulated GPU a kernel lasts --kernel-us whatever its grid\n"
             "  --help\n");
 }
 
@@ -389,7 +397,8 @@ int main(int argc, char **argv)
         {"launches", required_argument, NULL, 'n'},  {"help", no_argument, NULL, 'h'},
         {"progress", required_argument, NULL, 'p'},  {"kernels", required_argument, NULL, 'K'},
         {"alloc", required_argument, NULL, 'a'},     {"streams", required_argument, NULL, 'S'},
-        {"sync-every", required_argument, NULL, 'y'}, {NULL, 0, NULL, 0}};
+        {"sync-every", required_argument, NULL, 'y'}, {"grid-blocks", required_argument, NULL, 'G'},
+        {NULL, 0, NULL, 0}};
     int c;
     unsigned long long v;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -413,6 +422,7 @@ int main(int argc, char **argv)
         case 'a': bad = parse_num(optarg, 1, 1ull << 40, &opt.alloc); break;
         case 'S': bad = parse_num(optarg, 1, 16, &v); opt.streams = (unsigned)v; break;
         case 'y': bad = parse_num(optarg, 0, 1000000, &v); opt.sync_every = (unsigned)v; break;
+        case 'G': bad = parse_num(optarg, 1, 2147483647, &v); opt.grid_blocks = (unsigned)v; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
