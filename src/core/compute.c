@@ -159,6 +159,29 @@ static int64_t estimate(const entry *e, const cg_compute_input *in, cg_time now)
     return e->credit + share_of(in->share_pct, span) - predicted;
 }
 
+/* `ns` * 100 / pct, rounded up, without overflow (pct 1..100, ns below 2^62). */
+static cg_time scale_up(cg_time ns, unsigned pct)
+{
+    return ns / pct * 100 + (ns % pct * 100 + pct - 1) / pct;
+}
+
+/* When the decision is predicted to expire (compute.h): a closed gate's credit grows at its
+ * share; an open one's falls at its rate while open less its share. 0: not predicted. */
+static cg_time expiry(const entry *e, const cg_compute_input *in, int64_t credit, bool open,
+                      bool spare, cg_time now)
+{
+    if (in->share_pct == 0 || spare)
+        return 0;
+    if (!open)
+        return now + scale_up((cg_time)-credit, in->share_pct);
+    uint32_t share_permille = in->share_pct * 10;
+    if (e->open_rate <= share_permille || credit < 0)
+        return 0;
+    cg_time net = e->open_rate - share_permille; /* permille of a nanosecond per nanosecond */
+    cg_time c = (cg_time)credit;
+    return now + (c > UINT64_MAX / 1000 ? c / net * 1000 : c * 1000 / net);
+}
+
 static bool wants_time(const entry *e, const cg_compute_input *in)
 {
     return in->waiting || e->rate_permille > 0;
@@ -254,9 +277,15 @@ cg_status cg_compute_step(cg_compute *cc, cg_time now, const cg_compute_input *i
         e->forgive = spare && reserved < 100;
         e->open = open;
         e->spare = spare;
+        /* A new decision replaces the last one's plan (a reopening it had not reached yet). */
+        cg_gate_log_cut(&e->log, now);
         cg_gate_log_set(&e->log, now, open);
+        cg_time until = expiry(e, &in[i], credit[i], open, spare, now);
+        if (!open)
+            cg_gate_log_set(&e->log, until > now ? until : now + 1, true);
         out[i] = (cg_compute_gate){.key = in[i].key, .open = open, .spare = spare,
-                                   .credit_ns = credit[i], .util_permille = e->rate_permille};
+                                   .credit_ns = credit[i], .util_permille = e->rate_permille,
+                                   .until = until};
     }
     cc->last_now = now;
     cc->stepped = true;
