@@ -346,6 +346,21 @@ static void test_expiry(void)
           "credit 10 ms, runs out at 900 ms: %" PRId64 " %" PRIu64, g[0].credit_ns, g[0].until);
     CHECK(!cg_compute_check(cc), "invariants: %s", cg_compute_check(cc) ? cg_compute_check(cc) : "");
     cg_compute_free(cc);
+
+    /* A debt so deep (a share of 1%, 1000 s busy, debt carried up to an hour) that it would
+     * take 27 hours to pay back: no instant is predicted (the lease and the next steps decide),
+     * and the gate stays closed at the next step: nothing planned it open. */
+    cg_compute_params p = {.debt_ns = 3600 * S};
+    cc = cg_compute_new(&p);
+    in = hard(6, 1, 0, S);
+    CHECK(cg_compute_step(cc, S, &in, 1, g) == CG_OK, "baseline");
+    in = hard(6, 1, 1000 * S, 1001 * S);
+    CHECK(cg_compute_step(cc, 1001 * S, &in, 1, g) == CG_OK && !g[0].open, "deep debt: closed");
+    CHECK(g[0].until == 0, "no reopening predicted an age away: %" PRIu64, g[0].until);
+    CHECK(cg_compute_step(cc, 1001 * S + MS, &in, 1, g) == CG_OK && !g[0].open,
+          "still closed a millisecond later");
+    CHECK(!cg_compute_check(cc), "invariants: %s", cg_compute_check(cc) ? cg_compute_check(cc) : "");
+    cg_compute_free(cc);
 }
 
 /* Shares held on the simulated GPU: every window within `tol` points of the target. */
