@@ -31,7 +31,9 @@
 # bench/nvml_windows.py; windows of 6 sample periods, 1 s with the default 166 ms) over the
 # window: device time, not wall-clock time of the workload, so a loaded host changes how much
 # work the programs offer, never how it is counted. Windows are judged from the third after
-# the last container started to the last complete one. The report gives for each scenario the
+# the last container started to the last one that ended before the workloads were told to stop
+# (they do not stop together: a loop finishes its step first, and a window past the stop
+# showed one container 10 points down while its neighbour ran on alone). The report gives for each scenario the
 # worst window of any container (points off its target), the mean shares, and the device's idle
 # time (the mean and the worst window) where the hard shares add to 100. The host's load is
 # printed with every scenario: the machine is shared, and a starved host shows as idle device.
@@ -200,7 +202,7 @@ scenario() {
         pers="$pers $(( kus * (graph > 0 ? graph : 1) ))"
     done
     envrun "$TMP/native.env" python3 "$SRC/bench/nvml_windows.py" "$SAMPLE_MS" "$WIN_PERIODS" \
-        "$TMP/stopnvml.$name" >"$TMP/$name.nvml" 2>"$TMP/$name.nvml.err" &
+        "$TMP/stopnvml.$name" "$TMP/$name.stopped_us" >"$TMP/$name.nvml" 2>"$TMP/$name.nvml.err" &
     local poller=$!
     local t0=$SECONDS
     for spec in $specs; do
@@ -218,6 +220,9 @@ scenario() {
         i=$((i + 1))
     done
     sleep "$RUN_S" # the benchmark's length: a measurement, not a wait for a condition
+    # The instant the workloads are told to stop (NVML's time base: wall-clock microseconds):
+    # windows that end later are not judged (nvml_windows.py).
+    date +%s%6N >"$TMP/$name.stopped_us"
     touch "$TMP/stop.$name"
     for p in "${pids[@]}"; do wait "$p" || log "$name: a burn failed: $(cat "$TMP/$name".*.out)"; done
     sleep 0.5 # the last sample periods end, then the poller reads them

@@ -4,9 +4,14 @@ measure of compute shares: the GPU's own account, not the workload's). Polls
 nvmlDeviceGetProcessUtilization on device 0 every 0.2 s until STOP_FILE exists and sums
 smUtil x PERIOD per (window, pid), a window being WINDOW_PERIODS sample periods counted from
 the first sample seen (sample timestamps are period ends on one grid, so every window holds
-exactly WINDOW_PERIODS periods). Prints `WINDOW PID BUSY_US` lines at the end.
+exactly WINDOW_PERIODS periods). Prints `WINDOW PID BUSY_US` lines at the end. With
+CUTOFF_FILE (a wall-clock instant in microseconds, NVML's time base, written by the caller
+when it told the workloads to stop) windows that end after that instant are left out: the
+workloads do not stop together (a loop finishes its step first), so such a window is not one
+in which all of them had work.
 
-usage: nvml_windows.py PERIOD_MS WINDOW_PERIODS STOP_FILE   (libnvidia-ml.so.1 via the loader)
+usage: nvml_windows.py PERIOD_MS WINDOW_PERIODS STOP_FILE [CUTOFF_FILE]
+       (libnvidia-ml.so.1 via the loader)
 """
 import ctypes
 import os
@@ -55,7 +60,14 @@ def main():
         if done:
             break
         time.sleep(0.2)
+    cutoff = None
+    if len(sys.argv) > 4 and os.path.exists(sys.argv[4]):
+        with open(sys.argv[4]) as f:
+            cutoff = int(f.read().strip() or 0) or None
     for (w, pid), b in sorted(busy.items()):
+        if cutoff is not None and first is not None and \
+                first + (w + 1) * per_window * period_us > cutoff:
+            continue
         print(w, pid, b)
 
 
