@@ -159,42 +159,6 @@ static int64_t estimate(const entry *e, const cg_compute_input *in, cg_time now)
     return e->credit + share_of(in->share_pct, span) - predicted;
 }
 
-/* `ns` * 100 / pct, rounded up, without overflow (pct 1..100, ns below 2^62). */
-static cg_time scale_up(cg_time ns, unsigned pct)
-{
-    return ns / pct * 100 + (ns % pct * 100 + pct - 1) / pct;
-}
-
-/* A prediction further out than this says nothing useful (and keeps the arithmetic in range
- * for any burst and debt the parameters allow). */
-#define EXPIRY_HORIZON_NS 3600000000000ull
-
-/* When the decision is predicted to expire (compute.h): a closed gate's credit grows at its
- * share; an open one's falls at its rate while open less its share. 0: not predicted. */
-static cg_time expiry(const entry *e, const cg_compute_input *in, int64_t credit, bool open,
-                      bool spare, cg_time now)
-{
-    if (in->share_pct == 0 || spare)
-        return 0;
-    cg_time ns;
-    if (!open) {
-        cg_time debt = (cg_time)-credit;
-        if (debt / in->share_pct > EXPIRY_HORIZON_NS / 100)
-            return 0;
-        ns = scale_up(debt, in->share_pct);
-    } else {
-        uint32_t share_permille = in->share_pct * 10;
-        if (e->open_rate <= share_permille || credit < 0)
-            return 0;
-        cg_time net = e->open_rate - share_permille; /* permille of a nanosecond per nanosecond */
-        cg_time c = (cg_time)credit;
-        if (c / net > EXPIRY_HORIZON_NS / 1000)
-            return 0;
-        ns = c * 1000 / net;
-    }
-    return now > UINT64_MAX - ns ? 0 : now + ns;
-}
-
 static bool wants_time(const entry *e, const cg_compute_input *in)
 {
     return in->waiting || e->rate_permille > 0;
@@ -290,15 +254,9 @@ cg_status cg_compute_step(cg_compute *cc, cg_time now, const cg_compute_input *i
         e->forgive = spare && reserved < 100;
         e->open = open;
         e->spare = spare;
-        /* A new decision replaces the last one's plan (a reopening it had not reached yet). */
-        cg_gate_log_cut(&e->log, now);
         cg_gate_log_set(&e->log, now, open);
-        cg_time until = expiry(e, &in[i], credit[i], open, spare, now);
-        if (!open && until > now)
-            cg_gate_log_set(&e->log, until, true);
         out[i] = (cg_compute_gate){.key = in[i].key, .open = open, .spare = spare,
-                                   .credit_ns = credit[i], .util_permille = e->rate_permille,
-                                   .until = until};
+                                   .credit_ns = credit[i], .util_permille = e->rate_permille};
     }
     cc->last_now = now;
     cc->stepped = true;

@@ -35,14 +35,6 @@
  * by the measurement when it arrives, so it only sharpens the gate and never biases the
  * account.
  *
- * A decision need not wait for the next step to end. A closed gate's credit grows at its share
- * while it uses nothing, so the controller gives the instant it is back at zero (`until`): the
- * caller opens the gate then by itself (the ledger's deadline), and the controller's gate log
- * says so. An open gate whose rate while open exceeds its share is given the instant its credit
- * runs out, and the caller steps again by then. With 50 ms steps and nothing else, a gate closed
- * for whole steps: credit swung by a step times the share (37 ms at 75%), and a lone hard 75
- * container's 1-s windows by about 4 points.
- *
  * Containers without a share (0) are never gated; they are measured so that utilisation can be
  * shown, and their work competes for the device like any other process's.
  */
@@ -89,10 +81,6 @@ typedef struct {
     bool spare;                /* open only on spare time (elastic, credit < 0) */
     int64_t credit_ns;         /* the estimate at `now` */
     uint32_t util_permille;    /* busy share of its last measured interval, 0..1000 */
-    cg_time until;             /* 0, or when this decision is predicted to expire: closed, the
-                                * instant its credit is back at zero (the gate may open then
-                                * without another step); open within its share, the instant its
-                                * credit runs out at its rate while open (step again by then) */
 } cg_compute_gate;
 
 /* One control step at `now`: out[i] is the gate for in[i]. Containers absent from `in` are

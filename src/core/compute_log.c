@@ -51,14 +51,6 @@ void cg_gate_log_set(cg_gate_log *l, cg_time now, bool open)
     l->n++;
 }
 
-void cg_gate_log_cut(cg_gate_log *l, cg_time now)
-{
-    while (l->n && l->at[l->n - 1u] >= now) {
-        l->n--;
-        l->open_bits &= ~(1u << l->n);
-    }
-}
-
 cg_time cg_gate_log_open_ns(const cg_gate_log *l, cg_time a, cg_time b)
 {
     if (b <= a)

@@ -39,9 +39,6 @@ cg_gate_log cg_gate_log_init(bool open);
  * entry is taken as the last entry's instant). */
 void cg_gate_log_set(cg_gate_log *l, cg_time now, bool open);
 
-/* Forgets what the log said of `now` and later (a plan that a new decision replaces). */
-void cg_gate_log_cut(cg_gate_log *l, cg_time now);
-
 /* Nanoseconds the gate was open within [a, b) (0 when b <= a). */
 cg_time cg_gate_log_open_ns(const cg_gate_log *l, cg_time a, cg_time b);
 

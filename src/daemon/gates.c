@@ -181,12 +181,7 @@ static void write_gate(struct container *c, const cg_compute_gate *g, unsigned p
             CG_GATE_CLOSED)
             futex_wake_all(&lc->gate);
     } else {
-        /* Closed until its credit is back (the core's prediction; the waiting threads open it
-         * then by themselves), and never past the lease. */
-        uint64_t until = now + COMPUTE_GATE_LEASE_NS;
-        if (g->until > now && g->until < until)
-            until = g->until;
-        atomic_store_explicit(&lc->closed_until, until, memory_order_relaxed);
+        atomic_store_explicit(&lc->closed_until, now + COMPUTE_GATE_LEASE_NS, memory_order_relaxed);
         atomic_fetch_or_explicit(&lc->gate, CG_GATE_CLOSED, memory_order_release);
     }
     c->compute.util_permille = g->util_permille;
@@ -250,23 +245,21 @@ static void trace_step(struct compute *k, uint64_t now, size_t n)
             log_warn("CONVGPU_COMPUTE_TRACE: cannot open %s: %s", path, strerror(errno));
         if (k->trace)
             fprintf(k->trace, "# now_ns container share mode busy_ns measured_until_ns waiting "
-                              "open spare credit_ns util_permille until_ns\n");
+                              "open spare credit_ns util_permille\n");
     }
     if (!k->trace)
         return;
     for (size_t j = 0; j < n; j++)
-        fprintf(k->trace, "%llu %s %u %s %llu %llu %d %d %d %lld %u %llu\n", (unsigned long long)now,
+        fprintf(k->trace, "%llu %s %u %s %llu %llu %d %d %d %lld %u\n", (unsigned long long)now,
                 k->who[j]->ident.id, k->in[j].share_pct, cg_compute_mode_name(k->in[j].mode),
                 (unsigned long long)k->in[j].busy_total_ns,
                 (unsigned long long)k->in[j].measured_until, (int)k->in[j].waiting,
                 (int)k->out[j].open, (int)k->out[j].spare, (long long)k->out[j].credit_ns,
-                k->out[j].util_permille, (unsigned long long)k->out[j].until);
+                k->out[j].util_permille);
     fflush(k->trace);
 }
 
-/* Runs one control step; returns the earliest instant an open gate's credit is predicted to
- * run out (0: none), when the next step should come. */
-static uint64_t step(struct daemon *d, struct compute *k, uint64_t now)
+static void step(struct daemon *d, struct compute *k, uint64_t now)
 {
     for (unsigned dev = 0; dev < d->ndevices && dev < CG_MAX_DEVICES; dev++) {
         struct device_meter *m = &k->dev[dev];
@@ -295,7 +288,7 @@ static uint64_t step(struct daemon *d, struct compute *k, uint64_t now)
         if (who)
             k->who = who;
         if (!in || !out || !who)
-            return 0; /* the gates stay as they are, their leases run out: no freeze */
+            return; /* the gates stay as they are, their leases run out: no freeze */
         k->cap = cap;
     }
     size_t i = 0;
@@ -314,17 +307,13 @@ static uint64_t step(struct daemon *d, struct compute *k, uint64_t now)
     cg_status s = cg_compute_step(k->cc, now, k->in, i, k->out);
     if (s != CG_OK) {
         log_warn("compute step: %s", cg_status_str(s));
-        return 0;
+        return;
     }
     trace_step(k, now, i);
-    uint64_t runs_out = 0;
     for (size_t j = 0; j < i; j++) {
         write_gate(k->who[j], &k->out[j], k->in[j].share_pct, k->in[j].mode, now);
         over_share(d, k->who[j], &k->in[j], &k->out[j]);
-        if (k->out[j].open && k->out[j].until && (!runs_out || k->out[j].until < runs_out))
-            runs_out = k->out[j].until;
     }
-    return runs_out;
 }
 
 int compute_tick(struct daemon *d)
@@ -334,10 +323,8 @@ int compute_tick(struct daemon *d)
         return -1;
     uint64_t now = loop_now_ns();
     if (now >= k->next_due) {
-        uint64_t runs_out = step(d, k, now);
+        step(d, k, now);
         k->next_due = now + COMPUTE_STEP_NS;
-        if (runs_out && runs_out < k->next_due)
-            k->next_due = runs_out > now + COMPUTE_STEP_MIN_NS ? runs_out : now + COMPUTE_STEP_MIN_NS;
     }
     uint64_t left = k->next_due > now ? k->next_due - now : 0;
     return (int)(left / 1000000) + 1;

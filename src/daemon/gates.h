@@ -26,9 +26,6 @@ struct compute_state {
 };
 
 #define COMPUTE_STEP_NS 50000000ull  /* the controller's period */
-/* A step comes sooner when an open gate's credit is predicted to run out (compute.h), but never
- * sooner than this after the last: it bounds the steps a second whatever the predictions. */
-#define COMPUTE_STEP_MIN_NS 5000000ull
 /* A closed gate opens by itself this long after the step that closed it, unless renewed: a
  * daemon that stops cannot freeze its containers' launches. */
 #define COMPUTE_GATE_LEASE_NS (4 * COMPUTE_STEP_NS)

@@ -130,8 +130,7 @@ int cg_sim_compute_main(int argc, char **argv)
     cfg.duration_ns = secs * 1000000000ull;
     cfg.window_ns = win * 1000000000ull;
     cfg.sample_ns = 166666667ull;
-    cfg.step_ns = 50000000ull;    /* convgpud's COMPUTE_STEP_NS */
-    cfg.step_min_ns = 5000000ull; /* and COMPUTE_STEP_MIN_NS */
+    cfg.step_ns = 50000000ull;
     cfg.sample_delay_ns = delay_ms * 1000000ull;
     char err[160];
     if (cg_gt_run(&cfg, &res, err, sizeof err) != 0) {

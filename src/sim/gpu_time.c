@@ -7,7 +7,6 @@
 typedef struct {
     unsigned queued;
     bool open;
-    uint64_t reopen_at;        /* closed: it opens by itself then (0: at a step) */
     bool draining;             /* a synchronising loop waits for its step's kernels */
     unsigned step_left;        /* kernels of its step not launched yet */
     uint64_t ready_at;         /* its host launches again from here (turnaround) */
@@ -138,8 +137,6 @@ int cg_gt_run(const cg_gt_config *cfg, cg_gt_result *out, char *err, size_t errl
                 next = min_u64(next, cfg->c[i].stop_ns);
             if (st[i].ready_at > t)
                 next = min_u64(next, st[i].ready_at);
-            if (!st[i].open && st[i].reopen_at > t)
-                next = min_u64(next, st[i].reopen_at);
         }
         t = next;
         if (running >= 0 && t == run_end) {
@@ -155,13 +152,6 @@ int cg_gt_run(const cg_gt_config *cfg, cg_gt_result *out, char *err, size_t errl
         }
         if (t >= cfg->duration_ns)
             break;
-        for (unsigned i = 0; i < cfg->n; i++) {
-            if (!st[i].open && st[i].reopen_at == t) {
-                st[i].open = true; /* its deadline: the waiting thread wakes */
-                if (st[i].ready_at < t + cfg->c[i].host_ns)
-                    st[i].ready_at = t + cfg->c[i].host_ns;
-            }
-        }
         if (t == next_sample) {
             for (unsigned i = 0; i < cfg->n; i++) {
                 unsigned j = st[i].next;
@@ -191,16 +181,12 @@ int cg_gt_run(const cg_gt_config *cfg, cg_gt_result *out, char *err, size_t errl
                 rc = -1;
                 break;
             }
-            next_step = t + cfg->step_ns;
             for (unsigned i = 0; i < cfg->n; i++) {
                 if (gate[i].open && !st[i].open && st[i].ready_at < t + cfg->c[i].host_ns)
                     st[i].ready_at = t + cfg->c[i].host_ns; /* the waiting thread wakes */
                 st[i].open = gate[i].open;
-                st[i].reopen_at = gate[i].open ? 0 : gate[i].until;
-                if (gate[i].open && gate[i].until && cfg->step_min_ns && gate[i].until < next_step)
-                    next_step = gate[i].until > t + cfg->step_min_ns ? gate[i].until
-                                                                     : t + cfg->step_min_ns;
             }
+            next_step += cfg->step_ns;
         }
     }
     if (running >= 0 && rc == 0)

@@ -12,8 +12,7 @@
  * Several streams or threads of one process change only how deep its queue is: the device
  * alternates between processes, not streams; a graph is one item of its kernels' total length. The measurer samples every container's cumulative device time every
  * `sample_ns` (NVML's period) and the controller steps every `step_ns` with the latest samples,
- * sooner where the controller predicts an open gate's credit runs out, and a closed gate opens
- * by itself at the instant the controller gave (compute.h), exactly as convgpud does. Event-driven and exact: no time step, no randomness.
+ * exactly as convgpud does. Event-driven and exact: no time step, no randomness.
  */
 #ifndef CONVGPU_SIM_GPU_TIME_H
 #define CONVGPU_SIM_GPU_TIME_H
@@ -43,8 +42,6 @@ typedef struct {
     uint64_t sample_delay_ns;  /* a period's sample is seen this long after it ends (< 8 periods;
                                 * the emulator: a quarter period) */
     uint64_t step_ns;          /* controller period */
-    uint64_t step_min_ns;      /* an early step (an open gate's credit predicted to run out)
-                                * comes at least this long after the last; 0: never early */
     cg_compute_params params;
 } cg_gt_config;
 

@@ -306,63 +306,6 @@ static void test_prediction(void)
     cg_compute_free(cc);
 }
 
-/* A decision's expiry (compute.h): a closed gate opens when its credit, growing at its share,
- * is back at zero, and the controller's log counts it open from then; an open gate whose rate
- * while open exceeds its share is given the instant its credit runs out; a new decision
- * replaces the last one's plan. */
-static void test_expiry(void)
-{
-    cg_compute *cc = cg_compute_new(NULL);
-    cg_compute_gate g[1];
-    cg_compute_input in = hard(5, 25, 0, 100 * MS);
-    CHECK(cg_compute_step(cc, 100 * MS, &in, 1, g) == CG_OK && g[0].open, "baseline");
-    CHECK(g[0].until == 100 * MS, "credit 0 at a rate assumed 100%%: runs out now: %" PRIu64,
-          g[0].until);
-    /* 100 ms busy at 25%: credit -75 ms, back at 0 after 300 ms closed. */
-    in = hard(5, 25, 100 * MS, 200 * MS);
-    CHECK(cg_compute_step(cc, 200 * MS, &in, 1, g) == CG_OK && !g[0].open, "closed");
-    CHECK(g[0].until == 500 * MS, "opens by itself at 500 ms: %" PRIu64, g[0].until);
-    /* A step before then keeps it closed, with the same instant (nothing used, share accrued). */
-    CHECK(cg_compute_step(cc, 350 * MS, &in, 1, g) == CG_OK && !g[0].open, "still closed");
-    CHECK(g[0].until == 500 * MS && g[0].credit_ns == -(int64_t)(37500 * 1000),
-          "until 500 ms, credit -37.5 ms: %" PRIu64 " %" PRId64, g[0].until, g[0].credit_ns);
-    /* Unmeasured until 600 ms: open (by itself) from 500 at its rate while open (100%): -75 +
-     * 100 (share of 400 ms) - 100 = -75 ms, closed again until 600 + 300. */
-    CHECK(cg_compute_step(cc, 600 * MS, &in, 1, g) == CG_OK && !g[0].open, "closed again");
-    CHECK(g[0].credit_ns == -(int64_t)(75 * MS) && g[0].until == 900 * MS,
-          "the reopening at 500 ms counted: credit %" PRId64 ", until %" PRIu64, g[0].credit_ns,
-          g[0].until);
-    /* Measured to 600: it used 10 ms: -75 + 100 - 10 = +15 ms, open; its rate while open is
-     * 10/100 = 10%, below its share: no expiry. */
-    in = hard(5, 25, 110 * MS, 600 * MS);
-    CHECK(cg_compute_step(cc, 600 * MS, &in, 1, g) == CG_OK && g[0].open, "open again");
-    CHECK(g[0].credit_ns == (int64_t)(15 * MS) && g[0].until == 0,
-          "credit 15 ms, no expiry at 10%%: %" PRId64 " %" PRIu64, g[0].credit_ns, g[0].until);
-    /* Measured to 700: 30 ms used in 100 ms open, a rate of 30% against a share of 25%: credit
-     * 15 + 25 - 30 = 10 ms, which runs out after 10 / (0.30 - 0.25) = 200 ms. */
-    in = hard(5, 25, 140 * MS, 700 * MS);
-    CHECK(cg_compute_step(cc, 700 * MS, &in, 1, g) == CG_OK && g[0].open, "open at 30%%");
-    CHECK(g[0].credit_ns == (int64_t)(10 * MS) && g[0].until == 900 * MS,
-          "credit 10 ms, runs out at 900 ms: %" PRId64 " %" PRIu64, g[0].credit_ns, g[0].until);
-    CHECK(!cg_compute_check(cc), "invariants: %s", cg_compute_check(cc) ? cg_compute_check(cc) : "");
-    cg_compute_free(cc);
-
-    /* A debt so deep (a share of 1%, 1000 s busy, debt carried up to an hour) that it would
-     * take 27 hours to pay back: no instant is predicted (the lease and the next steps decide),
-     * and the gate stays closed at the next step: nothing planned it open. */
-    cg_compute_params p = {.debt_ns = 3600 * S};
-    cc = cg_compute_new(&p);
-    in = hard(6, 1, 0, S);
-    CHECK(cg_compute_step(cc, S, &in, 1, g) == CG_OK, "baseline");
-    in = hard(6, 1, 1000 * S, 1001 * S);
-    CHECK(cg_compute_step(cc, 1001 * S, &in, 1, g) == CG_OK && !g[0].open, "deep debt: closed");
-    CHECK(g[0].until == 0, "no reopening predicted an age away: %" PRIu64, g[0].until);
-    CHECK(cg_compute_step(cc, 1001 * S + MS, &in, 1, g) == CG_OK && !g[0].open,
-          "still closed a millisecond later");
-    CHECK(!cg_compute_check(cc), "invariants: %s", cg_compute_check(cc) ? cg_compute_check(cc) : "");
-    cg_compute_free(cc);
-}
-
 /* Shares held on the simulated GPU: every window within `tol` points of the target. */
 static cg_gt_result res;
 static void expect_shares(const char *what, const cg_gt_config *cfg, const unsigned *target,
@@ -464,7 +407,6 @@ int main(void)
 {
     test_gate_log();
     test_prediction();
-    test_expiry();
     test_patterns();
     test_rule();
     test_elastic();
