@@ -17,7 +17,8 @@
 #        (for a per-container file); without --peer-lib nothing of this runs. Its kernels are
 #        launched with grids sized to their length (PEER_BLOCKS_PER_MS below).
 # Environment: BENCH_KEEP=1 (keep the temporary directory: per-window shares, logs),
-#              BENCH_ONLY=REGEX (only the scenarios whose name matches), BENCH_OUT=FILE (write the
+#              BENCH_ONLY=REGEX (only the scenarios whose name matches; the launch cost is then
+#              measured only with BENCH_LAUNCH_COST=1), BENCH_OUT=FILE (write the
 #              section there), BENCH_RUN_S=S (seconds each scenario runs after its last start),
 #              BENCH_NICE=N (the workloads' and the daemon's nice value; default -20 as root,
 #              else 0), BENCH_WIN_PERIODS=N (NVML sample periods per window; default 6, 1 s
@@ -90,6 +91,7 @@ TMP=$(mktemp -d /tmp/convgpu-bench-compute.XXXXXX)
 DPID=
 cleanup() {
     set +e
+    trap - ERR # stopping the daemon and the workloads returns their statuses: not failures
     [ -z "$DPID" ] || { kill -TERM "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null; }
     # Workloads still running (a run stopped early), once the daemon is
     # stopped: every one names a file under $TMP.
@@ -428,7 +430,7 @@ if [ "$REAL" = 1 ]; then
 fi
 
 # ---- launch cost (convgpu only; not with BENCH_ONLY) ----------------------------------------------
-if [ -z "$PEER_LIB" ] && [ -z "${BENCH_ONLY:-}" ]; then
+if [ -z "$PEER_LIB" ] && { [ -z "${BENCH_ONLY:-}" ] || [ -n "${BENCH_LAUNCH_COST:-}" ]; }; then
     log "launch cost"
     container - - "$TMP/none.env" >/dev/null
     container 100 hard "$TMP/full.env" >/dev/null
