@@ -14,12 +14,12 @@
 # model: it is printed, not judged. (Synchronising containers gated at most of their steps
 # were left out too while convgpu-burn's turnaround counted the wait at the gate; it does not
 # any more, and they are judged.) The target (issue 39) is every judged scenario within TOL;
-# what holds today (the matrix of 2026-11-29 09:46 UTC, a 2-core host at load 12-18 from other
-# sessions' builds) is 18 of 30 judged within TOL and none beyond WIDE (15) points, so the test
-# asks three fifths. The rest are mostly synchronising loops of 50 us-2 ms kernels, where the
-# emulator gives the large container 3-6 points less than the model, which runs each loop with
-# the mean turnaround it measured (not yet explained: the spread of those turnarounds on a
-# loaded host, which the model does not have, is the first suspect). At least half the
+# the matrix recorded on a quiet machine (2026-11-29, load below 0.7, tests/core/compute_matrix.tsv)
+# has 29 of 33 judged within TOL and none beyond WIDE (15) points, so the test asks two thirds,
+# as it did before a record taken at load 12-18 (18 of 30 then) made it ask three fifths for a
+# while. The four apart: the elastic 20/50 pair (7.8 points: the model hands the idle 30 points
+# out differently), the two hard mixes (3.9 and 4.6: unequal kernels alternating), and 8 x 50 us
+# per sync (2.2). At least half the
 # scenarios must be judged.
 set -u
 SIM=$1
@@ -60,6 +60,6 @@ while IFS=$'\t' read -r name containers means idle gated; do
 done <"$MATRIX"
 [ "$n" -gt 0 ] || fail "no scenario in $MATRIX"
 [ $((2 * judged)) -ge "$n" ] || fail "only $judged of $n scenarios judged"
-[ $((5 * close)) -ge $((3 * judged)) ] || fail "only $close of $judged judged scenarios within $TOL points"
+[ $((3 * close)) -ge $((2 * judged)) ] || fail "only $close of $judged judged scenarios within $TOL points"
 [ "$fails" = 0 ] && echo "core.sim_compute_matrix: $close of $judged judged scenarios ($n recorded) within $TOL points, none beyond $WIDE"
 exit $((fails > 0))
