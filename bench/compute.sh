@@ -255,7 +255,8 @@ scenario() {
             if (k == 0) print 100; else if (th == 1 && t != "") printf "%.0f\n", 100 * k * K / (k * K + t); else print alone }')"
         j=$((j + 1))
     done
-    # Judge the windows from the third after the last start to the last complete one. A
+    # Judge the windows from the third after the last start to the last one that ended before
+    # the stop (nvml_windows.py leaves out the later ones). A
     # container is judged against its target (its share), and, where its own host time makes
     # that impossible, against the bound that holds instead: at least its share scaled by its
     # efficiency in the run (E%, above), less 3 points; the device's idle time then may reach the idle its
