@@ -1,6 +1,7 @@
-# root_lib.sh — what the package tests share (sourced by test_install_deb.sh and
-# test_upgrade_deb.sh after they set PKG_TEST, their ctest name): a private mount namespace
-# (the test re-runs itself in one, as root), the check counters, the packages' .debs found in a
+# root_lib.sh — what the package tests share (sourced by test_install_deb.sh,
+# test_upgrade_deb.sh and test_image.sh after they set PKG_TEST, their ctest name): a private
+# mount namespace (the test re-runs itself in one, as root), the check counters, a bounded
+# poll for a condition (wait_until), the packages' .debs found in a
 # directory, and a fresh Debian 12 root: debootstrap's cached minbase (packaging/debian-root.sh,
 # DEB_DIR/cache/bookworm) seen through an overlay on a tmpfs, with /proc and /dev, so every run
 # starts clean and the cache is never written. The EXIT trap stops the daemon (DAEMON_PID) and
@@ -21,6 +22,13 @@ fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
 pass() { echo "ok: $*"; PASSES=$((PASSES + 1)); }
 check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
 die() { fail "$*"; echo "$PASSES passed, $FAILS failed"; exit 1; }
+wait_until() { # wait_until WHAT COMMAND...: polls; the deadline only bounds a hang
+    local what=$1 deadline=$(( $(date +%s) + WAIT_S )); shift
+    until "$@"; do
+        [ "$(date +%s)" -le "$deadline" ] || { fail "waited ${WAIT_S}s for: $what"; return 1; }
+        sleep 0.05
+    done
+}
 
 # debs_of DIR: the five packages' newest .debs there, a line each; fails, saying which is
 # missing on stderr (it runs in $(...), where a die would only end the subshell), when one is.

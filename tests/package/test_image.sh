@@ -7,16 +7,9 @@
 # mirror, and the .debs of `make deb` (CONVGPU_DEB_DIR, default SOURCE/build-deb); leaves the
 # image in DEB_DIR/image.
 set -eu
-SRC=${CONVGPU_SOURCE_DIR:?CONVGPU_SOURCE_DIR must point at the source tree}
-DEB_DIR=${CONVGPU_DEB_DIR:-$SRC/build-deb}
-if [ -z "${CONVGPU_PKG_NS:-}" ]; then
-    [ "$(id -u)" -eq 0 ] || { echo "FAIL: package.image needs root (chroot, mounts)"; exit 1; }
-    exec unshare --mount --propagation private env CONVGPU_PKG_NS=1 bash "$0" "$@"
-fi
-FAILS=0 PASSES=0
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
-pass() { echo "ok: $*"; PASSES=$((PASSES + 1)); }
-check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
+PKG_TEST=package.image
+# The package tests' harness: root in a private mount namespace, the check counters.
+. "$(dirname "$0")/root_lib.sh"
 
 OUT=$DEB_DIR/image
 rm -f "$OUT"/convgpu-node-*.tar

@@ -62,12 +62,11 @@ in_root install -d -m "$mode" "$path"
 chroot "$ROOT" env -i PATH=/usr/bin:/bin CONVGPU_EMU_CONTEXT=66MiB \
     /usr/bin/convgpud --foreground --emulate 5GiB >"$ROOT/tmp/convgpud.log" 2>&1 &
 DAEMON_PID=$!
-deadline=$(( $(date +%s) + WAIT_S ))
-until in_root convgpu devices >/dev/null 2>&1; do
+daemon_answers() {
     kill -0 "$DAEMON_PID" 2>/dev/null || die "convgpud exited"
-    [ "$(date +%s)" -le "$deadline" ] || die "convgpud did not answer within ${WAIT_S}s"
-    sleep 0.05
-done
+    in_root convgpu devices >/dev/null 2>&1
+}
+wait_until "convgpud answering" daemon_answers || die "convgpud did not answer within ${WAIT_S}s"
 pass "convgpud answers on /run/convgpu/control.sock"
 check "a workload within its limit runs" \
     in_root convgpu run --quiet --gpu-memory 256MiB -- convgpu-sample --size 64MiB --quiet

@@ -19,14 +19,6 @@ mapfile -t OLD_DEBS <<<"$deb_list"
 deb_list=$(debs_of "$NEXT_DIR") || exit 1
 mapfile -t NEW_DEBS <<<"$deb_list"
 root_up
-wait_until() { # wait_until WHAT COMMAND...: polls; the deadline only bounds a hang
-    local what=$1 deadline=$(( $(date +%s) + WAIT_S )); shift
-    until "$@"; do
-        [ "$(date +%s)" -le "$deadline" ] || { fail "waited ${WAIT_S}s for: $what"; return 1; }
-        sleep 0.05
-    done
-}
-
 install_set() { # install_set NAME DEB...: apt-get install of those .debs in the root
     local name=$1; shift
     mkdir -p "$ROOT/tmp/$name"
