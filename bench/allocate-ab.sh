@@ -13,21 +13,9 @@ set -euo pipefail
 ROUNDS=15
 if [ "${1:-}" = --rounds ]; then ROUNDS=$2; shift 2; fi
 if [ $# -ne 2 ]; then echo "usage: bench/allocate-ab.sh [--rounds N] BASE_BUILD NEW_BUILD" >&2; exit 2; fi
-BUILDS=("$(cd "$1" && pwd)" "$(cd "$2" && pwd)")
-NAMES=(base new)
-for b in "${BUILDS[@]}"; do
-    for p in bin/convgpud bin/kubelet-standin bin/convgpu-device-plugin; do
-        [ -x "$b/$p" ] || { echo "allocate-ab.sh: missing $b/$p (build it first; the plugin needs grpc++)" >&2; exit 1; }
-    done
-done
-TMP=$(mktemp -d /tmp/convgpu-alab.XXXXXX)
-PIDS=()
-cleanup() {
-    set +e
-    for ((k = ${#PIDS[@]} - 1; k >= 0; k--)); do kill -TERM "${PIDS[$k]}" 2>/dev/null && wait "${PIDS[$k]}" 2>/dev/null; done
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/ab_builds.sh"
+AB_HINT="the plugin needs grpc++" ab_open allocate-ab.sh convgpu-alab "$1" "$2" \
+    bin/convgpud bin/kubelet-standin bin/convgpu-device-plugin
 trap 'exit 130' INT TERM
 until_there() { # until_there WHAT TEST-ARGS...: a wait for a file; 60 s bounds a hang only
     local what=$1 n=0; shift

@@ -27,22 +27,8 @@ done
 if [ $# -ne 2 ]; then
     echo "usage: bench/roundtrip-ab.sh [--reps N] [--rounds R] BASE_BUILD NEW_BUILD" >&2; exit 2
 fi
-BUILDS=("$(cd "$1" && pwd)" "$(cd "$2" && pwd)")
-NAMES=(base new)
-for b in "${BUILDS[@]}"; do
-    for p in bin/convgpud bin/convgpu bench/bench_roundtrip; do
-        [ -x "$b/$p" ] || { echo "roundtrip-ab.sh: missing $b/$p (build it first)" >&2; exit 1; }
-    done
-done
-
-TMP=$(mktemp -d /tmp/convgpu-rtab.XXXXXX)
-PIDS=()
-cleanup() {
-    set +e
-    for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; done
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/ab_builds.sh"
+ab_open roundtrip-ab.sh convgpu-rtab "$1" "$2" bin/convgpud bin/convgpu bench/bench_roundtrip
 trap 'exit 130' INT TERM
 
 SOCKS=()
