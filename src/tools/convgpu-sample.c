@@ -311,19 +311,36 @@ static unsigned char pattern(size_t i, unsigned round)
     return (unsigned char)(i * 131u + 7u + round + opt.seed);
 }
 
+/* How much of a chunk is checked: its first --touch bytes, or all of it. */
+static size_t checked_len(const chunk *c)
+{
+    return opt.touch && opt.touch < c->len ? (size_t)opt.touch : c->len;
+}
+
+/* A host buffer for the checked part of a chunk: 1 with the buffer, 0 where the mode has no
+ * linear memory to check (arrays), -1 (said) when the host is out of memory. */
+static int host_span(const chunk *c, unsigned char **host, size_t *len)
+{
+    if (opt.mode == M_ARRAY || opt.mode == M_MIPMAP)
+        return 0;
+    *len = checked_len(c);
+    if (!(*host = malloc(*len))) {
+        fprintf(stderr, "convgpu-sample: out of host memory\n");
+        return -1;
+    }
+    return 1;
+}
+
 /* Before anything is written: what the driver gave must be nobody's data. The emulator (and
  * NVIDIA's driver, which clears memory before another process gets it) give zeros; a byte
  * that is not zero is another process's, or this one's from before. */
 static int fresh_check(const chunk *c)
 {
-    if (opt.mode == M_ARRAY || opt.mode == M_MIPMAP)
-        return 0;
-    size_t len = opt.touch && opt.touch < c->len ? (size_t)opt.touch : c->len;
-    unsigned char *host = malloc(len);
-    if (!host) {
-        fprintf(stderr, "convgpu-sample: out of host memory\n");
-        return 1;
-    }
+    unsigned char *host;
+    size_t len;
+    int span = host_span(c, &host, &len);
+    if (span <= 0)
+        return -span;
     memset(host, 0xa5, len);
     int rc = CALL(cuMemcpyDtoH, host, c->ptr, len);
     for (size_t i = 0; rc == 0 && i < len; i++) {
@@ -340,14 +357,11 @@ static int fresh_check(const chunk *c)
 /* Copy in, complement on the device, copy out, verify (the first --touch bytes, or all). */
 static int exercise(chunk *c, unsigned round)
 {
-    if (opt.mode == M_ARRAY || opt.mode == M_MIPMAP)
-        return 0;
-    size_t len = opt.touch && opt.touch < c->len ? (size_t)opt.touch : c->len;
-    unsigned char *host = malloc(len);
-    if (!host) {
-        fprintf(stderr, "convgpu-sample: out of host memory\n");
-        return 1;
-    }
+    unsigned char *host;
+    size_t len;
+    int span = host_span(c, &host, &len);
+    if (span <= 0)
+        return -span;
     for (size_t i = 0; i < len; i++)
         host[i] = pattern(i, round);
     int async = opt.mode == M_ASYNC || opt.mode == M_POOL;
@@ -378,14 +392,11 @@ static int exercise(chunk *c, unsigned round)
 /* The device still holds what exercise() left: the complement of the pattern. */
 static int recheck(const chunk *c, unsigned round)
 {
-    if (opt.mode == M_ARRAY || opt.mode == M_MIPMAP)
-        return 0;
-    size_t len = opt.touch && opt.touch < c->len ? (size_t)opt.touch : c->len;
-    unsigned char *host = malloc(len);
-    if (!host) {
-        fprintf(stderr, "convgpu-sample: out of host memory\n");
-        return 1;
-    }
+    unsigned char *host;
+    size_t len;
+    int span = host_span(c, &host, &len);
+    if (span <= 0)
+        return -span;
     int rc = CALL(cuMemcpyDtoH, host, c->ptr, len);
     for (size_t i = 0; rc == 0 && i < len; i++) {
         if (host[i] != (unsigned char)~pattern(i, round)) {
@@ -433,7 +444,7 @@ static int work(const chunk *cs, unsigned nchunks, unsigned round)
         }
         next += EVERY_MS;
         const chunk *c = &cs[k % nchunks];
-        size_t len = opt.touch && opt.touch < c->len ? (size_t)opt.touch : c->len;
+        size_t len = checked_len(c);
         size_t n = len < PIECE ? len : PIECE;
         if (at + n > len)
             at = 0;
