@@ -134,6 +134,20 @@ int emu_config_from_env(emu_config *cfg, char *err, size_t errlen)
         cfg->sample_ns = (uint64_t)v * 1000000u;
     }
 
+    cfg->timeslice_ns = (uint64_t)EMU_DEFAULT_TIMESLICE_US * 1000u;
+    const char *slice = getenv("CONVGPU_EMU_TIMESLICE_US");
+    if (slice) {
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(slice, &end, 10);
+        if (!isdigit((unsigned char)*slice) || *end || errno ||
+            (v != 0 && (v < EMU_TIMESLICE_US_MIN || v > EMU_TIMESLICE_US_MAX)))
+            return failf(err, errlen, "CONVGPU_EMU_TIMESLICE_US must be 0 (turns of whole "
+                         "kernels) or a whole number of microseconds from %u to %u",
+                         EMU_TIMESLICE_US_MIN, EMU_TIMESLICE_US_MAX);
+        cfg->timeslice_ns = (uint64_t)v * 1000u;
+    }
+
     const char *state = getenv("CONVGPU_EMU_STATE");
     int len;
     if (state && *state)
@@ -149,7 +163,8 @@ int emu_config_from_env(emu_config *cfg, char *err, size_t errlen)
 int emu_config_same_devices(const emu_config *a, const emu_config *b)
 {
     if (a->ndev != b->ndev || a->ctx_charge != b->ctx_charge ||
-        a->granularity != b->granularity || a->sample_ns != b->sample_ns)
+        a->granularity != b->granularity || a->sample_ns != b->sample_ns ||
+        a->timeslice_ns != b->timeslice_ns)
         return 0;
     for (unsigned i = 0; i < a->ndev; i++)
         if (a->total[i] != b->total[i])

@@ -18,6 +18,11 @@
 #define EMU_DEFAULT_SAMPLE_MS   166u                /* NVML sample period (recent GPUs: ~1/6 s) */
 #define EMU_SAMPLE_MS_MIN       20u
 #define EMU_SAMPLE_MS_MAX       10000u
+/* A context's turn on a contended device (CONVGPU_EMU_TIMESLICE_US): 1024 us, the default TSG
+ * timeslice of NVIDIA's open nvgpu driver; 0 = turns of whole kernels (no preemption). */
+#define EMU_DEFAULT_TIMESLICE_US 1024u
+#define EMU_TIMESLICE_US_MIN    100u
+#define EMU_TIMESLICE_US_MAX    50000u
 
 typedef struct {
     unsigned ndev;
@@ -25,10 +30,11 @@ typedef struct {
     uint64_t ctx_charge;   /* per process and device, already rounded up to granularity */
     uint64_t granularity;  /* power of two, at least 4 KiB */
     uint64_t sample_ns;    /* NVML sample period (CONVGPU_EMU_SAMPLE_MS) */
+    uint64_t timeslice_ns; /* a context's turn when others wait; 0: whole kernels */
     char state_path[EMU_PATH_MAX];
 } emu_config;
 
-/* Reads CONVGPU_EMU_DEVICES, _CONTEXT, _GRANULARITY, _SAMPLE_MS and _STATE. Returns 0, or -1 with a
+/* Reads CONVGPU_EMU_DEVICES, _CONTEXT, _GRANULARITY, _SAMPLE_MS, _TIMESLICE_US and _STATE. Returns 0, or -1 with a
  * one-line reason in err. */
 int emu_config_from_env(emu_config *cfg, char *err, size_t errlen);
 
@@ -36,8 +42,8 @@ int emu_config_from_env(emu_config *cfg, char *err, size_t errlen);
 int emu_parse_devices(const char *spec, uint64_t *totals, unsigned *ndev, char *err,
                       size_t errlen);
 
-/* Same device list, context charge, granularity and sample period (the state path is not
- * compared). */
+/* Same device list, context charge, granularity, sample period and timeslice (the state path
+ * is not compared). */
 int emu_config_same_devices(const emu_config *a, const emu_config *b);
 
 /* Deterministic UUID of physical device idx, so every process and both libraries agree. */

@@ -10,9 +10,12 @@
  * next). Both run under the state lock, so a
  * reader of the samples sees a kernel either running or accounted, never neither or both.
  *
- * Fairness: a process that finishes a kernel while others wait must take a new ticket, which is
- * behind theirs, so contending processes alternate kernel by kernel, however long each one's
- * kernels are (a 50 ms kernel does not starve a 10 us one: each waits its turn).
+ * Fairness: a holder whose turn is over while others wait hands the device on, at the end of a
+ * kernel or in the middle of one (the caller runs a kernel in pieces, one per turn), and must
+ * take a new ticket, which is behind theirs; so contending processes take turns of one timeslice
+ * of device time each, however long each one's kernels are (a 50 ms kernel neither starves a
+ * 10 us one nor takes 50 ms for each of its 10 us). Turns are measured on the device's
+ * timeline, so a holder whose host thread runs late is not charged for it.
  *
  * A holder killed mid-kernel leaves owner set: waiters wake every EMU_HOLDER_CHECK_NS, reclaim
  * dead slots (which frees the device and accounts its busy time up to then) and go on. */
@@ -104,14 +107,40 @@ static void hand_on(emu_devstate *ds, int *wake)
     *wake = ds->nwait > 0;
 }
 
+/* Where a kernel that may start at `earliest` starts on dev's timeline, with or without a
+ * known length (shared.h). */
+static uint64_t timeline_start(const emu_devstate *ds, uint64_t earliest, uint64_t length_ns,
+                               uint64_t now)
+{
+    if (!length_ns)
+        return now;
+    uint64_t at = earliest > ds->busy_until ? earliest : ds->busy_until;
+    return at < now ? at : now;
+}
+
+static int turn_over(const emu_state *st, const emu_devstate *ds, uint64_t at)
+{
+    return st->timeslice_ns == 0 || at >= ds->turn_start + st->timeslice_ns;
+}
+
 int emu_shared_exec_begin(emu_shared *sh, unsigned dev, uint64_t earliest, uint64_t length_ns,
-                          uint64_t *start)
+                          uint64_t *start, uint64_t *piece)
 {
     emu_state *st = sh->st;
     if (sh->slot < 0 || dev >= EMU_MAX_DEVICES || emu_st_lock(st) != 0)
         return -1;
     emu_devstate *ds = &st->dev[dev];
     uint32_t mine = (uint32_t)sh->slot + 1;
+    int fresh_turn = ds->owner != mine;
+    if (!fresh_turn && ds->nwait > 0 &&
+        turn_over(st, ds, timeline_start(ds, earliest, length_ns, emu_now_ns()))) {
+        /* Kept between kernels, but its turn ran out meanwhile and somebody waits: in line. */
+        int wake = 0;
+        hand_on(ds, &wake);
+        if (wake)
+            emu_futex_wake(&ds->futex);
+        fresh_turn = 1;
+    }
     if (ds->owner != mine) {
         emu_slot_dev *sd = &st->slots[sh->slot].dev[dev];
         sd->ticket = ++ds->next_ticket;
@@ -131,19 +160,19 @@ int emu_shared_exec_begin(emu_shared *sh, unsigned dev, uint64_t earliest, uint6
         ds->nwait--;
         ds->owner = mine;
     }
-    uint64_t now = emu_now_ns(), at = now;
-    if (length_ns) {
-        at = earliest > ds->busy_until ? earliest : ds->busy_until;
-        if (at > now)
-            at = now;
-    }
+    uint64_t now = emu_now_ns(), at = timeline_start(ds, earliest, length_ns, now);
+    if (fresh_turn || turn_over(st, ds, at))
+        ds->turn_start = at; /* a new turn; an old one over with nobody waiting renews */
+    *piece = length_ns;
+    if (st->timeslice_ns && length_ns && ds->turn_start + st->timeslice_ns - at < length_ns)
+        *piece = ds->turn_start + st->timeslice_ns - at;
     /* Busy time is accounted from the oldest open sample period on: a period a reader has seen
      * completed never changes (what falls before is not counted: a holder more than a quarter
      * period late, which only a starved host makes). */
     uint64_t period_began = st->epoch_mono + emu_open_period(st, now) * st->sample_ns;
     emu_slot_dev *sd = &st->slots[sh->slot].dev[dev];
     sd->run_start = at > period_began ? at : period_began;
-    sd->run_end = length_ns ? at + length_ns : 0; /* may precede run_start: nothing counted */
+    sd->run_end = length_ns ? at + *piece : 0; /* may precede run_start: nothing counted */
     *start = at;
     emu_st_unlock(st);
     return 0;
@@ -167,7 +196,7 @@ int emu_shared_exec_end(emu_shared *sh, unsigned dev, int keep, uint64_t *end)
         sd->run_start = sd->run_end = 0;
     }
     int held = ds->owner == (uint32_t)sh->slot + 1, wake = 0;
-    if (held && (!keep || ds->nwait > 0)) {
+    if (held && (!keep || (ds->nwait > 0 && turn_over(st, ds, *end)))) {
         hand_on(ds, &wake);
         held = 0;
     }

@@ -1,7 +1,7 @@
 /* exec.c — what the device does with one queued item: the built-in kernels, copies and sets.
  *
  * Kernels run while the process holds the device (shared.h): the worker takes it with
- * exec_begin and keeps it across back-to-back kernels while nobody else waits.
+ * exec_begin and keeps it across back-to-back kernels while its turn lasts or nobody else waits.
  *   complement(CUdeviceptr buf, size_t n)  bitwise NOT of n bytes at buf (the paper's sample)
  *   spin(unsigned long long microseconds)  occupies the device that long, sleeping: a host core
  *                                          stays free, so many busy processes fit on a small host
@@ -45,26 +45,31 @@ static void sleep_until(uint64_t t)
 
 /* A kernel of known length takes its place on the device's timeline (shared.h): when this
  * thread got the device late, the kernel still started where the device's last one ended, and
- * the sleep until its end is shorter. */
+ * the sleep until its end is shorter. It runs in pieces, one per turn: when its process's
+ * timeslice ends while another process waits, the rest waits for the next turn (a GPU preempts
+ * a context at the end of its timeslice). */
 static CUresult run_kernel(struct CUstream_st *s, const emu_kcall *k, int *holds)
 {
-    uint64_t length = k->kernel == EMU_KERNEL_COMPLEMENT ? 0 : spin_length(k), start, end;
-    if (emu_shared_exec_begin(&g_emu.sh, s->phys, s->vt, length, &start) != 0)
-        return CUDA_ERROR_LAUNCH_FAILED; /* the state file's lock is unusable */
-    *holds = 1;
+    uint64_t left = k->kernel == EMU_KERNEL_COMPLEMENT ? 0 : spin_length(k), start, piece, end;
     CUresult rc = CUDA_SUCCESS;
-    if (k->kernel == EMU_KERNEL_COMPLEMENT) {
-        emu_rdlock();
-        if (emu_range((uintptr_t)k->a0, (size_t)k->a1, 1) != CUDA_SUCCESS)
-            rc = CUDA_ERROR_ILLEGAL_ADDRESS;
-        else
-            complement((unsigned char *)(uintptr_t)k->a0, (size_t)k->a1);
-        emu_unlock();
-    } else if (length) {
-        sleep_until(start + length);
-    }
-    *holds = emu_shared_exec_end(&g_emu.sh, s->phys, 1, &end);
-    s->vt = end;
+    do {
+        if (emu_shared_exec_begin(&g_emu.sh, s->phys, s->vt, left, &start, &piece) != 0)
+            return CUDA_ERROR_LAUNCH_FAILED; /* the state file's lock is unusable */
+        *holds = 1;
+        if (k->kernel == EMU_KERNEL_COMPLEMENT) {
+            emu_rdlock();
+            if (emu_range((uintptr_t)k->a0, (size_t)k->a1, 1) != CUDA_SUCCESS)
+                rc = CUDA_ERROR_ILLEGAL_ADDRESS;
+            else
+                complement((unsigned char *)(uintptr_t)k->a0, (size_t)k->a1);
+            emu_unlock();
+        } else if (piece) {
+            sleep_until(start + piece);
+        }
+        *holds = emu_shared_exec_end(&g_emu.sh, s->phys, 1, &end);
+        s->vt = end;
+        left -= piece;
+    } while (left > 0);
     return rc;
 }
 
@@ -114,9 +119,10 @@ static CUresult run_set(const emu_set *s)
     return rc;
 }
 
-int emu_item_needs_device(const emu_item *it)
+int emu_item_runs_on_host(const emu_item *it)
 {
-    return it->kind == EMU_I_KERNEL || it->kind == EMU_I_GRAPH;
+    return it->kind == EMU_I_COPY || it->kind == EMU_I_SET || it->kind == EMU_I_HOST ||
+           it->kind == EMU_I_CALLBACK;
 }
 
 CUresult emu_exec_item(struct CUstream_st *s, emu_item *it, int *holds)

@@ -439,7 +439,7 @@ CUresult emu_gexec_run(struct CUstream_st *s, struct CUgraphExec_st *x, int *hol
 {
     for (size_t i = 0; i < x->n; i++) {
         emu_item *it = &x->items[i];
-        if (*holds && !emu_item_needs_device(it)) {
+        if (*holds && emu_item_runs_on_host(it)) {
             emu_shared_exec_release(&g_emu.sh, s->phys);
             *holds = 0;
         }

@@ -134,6 +134,7 @@ static void write_config(emu_state *st, const emu_config *c)
     st->ctx_charge = c->ctx_charge;
     st->granularity = c->granularity;
     st->sample_ns = c->sample_ns;
+    st->timeslice_ns = c->timeslice_ns;
     memset(st->total, 0, sizeof st->total);
     memset(st->uuid, 0, sizeof st->uuid);
     for (unsigned i = 0; i < c->ndev; i++) {
@@ -157,6 +158,7 @@ static void read_config(const emu_state *st, emu_config *c, const char *path)
     c->ctx_charge = st->ctx_charge;
     c->granularity = st->granularity;
     c->sample_ns = st->sample_ns;
+    c->timeslice_ns = st->timeslice_ns;
     for (unsigned i = 0; i < c->ndev; i++)
         c->total[i] = st->total[i];
     snprintf(c->state_path, sizeof c->state_path, "%s", path);

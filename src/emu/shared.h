@@ -8,8 +8,13 @@
  *
  * Time (devlock.c): a device runs one process's kernels at a time, as a GPU without MPS
  * time-slices between contexts. A process that wants it takes a ticket; the device goes to the
- * lowest ticket among live waiters when its holder lets go, so processes alternate kernel by
- * kernel whatever their kernels' lengths. A holder with nobody waiting keeps the device between
+ * lowest ticket among live waiters when its holder lets go. A holder lets go when its turn (a
+ * timeslice, CONVGPU_EMU_TIMESLICE_US of device time) is over and somebody waits, even in the
+ * middle of a kernel, whose rest then waits for the holder's next turn; or when it has no
+ * kernel next. So contending processes share the device's time equally whatever their kernels'
+ * lengths, as a GPU's scheduler preempts a context at the end of its timeslice. (With a
+ * timeslice of 0, turns are whole kernels: a process of 20 ms kernels beside one of 500 us
+ * kernels took 98% of the device.) A holder with nobody waiting keeps the device between
  * kernels (no lock traffic on the fast path). The holder is a slot, so a holder killed mid-kernel
  * is found by the waiters' periodic check and its device handed on.
  *
@@ -103,6 +108,7 @@ typedef struct {
     uint32_t rec_head;                    /* next ring record to write */
     uint64_t next_ticket;
     uint64_t busy_until;                  /* where the device's last kernel ended */
+    uint64_t turn_start;                  /* where the holder's turn began on the timeline */
     emu_sample_rec rec[EMU_SAMPLE_RING];
 } emu_devstate;
 
@@ -113,6 +119,7 @@ typedef struct {
     uint64_t generation;                  /* bumped by every re-initialisation */
     uint64_t ctx_charge, granularity;
     uint64_t sample_ns;                   /* sample period */
+    uint64_t timeslice_ns;                /* a holder's turn while others wait; 0: a kernel */
     uint64_t epoch_mono;                  /* CLOCK_MONOTONIC ns where period 0 begins */
     uint64_t epoch_real;                  /* CLOCK_REALTIME ns at epoch_mono (timestamps) */
     uint64_t total[EMU_MAX_DEVICES];
@@ -161,16 +168,19 @@ void emu_shared_ctx_release(emu_shared *sh, unsigned dev);
 /* Bytes in use on dev (all live processes' memory and context charges). Returns 0 or -1. */
 int emu_shared_used(emu_shared *sh, unsigned dev, uint64_t *used);
 
-/* Device time (devlock.c). exec_begin blocks until this process holds dev (FIFO among the
- * processes that want it) and marks a kernel running. With length_ns > 0 the kernel's start
- * (*start) is placed on the device's timeline (see the top of this file): not before `earliest`
- * (its launch, or its stream's previous work), nor before the device's last kernel ended, nor
- * after now; without a length it starts now and lasts until exec_end. exec_end accounts the
- * kernel, tells where it ended (*end) and, unless keep is set and nobody waits, hands the device
- * on. Returns whether the process still holds it. exec_release hands it on (a process must not hold an idle device). Only one thread per
- * process and device may call these (the device's worker). */
+/* Device time (devlock.c). exec_begin blocks until this process holds dev in a turn that is
+ * not over (FIFO among the processes that want it) and marks a kernel running. With
+ * length_ns > 0 the kernel's start (*start) is placed on the device's timeline (see the top of
+ * this file): not before `earliest` (its launch, or its stream's previous work), nor before the
+ * device's last kernel ended, nor after now; *piece is how much of length_ns runs in this turn
+ * (all of it, or up to the turn's end): the caller runs the rest with further calls. Without a
+ * length it starts now and lasts until exec_end. exec_end accounts the kernel, tells where it
+ * ended (*end) and hands the device on unless keep is set and the holder's turn goes on (it is
+ * not over, or nobody waits). Returns whether the process still holds it. exec_release hands it
+ * on (a process must not hold an idle device). Only one thread per process and device may call
+ * these (the device's worker). */
 int emu_shared_exec_begin(emu_shared *sh, unsigned dev, uint64_t earliest, uint64_t length_ns,
-                          uint64_t *start);
+                          uint64_t *start, uint64_t *piece);
 int emu_shared_exec_end(emu_shared *sh, unsigned dev, int keep, uint64_t *end);
 void emu_shared_exec_release(emu_shared *sh, unsigned dev);
 

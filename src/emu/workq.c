@@ -446,7 +446,7 @@ static void *worker_main(void *arg)
         if ((it.kind == EMU_I_HOST || it.kind == EMU_I_CALLBACK) && to_host_thread(s, &it) == 0)
             continue; /* the host thread finishes it */
         emu_sched_unlock();
-        if (dq->holds && !emu_item_needs_device(&it)) {
+        if (dq->holds && emu_item_runs_on_host(&it)) {
             emu_shared_exec_release(&g_emu.sh, phys);
             dq->holds = 0;
         }

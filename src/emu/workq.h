@@ -182,8 +182,11 @@ void emu_item_discard(emu_item *it, CUresult why);
 /* Releases an item's references once it ran (a record completes at `when`). Scheduler lock
  * held. */
 void emu_item_release(emu_item *it, uint64_t when);
-/* Whether the device must be held for it (kernels and graphs). */
-int emu_item_needs_device(const emu_item *it);
+/* Whether the host does it (copies, sets, host functions, callbacks): the worker lets the
+ * device go first, as it does when it has nothing to run. Records, waits and markers take no
+ * time, so they do not end a turn (a process recording an event after every kernel would
+ * otherwise get one kernel per turn). */
+int emu_item_runs_on_host(const emu_item *it);
 
 /* capture.c and graph.c: stream capture and executable graphs. Scheduler lock held for the
  * capture functions: add records it into the capture (or refuses it and invalidates the

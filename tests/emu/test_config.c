@@ -58,6 +58,10 @@ int main(int argc, char **argv)
         {"CONVGPU_EMU_GRANULARITY=3000", "CUDA_ERROR_INVALID_VALUE", "GRANULARITY"},
         {"CONVGPU_EMU_CONTEXT=1.5B", "CUDA_ERROR_INVALID_VALUE", "CONVGPU_EMU_CONTEXT"},
         {"CONVGPU_EMU_CONTEXT=2GiB", "CUDA_ERROR_INVALID_VALUE", "context charge"},
+        {"CONVGPU_EMU_TIMESLICE_US=50", "CUDA_ERROR_INVALID_VALUE", "TIMESLICE"},
+        {"CONVGPU_EMU_TIMESLICE_US=50001", "CUDA_ERROR_INVALID_VALUE", "TIMESLICE"},
+        {"CONVGPU_EMU_TIMESLICE_US=1ms", "CUDA_ERROR_INVALID_VALUE", "TIMESLICE"},
+        {"CONVGPU_EMU_TIMESLICE_US=-1", "CUDA_ERROR_INVALID_VALUE", "TIMESLICE"},
         {"CONVGPU_EMU_STATE=/nonexistent-dir/state", "CUDA_ERROR_OPERATING_SYSTEM", "state file"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -74,6 +78,8 @@ int main(int argc, char **argv)
         {"CONVGPU_EMU_DEVICES=2x3GiB", "total=3221225472"},
         {"CONVGPU_EMU_DEVICES=1.5GiB,4GiB", "total=1610612736"},
         {"-CONVGPU_EMU_DEVICES", "total=5368709120"}, /* the default: the paper's 5GiB GPU */
+        {"CONVGPU_EMU_TIMESLICE_US=0", "total=5368709120"},   /* turns of whole kernels */
+        {"CONVGPU_EMU_TIMESLICE_US=2000", "total=5368709120"},
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         const char *env[] = {good[i].env, NULL};

@@ -7,8 +7,14 @@
  *    NVML_ERROR_NOT_FOUND, and samples that add up: the sum of smUtil x period over the samples
  *    a reader polling every 100 ms collects lies between the kernels' requested time and the
  *    time the process measured around them, within 1% + 1 period;
+ *  - processes share the device's time, not its kernels: beside a process of 20 ms kernels,
+ *    one of 500 us kernels (both always with work queued) gets at least a third of the device
+ *    in timeslices (CONVGPU_EMU_TIMESLICE_US, the default); with turns of whole kernels
+ *    (CONVGPU_EMU_TIMESLICE_US=0, the second run of this test, emu.share_kernel_turns) it gets
+ *    at most a tenth (500 / 20500 of the turns' time);
  *  - a process killed while it holds the device (mid-kernel) does not wedge it: a process
- *    waiting for the device runs as soon as the death is noticed;
+ *    waiting for the device (with turns of whole kernels), or coming after the death (in
+ *    timeslices), runs as soon as the death is noticed;
  *  - queued kernels run back to back whatever the host's threads do: 400 kernels of 200 us
  *    queued behind a gate take 80 ms of device time between the events around them, to the
  *    microsecond (no wake-up or timer slack of a host thread shows); two processes with
@@ -319,6 +325,40 @@ static void samples_add_up(void)
                busy_ms, want_ms, wall_ms);
 }
 
+/* ---- time, not kernels ---- */
+
+static int enough_time(void *arg)
+{
+    tally *t = arg;
+    poll_samples(t);
+    /* 3 s of device time in samples where both ran: 30 periods' worth at 100% */
+    return t->util_sum[0] + t->util_sum[1] >= 30ull * 100;
+}
+
+static void time_shared(int sliced)
+{
+    int fl, fs;
+    tally t = {0};
+    poll_samples(&t);
+    t.util_sum[0] = t.util_sum[1] = 0;
+    t.pid[0] = helper("hog", "20000", NULL, &fl);
+    t.pid[1] = helper("hog", "500", NULL, &fs);
+    CHECK(t_wait_for(enough_time, &t, T_WAIT_MS));
+    double short_share = 100.0 * (double)t.util_sum[1] / (double)(t.util_sum[0] + t.util_sum[1]);
+    printf("20 ms kernels beside 500 us kernels, %s: the 500 us process got %.1f%% of their "
+           "device time\n", sliced ? "timeslices" : "turns of whole kernels", short_share);
+    if (sliced ? short_share < 100.0 / 3 : short_share > 10.0)
+        t_fail(__FILE__, __LINE__, "the 500 us process got %.1f%% of the device time",
+               short_share);
+    kill(t.pid[0], SIGKILL);
+    kill(t.pid[1], SIGKILL);
+    CHECK_EQ(t_wait(t.pid[0]), -SIGKILL);
+    CHECK_EQ(t_wait(t.pid[1]), -SIGKILL);
+    free(t_read_all(fl));
+    free(t_read_all(fs));
+    CHECK(t_wait_for(idle, NULL, T_WAIT_MS));
+}
+
 /* ---- a dead holder ---- */
 
 static int holder_busy(void *arg)
@@ -336,19 +376,30 @@ static int has_context(void *arg)
     return t_nvml_proc_used(0, watched) > 0;
 }
 
-static void killed_holder(void)
+/* With turns of whole kernels, a second process waits for the device while the holder runs
+ * its one long kernel, and is served once the holder's death is noticed. In timeslices the
+ * holder would hand the device on within one, so there the holder dies holding it alone
+ * (from one piece of its kernel to the next, and perhaps the state file's lock too) and the
+ * second process comes after. */
+static void killed_holder(int sliced)
 {
     int fh, ft;
     tally t = {0};
     poll_samples(&t);
     t.pid[0] = helper("holder", NULL, NULL, &fh);
     CHECK(t_wait_for(holder_busy, &t, T_WAIT_MS));
-    /* A second process queues one kernel and waits for it: the device is held. */
+    if (sliced) {
+        kill(t.pid[0], SIGKILL);
+        CHECK_EQ(t_wait(t.pid[0]), -SIGKILL);
+    }
+    /* A second process queues one kernel and waits for it. */
     pid_t w = helper("ticker", "0", "1", &ft);
     watched = w;
-    CHECK(t_wait_for(has_context, NULL, T_WAIT_MS));
-    kill(t.pid[0], SIGKILL);
-    CHECK_EQ(t_wait(t.pid[0]), -SIGKILL);
+    if (!sliced) {
+        CHECK(t_wait_for(has_context, NULL, T_WAIT_MS)); /* the device is held */
+        kill(t.pid[0], SIGKILL);
+        CHECK_EQ(t_wait(t.pid[0]), -SIGKILL);
+    }
     char *out = t_read_all(ft);
     int rc = t_wait(w);
     if (rc != 0)
@@ -427,10 +478,13 @@ int main(int argc, char **argv)
     t_load_nvml();
     CHECK_NVML(nv.nvmlInit_v2(), NVML_SUCCESS);
     CHECK_NVML(nv.nvmlDeviceGetHandleByIndex_v2(0, &dev), NVML_SUCCESS);
+    const char *slice = getenv("CONVGPU_EMU_TIMESLICE_US");
+    int sliced = !slice || strcmp(slice, "0") != 0;
     saturate_and_take_turns();
+    time_shared(sliced);
     protocol();
     samples_add_up();
-    killed_holder();
+    killed_holder(sliced);
     back_to_back();
     CHECK_NVML(nv.nvmlShutdown(), NVML_SUCCESS);
     printf("ok\n");
