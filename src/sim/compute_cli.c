@@ -3,7 +3,7 @@
  * the device per window, and the worst distance from its share.
  *
  *   convgpu sim compute --containers 30:hard,70:hard [--kernel-us 1000] [--depth 2]
- *                       [--seconds 60] [--window-s 10] [--start 0,19]
+ *                       [--seconds 60] [--window-s 10] [--start 0,19] [--slice-us 1024]
  * An entry may name its own launch pattern, SHARE:MODE:KERNEL_US:SYNC_EVERY:HOST_US (a loop that
  * synchronises after every SYNC_EVERY kernels and turns around on the host in HOST_US), as
  * bench/compute.sh's matrix runs them on the emulated GPU; the last lines give each container's
@@ -51,7 +51,9 @@ static void usage(FILE *f)
                "  --judge-from S  the mean lines count windows from S seconds on (default:\n"
                "                  the first full window after the last start)\n"
                "  --sample-delay-ms D  a period's sample is seen D ms after it ends\n"
-               "                  (default 0; the emulated GPU: 41, a quarter period)\n");
+               "                  (default 0; the emulated GPU: 41, a quarter period)\n"
+               "  --slice-us N    a container's turn on the device while others have work\n"
+               "                  (default 1024, the emulated GPU's; 0: turns of one kernel)\n");
 }
 
 int cg_sim_compute_main(int argc, char **argv)
@@ -59,7 +61,8 @@ int cg_sim_compute_main(int argc, char **argv)
     static cg_gt_config cfg;
     static cg_gt_result res;
     memset(&cfg, 0, sizeof cfg);
-    unsigned long long kus = 1000, depth = 2, secs = 60, win = 10, delay_ms = 0, judge = ~0ull;
+    unsigned long long kus = 1000, depth = 2, secs = 60, win = 10, delay_ms = 0, judge = ~0ull,
+                       slice_us = 1024;
     const char *list = NULL, *starts = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -80,6 +83,7 @@ int cg_sim_compute_main(int argc, char **argv)
                  : strcmp(a, "--window-s") == 0 ? num(v, 1, 3600, &win)
                  : strcmp(a, "--sample-delay-ms") == 0 ? num(v, 0, 1000, &delay_ms)
                  : strcmp(a, "--judge-from") == 0 ? num(v, 0, 3600, &judge)
+                 : strcmp(a, "--slice-us") == 0 ? num(v, 0, 1000000, &slice_us)
                                                  : (usage(stderr), -2)) {
             return bad(a, v);
         }
@@ -110,8 +114,11 @@ int cg_sim_compute_main(int argc, char **argv)
             (field[3] && num(field[3], 0, 1000000, &csync) != 0) ||
             (field[4] && num(field[4], 0, 10000000, &chost) != 0))
             return bad("--containers entry (want SHARE:hard|elastic[:KERNEL_US:SYNC_EVERY:HOST_US], SHARE 0..100)", entry);
-        /* A pattern of its own keeps bench/compute.sh's queue: 10 ms of kernels, at least 2. */
-        unsigned long long cdepth = field[2] ? (10000 / ckus > 2 ? 10000 / ckus : 2) : depth;
+        /* A pattern of its own keeps the interposer's run-ahead bound (gate.c): 10 ms of
+         * kernels, at least 2; one kernel of 5 ms or more. */
+        unsigned long long cdepth = !field[2]       ? depth
+                                    : ckus >= 5000  ? 1
+                                    : 10000 / ckus > 2 ? 10000 / ckus : 2;
         cfg.c[cfg.n++] = (cg_gt_container){.share_pct = (unsigned)pct, .mode = mode,
                                            .kernel_ns = ckus * 1000, .depth = (unsigned)cdepth,
                                            .sync_every = (unsigned)csync, .host_ns = chost * 1000};
@@ -132,6 +139,7 @@ int cg_sim_compute_main(int argc, char **argv)
     cfg.sample_ns = 166666667ull;
     cfg.step_ns = 50000000ull;
     cfg.sample_delay_ns = delay_ms * 1000000ull;
+    cfg.slice_ns = slice_us * 1000ull;
     char err[160];
     if (cg_gt_run(&cfg, &res, err, sizeof err) != 0) {
         fprintf(stderr, "convgpu sim compute: %s\n", err);

@@ -5,7 +5,8 @@
 #include <string.h>
 
 typedef struct {
-    unsigned queued;
+    unsigned queued;           /* launched, not started */
+    uint64_t left;             /* what is left of its started kernel (0: none started) */
     bool open;
     bool draining;             /* a synchronising loop waits for its step's kernels */
     unsigned step_left;        /* kernels of its step not launched yet */
@@ -87,7 +88,7 @@ int cg_gt_run(const cg_gt_config *cfg, cg_gt_result *out, char *err, size_t errl
         st[i].open = true;
     int running = -1;
     unsigned last_owner = cfg->n - 1;
-    uint64_t run_start = 0, run_end = 0;
+    uint64_t run_start = 0, run_end = 0, turn_start = 0;
     uint64_t next_sample = cfg->sample_ns, next_step = cfg->step_ns;
     uint64_t t = 0;
     int rc = 0;
@@ -113,17 +114,41 @@ int cg_gt_run(const cg_gt_config *cfg, cg_gt_result *out, char *err, size_t errl
             }
         }
         if (running < 0) {
-            for (unsigned k = 1; k <= cfg->n; k++) {
+            /* The holder goes on while its turn lasts, or while nobody else has work (a new
+             * turn); else the next container with work, round robin, starts a turn. */
+            int next = -1;
+            bool others = false;
+            for (unsigned k = 1; k < cfg->n; k++) {
                 unsigned i = (last_owner + k) % cfg->n;
-                if (st[i].queued) {
-                    st[i].queued--;
-                    add_idle(out, cfg, idle_from, t);
-                    running = (int)i;
-                    last_owner = i;
-                    run_start = t;
-                    run_end = t + cfg->c[i].kernel_ns;
-                    break;
+                if (st[i].queued || st[i].left) {
+                    others = true;
+                    if (next < 0)
+                        next = (int)i;
                 }
+            }
+            bool holder_has = st[last_owner].queued || st[last_owner].left;
+            bool turn_lasts = cfg->slice_ns && t < turn_start + cfg->slice_ns;
+            if (holder_has && (turn_lasts || !others)) {
+                if (!turn_lasts)
+                    turn_start = t;
+                next = (int)last_owner;
+            } else if (next >= 0) {
+                turn_start = t;
+            }
+            if (next >= 0) {
+                unsigned i = (unsigned)next;
+                if (!st[i].left) {
+                    st[i].queued--;
+                    st[i].left = cfg->c[i].kernel_ns;
+                }
+                add_idle(out, cfg, idle_from, t);
+                running = (int)i;
+                last_owner = i;
+                run_start = t;
+                uint64_t piece = st[i].left;
+                if (cfg->slice_ns && turn_start + cfg->slice_ns - t < piece)
+                    piece = turn_start + cfg->slice_ns - t;
+                run_end = t + piece;
             }
         }
         /* The next event. */
@@ -142,10 +167,13 @@ int cg_gt_run(const cg_gt_config *cfg, cg_gt_result *out, char *err, size_t errl
         if (running >= 0 && t == run_end) {
             add_busy(out, cfg, (unsigned)running, run_start, run_end);
             st[running].busy_total += run_end - run_start;
-            out->kernels[running]++;
-            if (st[running].draining && st[running].queued == 0) {
-                st[running].draining = false; /* its synchronisation returns */
-                st[running].ready_at = t + cfg->c[running].host_ns;
+            st[running].left -= run_end - run_start;
+            if (!st[running].left) { /* else its turn ended mid-kernel */
+                out->kernels[running]++;
+                if (st[running].draining && st[running].queued == 0) {
+                    st[running].draining = false; /* its synchronisation returns */
+                    st[running].ready_at = t + cfg->c[running].host_ns;
+                }
             }
             running = -1;
             idle_from = t;

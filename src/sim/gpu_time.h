@@ -1,8 +1,12 @@
 /* gpu_time.h — a time-shared GPU in simulation, driven by the real compute controller
  * (src/core/compute.c): what shares would containers get, window by window?
  *
- * The model is the emulator's and a real GPU's without MPS: one kernel runs at a time; when it
- * ends, the next container (round robin) with a queued kernel runs one. A container launches
+ * The model is the emulator's and a real GPU's without MPS: one container's kernels run at a
+ * time, in turns of `slice_ns` of device time: the container holding the device keeps it across
+ * its kernels until its turn is over while another has work queued, then the next container
+ * (round robin) with work takes it, even in the middle of a kernel, whose rest runs in the
+ * holder's next turn; a container that runs out of work ends its turn. With slice_ns 0 turns
+ * are whole kernels (the emulator with CONVGPU_EMU_TIMESLICE_US=0). A container launches
  * kernels of a fixed length whenever its gate is open and it has fewer than `depth` kernels
  * queued (a saturating application with bounded run-ahead); a closed gate makes it wait (its
  * `waiting` flag). A synchronising loop (`sync_every` k > 0) launches k kernels, waits until all
@@ -42,6 +46,7 @@ typedef struct {
     uint64_t sample_delay_ns;  /* a period's sample is seen this long after it ends (< 8 periods;
                                 * the emulator: a quarter period) */
     uint64_t step_ns;          /* controller period */
+    uint64_t slice_ns;         /* a turn on the device; 0: one kernel (see above) */
     cg_compute_params params;
 } cg_gt_config;
 
