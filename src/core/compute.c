@@ -254,10 +254,36 @@ cg_status cg_compute_step(cg_compute *cc, cg_time now, const cg_compute_input *i
         e->forgive = spare && reserved < 100;
         e->open = open;
         e->spare = spare;
-        cg_gate_log_set(&e->log, now, open);
         out[i] = (cg_compute_gate){.key = in[i].key, .open = open, .spare = spare,
                                    .credit_ns = credit[i], .util_permille = e->rate_permille};
     }
+    /* Hard shares that add up to 100 among the containers wanting a device cannot all be
+     * overdrawn: their credits sum to the device's idle time since they began (every moment is
+     * somebody's share), so when every one of them reads closed the estimates are wrong, not
+     * the containers, and a device idle with work waiting would be the controller's doing. The
+     * one least in debt goes on. */
+    for (size_t i = 0; i < n; i++) {
+        if (in[i].share_pct == 0 || in[i].mode != CG_COMPUTE_HARD || out[i].open ||
+            !wants_time(by_in[i], &in[i]))
+            continue;
+        unsigned wanting = 0;
+        bool someone_open = false, best = true;
+        for (size_t j = 0; j < n; j++) {
+            if (in[j].device != in[i].device)
+                continue;
+            if (in[j].share_pct == 0 || out[j].open)
+                someone_open = someone_open || out[j].open;
+            else if (wants_time(by_in[j], &in[j]) && in[j].mode == CG_COMPUTE_HARD) {
+                wanting += in[j].share_pct;
+                if (credit[j] > credit[i] || (credit[j] == credit[i] && j < i))
+                    best = false;
+            }
+        }
+        if (!someone_open && wanting >= 100 && best)
+            out[i].open = by_in[i]->open = true;
+    }
+    for (size_t i = 0; i < n; i++)
+        cg_gate_log_set(&by_in[i]->log, now, by_in[i]->open);
     cc->last_now = now;
     cc->stepped = true;
     cc_free(&cc->p, old.e);

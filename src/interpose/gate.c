@@ -69,7 +69,14 @@ void cg_gate_wait(struct cg_session *s, bool counted, uint32_t bits)
  * failure was read as "too fast to time": `every` doubled to its maximum and a synchronising
  * loop of 64 x 20 ms kernels ran 1.3 s past its closed gate, 0% and 50% in alternate seconds.)
  * The span between two marks includes other containers' kernels and the thread's own host
- * time, so it overstates a launch's length: marks come more often, never less. */
+ * time, so it overstates a launch's length: marks come more often, never less.
+ *
+ * A launch that is itself at least RUNAHEAD_NS long keeps one mark ahead, not two: at most the
+ * running launch and one queued behind it (issue 39). With two marks, 20 ms kernels ran up to
+ * 60 ms past a closed gate, and a hard share of 25 went in cycles of about 85 ms of device time
+ * (its overshoot, then a long close), a third of its 1-s share each: windows 8 points off in
+ * the model. One queued launch still keeps the device busy while the thread launches the next
+ * (it has a whole launch's length to do so). */
 
 #define RUNAHEAD_NS 5000000.0 /* device work per mark */
 #define EVERY_MAX 256u
@@ -83,6 +90,7 @@ struct runahead {
     CUevent done;           /* the last mark waited for (complete), or NULL */
     CUcontext ctx;          /* the context the marks belong to */
     unsigned since, every;
+    bool long_launches;     /* the last timed launch took RUNAHEAD_NS or more: one mark ahead */
 };
 
 static __thread struct runahead ra;
@@ -136,8 +144,9 @@ void cg_gate_runahead(CUstream s, int ptsz)
         drop_marks();
         ra.ctx = ctx;
     }
-    if (ra.n == 2) {
-        /* The third mark waits for the oldest: at most two marks of work are ahead. */
+    while (ra.n >= (ra.long_launches ? 1 : 2)) {
+        /* The next mark waits for the oldest: at most two marks of work are ahead (one for
+         * long launches). */
         if (sync(ra.mark[0]) != CUDA_SUCCESS) {
             drop_marks();
             return;
@@ -148,6 +157,7 @@ void cg_gate_runahead(CUstream s, int ptsz)
                 double per_launch = (double)ms * 1e6 / (ra.launches[0] ? ra.launches[0] : 1);
                 double want = RUNAHEAD_NS / per_launch;
                 ra.every = want < 1 ? 1 : want > EVERY_MAX ? EVERY_MAX : (unsigned)want;
+                ra.long_launches = per_launch >= RUNAHEAD_NS;
             } else if (ra.every < EVERY_MAX) {
                 ra.every *= 2; /* too fast to time: mark less often */
             }
@@ -155,10 +165,12 @@ void cg_gate_runahead(CUstream s, int ptsz)
         /* mark[0] is now the last one done; the old `done` is the spare for the next mark. */
         CUevent spare = ra.done;
         ra.done = ra.mark[0];
-        ra.mark[0] = ra.mark[1];
-        ra.launches[0] = ra.launches[1];
-        ra.mark[1] = spare;
-        ra.n = 1;
+        if (ra.n == 2) {
+            ra.mark[0] = ra.mark[1];
+            ra.launches[0] = ra.launches[1];
+        }
+        ra.mark[ra.n - 1] = spare;
+        ra.n--;
     }
     if (!ra.mark[ra.n] && create(&ra.mark[ra.n], CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
         ra.mark[ra.n] = NULL;
