@@ -25,7 +25,11 @@ struct compute_state {
     bool over_reported;          /* ran deep past a hard share: reported */
 };
 
-#define COMPUTE_STEP_NS 50000000ull  /* the controller's period */
+/* The controller's period. 25 ms: in the model (`convgpu sim compute --step-ms`) a gate that
+ * acts twice as often holds 1-s windows closer in most of bench/compute.sh's matrix (25/75 with
+ * 64 x 20 ms per sync: 4.5 -> 2.5 points; the 30/70 mix 3.2 -> 1.0), for one NVML
+ * per-process query per device and step. */
+#define COMPUTE_STEP_NS 25000000ull
 /* A closed gate opens by itself this long after the step that closed it, unless renewed: a
  * daemon that stops cannot freeze its containers' launches. */
 #define COMPUTE_GATE_LEASE_NS (4 * COMPUTE_STEP_NS)

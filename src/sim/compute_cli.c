@@ -53,7 +53,8 @@ static void usage(FILE *f)
                "  --sample-delay-ms D  a period's sample is seen D ms after it ends\n"
                "                  (default 0; the emulated GPU: 41, a quarter period)\n"
                "  --slice-us N    a container's turn on the device while others have work\n"
-               "                  (default 1024, the emulated GPU's; 0: turns of one kernel)\n");
+               "                  (default 1024, the emulated GPU's; 0: turns of one kernel)\n"
+               "  --step-ms N     the controller's period (default 25, the daemon's)\n");
 }
 
 int cg_sim_compute_main(int argc, char **argv)
@@ -62,7 +63,7 @@ int cg_sim_compute_main(int argc, char **argv)
     static cg_gt_result res;
     memset(&cfg, 0, sizeof cfg);
     unsigned long long kus = 1000, depth = 2, secs = 60, win = 10, delay_ms = 0, judge = ~0ull,
-                       slice_us = 1024;
+                       slice_us = 1024, step_ms = 25;
     const char *list = NULL, *starts = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -84,6 +85,7 @@ int cg_sim_compute_main(int argc, char **argv)
                  : strcmp(a, "--sample-delay-ms") == 0 ? num(v, 0, 1000, &delay_ms)
                  : strcmp(a, "--judge-from") == 0 ? num(v, 0, 3600, &judge)
                  : strcmp(a, "--slice-us") == 0 ? num(v, 0, 1000000, &slice_us)
+                 : strcmp(a, "--step-ms") == 0 ? num(v, 1, 1000, &step_ms)
                                                  : (usage(stderr), -2)) {
             return bad(a, v);
         }
@@ -137,7 +139,7 @@ int cg_sim_compute_main(int argc, char **argv)
     cfg.duration_ns = secs * 1000000000ull;
     cfg.window_ns = win * 1000000000ull;
     cfg.sample_ns = 166666667ull;
-    cfg.step_ns = 50000000ull;
+    cfg.step_ns = step_ms * 1000000ull;
     cfg.sample_delay_ns = delay_ms * 1000000ull;
     cfg.slice_ns = slice_us * 1000ull;
     char err[160];
