@@ -54,7 +54,8 @@ static void usage(FILE *f)
                "                  (default 0; the emulated GPU: 41, a quarter period)\n"
                "  --slice-us N    a container's turn on the device while others have work\n"
                "                  (default 1024, the emulated GPU's; 0: turns of one kernel)\n"
-               "  --step-ms N     the controller's period (default 25, the daemon's)\n");
+               "  --step-ms N     the controller's period (default 25, the daemon's)\n"
+               "  --burst-ms N    credit a container may bank (default 50, the daemon's)\n");
 }
 
 int cg_sim_compute_main(int argc, char **argv)
@@ -63,7 +64,7 @@ int cg_sim_compute_main(int argc, char **argv)
     static cg_gt_result res;
     memset(&cfg, 0, sizeof cfg);
     unsigned long long kus = 1000, depth = 2, secs = 60, win = 10, delay_ms = 0, judge = ~0ull,
-                       slice_us = 1024, step_ms = 25;
+                       slice_us = 1024, step_ms = 25, burst_ms = CG_COMPUTE_BURST_NS_DEFAULT / 1000000;
     const char *list = NULL, *starts = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -86,6 +87,7 @@ int cg_sim_compute_main(int argc, char **argv)
                  : strcmp(a, "--judge-from") == 0 ? num(v, 0, 3600, &judge)
                  : strcmp(a, "--slice-us") == 0 ? num(v, 0, 1000000, &slice_us)
                  : strcmp(a, "--step-ms") == 0 ? num(v, 1, 1000, &step_ms)
+                 : strcmp(a, "--burst-ms") == 0 ? num(v, 1, 1000, &burst_ms)
                                                  : (usage(stderr), -2)) {
             return bad(a, v);
         }
@@ -140,6 +142,7 @@ int cg_sim_compute_main(int argc, char **argv)
     cfg.window_ns = win * 1000000000ull;
     cfg.sample_ns = 166666667ull;
     cfg.step_ns = step_ms * 1000000ull;
+    cfg.params.burst_ns = burst_ms * 1000000ull;
     cfg.sample_delay_ns = delay_ms * 1000000ull;
     cfg.slice_ns = slice_us * 1000ull;
     char err[160];
