@@ -80,6 +80,23 @@ int emu_parse_devices(const char *spec, uint64_t *totals, unsigned *ndev, char *
     return 0;
 }
 
+/* A whole number from the environment into *out (dflt when unset): 0, or -1 when the variable
+ * is set to anything else (a sign, a unit, nothing, more than fits). */
+static int env_whole(const char *name, unsigned long dflt, unsigned long *out)
+{
+    const char *v = getenv(name);
+    *out = dflt;
+    if (!v)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long n = strtoul(v, &end, 10);
+    if (!isdigit((unsigned char)*v) || *end || errno)
+        return -1;
+    *out = n;
+    return 0;
+}
+
 static int env_size(const char *name, uint64_t dflt, uint64_t *out, char *err, size_t errlen)
 {
     const char *v = getenv(name);
@@ -121,32 +138,18 @@ int emu_config_from_env(emu_config *cfg, char *err, size_t errlen)
         }
     }
 
-    cfg->sample_ns = (uint64_t)EMU_DEFAULT_SAMPLE_MS * 1000000u;
-    const char *ms = getenv("CONVGPU_EMU_SAMPLE_MS");
-    if (ms) {
-        char *end;
-        errno = 0;
-        unsigned long v = strtoul(ms, &end, 10);
-        if (!isdigit((unsigned char)*ms) || *end || errno || v < EMU_SAMPLE_MS_MIN ||
-            v > EMU_SAMPLE_MS_MAX)
-            return failf(err, errlen, "CONVGPU_EMU_SAMPLE_MS must be a whole number of "
-                         "milliseconds from %u to %u", EMU_SAMPLE_MS_MIN, EMU_SAMPLE_MS_MAX);
-        cfg->sample_ns = (uint64_t)v * 1000000u;
-    }
-
-    cfg->timeslice_ns = (uint64_t)EMU_DEFAULT_TIMESLICE_US * 1000u;
-    const char *slice = getenv("CONVGPU_EMU_TIMESLICE_US");
-    if (slice) {
-        char *end;
-        errno = 0;
-        unsigned long v = strtoul(slice, &end, 10);
-        if (!isdigit((unsigned char)*slice) || *end || errno ||
-            (v != 0 && (v < EMU_TIMESLICE_US_MIN || v > EMU_TIMESLICE_US_MAX)))
-            return failf(err, errlen, "CONVGPU_EMU_TIMESLICE_US must be 0 (turns of whole "
-                         "kernels) or a whole number of microseconds from %u to %u",
-                         EMU_TIMESLICE_US_MIN, EMU_TIMESLICE_US_MAX);
-        cfg->timeslice_ns = (uint64_t)v * 1000u;
-    }
+    unsigned long ms, slice;
+    if (env_whole("CONVGPU_EMU_SAMPLE_MS", EMU_DEFAULT_SAMPLE_MS, &ms) != 0 ||
+        ms < EMU_SAMPLE_MS_MIN || ms > EMU_SAMPLE_MS_MAX)
+        return failf(err, errlen, "CONVGPU_EMU_SAMPLE_MS must be a whole number of "
+                     "milliseconds from %u to %u", EMU_SAMPLE_MS_MIN, EMU_SAMPLE_MS_MAX);
+    cfg->sample_ns = (uint64_t)ms * 1000000u;
+    if (env_whole("CONVGPU_EMU_TIMESLICE_US", EMU_DEFAULT_TIMESLICE_US, &slice) != 0 ||
+        (slice != 0 && (slice < EMU_TIMESLICE_US_MIN || slice > EMU_TIMESLICE_US_MAX)))
+        return failf(err, errlen, "CONVGPU_EMU_TIMESLICE_US must be 0 (turns of whole "
+                     "kernels) or a whole number of microseconds from %u to %u",
+                     EMU_TIMESLICE_US_MIN, EMU_TIMESLICE_US_MAX);
+    cfg->timeslice_ns = (uint64_t)slice * 1000u;
 
     const char *state = getenv("CONVGPU_EMU_STATE");
     int len;
