@@ -189,6 +189,18 @@ static int idle(void *arg)
     return util() == 0;
 }
 
+/* Kills two helpers (pids[0..1], their outputs fa and fb) and waits for the device to idle. */
+static void stop_two(const pid_t *pids, int fa, int fb)
+{
+    kill(pids[0], SIGKILL);
+    kill(pids[1], SIGKILL);
+    CHECK_EQ(t_wait(pids[0]), -SIGKILL);
+    CHECK_EQ(t_wait(pids[1]), -SIGKILL);
+    free(t_read_all(fa));
+    free(t_read_all(fb));
+    CHECK(t_wait_for(idle, NULL, T_WAIT_MS));
+}
+
 static void saturate_and_take_turns(void)
 {
     int fa, fb;
@@ -205,13 +217,7 @@ static void saturate_and_take_turns(void)
     if (rc != 0)
         t_fail(__FILE__, __LINE__, "ticker among hogs: exit %d\n%s", rc, out);
     free(out);
-    kill(t.pid[0], SIGKILL);
-    kill(t.pid[1], SIGKILL);
-    CHECK_EQ(t_wait(t.pid[0]), -SIGKILL);
-    CHECK_EQ(t_wait(t.pid[1]), -SIGKILL);
-    free(t_read_all(fa));
-    free(t_read_all(fb));
-    CHECK(t_wait_for(idle, NULL, T_WAIT_MS));
+    stop_two(t.pid, fa, fb);
 }
 
 /* The sizing protocol and filtering, on the samples of a process running now. */
@@ -350,13 +356,7 @@ static void time_shared(int sliced)
     if (sliced ? short_share < 100.0 / 3 : short_share > 10.0)
         t_fail(__FILE__, __LINE__, "the 500 us process got %.1f%% of the device time",
                short_share);
-    kill(t.pid[0], SIGKILL);
-    kill(t.pid[1], SIGKILL);
-    CHECK_EQ(t_wait(t.pid[0]), -SIGKILL);
-    CHECK_EQ(t_wait(t.pid[1]), -SIGKILL);
-    free(t_read_all(fl));
-    free(t_read_all(fs));
-    CHECK(t_wait_for(idle, NULL, T_WAIT_MS));
+    stop_two(t.pid, fl, fs);
 }
 
 /* ---- a dead holder ---- */
@@ -448,13 +448,7 @@ static void back_to_back(void)
     if (!full)
         t_fail(__FILE__, __LINE__, "two hogs kept the device %u%% busy at most",
                t.max_device_util);
-    kill(t.pid[0], SIGKILL);
-    kill(t.pid[1], SIGKILL);
-    CHECK_EQ(t_wait(t.pid[0]), -SIGKILL);
-    CHECK_EQ(t_wait(t.pid[1]), -SIGKILL);
-    free(t_read_all(fa));
-    free(t_read_all(fb));
-    CHECK(t_wait_for(idle, NULL, T_WAIT_MS));
+    stop_two(t.pid, fa, fb);
 }
 
 int main(int argc, char **argv)
