@@ -263,15 +263,15 @@ scenario() {
     # neighbours' caps leave in the busy containers' own host turnarounds, sum (1 - E) x s.
     # Where one launch is long against a window, the bound's margin is what may run past a
     # closed gate: the run-ahead bound's launches (10 ms of them, at least 2; one for a launch
-    # of 5 ms or more) and the one running, e.g. 2 x 20 ms = 4 points of a 1-s window, 3
-    # points at least.
+    # of 5 ms or more, none for one of 10 ms or more) and the one running, e.g. one 50 ms
+    # kernel = 5 points of a 1-s window, 3 points at least.
     awk -v pids="${pids[*]}" -v targets="$targets" -v modes="$modes" -v effs="$effr" -v alone="$effs" \
         -v pers="$pers" -v wus="$((WIN_PERIODS * SAMPLE_MS * 1000))" -v out="$TMP/$name.windows" '
         BEGIN { n = split(pids, P, " "); split(targets, T, " "); split(modes, M, " "); split(effs, E, " ")
                 split(pers, K, " ")
                 for (c = 1; c <= n; c++) { idx[P[c]] = c; hard += (M[c] == "hard") * T[c]
                                            hostidle += (1 - E[c] / 100) * T[c]
-                                           q = int(10000 / K[c]); if (q < 2) q = 2; if (K[c] >= 5000) q = 1
+                                           q = int(10000 / K[c]); if (q < 2) q = 2; if (K[c] >= 5000) q = 1; if (K[c] >= 10000) q = 0
                                            tol[c] = 100 * (q + 1) * K[c] / wus; if (tol[c] < 3) tol[c] = 3 } }
         { if ($1 > top) top = $1 }
         ($2 in idx) { c = idx[$2]; b[$1, c] = $3; if (!(c in lo) || $1 < lo[c]) lo[c] = $1 }
@@ -393,7 +393,7 @@ while IFS='|' read -r name specs what; do
     log "  -> windows $nw, worst $worst, means $means, idle $idle_s, elastic short $short, gated $gated, load $load: $verdict"
     emit "| $name ($what) | $desc | $nw | $worst | $means | $idle_s | $short | $gated | $load | $verdict |"
 done <"$MATRIX"
-emit "" "Matrix: $((TOTAL - FAILS - BOUNDS)) of $TOTAL scenarios within the targets, $BOUNDS within the bound their own host time leaves (verdict **bound**: each container's efficiency, E, is given alone (measured before the scenario) and in the run (from the turnaround its loop measured during the scenario; the bound is judged with this one); a container gets at least E x its share less 3 points, never above its hard share + 3, and the idle time is at most sum (1 - E) x share + 3; where one launch is long against a window, the margin is what may run past a closed gate, the run-ahead bound's launches and the one running, e.g. 2 x 20 ms = 4 points), $FAILS outside both." ""
+emit "" "Matrix: $((TOTAL - FAILS - BOUNDS)) of $TOTAL scenarios within the targets, $BOUNDS within the bound their own host time leaves (verdict **bound**: each container's efficiency, E, is given alone (measured before the scenario) and in the run (from the turnaround its loop measured during the scenario; the bound is judged with this one); a container gets at least E x its share less 3 points, never above its hard share + 3, and the idle time is at most sum (1 - E) x share + 3; where one launch is long against a window, the margin is what may run past a closed gate, the run-ahead bound's launches and the one running, e.g. one 50 ms kernel = 5 points), $FAILS outside both." ""
 [ -z "${BENCH_RESULTS:-}" ] || cp "$TMP/results" "$BENCH_RESULTS" 2>/dev/null || true
 # A recorded emulator run also records the figures the simulator is held to.
 if [ "$RECORD" = 1 ] && [ "$REAL" = 0 ] && [ -z "$PEER_LIB" ] && [ "$QUICK" = 0 ] && [ -z "${BENCH_ONLY:-}" ] && [ -s "$TMP/simcmp" ]; then

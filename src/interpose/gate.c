@@ -71,12 +71,19 @@ void cg_gate_wait(struct cg_session *s, bool counted, uint32_t bits)
  * The span between two marks includes other containers' kernels and the thread's own host
  * time, so it overstates a launch's length: marks come more often, never less.
  *
- * A launch that is itself at least RUNAHEAD_NS long keeps one mark ahead, not two: at most the
- * running launch and one queued behind it (issue 39). With two marks, 20 ms kernels ran up to
- * 60 ms past a closed gate, and a hard share of 25 went in cycles of about 85 ms of device time
- * (its overshoot, then a long close), a third of its 1-s share each: windows 8 points off in
- * the model. One queued launch still keeps the device busy while the thread launches the next
- * (it has a whole launch's length to do so). */
+ * Long launches keep less ahead (issue 39): one at least RUNAHEAD_NS long keeps one mark, at
+ * most one launch queued behind the running one; one at least 2 x RUNAHEAD_NS long nothing:
+ * the thread's next launch first waits for it (cg_gate_before_launch), so at most the running
+ * launch runs past a closed gate. With two marks, 20 ms kernels ran up to 60 ms past a closed
+ * gate, and a hard share of 25 went in cycles of about 85 ms of device time (its overshoot,
+ * then a long close), a third of its 1-s share each: windows 8 points off; with one launch
+ * queued behind the running one, 3.8; with none, 1.1 (the model, 8 x 20 ms per sync). What it
+ * costs is the thread's wake-up and the launch between two such launches, against at least
+ * RUNAHEAD_NS of work each, and in a thread that launches long kernels on several streams,
+ * their overlap; only in a container with a share below 100. Lengths are the span between two
+ * marks, which counts other containers' turns on the device: a 5 ms graph beside two busy
+ * neighbours spans 10 ms or more and queued nothing, and a neighbour's host hiccup then cost
+ * it a window 4 points short, so only launches of 2 x RUNAHEAD_NS go without a queue. */
 
 #define RUNAHEAD_NS 5000000.0 /* device work per mark */
 #define EVERY_MAX 256u
@@ -90,7 +97,8 @@ struct runahead {
     CUevent done;           /* the last mark waited for (complete), or NULL */
     CUcontext ctx;          /* the context the marks belong to */
     unsigned since, every;
-    bool long_launches;     /* the last timed launch took RUNAHEAD_NS or more: one mark ahead */
+    bool long_launches;     /* the last timed launch took RUNAHEAD_NS or more: one mark */
+    bool very_long;         /* ... 2 x RUNAHEAD_NS or more: nothing queued behind it */
 };
 
 static __thread struct runahead ra;
@@ -118,6 +126,46 @@ static void drop_marks(void)
     ra.since = 0;
 }
 
+/* Waits for the oldest mark, learns the time per launch from it, and moves it to `done`;
+ * false when the wait failed (the marks are dropped). */
+static bool retire_oldest(void)
+{
+    PFN_cuEventSynchronize sync = (PFN_cuEventSynchronize)sym(&c_sync, "cuEventSynchronize");
+    PFN_cuEventElapsedTime elapsed = (PFN_cuEventElapsedTime)sym(&c_elapsed, "cuEventElapsedTime");
+    if (!sync || sync(ra.mark[0]) != CUDA_SUCCESS) {
+        drop_marks();
+        return false;
+    }
+    float ms = 0;
+    if (ra.done && elapsed && elapsed(&ms, ra.done, ra.mark[0]) == CUDA_SUCCESS) {
+        if (ms > 0) {
+            double per_launch = (double)ms * 1e6 / (ra.launches[0] ? ra.launches[0] : 1);
+            double want = RUNAHEAD_NS / per_launch;
+            ra.every = want < 1 ? 1 : want > EVERY_MAX ? EVERY_MAX : (unsigned)want;
+            ra.long_launches = per_launch >= RUNAHEAD_NS;
+            ra.very_long = per_launch >= 2 * RUNAHEAD_NS;
+        } else if (ra.every < EVERY_MAX) {
+            ra.every *= 2; /* too fast to time: mark less often */
+        }
+    }
+    /* mark[0] is now the last one done; the old `done` is the spare for the next mark. */
+    CUevent spare = ra.done;
+    ra.done = ra.mark[0];
+    if (ra.n == 2) {
+        ra.mark[0] = ra.mark[1];
+        ra.launches[0] = ra.launches[1];
+    }
+    ra.mark[ra.n - 1] = spare;
+    ra.n--;
+    return true;
+}
+
+void cg_gate_before_launch(void)
+{
+    if (ra.very_long && ra.n > 0)
+        retire_oldest();
+}
+
 void cg_gate_runahead(CUstream s, int ptsz)
 {
     if (ra.every == 0)
@@ -131,7 +179,6 @@ void cg_gate_runahead(CUstream s, int ptsz)
     PFN_cuEventRecord record = (PFN_cuEventRecord)(ptsz ? sym(&c_record_ptsz, "cuEventRecord_ptsz")
                                                         : sym(&c_record, "cuEventRecord"));
     PFN_cuEventSynchronize sync = (PFN_cuEventSynchronize)sym(&c_sync, "cuEventSynchronize");
-    PFN_cuEventElapsedTime elapsed = (PFN_cuEventElapsedTime)sym(&c_elapsed, "cuEventElapsedTime");
     is_capturing_fn capturing = (is_capturing_fn)(ptsz ? sym(&c_capturing_ptsz, "cuStreamIsCapturing_ptsz")
                                                        : sym(&c_capturing, "cuStreamIsCapturing"));
     CUcontext ctx = NULL;
@@ -144,34 +191,11 @@ void cg_gate_runahead(CUstream s, int ptsz)
         drop_marks();
         ra.ctx = ctx;
     }
-    while (ra.n >= (ra.long_launches ? 1 : 2)) {
-        /* The next mark waits for the oldest: at most two marks of work are ahead (one for
-         * long launches). */
-        if (sync(ra.mark[0]) != CUDA_SUCCESS) {
-            drop_marks();
+    /* The next mark waits for the oldest: at most two marks of work are ahead (one for long
+     * launches; for very long ones, the running one, which the next launch waits for first). */
+    while (ra.n >= (ra.long_launches ? 1 : 2))
+        if (!retire_oldest())
             return;
-        }
-        float ms = 0;
-        if (ra.done && elapsed && elapsed(&ms, ra.done, ra.mark[0]) == CUDA_SUCCESS) {
-            if (ms > 0) {
-                double per_launch = (double)ms * 1e6 / (ra.launches[0] ? ra.launches[0] : 1);
-                double want = RUNAHEAD_NS / per_launch;
-                ra.every = want < 1 ? 1 : want > EVERY_MAX ? EVERY_MAX : (unsigned)want;
-                ra.long_launches = per_launch >= RUNAHEAD_NS;
-            } else if (ra.every < EVERY_MAX) {
-                ra.every *= 2; /* too fast to time: mark less often */
-            }
-        }
-        /* mark[0] is now the last one done; the old `done` is the spare for the next mark. */
-        CUevent spare = ra.done;
-        ra.done = ra.mark[0];
-        if (ra.n == 2) {
-            ra.mark[0] = ra.mark[1];
-            ra.launches[0] = ra.launches[1];
-        }
-        ra.mark[ra.n - 1] = spare;
-        ra.n--;
-    }
     if (!ra.mark[ra.n] && create(&ra.mark[ra.n], CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
         ra.mark[ra.n] = NULL;
         return;

@@ -85,6 +85,17 @@ static inline CUresult cg_swap_free_gated(uint64_t id, bool *kept_it)
 /* After a launch in a container with a share: bounds this thread's launched, unfinished work
  * (gate.c says why and how). `ptsz`: the launch used the per-thread default stream variant. */
 void cg_gate_runahead(CUstream s, int ptsz);
+/* Before a launch: where this thread's launches are long (gate.c), waits for its previous one.
+ * One thread-local test otherwise. */
+void cg_gate_before_launch(void);
+
+/* Before a launch: the run-ahead bound's wait, then the gate. */
+static inline struct cg_gate_ticket cg_gate_pass_launch(void)
+{
+    if (CG_UNLIKELY(cg_enabled()))
+        cg_gate_before_launch();
+    return cg_gate_pass();
+}
 
 /* After a launch, with what cg_gate_pass returned. A share of 100 never closes its gate (its
  * credit cannot fall below zero), so its launches need no run-ahead bound: a compute-bound

@@ -13,7 +13,7 @@ CG_EXPORT CUresult cuLaunchKernel(CUfunction fn, unsigned int gx, unsigned int g
                                   unsigned int shmem, CUstream s, void **params, void **extra)
 {
     REAL_OR(cuLaunchKernel);
-    struct cg_gate_ticket l = cg_gate_pass();
+    struct cg_gate_ticket l = cg_gate_pass_launch();
     CUresult r = f(fn, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
     cg_gate_launched(l, r, s, 0);
     return r;
@@ -25,7 +25,7 @@ CG_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction fn, unsigned int gx, unsigned 
                                        void **params, void **extra)
 {
     REAL_OR(cuLaunchKernel_ptsz);
-    struct cg_gate_ticket l = cg_gate_pass();
+    struct cg_gate_ticket l = cg_gate_pass_launch();
     CUresult r = f(fn, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
     cg_gate_launched(l, r, s, 1);
     return r;
@@ -35,7 +35,7 @@ CG_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction fn,
                                     void **extra)
 {
     REAL_OR(cuLaunchKernelEx);
-    struct cg_gate_ticket l = cg_gate_pass();
+    struct cg_gate_ticket l = cg_gate_pass_launch();
     CUresult r = f(config, fn, params, extra);
     cg_gate_launched(l, r, config ? config->hStream : NULL, 0);
     return r;
@@ -45,7 +45,7 @@ CG_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunctio
                                          void **params, void **extra)
 {
     REAL_OR(cuLaunchKernelEx_ptsz);
-    struct cg_gate_ticket l = cg_gate_pass();
+    struct cg_gate_ticket l = cg_gate_pass_launch();
     CUresult r = f(config, fn, params, extra);
     cg_gate_launched(l, r, config ? config->hStream : NULL, 1);
     return r;
@@ -57,7 +57,7 @@ CG_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction fn, unsigned int gx, uns
                                              void **params)
 {
     REAL_OR(cuLaunchCooperativeKernel);
-    struct cg_gate_ticket l = cg_gate_pass();
+    struct cg_gate_ticket l = cg_gate_pass_launch();
     CUresult r = f(fn, gx, gy, gz, bx, by, bz, shmem, s, params);
     cg_gate_launched(l, r, s, 0);
     return r;
@@ -69,7 +69,7 @@ CG_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction fn, unsigned int gx
                                                   unsigned int shmem, CUstream s, void **params)
 {
     REAL_OR(cuLaunchCooperativeKernel_ptsz);
-    struct cg_gate_ticket l = cg_gate_pass();
+    struct cg_gate_ticket l = cg_gate_pass_launch();
     CUresult r = f(fn, gx, gy, gz, bx, by, bz, shmem, s, params);
     cg_gate_launched(l, r, s, 1);
     return r;
@@ -79,7 +79,7 @@ CG_EXPORT CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *list
                                                         unsigned int ndev, unsigned int flags)
 {
     REAL_OR(cuLaunchCooperativeKernelMultiDevice);
-    struct cg_gate_ticket t = cg_gate_pass(); /* one launch on several streams: no marks */
+    struct cg_gate_ticket t = cg_gate_pass_launch(); /* on several streams: no marks */
     CUresult r = f(list, ndev, flags);
     cg_gate_leave(t);
     return r;
@@ -88,7 +88,7 @@ CG_EXPORT CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *list
 CG_EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream s)
 {
     REAL_OR(cuGraphLaunch);
-    struct cg_gate_ticket l = cg_gate_pass();
+    struct cg_gate_ticket l = cg_gate_pass_launch();
     CUresult r = f(exec, s);
     cg_gate_launched(l, r, s, 0);
     return r;
@@ -97,7 +97,7 @@ CG_EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream s)
 CG_EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec exec, CUstream s)
 {
     REAL_OR(cuGraphLaunch_ptsz);
-    struct cg_gate_ticket l = cg_gate_pass();
+    struct cg_gate_ticket l = cg_gate_pass_launch();
     CUresult r = f(exec, s);
     cg_gate_launched(l, r, s, 1);
     return r;

@@ -44,7 +44,8 @@ static void usage(FILE *f)
                "                  pattern: kernel length, a synchronisation after every SYNC_EVERY\n"
                "                  kernels (0: never) and the host's turnaround after each\n"
                "  --kernel-us N   kernel length (default 1000)\n"
-               "  --depth D       kernels each keeps queued (default 2)\n"
+               "  --depth D       kernels each keeps queued (default 2; 0: none, each launch\n"
+               "                  waits for the last kernel to end)\n"
                "  --seconds S     simulated time (default 60)\n"
                "  --window-s W    window length (default 10)\n"
                "  --start L       seconds at which each container starts, e.g. 0,19\n"
@@ -80,7 +81,7 @@ int cg_sim_compute_main(int argc, char **argv)
         else if (strcmp(a, "--start") == 0)
             starts = v;
         else if (strcmp(a, "--kernel-us") == 0 ? num(v, 1, 10000000, &kus)
-                 : strcmp(a, "--depth") == 0  ? num(v, 1, 1024, &depth)
+                 : strcmp(a, "--depth") == 0  ? num(v, 0, 1024, &depth)
                  : strcmp(a, "--seconds") == 0 ? num(v, 1, 3600, &secs)
                  : strcmp(a, "--window-s") == 0 ? num(v, 1, 3600, &win)
                  : strcmp(a, "--sample-delay-ms") == 0 ? num(v, 0, 1000, &delay_ms)
@@ -119,8 +120,10 @@ int cg_sim_compute_main(int argc, char **argv)
             (field[4] && num(field[4], 0, 10000000, &chost) != 0))
             return bad("--containers entry (want SHARE:hard|elastic[:KERNEL_US:SYNC_EVERY:HOST_US], SHARE 0..100)", entry);
         /* A pattern of its own keeps the interposer's run-ahead bound (gate.c): 10 ms of
-         * kernels, at least 2; one kernel of 5 ms or more. */
+         * kernels queued, at least 2; one behind a kernel of 5 ms or more, none behind one of
+         * 10 ms or more. */
         unsigned long long cdepth = !field[2]       ? depth
+                                    : ckus >= 10000 ? 0
                                     : ckus >= 5000  ? 1
                                     : 10000 / ckus > 2 ? 10000 / ckus : 2;
         cfg.c[cfg.n++] = (cg_gt_container){.share_pct = (unsigned)pct, .mode = mode,

@@ -61,6 +61,16 @@ static void add_idle(cg_gt_result *r, const cg_gt_config *cfg, uint64_t s, uint6
 
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
+/* How many more kernels a container may queue now: up to `depth` not started; with depth 0,
+ * one, once its last one has ended (the interposer's bound for long launches: the next launch
+ * waits for the running one; the model counts no wake-up between them). */
+static unsigned room_for(const cg_gt_container *c, const ct_state *s)
+{
+    if (c->depth == 0)
+        return s->queued == 0 && s->left == 0;
+    return c->depth > s->queued ? c->depth - s->queued : 0;
+}
+
 int cg_gt_run(const cg_gt_config *cfg, cg_gt_result *out, char *err, size_t errlen)
 {
     if (!cfg || !out || cfg->n == 0 || cfg->n > CG_GT_MAX || !cfg->window_ns || !cfg->sample_ns ||
@@ -70,8 +80,8 @@ int cg_gt_run(const cg_gt_config *cfg, cg_gt_result *out, char *err, size_t errl
         return -1;
     }
     for (unsigned i = 0; i < cfg->n; i++) {
-        if (cfg->c[i].kernel_ns == 0 || cfg->c[i].depth == 0 || cfg->c[i].share_pct > 100) {
-            snprintf(err, errlen, "container %u: kernel length and depth must be > 0, share <= 100", i);
+        if (cfg->c[i].kernel_ns == 0 || cfg->c[i].share_pct > 100) {
+            snprintf(err, errlen, "container %u: kernel length must be > 0, share <= 100", i);
             return -1;
         }
     }
@@ -104,13 +114,13 @@ int cg_gt_run(const cg_gt_config *cfg, cg_gt_result *out, char *err, size_t errl
                 /* A new step, or the rest of one: as much as the run-ahead bound lets ahead. */
                 if (st[i].step_left == 0)
                     st[i].step_left = c->sync_every;
-                unsigned room = c->depth > st[i].queued ? c->depth - st[i].queued : 0;
+                unsigned room = room_for(c, &st[i]);
                 unsigned n = room < st[i].step_left ? room : st[i].step_left;
                 st[i].queued += n;
                 st[i].step_left -= n;
                 st[i].draining = st[i].step_left == 0;
             } else {
-                st[i].queued = c->depth > st[i].queued ? c->depth : st[i].queued;
+                st[i].queued += room_for(c, &st[i]);
             }
         }
         if (running < 0) {

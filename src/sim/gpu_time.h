@@ -31,7 +31,8 @@ typedef struct {
     unsigned share_pct;        /* 0: no limit */
     cg_compute_mode mode;
     uint64_t kernel_ns;        /* each kernel's length */
-    unsigned depth;            /* kernels it keeps queued at most (run-ahead); >= 1 */
+    unsigned depth;            /* kernels it keeps queued at most (run-ahead); 0: none, its
+                                * next launch waits for the last to end */
     unsigned sync_every;       /* 0: saturating; else kernels launched per synchronised step */
     uint64_t host_ns;          /* host turnaround after a synchronisation or a gate's opening */
     uint64_t start_ns, stop_ns;/* when it has work (stop 0: till the end) */
