@@ -102,6 +102,7 @@ struct runahead {
 };
 
 static __thread struct runahead ra;
+_Atomic unsigned cg_gate_long_threads;
 
 static _Atomic(void *) c_create, c_record, c_record_ptsz, c_sync, c_elapsed, c_destroy, c_current,
     c_capturing, c_capturing_ptsz;
@@ -143,7 +144,11 @@ static bool retire_oldest(void)
             double want = RUNAHEAD_NS / per_launch;
             ra.every = want < 1 ? 1 : want > EVERY_MAX ? EVERY_MAX : (unsigned)want;
             ra.long_launches = per_launch >= RUNAHEAD_NS;
-            ra.very_long = per_launch >= 2 * RUNAHEAD_NS;
+            bool very_long = per_launch >= 2 * RUNAHEAD_NS;
+            if (very_long != ra.very_long)
+                atomic_fetch_add_explicit(&cg_gate_long_threads, very_long ? 1u : (unsigned)-1,
+                                          memory_order_relaxed);
+            ra.very_long = very_long;
         } else if (ra.every < EVERY_MAX) {
             ra.every *= 2; /* too fast to time: mark less often */
         }

@@ -85,14 +85,17 @@ static inline CUresult cg_swap_free_gated(uint64_t id, bool *kept_it)
 /* After a launch in a container with a share: bounds this thread's launched, unfinished work
  * (gate.c says why and how). `ptsz`: the launch used the per-thread default stream variant. */
 void cg_gate_runahead(CUstream s, int ptsz);
-/* Before a launch: where this thread's launches are long (gate.c), waits for its previous one.
- * One thread-local test otherwise. */
+/* Before a launch: where this thread's launches are very long (gate.c), waits for its previous
+ * one. Threads of this process that launched such work lately: while none has, a launch pays
+ * one load of this count and no call (a call and a thread-local lookup on every launch cost
+ * +20-50 ns in bench/compute.sh's launch cost). */
+extern _Atomic unsigned cg_gate_long_threads;
 void cg_gate_before_launch(void);
 
 /* Before a launch: the run-ahead bound's wait, then the gate. */
 static inline struct cg_gate_ticket cg_gate_pass_launch(void)
 {
-    if (CG_UNLIKELY(cg_enabled()))
+    if (CG_UNLIKELY(atomic_load_explicit(&cg_gate_long_threads, memory_order_relaxed) != 0))
         cg_gate_before_launch();
     return cg_gate_pass();
 }
