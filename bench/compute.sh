@@ -262,9 +262,9 @@ scenario() {
     # efficiency in the run (E%, above), less 3 points; the device's idle time then may reach the idle its
     # neighbours' caps leave in the busy containers' own host turnarounds, sum (1 - E) x s.
     # Where one launch is long against a window, the bound's margin is what may run past a
-    # closed gate: the run-ahead bound's launches (10 ms of them, at least 2; one for a launch
-    # of 5 ms or more, none for one of 10 ms or more) and the one running, e.g. one 50 ms
-    # kernel = 5 points of a 1-s window, 3 points at least.
+    # closed gate: the run-ahead bound's launches (src/common/runahead.h: 10 ms of them, at
+    # least 2; one for a launch of 5 ms or more, none for one of 10 ms or more) and the one
+    # running, e.g. one 50 ms kernel = 5 points of a 1-s window, 3 points at least.
     awk -v pids="${pids[*]}" -v targets="$targets" -v modes="$modes" -v effs="$effr" -v alone="$effs" \
         -v pers="$pers" -v wus="$((WIN_PERIODS * SAMPLE_MS * 1000))" -v out="$TMP/$name.windows" '
         BEGIN { n = split(pids, P, " "); split(targets, T, " "); split(modes, M, " "); split(effs, E, " ")

@@ -271,9 +271,9 @@ cg_status cg_compute_step(cg_compute *cc, cg_time now, const cg_compute_input *i
         for (size_t j = 0; j < n; j++) {
             if (in[j].device != in[i].device)
                 continue;
-            if (in[j].share_pct == 0 || out[j].open)
-                someone_open = someone_open || out[j].open;
-            else if (wants_time(by_in[j], &in[j]) && in[j].mode == CG_COMPUTE_HARD) {
+            if (out[j].open) {
+                someone_open = true; /* (containers without a share are always open) */
+            } else if (in[j].mode == CG_COMPUTE_HARD && wants_time(by_in[j], &in[j])) {
                 wanting += in[j].share_pct;
                 if (credit[j] > credit[i] || (credit[j] == credit[i] && j < i))
                     best = false;

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runahead.h"
 #include "table.h"
 
 /* The longest single wait: the gate is re-read at least this often, so a gate whose deadline
@@ -85,7 +86,7 @@ void cg_gate_wait(struct cg_session *s, bool counted, uint32_t bits)
  * neighbours spans 10 ms or more and queued nothing, and a neighbour's host hiccup then cost
  * it a window 4 points short, so only launches of 2 x RUNAHEAD_NS go without a queue. */
 
-#define RUNAHEAD_NS 5000000.0 /* device work per mark */
+#define RUNAHEAD_NS ((double)CG_RUNAHEAD_MARK_NS) /* device work per mark */
 #define EVERY_MAX 256u
 
 typedef CUresult (*is_capturing_fn)(CUstream, int *);
@@ -143,8 +144,8 @@ static bool retire_oldest(void)
             double per_launch = (double)ms * 1e6 / (ra.launches[0] ? ra.launches[0] : 1);
             double want = RUNAHEAD_NS / per_launch;
             ra.every = want < 1 ? 1 : want > EVERY_MAX ? EVERY_MAX : (unsigned)want;
-            ra.long_launches = per_launch >= RUNAHEAD_NS;
-            bool very_long = per_launch >= 2 * RUNAHEAD_NS;
+            ra.long_launches = per_launch >= (double)CG_RUNAHEAD_ONE_NS;
+            bool very_long = per_launch >= (double)CG_RUNAHEAD_NONE_NS;
             if (very_long != ra.very_long)
                 atomic_fetch_add_explicit(&cg_gate_long_threads, very_long ? 1u : (unsigned)-1,
                                           memory_order_relaxed);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "gpu_time.h"
+#include "runahead.h"
 #include "sim.h"
 
 static int bad(const char *what, const char *v)
@@ -119,13 +120,8 @@ int cg_sim_compute_main(int argc, char **argv)
             (field[3] && num(field[3], 0, 1000000, &csync) != 0) ||
             (field[4] && num(field[4], 0, 10000000, &chost) != 0))
             return bad("--containers entry (want SHARE:hard|elastic[:KERNEL_US:SYNC_EVERY:HOST_US], SHARE 0..100)", entry);
-        /* A pattern of its own keeps the interposer's run-ahead bound (gate.c): 10 ms of
-         * kernels queued, at least 2; one behind a kernel of 5 ms or more, none behind one of
-         * 10 ms or more. */
-        unsigned long long cdepth = !field[2]       ? depth
-                                    : ckus >= 10000 ? 0
-                                    : ckus >= 5000  ? 1
-                                    : 10000 / ckus > 2 ? 10000 / ckus : 2;
+        /* A pattern of its own keeps the interposer's run-ahead bound. */
+        unsigned long long cdepth = field[2] ? cg_runahead_queued(ckus * 1000) : depth;
         cfg.c[cfg.n++] = (cg_gt_container){.share_pct = (unsigned)pct, .mode = mode,
                                            .kernel_ns = ckus * 1000, .depth = (unsigned)cdepth,
                                            .sync_every = (unsigned)csync, .host_ns = chost * 1000};
