@@ -2,7 +2,8 @@
  * input checks and allocation failures (nothing changes), and the shares it holds on the
  * simulated time-shared GPU (src/sim/gpu_time.c) for hard and elastic containers, with kernels of
  * 10 us, 1 ms and 50 ms: every 10-s window within 3 points of the target; hard containers all
- * reading overdrawn on a device whose time they share out: the least indebted goes on. */
+ * reading overdrawn on a device whose time they share out: the least indebted goes on; a
+ * container first seen in a span already measured is not read as having used it. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -347,6 +348,27 @@ static void test_prediction(void)
     cg_compute_free(cc);
 }
 
+/* A container the controller sees for the first time, already measured up to a moment in the
+ * past (NVML's samples lag): it had no gate in that span, so nothing of it is predicted as used
+ * through one. It opens with the share of the span as credit, and from then on only its time
+ * open since is predicted. (It read -250 ms and closed at 25% with a 333-ms lag.) */
+static void test_first_sight(void)
+{
+    cg_compute *cc = cg_compute_new(NULL);
+    cg_compute_gate g[1];
+    cg_compute_input in = hard(5, 25, 0, 100 * MS);
+    CHECK(cg_compute_step(cc, 433 * MS, &in, 1, g) == CG_OK, "first step");
+    CHECK(g[0].open, "open on its first step");
+    CHECK(g[0].credit_ns == (int64_t)(83250 * 1000), "credit: the share of the unmeasured 333 ms: %" PRId64,
+          g[0].credit_ns);
+    /* 40 ms later, still measured to 100 ms: open 40 ms at the assumed full rate: 25% of 373 ms
+     * less 40 ms = 53.25 ms. */
+    CHECK(cg_compute_step(cc, 473 * MS, &in, 1, g) == CG_OK && g[0].open, "second step");
+    CHECK(g[0].credit_ns == (int64_t)(53250 * 1000), "credit 53.25 ms: %" PRId64, g[0].credit_ns);
+    CHECK(!cg_compute_check(cc), "invariants: %s", cg_compute_check(cc) ? cg_compute_check(cc) : "");
+    cg_compute_free(cc);
+}
+
 /* Shares held on the simulated GPU: every window within `tol` points of the target. */
 static cg_gt_result res;
 static void expect_shares(const char *what, const cg_gt_config *cfg, const unsigned *target,
@@ -450,6 +472,7 @@ int main(void)
 {
     test_gate_log();
     test_prediction();
+    test_first_sight();
     test_patterns();
     test_rule();
     test_elastic();
