@@ -192,19 +192,20 @@ alone() {
 
 # scenario NAME "SHARE:MODE:KUS:SYNC:STREAMS:THREADS:GRAPH[:START_S] ..." -> one result line on
 # stdout: "JUDGED WORST_OFF WORST_IDX MEAN1/MEAN2/.. IDLE_MEAN IDLE_WORST SHORT BOUND_OK", the
-# per-window shares in $TMP/NAME.windows. Each container starts START_S seconds after the
+# per-window shares (each with the efficiency it was judged by) in $TMP/NAME.windows. Each container starts START_S seconds after the
 # first; all stop together RUN_S seconds after the last one started.
 scenario() {
-    local name=$1 specs=$2 i=0 pids=() ids=() spec targets="" modes="" effs="" pers=""
+    local name=$1 specs=$2 i=0 pids=() ids=() spec targets="" modes="" effs="" pers="" syncs="" ths=""
     rm -f "$TMP/stop.$name" "$TMP/stopnvml.$name"
     # Each pattern's efficiency alone first, with the device to itself.
     for spec in $specs; do
         IFS=: read -r share mode kus sync streams threads graph start <<<"$spec"
         effs="$effs $(alone "$kus" "$sync" "$streams" "$threads" "$graph")"
         pers="$pers $(( kus * (graph > 0 ? graph : 1) ))"
+        syncs="$syncs $sync"; ths="$ths $threads"
     done
     envrun "$TMP/native.env" python3 "$SRC/bench/nvml_windows.py" "$SAMPLE_MS" "$WIN_PERIODS" \
-        "$TMP/stopnvml.$name" "$TMP/$name.stopped_us" >"$TMP/$name.nvml" 2>"$TMP/$name.nvml.err" &
+        "$TMP/stopnvml.$name" "$TMP/$name.stopped_us" "$TMP/$name.origin" >"$TMP/$name.nvml" 2>"$TMP/$name.nvml.err" &
     local poller=$!
     local t0=$SECONDS
     for spec in $specs; do
@@ -216,7 +217,7 @@ scenario() {
         # exec: the pid we keep is the burn's own, the one NVML reports.
         # shellcheck disable=SC2046 # word splitting wanted
         (exec "${PRIO[@]}" env -i PATH="$PATH" HOME="${HOME:-/}" $(cat "$TMP/$name.$i.env") "$BURN" \
-            $(burn_args "$kus" "$sync" "$streams" "$threads" "$graph") --until "$TMP/stop.$name" \
+            $(burn_args "$kus" "$sync" "$streams" "$threads" "$graph") --steps "$TMP/$name.$i.steps" --until "$TMP/stop.$name" \
             >"$TMP/$name.$i.out" 2>&1) &
         pids+=("$!")
         i=$((i + 1))
@@ -265,12 +266,21 @@ scenario() {
     # closed gate: the run-ahead bound's launches (src/common/runahead.h: 10 ms of them, at
     # least 2; one for a launch of 5 ms or more, none for one of 10 ms or more) and the one
     # running, e.g. one 50 ms kernel = 5 points of a 1-s window, 3 points at least.
+    # A one-thread loop's efficiency is taken window by window where it measured turnarounds in
+    # the window (its --steps log, put in NVML's windows by the poller's grid): a host that
+    # stalls a loop for 100 ms in one window takes 10 points from that window, not 0.2 from
+    # each of fifty, and the run's mean efficiency would judge that window by what the host
+    # gave the others. The idle bound is the mean over the windows of each one's.
     awk -v pids="${pids[*]}" -v targets="$targets" -v modes="$modes" -v effs="$effr" -v alone="$effs" \
-        -v pers="$pers" -v wus="$((WIN_PERIODS * SAMPLE_MS * 1000))" -v out="$TMP/$name.windows" '
+        -v pers="$pers" -v syncs="$syncs" -v ths="$ths" -v steps="$TMP/$name" -v origin="$TMP/$name.origin" \
+        -v wus="$((WIN_PERIODS * SAMPLE_MS * 1000))" -v out="$TMP/$name.windows" '
         BEGIN { n = split(pids, P, " "); split(targets, T, " "); split(modes, M, " "); split(effs, E, " ")
-                split(pers, K, " ")
+                split(pers, K, " "); split(syncs, S, " "); split(ths, TH, " ")
+                if ((getline g < origin) > 0) { split(g, O, " "); first = O[1]; per = O[2] * O[3] }
+                for (c = 1; c <= n && per > 0; c++)
+                    while (S[c] > 0 && TH[c] == 1 && (getline g < (steps "." (c - 1) ".steps")) > 0) {
+                        split(g, R, " "); w = int((R[1] - first) / per); tsum[w, c] += R[2]; tcnt[w, c]++ }
                 for (c = 1; c <= n; c++) { idx[P[c]] = c; hard += (M[c] == "hard") * T[c]
-                                           hostidle += (1 - E[c] / 100) * T[c]
                                            q = int(10000 / K[c]); if (q < 2) q = 2; if (K[c] >= 5000) q = 1; if (K[c] >= 10000) q = 0
                                            tol[c] = 100 * (q + 1) * K[c] / wus; if (tol[c] < 3) tol[c] = 3 } }
         { if ($1 > top) top = $1 }
@@ -280,17 +290,19 @@ scenario() {
               worst = 0; wi = 0; nw = 0; idle = 0; idlew = 0; short = 0; ok = 1
               for (w = L + 2; w < top; w++) { nw++; line = w; dev = 0
                   for (c = 1; c <= n; c++) { pct = 100 * b[w, c] / wus; dev += pct; sum[c] += pct
+                      Ew = E[c]; if (tcnt[w, c] > 0) Ew = 100 * S[c] * K[c] / (S[c] * K[c] + tsum[w, c] / tcnt[w, c])
+                      hostidlew += (1 - Ew / 100) * T[c]
                       off = pct - T[c]; if (off < 0) off = -off
                       if (M[c] == "hard" && off > worst) { worst = off; wi = c }
                       if (M[c] == "elastic" && T[c] - pct > short) short = T[c] - pct
                       if (pct > T[c] + tol[c] && M[c] == "hard") ok = 0
-                      if (pct < T[c] * E[c] / 100 - tol[c]) ok = 0
-                      line = line sprintf(" %.1f", pct) }
+                      if (pct < T[c] * Ew / 100 - tol[c]) ok = 0
+                      line = line sprintf(" %.1f/E%.0f", pct, Ew) }
                   id = 100 - dev; if (id < 0) id = 0; idle += id; if (id > idlew) idlew = id
                   print line > out }
               means = ""
               for (c = 1; c <= n; c++) means = means (c > 1 ? "/" : "") sprintf("%.1f", nw ? sum[c] / nw : 0)
-              if (hard != 100) { idle = -1; idlew = -1 } else if (nw) { idle /= nw; if (idle > hostidle + 3) ok = 0 }
+              if (hard != 100) { idle = -1; idlew = -1 } else if (nw) { idle /= nw; if (idle > hostidlew / nw + 3) ok = 0 }
               effl = ""; margin = 3
               split(alone, A, " ")
               for (c = 1; c <= n; c++) { effl = effl (c > 1 ? "/" : "") A[c] ":" E[c]; if (tol[c] > margin) margin = tol[c] }
@@ -343,7 +355,9 @@ if [ -n "$PEER_LIB" ]; then
     PEER_VERSION=$(strings "$PEER_LIB" 2>/dev/null | grep -m1 -iE '(version|v)[ :]*[0-9]+\.[0-9]+' || true)
     emit "" "Peer: \`$PEER_LIB\`${PEER_VERSION:+, version string: \`$PEER_VERSION\`}; every kernel launched with a grid of $PEER_BLOCKS_PER_MS blocks per ms of its length (a limiter charging per block sees work in proportion to device time); NVML sample period ${SAMPLE_MS} ms, windows of $WIN_PERIODS periods."
 fi
-emit "" "Each container runs convgpu-burn with the pattern named for ${RUN_S} s after the last one started; its share of a window ($(awk -v p="$SAMPLE_MS" -v n="$WIN_PERIODS" 'BEGIN { printf "%.1f", p * n / 1000 }') s: $WIN_PERIODS NVML sample periods) is its device time by the GPU's own per-process accounting over the window. **worst** = the largest distance, in points, of a hard container's share in any judged window from its target (targets: <= 3); **means** = each container's mean share over the judged windows, in the order given; **idle** = the device's idle time, mean and worst window, where the hard shares add to 100 (target: <= 3%); **elastic short** = the most an elastic container fell below its share in a window (target: <= 3); **gated** = the share of the controller's steps (50 ms) in which each container's gate was closed, from the daemon's trace: what the controller held back, as against the container's own host time. **load** = the host's 1-minute load average after the scenario (2 cores)." ""
+# The controller's step, as the daemon has it (the gated column counts steps).
+STEP_MS=$(awk '$1 == "#define" && $2 == "COMPUTE_STEP_NS" { sub(/ull$/, "", $3); print $3 / 1000000 }' "$SRC/src/daemon/gates.h")
+emit "" "Each container runs convgpu-burn with the pattern named for ${RUN_S} s after the last one started; its share of a window ($(awk -v p="$SAMPLE_MS" -v n="$WIN_PERIODS" 'BEGIN { printf "%.1f", p * n / 1000 }') s: $WIN_PERIODS NVML sample periods) is its device time by the GPU's own per-process accounting over the window. **worst** = the largest distance, in points, of a hard container's share in any judged window from its target (targets: <= 3); **means** = each container's mean share over the judged windows, in the order given; **idle** = the device's idle time, mean and worst window, where the hard shares add to 100 (target: <= 3%); **elastic short** = the most an elastic container fell below its share in a window (target: <= 3); **gated** = the share of the controller's steps (${STEP_MS:-?} ms) in which each container's gate was closed, from the daemon's trace: what the controller held back, as against the container's own host time. **load** = the host's 1-minute load average after the scenario (2 cores)." ""
 emit "| scenario | containers: share, pattern | windows | worst (points) | means | idle mean / worst (%) | elastic short | gated (% of steps) | load | verdict |" "|---|---|---|---|---|---|---|---|---|---|"
 FAILS=0
 BOUNDS=0
@@ -393,7 +407,7 @@ while IFS='|' read -r name specs what; do
     log "  -> windows $nw, worst $worst, means $means, idle $idle_s, elastic short $short, gated $gated, load $load: $verdict"
     emit "| $name ($what) | $desc | $nw | $worst | $means | $idle_s | $short | $gated | $load | $verdict |"
 done <"$MATRIX"
-emit "" "Matrix: $((TOTAL - FAILS - BOUNDS)) of $TOTAL scenarios within the targets, $BOUNDS within the bound their own host time leaves (verdict **bound**: each container's efficiency, E, is given alone (measured before the scenario) and in the run (from the turnaround its loop measured during the scenario; the bound is judged with this one); a container gets at least E x its share less 3 points, never above its hard share + 3, and the idle time is at most sum (1 - E) x share + 3; where one launch is long against a window, the margin is what may run past a closed gate, the run-ahead bound's launches and the one running, e.g. one 50 ms kernel = 5 points), $FAILS outside both." ""
+emit "" "Matrix: $((TOTAL - FAILS - BOUNDS)) of $TOTAL scenarios within the targets, $BOUNDS within the bound their own host time leaves (verdict **bound**: each container's efficiency, E, is given alone (measured before the scenario) and in the run (from the turnarounds its loop measured during the scenario; the bound is judged with it, and for a one-thread loop window by window with the turnarounds it measured in that window); a container gets at least E x its share less 3 points, never above its hard share + 3, and the idle time is at most sum (1 - E) x share + 3; where one launch is long against a window, the margin is what may run past a closed gate, the run-ahead bound's launches and the one running, e.g. one 50 ms kernel = 5 points), $FAILS outside both." ""
 [ -z "${BENCH_RESULTS:-}" ] || cp "$TMP/results" "$BENCH_RESULTS" 2>/dev/null || true
 # A recorded emulator run also records the figures the simulator is held to.
 if [ "$RECORD" = 1 ] && [ "$REAL" = 0 ] && [ -z "$PEER_LIB" ] && [ "$QUICK" = 0 ] && [ -z "${BENCH_ONLY:-}" ] && [ -s "$TMP/simcmp" ]; then

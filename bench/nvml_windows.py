@@ -8,9 +8,11 @@ exactly WINDOW_PERIODS periods). Prints `WINDOW PID BUSY_US` lines at the end. W
 CUTOFF_FILE (a wall-clock instant in microseconds, NVML's time base, written by the caller
 when it told the workloads to stop) windows that end after that instant are left out: the
 workloads do not stop together (a loop finishes its step first), so such a window is not one
-in which all of them had work.
+in which all of them had work. With ORIGIN_FILE it writes the grid there, `FIRST_US PERIOD_US
+WINDOW_PERIODS` (window w holds the instants after FIRST_US + w x WINDOW_PERIODS x PERIOD_US,
+up to the next window's), so the caller can put other records in the same windows.
 
-usage: nvml_windows.py PERIOD_MS WINDOW_PERIODS STOP_FILE [CUTOFF_FILE]
+usage: nvml_windows.py PERIOD_MS WINDOW_PERIODS STOP_FILE [CUTOFF_FILE [ORIGIN_FILE]]
        (libnvidia-ml.so.1 via the loader)
 """
 import ctypes
@@ -64,6 +66,9 @@ def main():
     if len(sys.argv) > 4 and os.path.exists(sys.argv[4]):
         with open(sys.argv[4]) as f:
             cutoff = int(f.read().strip() or 0) or None
+    if len(sys.argv) > 5 and first is not None:
+        with open(sys.argv[5], "w") as f:
+            f.write("%d %d %d\n" % (first, period_us, per_window))
     for (w, pid), b in sorted(busy.items()):
         if cutoff is not None and first is not None and \
                 first + (w + 1) * per_window * period_us > cutoff:

@@ -22,7 +22,9 @@
  * for its siblings' kernels, which is not host time: its wake-up is taken as the lowest
  * quarter of its steps' (those its own kernel ended last). The output adds
  * `host_turnaround_us=MEAN` (bench/compute.sh feeds it to the simulator), with its parts
- * `wake_us` and `host_code_us`. The device time a
+ * `wake_us` and `host_code_us`; --steps FILE writes each step's turnaround of a one-thread loop
+ * as `REALTIME_US TURN_US` (when the host was back, on the wall clock NVML's samples use), so
+ * that bench/compute.sh can tell which window a slow turnaround fell in. The device time a
  * kernel represents is its length: on a time-shared GPU (no MPS) nothing else runs meanwhile.
  *
  * Output (stdout): `launches=N kernels=K busy_us=B elapsed_us=E`; with --report FILE, one line
@@ -85,7 +87,7 @@ static struct {
 static struct {
     unsigned long long kernel_us;
     double seconds;
-    const char *until, *report, *progress;
+    const char *until, *report, *progress, *steps;
     unsigned depth, threads, graph, window_ms, streams, sync_every;
     unsigned grid_blocks; /* blocks per kernel's grid (1: a 1x1x1 grid) */
     unsigned long long launches;
@@ -105,6 +107,14 @@ static uint64_t total_launches, total_kernels;
 /* Host turnarounds of synchronising loops (the header), summed over all threads' steps. */
 static double wake_ms_sum, host_ms_sum;
 static uint64_t turnarounds;
+static FILE *steps_file; /* --steps */
+
+static uint64_t wall_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000ull + (uint64_t)ts.tv_nsec / 1000;
+}
 
 static uint64_t mono_ns(void)
 {
@@ -228,16 +238,23 @@ static void *burn(void *arg)
     timed = timed && cu.event_create(&step_start, CU_EVENT_DEFAULT) == CUDA_SUCCESS;
     unsigned long long step = 0;
     double host_sum = 0;
-#define WAKE_MAX 65536
+#define WAKE_MAX (1u << 20) /* steps a thread keeps for its figures: over 2 h of 8-ms steps */
     float *wake = timed ? malloc(WAKE_MAX * sizeof *wake) : NULL;
     size_t nwake = 0;
+    /* --steps: each step's turnaround and the wall-clock instant the host was back. */
+    bool log_steps = wake && steps_file && opt.threads == 1;
+    float *turn = log_steps ? malloc(WAKE_MAX * sizeof *turn) : NULL;
+    uint64_t *back_us = log_steps ? malloc(WAKE_MAX * sizeof *back_us) : NULL;
+    uint64_t back_now = 0;
     uint64_t deadline = mono_ns() + (uint64_t)(opt.seconds * 1e9);
     unsigned long long n = 0, outstanding = 0;
     while (opt.kernels ? n < opt.kernels : !done(deadline)) {
         unsigned slot = (unsigned)(n % opt.depth);
         CUstream s = st[n % opt.streams];
-        if (timed && n % opt.sync_every == 0 && step > 0)
+        if (timed && n % opt.sync_every == 0 && step > 0) {
             CK(cu.event_record(step_start, st[0])); /* the host is back: before the gate */
+            back_now = wall_us();
+        }
         if (outstanding == opt.depth) {
             /* The oldest launch's event: with several streams it may finish after younger
              * ones, never before its own kernel, so the count of in-flight work is an upper
@@ -267,6 +284,10 @@ static void *burn(void *arg)
                     CUDA_SUCCESS &&
                 cu.event_elapsed(&h, synced[(step - 1) % 2], step_start) == CUDA_SUCCESS &&
                 w >= 0 && h >= 0) {
+                if (turn && back_us) {
+                    turn[nwake] = w + h;
+                    back_us[nwake] = back_now;
+                }
                 wake[nwake++] = w;
                 host_sum += h;
             }
@@ -290,6 +311,10 @@ static void *burn(void *arg)
     }
     free(wake);
     pthread_mutex_lock(&lock);
+    for (size_t i = 0; turn && back_us && i < nwake; i++)
+        fprintf(steps_file, "%llu %.0f\n", (unsigned long long)back_us[i], (double)turn[i] * 1000.0);
+    free(turn);
+    free(back_us);
     total_launches += n;
     wake_ms_sum += wake_sum;
     host_ms_sum += host_sum;
@@ -366,6 +391,8 @@ static void usage(FILE *f)
             "                  (default 0: never; the queue is kept --depth deep)\n"
             "  --graph G       launch graphs of G kernels instead of single kernels\n"
             "  --report FILE   write `START_MS BUSY_US` per window to FILE\n"
+            "  --steps FILE    with --sync-every and one thread, write each step's host\n"
+            "                  turnaround to FILE: `REALTIME_US TURN_US` per step\n"
             "  --window-ms W   window length for --report (default 1000)\n"
             "  --progress FILE keep FILE holding the kernels completed so far\n"
             "  --launches N    measure launch cost over N launches of a 0 us kernel instead\n"
@@ -398,6 +425,7 @@ int main(int argc, char **argv)
         {"progress", required_argument, NULL, 'p'},  {"kernels", required_argument, NULL, 'K'},
         {"alloc", required_argument, NULL, 'a'},     {"streams", required_argument, NULL, 'S'},
         {"sync-every", required_argument, NULL, 'y'}, {"grid-blocks", required_argument, NULL, 'G'},
+        {"steps", required_argument, NULL, 'T'},
         {NULL, 0, NULL, 0}};
     int c;
     unsigned long long v;
@@ -411,6 +439,7 @@ int main(int argc, char **argv)
         case 't': bad = parse_num(optarg, 1, 64, &v); opt.threads = (unsigned)v; break;
         case 'g': bad = parse_num(optarg, 1, 1024, &v); opt.graph = (unsigned)v; break;
         case 'r': opt.report = optarg; break;
+        case 'T': opt.steps = optarg; break;
         case 'p':
             if (strlen(optarg) >= 4096)
                 bad = 1;
@@ -434,6 +463,10 @@ int main(int argc, char **argv)
     if (optind != argc) {
         fprintf(stderr, "convgpu-burn: unexpected argument '%s'\n", argv[optind]);
         return 2;
+    }
+    if (opt.steps && !(steps_file = fopen(opt.steps, "w"))) {
+        fprintf(stderr, "convgpu-burn: cannot write %s: %s\n", opt.steps, strerror(errno));
+        return 1;
     }
     load_driver();
     CUdevice dev;
@@ -478,6 +511,10 @@ int main(int argc, char **argv)
                wake_us, host_us);
     }
     printf("\n");
+    if (steps_file && fclose(steps_file) != 0) {
+        fprintf(stderr, "convgpu-burn: cannot write %s: %s\n", opt.steps, strerror(errno));
+        return 1;
+    }
     if (opt.report) {
         FILE *f = fopen(opt.report, "w");
         if (!f) {

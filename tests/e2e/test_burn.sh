@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# test_burn.sh — convgpu-burn's --grid-blocks (issue 39: the peer comparison launches grids sized
-# to a kernel's length, for a limiter that charges per thread block). On the emulated GPU a spin
+# test_burn.sh — convgpu-burn's --grid-blocks and --steps (issue 39). --grid-blocks: the peer
+# comparison launches grids sized to a kernel's length, for a limiter that charges per thread
+# block. On the emulated GPU a spin
 # kernel lasts its --kernel-us whatever its grid, and convgpu's interposer accounts device time,
 # not blocks: the device time the daemon counts for a container is what its kernels' lengths
-# add up to, with a 1-block grid and a 100000-block one. A bad count is refused. Waits for
-# conditions, never durations.
+# add up to, with a 1-block grid and a 100000-block one. A bad count is refused. --steps: a
+# synchronising loop's turnaround per step, on the wall clock, which bench/compute.sh puts in
+# NVML's windows: one line per step after the first, within the run, in order, and adding up to
+# the mean the burn prints. Waits for conditions, never durations.
 . "$(dirname "$0")/lib.sh"
 export CONVGPU_EMU_CONTEXT=6MiB
 start_daemon --emulate 4GiB
@@ -45,4 +48,22 @@ for grid in 1 100000; do
     check "grid $grid: the burn's own count is its kernels' lengths" \
         grep -Eq 'kernels=([0-9]+) busy_us=[0-9]+000 ' "$TMP/g$grid.out"
 done
+
+# ---- --steps ----------------------------------------------------------------------------------
+out=$(cg create --name steps --gpu-memory 128MiB) || fail "create steps: $out"
+echo "$out" | tail -n +2 >"$TMP/steps.env"
+check "--steps to a file it cannot write: exit 1, said" bash -c "env \$(cat '$TMP/steps.env') '$BURN' \
+    --kernel-us 100 --sync-every 4 --kernels 8 --steps '$TMP/no/such/dir/f' 2>'$TMP/steps.err'; [ \$? = 1 ] &&
+    grep -q 'cannot write $TMP/no/such/dir/f' '$TMP/steps.err'"
+t0=$(date +%s%6N)
+# shellcheck disable=SC2046 # word splitting wanted
+env $(cat "$TMP/steps.env") "$BURN" --kernel-us 1000 --depth 4 --sync-every 4 --kernels 40 \
+    --steps "$TMP/steps.log" >"$TMP/steps.out" 2>&1 || fail "the loop failed: $(cat "$TMP/steps.out")"
+t1=$(date +%s%6N)
+check "10 steps: 9 turnarounds logged (the first step has none before it)" test "$(wc -l <"$TMP/steps.log")" = 9
+check "each at an instant within the run, in order, with a turnaround of at least 0" awk -v t0="$t0" -v t1="$t1" '
+    NF != 2 || $1 < t0 || $1 > t1 || $1 < last || $2 < 0 { bad = 1 } { last = $1 } END { exit bad }' "$TMP/steps.log"
+mean=$(sed -n 's/.*host_turnaround_us=\([0-9]*\).*/\1/p' "$TMP/steps.out")
+check "their mean is the host_turnaround_us the burn printed ($mean us)" awk -v m="${mean:--1}" '
+    { s += $2; n++ } END { exit !(n && m >= 0 && s / n >= m - 1 && s / n <= m + 1) }' "$TMP/steps.log"
 finish
