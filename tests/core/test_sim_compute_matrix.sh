@@ -16,8 +16,8 @@
 # any more, and they are judged.) The target (issue 39) is every judged scenario within TOL,
 # and the test asks exactly that: since the emulated GPU and the model both time-slice (1024 us
 # turns) and the daemon steps every 25 ms, the matrix recorded on a quiet machine (2026-11-29
-# 15:02, load below 0.9, tests/core/compute_matrix.tsv) has all 33 within TOL (the farthest,
-# the 30/70 mix of 4-stream 50 us loops beside 4-thread 2 ms loops, 1.2 points). With turns of
+# 17:57, load below 0.6, tests/core/compute_matrix.tsv) has all 33 within TOL (the farthest,
+# hard 25/75 loops of one 50 us kernel and a sync, 1.6 points; the record before, 1.2). With turns of
 # whole kernels 29 of 33 were (the two hard mixes 3.9 and 4.6 points apart: unequal kernels
 # alternating), and at load 12-18, 18 of 30. None may be beyond WIDE (15) points, and at least
 # half the scenarios must be judged.
@@ -40,12 +40,24 @@ while IFS=$'\t' read -r name containers means idle gated; do
         n = split(c, C, ","); split(m, M, "/"); split(g, G, "/")
         for (i = 1; i <= n; i++) { split(C[i], f, ":")
             if (f[4] == 0 && (i in G) && G[i] != "" && G[i] + 0 <= 5 && M[i] < f[1] - 2) { print i " saturating, its gate open, below its share (a starved host)"; exit } } }')
-    verdict=$(awk -v a="$means" -v b="$sim_means" -v i="$idle" -v j="$sim_idle" -v tol="$TOL" 'BEGIN {
-        n = split(a, A, "/"); split(b, B, "/"); worst = 0
-        for (c = 1; c <= n; c++) { d = A[c] - B[c]; if (d < 0) d = -d; if (d > worst) worst = d }
+    # Elastic containers whose shares add up to less than 100 share out the rest as the
+    # device's turns fall: no controller promise says how, and the emulator's own split moves
+    # between runs (e2050_s8, five runs on 2026-11-29: the 20 got 30.6-35.3). There the model
+    # is held to what is promised: the device time they take together, and how far each one
+    # falls below its share.
+    verdict=$(awk -v a="$means" -v b="$sim_means" -v i="$idle" -v j="$sim_idle" -v tol="$TOL" \
+        -v c="$containers" 'BEGIN {
+        n = split(a, A, "/"); split(b, B, "/"); worst = 0; split(c, C, ","); spare = 1; sum = 0
+        for (k = 1; k <= n; k++) { split(C[k], f, ":"); S[k] = f[1]; sum += f[1]; if (f[2] != "elastic") spare = 0 }
+        spare = spare && sum < 100
+        for (k = 1; k <= n; k++) {
+            if (spare) { sa = S[k] - A[k]; sb = S[k] - B[k]; d = (sa > 0 ? sa : 0) - (sb > 0 ? sb : 0); ta += A[k]; tb += B[k] }
+            else d = A[k] - B[k]
+            if (d < 0) d = -d; if (d > worst) worst = d }
+        if (spare) { d = ta - tb; if (d < 0) d = -d; if (d > worst) worst = d }
         if (i >= 0) { d = i - j; if (d < 0) d = -d; if (d > worst) worst = d }
-        printf "%s %.1f", worst <= tol ? "ok" : "apart", worst }')
-    line="$name: emulator $means (idle $idle, gated $gated), simulator $sim_means (idle $sim_idle): ${verdict#* } points"
+        printf "%s %.1f points%s", worst <= tol ? "ok" : "apart", worst, spare ? " (spare time: the total and each one below its share)" : "" }')
+    line="$name: emulator $means (idle $idle, gated $gated), simulator $sim_means (idle $sim_idle): ${verdict#* }"
     if [ -n "$starved" ]; then
         echo "$line; not judged: container $starved"
         continue
@@ -54,8 +66,9 @@ while IFS=$'\t' read -r name containers means idle gated; do
     echo "$line"
     case $verdict in
     ok*) close=$((close + 1)) ;;
-    *) awk -v d="${verdict#apart }" -v w="$WIDE" 'BEGIN { exit !(d > w) }' &&
-           fail "$name: the simulator is ${verdict#apart } points from the emulator (beyond $WIDE)" ;;
+    *) d=${verdict#apart }; d=${d%% *}
+       awk -v d="$d" -v w="$WIDE" 'BEGIN { exit !(d > w) }' &&
+           fail "$name: the simulator is $d points from the emulator (beyond $WIDE)" ;;
     esac
 done <"$MATRIX"
 [ "$n" -gt 0 ] || fail "no scenario in $MATRIX"
