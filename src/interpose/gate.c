@@ -3,11 +3,13 @@
 
 #include <errno.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "runahead.h"
 #include "table.h"
 
@@ -105,6 +107,44 @@ struct runahead {
 static __thread struct runahead ra;
 _Atomic unsigned cg_gate_long_threads;
 
+/* A thread that ends while it launches very long work leaves the count: otherwise every later
+ * launch of the process would take the slow path (a call and a thread-local lookup) for good. */
+static pthread_key_t very_long_key;
+static pthread_once_t very_long_once = PTHREAD_ONCE_INIT;
+static bool very_long_keyed;
+
+static void very_long_thread_ends(void *arg)
+{
+    struct runahead *r = arg;
+    if (!r->very_long)
+        return;
+    r->very_long = false;
+    unsigned left = atomic_fetch_sub_explicit(&cg_gate_long_threads, 1, memory_order_relaxed) - 1;
+    cg_log(CG_LOG_DEBUG, "run-ahead: a thread that launched very long work ended; threads that do: %u",
+           left);
+}
+
+static void very_long_key_create(void)
+{
+    very_long_keyed = pthread_key_create(&very_long_key, very_long_thread_ends) == 0;
+}
+
+/* The thread's launches became very long, or stopped being. */
+static void very_long_changed(bool very_long, double per_launch_ns)
+{
+    unsigned now = very_long
+                       ? atomic_fetch_add_explicit(&cg_gate_long_threads, 1, memory_order_relaxed) + 1
+                       : atomic_fetch_sub_explicit(&cg_gate_long_threads, 1, memory_order_relaxed) - 1;
+    ra.very_long = very_long;
+    if (very_long) {
+        pthread_once(&very_long_once, very_long_key_create);
+        if (very_long_keyed)
+            pthread_setspecific(very_long_key, &ra);
+    }
+    cg_log(CG_LOG_DEBUG, "run-ahead: a thread launches %.1f ms per launch: %s; threads that do: %u",
+           per_launch_ns / 1e6, very_long ? "nothing queued behind it" : "work queued again", now);
+}
+
 static _Atomic(void *) c_create, c_record, c_record_ptsz, c_sync, c_elapsed, c_destroy, c_current,
     c_capturing, c_capturing_ptsz;
 
@@ -147,9 +187,7 @@ static bool retire_oldest(void)
             ra.long_launches = per_launch >= (double)CG_RUNAHEAD_ONE_NS;
             bool very_long = per_launch >= (double)CG_RUNAHEAD_NONE_NS;
             if (very_long != ra.very_long)
-                atomic_fetch_add_explicit(&cg_gate_long_threads, very_long ? 1u : (unsigned)-1,
-                                          memory_order_relaxed);
-            ra.very_long = very_long;
+                very_long_changed(very_long, per_launch);
         } else if (ra.every < EVERY_MAX) {
             ra.every *= 2; /* too fast to time: mark less often */
         }

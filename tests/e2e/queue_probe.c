@@ -12,13 +12,17 @@
  * many milliseconds leaves it plenty of chances even on a loaded machine.
  *
  * First WARMUP launches on stream A let the bound learn the launches' length (it times the
- * span between two completed marks).
- * Usage: queue_probe KERNEL_US PAIRS; prints `overlapped=O pairs=P`. */
+ * span between two completed marks). With `thread`, a thread of its own launches, and ends
+ * before the probe prints (the interposer's count of threads launching very long work must
+ * not keep it: CONVGPU_LOG=debug says so).
+ * Usage: queue_probe KERNEL_US PAIRS [thread]; prints `overlapped=O pairs=P`. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cuda_open.h"
 #include "spin_ptx.h"
@@ -64,14 +68,50 @@ static void *watch(void *arg)
     }
 }
 
+static unsigned long long us;
+static int pairs;
+static PFN_cuLaunchKernel launch;
+static PFN_cuCtxSynchronize sync_all;
+static CUfunction spin;
+
+/* Warms up, then launches the pairs: NULL, or non-NULL on a failed call. */
+static void *launch_pairs(void *arg)
+{
+    (void)arg;
+    if (set_current(context))
+        return (void *)1;
+    void *params[] = {&us};
+    for (int i = 0; i < WARMUP; i++)
+        if (launch(spin, 1, 1, 1, 1, 1, 1, 0, stream_a, params, NULL))
+            return (void *)1;
+    if (sync_all())
+        return (void *)1;
+    pthread_t watcher;
+    if (pthread_create(&watcher, NULL, watch, NULL) != 0)
+        return (void *)1;
+    for (int pair = 1; pair <= pairs; pair++) {
+        if (launch(spin, 1, 1, 1, 1, 1, 1, 0, stream_a, params, NULL))
+            return (void *)1;
+        atomic_store(&launched, pair);
+        if (launch(spin, 1, 1, 1, 1, 1, 1, 0, stream_b, params, NULL))
+            return (void *)1;
+        while (atomic_load(&judged) != pair)
+            sched_yield();
+        if (sync_all())
+            return (void *)1;
+    }
+    atomic_store(&launched, -1);
+    pthread_join(watcher, NULL);
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 3)
-        return 2;
-    unsigned long long us = strtoull(argv[1], NULL, 10);
-    int pairs = atoi(argv[2]);
-    if (us == 0 || us > 10000000 || pairs < 1 || pairs > 1000) {
-        fprintf(stderr, "queue_probe: usage: queue_probe KERNEL_US PAIRS\n");
+    bool own_thread = argc == 4 && strcmp(argv[3], "thread") == 0;
+    us = argc >= 3 ? strtoull(argv[1], NULL, 10) : 0;
+    pairs = argc >= 3 ? atoi(argv[2]) : 0;
+    if ((argc != 3 && !own_thread) || us == 0 || us > 10000000 || pairs < 1 || pairs > 1000) {
+        fprintf(stderr, "queue_probe: usage: queue_probe KERNEL_US PAIRS [thread]\n");
         return 2;
     }
     void *h = cg_test_cuda_open("queue_probe");
@@ -79,42 +119,29 @@ int main(int argc, char **argv)
         return 1;
     PFN_cuModuleLoadData load = (PFN_cuModuleLoadData)dlsym(h, "cuModuleLoadData");
     PFN_cuModuleGetFunction get = (PFN_cuModuleGetFunction)dlsym(h, "cuModuleGetFunction");
-    PFN_cuLaunchKernel launch = (PFN_cuLaunchKernel)dlsym(h, "cuLaunchKernel");
-    PFN_cuCtxSynchronize sync = (PFN_cuCtxSynchronize)dlsym(h, "cuCtxSynchronize");
     PFN_cuStreamCreate create = (PFN_cuStreamCreate)dlsym(h, "cuStreamCreate");
     PFN_cuCtxGetCurrent current = (PFN_cuCtxGetCurrent)dlsym(h, "cuCtxGetCurrent");
+    launch = (PFN_cuLaunchKernel)dlsym(h, "cuLaunchKernel");
+    sync_all = (PFN_cuCtxSynchronize)dlsym(h, "cuCtxSynchronize");
     set_current = (PFN_cuCtxSetCurrent)dlsym(h, "cuCtxSetCurrent");
     stream_query = (PFN_cuStreamQuery)dlsym(h, "cuStreamQuery");
     CUmodule m;
-    CUfunction spin;
-    if (!load || !get || !launch || !sync || !create || !current || !set_current || !stream_query ||
-        load(&m, spin_ptx) || get(&spin, m, "spin") || current(&context) ||
+    if (!load || !get || !launch || !sync_all || !create || !current || !set_current ||
+        !stream_query || load(&m, spin_ptx) || get(&spin, m, "spin") || current(&context) ||
         create(&stream_a, CU_STREAM_NON_BLOCKING) || create(&stream_b, CU_STREAM_NON_BLOCKING)) {
         fprintf(stderr, "queue_probe: driver setup failed\n");
         return 1;
     }
-    void *params[] = {&us};
-    for (int i = 0; i < WARMUP; i++)
-        if (launch(spin, 1, 1, 1, 1, 1, 1, 0, stream_a, params, NULL))
+    void *failed = NULL;
+    pthread_t own;
+    if (own_thread) {
+        if (pthread_create(&own, NULL, launch_pairs, NULL) != 0 || pthread_join(own, &failed) != 0)
             return 1;
-    if (sync())
-        return 1;
-    pthread_t watcher;
-    if (pthread_create(&watcher, NULL, watch, NULL) != 0)
-        return 1;
-    for (int pair = 1; pair <= pairs; pair++) {
-        if (launch(spin, 1, 1, 1, 1, 1, 1, 0, stream_a, params, NULL))
-            return 1;
-        atomic_store(&launched, pair);
-        if (launch(spin, 1, 1, 1, 1, 1, 1, 0, stream_b, params, NULL))
-            return 1;
-        while (atomic_load(&judged) != pair)
-            sched_yield();
-        if (sync())
-            return 1;
+    } else {
+        failed = launch_pairs(NULL);
     }
-    atomic_store(&launched, -1);
-    pthread_join(watcher, NULL);
+    if (failed)
+        return 1;
     printf("overlapped=%d pairs=%d\n", atomic_load(&overlapped), pairs);
     return 0;
 }

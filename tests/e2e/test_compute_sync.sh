@@ -106,4 +106,14 @@ o=$(probe bounded 3000)
 check "a share's 3 ms launches keep work queued ($o of 5 overlapped)" test "${o:-0}" -ge 1 2>/dev/null
 o=$(probe unbounded 12000)
 check "no share: 12 ms launches queue as launched ($o of 5 overlapped)" test "${o:-0}" -ge 1 2>/dev/null
+# The interposer counts the threads that launch such work, so that other launches skip the
+# wait with one load; a thread that ends leaves the count (before, it stayed in it for good,
+# and every later launch of the process took the slow path).
+# shellcheck disable=SC2046 # word splitting wanted
+env $(cat "$TMP/bounded.env") CONVGPU_LOG=debug "$PROBE" 12000 2 thread >"$TMP/thread.out" 2>"$TMP/thread.err" ||
+    fail "queue_probe in a thread of its own: $(cat "$TMP/thread.out" "$TMP/thread.err")"
+check "in a thread of its own too, nothing queued behind a 12 ms launch" grep -qx 'overlapped=0 pairs=2' "$TMP/thread.out"
+check "the thread joined the count of threads that launch very long work" \
+    grep -q 'nothing queued behind it; threads that do: 1$' "$TMP/thread.err"
+check "and left it when it ended" grep -q 'very long work ended; threads that do: 0$' "$TMP/thread.err"
 finish
