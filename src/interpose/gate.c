@@ -102,48 +102,11 @@ struct runahead {
     unsigned since, every;
     bool long_launches;     /* the last timed launch took RUNAHEAD_NS or more: one mark */
     bool very_long;         /* ... 2 x RUNAHEAD_NS or more: nothing queued behind it */
+    bool keyed;             /* released when the thread ends (release_at_thread_end) */
 };
 
 static __thread struct runahead ra;
 _Atomic unsigned cg_gate_long_threads;
-
-/* A thread that ends while it launches very long work leaves the count: otherwise every later
- * launch of the process would take the slow path (a call and a thread-local lookup) for good. */
-static pthread_key_t very_long_key;
-static pthread_once_t very_long_once = PTHREAD_ONCE_INIT;
-static bool very_long_keyed;
-
-static void very_long_thread_ends(void *arg)
-{
-    struct runahead *r = arg;
-    if (!r->very_long)
-        return;
-    r->very_long = false;
-    unsigned left = atomic_fetch_sub_explicit(&cg_gate_long_threads, 1, memory_order_relaxed) - 1;
-    cg_log(CG_LOG_DEBUG, "run-ahead: a thread that launched very long work ended; threads that do: %u",
-           left);
-}
-
-static void very_long_key_create(void)
-{
-    very_long_keyed = pthread_key_create(&very_long_key, very_long_thread_ends) == 0;
-}
-
-/* The thread's launches became very long, or stopped being. */
-static void very_long_changed(bool very_long, double per_launch_ns)
-{
-    unsigned now = very_long
-                       ? atomic_fetch_add_explicit(&cg_gate_long_threads, 1, memory_order_relaxed) + 1
-                       : atomic_fetch_sub_explicit(&cg_gate_long_threads, 1, memory_order_relaxed) - 1;
-    ra.very_long = very_long;
-    if (very_long) {
-        pthread_once(&very_long_once, very_long_key_create);
-        if (very_long_keyed)
-            pthread_setspecific(very_long_key, &ra);
-    }
-    cg_log(CG_LOG_DEBUG, "run-ahead: a thread launches %.1f ms per launch: %s; threads that do: %u",
-           per_launch_ns / 1e6, very_long ? "nothing queued behind it" : "work queued again", now);
-}
 
 static _Atomic(void *) c_create, c_record, c_record_ptsz, c_sync, c_elapsed, c_destroy, c_current,
     c_capturing, c_capturing_ptsz;
@@ -166,6 +129,55 @@ static void drop_marks(void)
     ra.done = NULL;
     ra.n = 0;
     ra.since = 0;
+}
+
+/* What a thread holds for its bound goes when the thread ends: its marks (events in the
+ * context, up to three), and its place in the count of threads that launch very long work
+ * (else every later launch of the process would take the slow path, a call and a
+ * thread-local lookup, for good). A pthread key's destructor runs in the ending thread, so
+ * `ra` is still its own. Set once per thread, when it makes its first mark. */
+static pthread_key_t thread_key;
+static pthread_once_t thread_key_once = PTHREAD_ONCE_INIT;
+static bool thread_keyed;
+
+static void runahead_thread_ends(void *arg)
+{
+    (void)arg;
+    unsigned marks = (ra.mark[0] != NULL) + (ra.mark[1] != NULL) + (ra.done != NULL);
+    drop_marks();
+    if (ra.very_long) {
+        ra.very_long = false;
+        unsigned left = atomic_fetch_sub_explicit(&cg_gate_long_threads, 1, memory_order_relaxed) - 1;
+        cg_log(CG_LOG_DEBUG, "run-ahead: a thread that launched very long work ended; threads that do: %u",
+               left);
+    }
+    cg_log(CG_LOG_DEBUG, "run-ahead: a thread ended; %u marks released", marks);
+}
+
+static void thread_key_create(void)
+{
+    thread_keyed = pthread_key_create(&thread_key, runahead_thread_ends) == 0;
+}
+
+static void release_at_thread_end(void)
+{
+    if (ra.keyed)
+        return;
+    ra.keyed = true;
+    pthread_once(&thread_key_once, thread_key_create);
+    if (thread_keyed)
+        pthread_setspecific(thread_key, &ra);
+}
+
+/* The thread's launches became very long, or stopped being. */
+static void very_long_changed(bool very_long, double per_launch_ns)
+{
+    unsigned now = very_long
+                       ? atomic_fetch_add_explicit(&cg_gate_long_threads, 1, memory_order_relaxed) + 1
+                       : atomic_fetch_sub_explicit(&cg_gate_long_threads, 1, memory_order_relaxed) - 1;
+    ra.very_long = very_long;
+    cg_log(CG_LOG_DEBUG, "run-ahead: a thread launches %.1f ms per launch: %s; threads that do: %u",
+           per_launch_ns / 1e6, very_long ? "nothing queued behind it" : "work queued again", now);
 }
 
 /* Waits for the oldest mark, learns the time per launch from it, and moves it to `done`;
@@ -244,6 +256,7 @@ void cg_gate_runahead(CUstream s, int ptsz)
         ra.mark[ra.n] = NULL;
         return;
     }
+    release_at_thread_end();
     if (record(ra.mark[ra.n], s) == CUDA_SUCCESS)
         ra.launches[ra.n++] = launches;
 }

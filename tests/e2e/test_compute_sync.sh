@@ -108,7 +108,8 @@ o=$(probe unbounded 12000)
 check "no share: 12 ms launches queue as launched ($o of 5 overlapped)" test "${o:-0}" -ge 1 2>/dev/null
 # The interposer counts the threads that launch such work, so that other launches skip the
 # wait with one load; a thread that ends leaves the count (before, it stayed in it for good,
-# and every later launch of the process took the slow path).
+# and every later launch of the process took the slow path), and its marks are destroyed
+# (before, up to three events per thread were left in the context).
 # shellcheck disable=SC2046 # word splitting wanted
 env $(cat "$TMP/bounded.env") CONVGPU_LOG=debug "$PROBE" 12000 2 thread >"$TMP/thread.out" 2>"$TMP/thread.err" ||
     fail "queue_probe in a thread of its own: $(cat "$TMP/thread.out" "$TMP/thread.err")"
@@ -116,4 +117,5 @@ check "in a thread of its own too, nothing queued behind a 12 ms launch" grep -q
 check "the thread joined the count of threads that launch very long work" \
     grep -q 'nothing queued behind it; threads that do: 1$' "$TMP/thread.err"
 check "and left it when it ended" grep -q 'very long work ended; threads that do: 0$' "$TMP/thread.err"
+check "its marks (events) were destroyed when it ended" grep -Eq 'a thread ended; [1-3] marks released$' "$TMP/thread.err"
 finish
