@@ -33,4 +33,20 @@ static inline void *cg_test_cuda_open(const char *who)
     return h;
 }
 
+/* Function `name` of a module loaded from `text` (PTX for a real driver; the emulator also
+ * takes its own module text), or NULL (reason on stderr). */
+static inline CUfunction cg_test_function(void *h, const char *who, const char *text,
+                                          const char *name)
+{
+    PFN_cuModuleLoadData load = (PFN_cuModuleLoadData)dlsym(h, "cuModuleLoadData");
+    PFN_cuModuleGetFunction get = (PFN_cuModuleGetFunction)dlsym(h, "cuModuleGetFunction");
+    CUmodule m;
+    CUfunction f;
+    if (!load || !get || load(&m, text) || get(&f, m, name)) {
+        fprintf(stderr, "%s: cannot load kernel %s\n", who, name);
+        return NULL;
+    }
+    return f;
+}
+
 #endif

@@ -20,17 +20,14 @@ int main(int argc, char **argv)
     void *h = cg_test_cuda_open("gate_cheat");
     if (!h)
         return 1;
-    PFN_cuModuleLoadData load = (PFN_cuModuleLoadData)dlsym(h, "cuModuleLoadData");
-    PFN_cuModuleGetFunction get = (PFN_cuModuleGetFunction)dlsym(h, "cuModuleGetFunction");
     PFN_cuLaunchKernel launch = (PFN_cuLaunchKernel)dlsym(h, "cuLaunchKernel");
     PFN_cuCtxSynchronize sync = (PFN_cuCtxSynchronize)dlsym(h, "cuCtxSynchronize");
     PFN_cuMemAlloc_v2 alloc = (PFN_cuMemAlloc_v2)dlsym(h, "cuMemAlloc_v2");
-    CUmodule m;
     CUfunction spin;
     CUdeviceptr p;
     /* An allocation opens the session, so the ledger is mapped. */
-    if (!load || !get || !launch || !sync || !alloc || alloc(&p, 1 << 20) ||
-        load(&m, "convgpu-emu-module 1\nkernel spin\n") || get(&spin, m, "spin")) {
+    if (!launch || !sync || !alloc || alloc(&p, 1 << 20) ||
+        !(spin = cg_test_function(h, "gate_cheat", "convgpu-emu-module 1\nkernel spin\n", "spin"))) {
         fprintf(stderr, "gate_cheat: driver setup failed\n");
         return 1;
     }

@@ -117,17 +117,15 @@ int main(int argc, char **argv)
     void *h = cg_test_cuda_open("queue_probe");
     if (!h)
         return 1;
-    PFN_cuModuleLoadData load = (PFN_cuModuleLoadData)dlsym(h, "cuModuleLoadData");
-    PFN_cuModuleGetFunction get = (PFN_cuModuleGetFunction)dlsym(h, "cuModuleGetFunction");
     PFN_cuStreamCreate create = (PFN_cuStreamCreate)dlsym(h, "cuStreamCreate");
     PFN_cuCtxGetCurrent current = (PFN_cuCtxGetCurrent)dlsym(h, "cuCtxGetCurrent");
     launch = (PFN_cuLaunchKernel)dlsym(h, "cuLaunchKernel");
     sync_all = (PFN_cuCtxSynchronize)dlsym(h, "cuCtxSynchronize");
     set_current = (PFN_cuCtxSetCurrent)dlsym(h, "cuCtxSetCurrent");
     stream_query = (PFN_cuStreamQuery)dlsym(h, "cuStreamQuery");
-    CUmodule m;
-    if (!load || !get || !launch || !sync_all || !create || !current || !set_current ||
-        !stream_query || load(&m, spin_ptx) || get(&spin, m, "spin") || current(&context) ||
+    spin = cg_test_function(h, "queue_probe", spin_ptx, "spin");
+    if (!spin || !launch || !sync_all || !create || !current || !set_current || !stream_query ||
+        current(&context) ||
         create(&stream_a, CU_STREAM_NON_BLOCKING) || create(&stream_b, CU_STREAM_NON_BLOCKING)) {
         fprintf(stderr, "queue_probe: driver setup failed\n");
         return 1;
