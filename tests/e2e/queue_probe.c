@@ -3,8 +3,9 @@
  * 100, nothing is queued behind a launch of 10 ms or more: the thread's next launch waits for it
  * first. Shorter launches, and any launch without a share, keep work queued.
  *
- * The probe launches kernel k on stream A, then kernel k+1 on stream B, from one thread, while a
- * second thread watches both streams: it sees an overlap if stream B has pending work (k+1 was
+ * The probe launches kernel k on stream A (after A_KERNELS - 1 others there: a longer time to
+ * look, for short kernels), then kernel k+1 on stream B, from one thread, while a second
+ * thread watches both streams: it sees an overlap if stream B has pending work (k+1 was
  * submitted) while stream A still has too (k has not ended). Under the bound that cannot happen,
  * and not by timing: k+1 is submitted only after the interposer's mark behind k, the last item
  * of stream A, has completed, so stream A is idle from before B has anything. Without the bound
@@ -15,7 +16,7 @@
  * span between two completed marks). With `thread`, a thread of its own launches, and ends
  * before the probe prints (the interposer's count of threads launching very long work must
  * not keep it: CONVGPU_LOG=debug says so).
- * Usage: queue_probe KERNEL_US PAIRS [thread]; prints `overlapped=O pairs=P`. */
+ * Usage: queue_probe KERNEL_US PAIRS [A_KERNELS [thread]]; prints `overlapped=O pairs=P`. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -69,7 +70,7 @@ static void *watch(void *arg)
 }
 
 static unsigned long long us;
-static int pairs;
+static int pairs, a_kernels = 1;
 static PFN_cuLaunchKernel launch;
 static PFN_cuCtxSynchronize sync_all;
 static CUfunction spin;
@@ -90,8 +91,9 @@ static void *launch_pairs(void *arg)
     if (pthread_create(&watcher, NULL, watch, NULL) != 0)
         return (void *)1;
     for (int pair = 1; pair <= pairs; pair++) {
-        if (launch(spin, 1, 1, 1, 1, 1, 1, 0, stream_a, params, NULL))
-            return (void *)1;
+        for (int i = 0; i < a_kernels; i++)
+            if (launch(spin, 1, 1, 1, 1, 1, 1, 0, stream_a, params, NULL))
+                return (void *)1;
         atomic_store(&launched, pair);
         if (launch(spin, 1, 1, 1, 1, 1, 1, 0, stream_b, params, NULL))
             return (void *)1;
@@ -107,11 +109,13 @@ static void *launch_pairs(void *arg)
 
 int main(int argc, char **argv)
 {
-    bool own_thread = argc == 4 && strcmp(argv[3], "thread") == 0;
+    bool own_thread = argc == 5 && strcmp(argv[4], "thread") == 0;
     us = argc >= 3 ? strtoull(argv[1], NULL, 10) : 0;
     pairs = argc >= 3 ? atoi(argv[2]) : 0;
-    if ((argc != 3 && !own_thread) || us == 0 || us > 10000000 || pairs < 1 || pairs > 1000) {
-        fprintf(stderr, "queue_probe: usage: queue_probe KERNEL_US PAIRS [thread]\n");
+    a_kernels = argc >= 4 ? atoi(argv[3]) : 1;
+    if (argc < 3 || argc > 5 || (argc == 5 && !own_thread) || us == 0 || us > 10000000 ||
+        pairs < 1 || pairs > 1000 || a_kernels < 1 || a_kernels > 64) {
+        fprintf(stderr, "queue_probe: usage: queue_probe KERNEL_US PAIRS [A_KERNELS [thread]]\n");
         return 2;
     }
     void *h = cg_test_cuda_open("queue_probe");
