@@ -192,8 +192,9 @@ alone() {
 
 # scenario NAME "SHARE:MODE:KUS:SYNC:STREAMS:THREADS:GRAPH[:START_S] ..." -> one result line on
 # stdout: "JUDGED WORST_OFF WORST_IDX MEAN1/MEAN2/.. IDLE_MEAN IDLE_WORST SHORT BOUND_OK", the
-# per-window shares (each with the efficiency it was judged by) in $TMP/NAME.windows. Each container starts START_S seconds after the
-# first; all stop together RUN_S seconds after the last one started.
+# per-window shares (each with the efficiency it was judged by) in $TMP/NAME.windows. Each
+# container starts START_S seconds after the first; all stop together RUN_S seconds after the
+# last one started.
 scenario() {
     local name=$1 specs=$2 i=0 pids=() ids=() spec targets="" modes="" effs="" pers="" syncs="" ths=""
     rm -f "$TMP/stop.$name" "$TMP/stopnvml.$name"
