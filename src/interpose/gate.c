@@ -196,8 +196,9 @@ static bool retire_oldest(void)
             double per_launch = (double)ms * 1e6 / (ra.launches[0] ? ra.launches[0] : 1);
             double want = RUNAHEAD_NS / per_launch;
             ra.every = want < 1 ? 1 : want > EVERY_MAX ? EVERY_MAX : (unsigned)want;
-            ra.long_launches = per_launch >= (double)CG_RUNAHEAD_ONE_NS;
-            bool very_long = per_launch >= (double)CG_RUNAHEAD_NONE_NS;
+            unsigned queued = cg_runahead_queued((uint64_t)per_launch); /* the shared rule */
+            ra.long_launches = queued <= 1;
+            bool very_long = queued == 0;
             if (very_long != ra.very_long)
                 very_long_changed(very_long, per_launch);
         } else if (ra.every < EVERY_MAX) {
