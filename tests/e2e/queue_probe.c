@@ -17,6 +17,7 @@
  * before the probe prints (the interposer's count of threads launching very long work must
  * not keep it: CONVGPU_LOG=debug says so).
  * Usage: queue_probe KERNEL_US PAIRS [A_KERNELS [thread]]; prints `overlapped=O pairs=P`. */
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -107,17 +108,28 @@ static void *launch_pairs(void *arg)
     return NULL;
 }
 
+/* A whole number in [lo, hi], or -1. */
+static long long whole(const char *s, long long lo, long long hi)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    return errno || end == s || *end || v < lo || v > hi ? -1 : v;
+}
+
 int main(int argc, char **argv)
 {
     bool own_thread = argc == 5 && strcmp(argv[4], "thread") == 0;
-    us = argc >= 3 ? strtoull(argv[1], NULL, 10) : 0;
-    pairs = argc >= 3 ? atoi(argv[2]) : 0;
-    a_kernels = argc >= 4 ? atoi(argv[3]) : 1;
-    if (argc < 3 || argc > 5 || (argc == 5 && !own_thread) || us == 0 || us > 10000000 ||
-        pairs < 1 || pairs > 1000 || a_kernels < 1 || a_kernels > 64) {
+    long long k = argc >= 3 ? whole(argv[1], 1, 10000000) : -1;
+    long long p = argc >= 3 ? whole(argv[2], 1, 1000) : -1;
+    long long a = argc >= 4 ? whole(argv[3], 1, 64) : 1;
+    if (argc < 3 || argc > 5 || (argc == 5 && !own_thread) || k < 0 || p < 0 || a < 0) {
         fprintf(stderr, "queue_probe: usage: queue_probe KERNEL_US PAIRS [A_KERNELS [thread]]\n");
         return 2;
     }
+    us = (unsigned long long)k;
+    pairs = (int)p;
+    a_kernels = (int)a;
     void *h = cg_test_cuda_open("queue_probe");
     if (!h)
         return 1;
